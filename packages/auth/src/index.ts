@@ -1,0 +1,4 @@
+export * from './guard';
+export * from './invalidation';
+export * from './resolver';
+export * from './tokens';

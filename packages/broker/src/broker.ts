@@ -1,0 +1,219 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from '@hub/log';
+import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+
+/** A message that can never be handled (not JSON, breaks its schema): rejected, never requeued. */
+export class InvalidMessageError extends Error {
+  override name = 'InvalidMessageError';
+}
+
+/** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
+export type Topology = (channel: Channel) => Promise<void>;
+
+export interface ConsumeOptions {
+  prefetch?: number;
+  /**
+   * What happens to a message whose handler threw: 'requeue' puts it back (after a pause, so a
+   * failing dependency is not hammered); 'reject' drops it to the queue's dead-letter exchange.
+   */
+  onFailure?: 'requeue' | 'reject';
+}
+
+export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
+
+interface Consumer {
+  queue: string;
+  handler: MessageHandler;
+  options: ConsumeOptions;
+  channel?: Channel;
+  tag?: string;
+}
+
+export interface BrokerOptions {
+  /** Appears in the connection name in RabbitMQ's management UI. */
+  name: string;
+  /** Give up the first connection after this long; reconnections retry forever. */
+  connectTimeoutMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * One AMQP connection per process that heals itself: on loss it reconnects with exponential
+ * backoff and jitter, re-declares the topology and restarts every consumer. Publishing goes through
+ * a confirm channel and resolves only when the broker has taken the message. Every connection and
+ * channel has an 'error' listener: a broker hiccup is logged, never a crash.
+ */
+export class Broker extends EventEmitter {
+  private connection?: ChannelModel;
+  private publisher?: ConfirmChannel;
+  private readonly topologies: Topology[] = [];
+  private readonly consumers: Consumer[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private connecting?: Promise<void>;
+  private closed = false;
+  private attempt = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+    private readonly options: BrokerOptions,
+  ) {
+    super();
+    this.on('error', () => undefined);
+  }
+
+  get connected(): boolean {
+    return this.publisher !== undefined;
+  }
+
+  /** Connects (retrying until connectTimeoutMs) and declares the topology. */
+  async start(): Promise<this> {
+    await this.ensureConnected(this.options.connectTimeoutMs ?? 30_000);
+    return this;
+  }
+
+  /** Adds a topology; applied now when connected and after every reconnection. */
+  async declare(topology: Topology): Promise<void> {
+    this.topologies.push(topology);
+    if (this.connection) await this.withChannel(topology);
+  }
+
+  /** Runs fn on a short-lived channel (declarations, inspections in tests and operations). */
+  async withChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T> {
+    await this.ensureConnected();
+    const channel = await this.connection!.createChannel();
+    channel.on('error', (error) => this.logger.warn({ err: error }, 'amqp channel error'));
+    try {
+      return await fn(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** Publishes and waits for the broker's confirm; rejects when the broker nacks or the link drops. */
+  async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish = {}): Promise<void> {
+    await this.ensureConnected();
+    const channel = this.publisher!;
+    await new Promise<void>((resolve, reject) => {
+      channel.publish(exchange, routingKey, content, { persistent: true, contentType: 'application/json', ...options }, (error) =>
+        error ? reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`)) : resolve(),
+      );
+    });
+  }
+
+  /** Consumes a queue; a message is acked only after its handler resolved. */
+  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<void> {
+    const consumer: Consumer = { queue, handler, options };
+    this.consumers.push(consumer);
+    if (this.connection) await this.startConsumer(consumer);
+  }
+
+  /** Stops consuming, waits for handlers under way, then closes the connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const consumer of this.consumers) {
+      if (consumer.channel && consumer.tag) await consumer.channel.cancel(consumer.tag).catch(() => undefined);
+    }
+    await Promise.allSettled([...this.inFlight]);
+    const connection = this.connection;
+    this.connection = undefined;
+    this.publisher = undefined;
+    await connection?.close().catch(() => undefined);
+  }
+
+  private async ensureConnected(timeoutMs = 10_000): Promise<void> {
+    if (this.publisher) return;
+    if (this.closed) throw new Error('broker connection is closed');
+    this.connecting ??= this.connectWithBackoff(Date.now() + timeoutMs).finally(() => {
+      this.connecting = undefined;
+    });
+    await this.connecting;
+  }
+
+  private async connectWithBackoff(deadline: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.connectOnce();
+        this.attempt = 0;
+        return;
+      } catch (error) {
+        this.attempt += 1;
+        const delay = Math.min(this.options.maxBackoffMs ?? 10_000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
+        if (this.closed || Date.now() + delay > deadline) {
+          throw new Error(`cannot reach RabbitMQ: ${(error as Error).message}`);
+        }
+        this.logger.warn({ err: error, attempt: this.attempt, retry_in_ms: Math.round(delay) }, 'RabbitMQ unreachable; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
+    const connection = await amqp.connect(this.url, { clientProperties: { connection_name: this.options.name } });
+    connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
+    connection.on('close', () => this.onConnectionLost(connection));
+    try {
+      const publisher = await connection.createConfirmChannel();
+      publisher.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
+      publisher.on('close', () => {
+        // A channel closed by the broker (e.g. a bad publish) takes the connection down with it,
+        // so everything is rebuilt in one place.
+        if (this.connection === connection) connection.close().catch(() => undefined);
+      });
+      this.connection = connection;
+      for (const topology of this.topologies) await this.withChannel(topology);
+      this.publisher = publisher;
+      for (const consumer of this.consumers) await this.startConsumer(consumer);
+    } catch (error) {
+      this.connection = undefined;
+      this.publisher = undefined;
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+    this.logger.info('connected to RabbitMQ');
+    this.emit('connected');
+  }
+
+  private onConnectionLost(connection: ChannelModel): void {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    this.publisher = undefined;
+    for (const consumer of this.consumers) {
+      consumer.channel = undefined;
+      consumer.tag = undefined;
+    }
+    if (this.closed) return;
+    this.logger.warn('lost RabbitMQ; reconnecting');
+    this.emit('disconnected');
+    this.ensureConnected(Number.POSITIVE_INFINITY).catch((error) => this.logger.error({ err: error }, 'reconnection stopped'));
+  }
+
+  private async startConsumer(consumer: Consumer): Promise<void> {
+    const channel = await this.connection!.createChannel();
+    channel.on('error', (error) => this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'));
+    await channel.prefetch(consumer.options.prefetch ?? 10);
+    consumer.channel = channel;
+    const reply = await channel.consume(consumer.queue, (message) => {
+      if (!message) return; // cancelled by the broker; the reconnection restarts it
+      const work = this.handle(channel, consumer, message);
+      this.inFlight.add(work);
+      void work.finally(() => this.inFlight.delete(work));
+    });
+    consumer.tag = reply.consumerTag;
+  }
+
+  private async handle(channel: Channel, consumer: Consumer, message: ConsumeMessage): Promise<void> {
+    try {
+      await consumer.handler(message);
+      channel.ack(message);
+    } catch (error) {
+      this.logger.error({ err: error, queue: consumer.queue, redelivered: message.fields.redelivered }, 'message handler failed');
+      if (consumer.options.onFailure === 'reject' || error instanceof InvalidMessageError) {
+        channel.nack(message, false, false);
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        channel.nack(message, false, true);
+      }
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import { type Channel, defineMessage, quorumQueue } from '@hub/broker';
+import { z } from 'zod';
+
+/**
+ * The messages the services exchange over RabbitMQ: one place that says which exchange carries
+ * what, and what every body must look like.
+ */
+
+export const EXCHANGES = {
+  /** topic: collaborator synchronisation published by the identity service */
+  identidade: 'identidade.colaboradores',
+  /** fanout: an access or a profile changed; every service drops its cached permissions */
+  acesso: 'hub.acesso',
+  /** topic: events the platform itself publishes to the hub (outboxes of the services) */
+  eventosDaPlataforma: 'hub.eventos-da-plataforma',
+} as const;
+
+export const colaboradorSincronizado = defineMessage({
+  exchange: EXCHANGES.identidade,
+  routingKey: 'colaborador.sincronizado',
+  schema: z.object({
+    termoauth_id: z.string().min(1),
+    email: z.string(),
+    nome: z.string(),
+    funcao_id: z.string().nullable(),
+    ativo: z.boolean(),
+    /** true when the collaborator was removed from the identity service */
+    removido: z.boolean(),
+    /** increases with every change of this collaborator: older messages are ignored */
+    versao: z.number().int().nonnegative(),
+    ocorrido_em: z.string(),
+  }),
+});
+export type ColaboradorSincronizado = z.infer<typeof colaboradorSincronizado.schema>;
+
+export const acessoAlterado = defineMessage({
+  exchange: EXCHANGES.acesso,
+  routingKey: 'acesso.alterado',
+  schema: z.object({
+    /** e-mail of the access that changed; absent when a profile changed (drop everything) */
+    email: z.string().optional(),
+    acesso_id: z.string().optional(),
+    perfil_de_acesso_id: z.string().optional(),
+    motivo: z.string(),
+  }),
+});
+export type AcessoAlterado = z.infer<typeof acessoAlterado.schema>;
+
+/** An event the platform publishes to the hub, e.g. `colaborador.atualizado` from `identidade`. */
+export const eventoDaPlataforma = defineMessage({
+  exchange: EXCHANGES.eventosDaPlataforma,
+  routingKey: 'evento.publicar',
+  schema: z.object({
+    /** unique per announcement: the hub creates nothing twice for the same id */
+    id: z.string(),
+    aplicativo_client_id: z.string(),
+    tipo_de_evento_nome: z.string(),
+    versao_do_esquema: z.number().int().positive(),
+    entidade_id: z.string(),
+    ocorrido_em: z.string(),
+    dados: z.unknown(),
+  }),
+});
+export type EventoDaPlataforma = z.infer<typeof eventoDaPlataforma.schema>;
+
+export const QUEUES = {
+  acessoColaboradores: 'access.colaboradores',
+  funcaoColaboradores: 'function.colaboradores',
+  hubEventosDaPlataforma: 'hub-api.eventos-da-plataforma',
+} as const;
+
+/** Exchanges and the durable queues of the platform's internal messages. Idempotent. */
+export async function declareInternalTopology(channel: Channel): Promise<void> {
+  await channel.assertExchange(EXCHANGES.identidade, 'topic', { durable: true });
+  await channel.assertExchange(EXCHANGES.acesso, 'fanout', { durable: true });
+  await channel.assertExchange(EXCHANGES.eventosDaPlataforma, 'topic', { durable: true });
+  for (const [queue, exchange, key] of [
+    [QUEUES.acessoColaboradores, EXCHANGES.identidade, '#'],
+    [QUEUES.funcaoColaboradores, EXCHANGES.identidade, '#'],
+    [QUEUES.hubEventosDaPlataforma, EXCHANGES.eventosDaPlataforma, '#'],
+  ] as const) {
+    await channel.assertQueue(queue, quorumQueue());
+    await channel.bindQueue(queue, exchange, key);
+  }
+}
+
+export const AREAS = ['aplicativos', 'colaboradores', 'configuracoes', 'monitoramento'] as const;
+export type Area = (typeof AREAS)[number];
+export const ACOES = ['ler', 'criar', 'editar', 'deletar'] as const;
+export type Acao = (typeof ACOES)[number];
+
+export const acoesSchema = z
+  .object({ ler: z.boolean().optional(), criar: z.boolean().optional(), editar: z.boolean().optional(), deletar: z.boolean().optional() })
+  .strict();
+export type Acoes = z.infer<typeof acoesSchema>;
+
+export const permissoesSchema = z
+  .object({
+    aplicativos: acoesSchema.optional(),
+    colaboradores: acoesSchema.optional(),
+    configuracoes: acoesSchema.optional(),
+    monitoramento: acoesSchema.optional(),
+  })
+  .strict();
+export type Permissoes = z.infer<typeof permissoesSchema>;
+
+/** GET /auth/acesso: who the caller is and what they may do. */
+export const acessoAtualSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  nome: z.string(),
+  perfil: z.string(),
+  master: z.boolean(),
+  perfil_acesso: z.string().nullable().optional(),
+  permissoes: permissoesSchema,
+});
+export type AcessoAtual = z.infer<typeof acessoAtualSchema>;
+
+/** Every action of every area set to true: what a master holds. */
+export const todasAsPermissoes = (): Required<{ [A in Area]: Required<Acoes> }> =>
+  Object.fromEntries(AREAS.map((area) => [area, { ler: true, criar: true, editar: true, deletar: true }])) as never;

@@ -1,0 +1,4 @@
+export * from './ids';
+export * from './migrate';
+export * from './prisma';
+export * from './test-database';

@@ -1,0 +1,62 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { migrate, migrationFiles, withDatabase } from './migrate';
+
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function templateName(prefix: string, migrationsDir: string): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of await migrationFiles(migrationsDir)) {
+    hash.update(file).update(await readFile(path.join(migrationsDir, file)));
+  }
+  return `${prefix}_tpl_${hash.digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * A fresh, migrated database for one test file. The migrations run once into a template database
+ * (named by their hash, so a changed migration makes a new template); every test file then gets a
+ * cheap copy with CREATE DATABASE … TEMPLATE.
+ */
+export async function createTestDatabase(prefix: string, migrationsDir: string): Promise<TestDatabase> {
+  const template = await templateName(prefix, migrationsDir);
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query('select pg_advisory_lock(hashtext($1))', [template]);
+    try {
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [template]);
+      if (exists.rowCount === 0) {
+        const building = `${template}_b`;
+        await admin.query(`drop database if exists "${building}" with (force)`);
+        await admin.query(`create database "${building}"`);
+        await migrate(withDatabase(ADMIN_URL, building), migrationsDir);
+        await admin.query(`alter database "${building}" rename to "${template}"`);
+      }
+    } finally {
+      await admin.query('select pg_advisory_unlock(hashtext($1))', [template]);
+    }
+    const name = `${prefix}_t_${randomBytes(5).toString('hex')}`;
+    await admin.query(`create database "${name}" template "${template}"`);
+    return {
+      url: withDatabase(ADMIN_URL, name),
+      drop: async () => {
+        const dropper = new pg.Client({ connectionString: ADMIN_URL });
+        await dropper.connect();
+        try {
+          await dropper.query(`drop database if exists "${name}" with (force)`);
+        } finally {
+          await dropper.end();
+        }
+      },
+    };
+  } finally {
+    await admin.end();
+  }
+}

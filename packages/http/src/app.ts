@@ -1,0 +1,158 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@hub/log';
+import express, { type Express } from 'express';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { problemHandler, requestId, routeNotFound } from './middleware';
+import { buildOpenApi } from './openapi';
+import type { ApiRouter } from './route';
+
+/** A readiness check: resolves when the dependency answers. */
+export type ReadinessCheck = () => Promise<unknown>;
+
+export interface HttpAppOptions {
+  service: string;
+  logger: Logger;
+  routers: ApiRouter[];
+  readiness?: Record<string, ReadinessCheck>;
+  /** Largest JSON body accepted; larger is a 413. */
+  bodyLimit?: string;
+  /** Called with the app before the routers, for service-specific middleware. */
+  before?: (app: Express) => void;
+}
+
+/**
+ * The frame every service shares: request ids, JSON bodies, metrics, health, OpenAPI, then the
+ * service's routers, then 404 and the problem+json error handler. No I/O happens here.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'simple');
+
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: options.service });
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+
+  app.use(requestId);
+  app.use((req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      const route = req.route?.path ? req.baseUrl + req.route.path : 'unmatched';
+      end({ method: req.method, route, status: res.statusCode });
+    });
+    next();
+  });
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+
+  app.get('/saude', (_req, res) => {
+    res.json({ situacao: 'ok', servico: options.service });
+  });
+  app.get('/saude/prontidao', async (_req, res) => {
+    const checks = await Promise.all(
+      Object.entries(options.readiness ?? {}).map(async ([name, check]) => {
+        try {
+          await withTimeout(check(), 2000);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, `falha: ${(error as Error).message}`] as const;
+        }
+      }),
+    );
+    const ready = checks.every(([, state]) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ situacao: ready ? 'ok' : 'indisponivel', servico: options.service, dependencias: Object.fromEntries(checks) });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+  const openapi = buildOpenApi(options.service, options.routers.flatMap((r) => r.specs));
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  options.before?.(app);
+  for (const router of options.routers) app.use(router.router);
+  app.use(routeNotFound);
+  app.use(problemHandler(options.logger));
+  return app;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on the port (0 for any) of 127.0.0.1 or HOST. */
+export async function listen(app: Express, port: number, host = process.env.HOST ?? '127.0.0.1'): Promise<RunningServer> {
+  const server = app.listen(port, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000;
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: actual,
+    url: `http://${host}:${actual}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/**
+ * Runs a service's main: starts it, and on SIGTERM or SIGINT stops it cleanly (stop accepting,
+ * drain, close connections), exiting 1 if it cannot start.
+ */
+export function runMain(logger: Logger, start: () => Promise<{ stop: () => Promise<void> }>): void {
+  let stopping = false;
+  start()
+    .then(({ stop }) => {
+      const shutdown = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'stopping');
+        const force = setTimeout(() => {
+          logger.error('did not stop within 15 s; exiting');
+          process.exit(1);
+        }, 15_000);
+        force.unref();
+        stop().then(
+          () => process.exit(0),
+          (error) => {
+            logger.error({ err: error }, 'error while stopping');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+      process.on('SIGINT', () => shutdown('SIGINT'));
+    })
+    .catch((error) => {
+      logger.fatal({ err: error }, 'could not start');
+      // biome-ignore lint/suspicious/noConsole: the logger may be silent; the reason must reach the operator
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { type Logger, withRequestContext } from '@hub/log';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, notFound, problemOf } from './errors';
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Keeps the caller's request id when it is sane, or makes one; every log line carries it. */
+export const requestId: RequestHandler = (req, res, next) => {
+  const given = req.get(REQUEST_ID_HEADER);
+  const id = given && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+  req.headers[REQUEST_ID_HEADER] = id;
+  res.setHeader(REQUEST_ID_HEADER, id);
+  withRequestContext(id, next);
+};
+
+export const routeNotFound: RequestHandler = (req) => {
+  throw new AppError(404, 'rota_inexistente', `no route ${req.method} ${req.path}`);
+};
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+}
+
+/** Errors of express.json() turned into the platform's errors. */
+function fromBodyParser(error: BodyParserError): AppError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'json_invalido', 'the body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError(413, 'corpo_grande_demais', 'the body is larger than this route accepts');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'tipo_de_conteudo_invalido', error.message);
+    default:
+      return undefined;
+  }
+}
+
+/** The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id. */
+export function problemHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
+    if (res.headersSent) {
+      logger.error({ err: error }, 'error after the response started');
+      res.destroy();
+      return;
+    }
+    if (known) {
+      logger.warn({ status: known.status, codigo: known.codigo, method: req.method, path: req.path }, known.detail);
+      res.status(known.status).set(known.headers ?? {}).type('application/problem+json').json(problemOf(known));
+      return;
+    }
+    const erroId = randomUUID();
+    logger.error({ err: error, erro_id: erroId, method: req.method, path: req.path }, 'unexpected error');
+    res
+      .status(500)
+      .type('application/problem+json')
+      .json({
+        ...problemOf(new AppError(500, 'erro_interno', 'an unexpected error happened; quote erro_id to the operators')),
+        erro_id: erroId,
+      });
+  };
+}
+
+export { notFound };

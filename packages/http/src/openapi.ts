@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import type { RouteSpec } from './route';
+
+export const CONTRACT_VERSION = '0.1.16';
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description?: string };
+  servers?: { url: string; description?: string }[];
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+  tags?: { name: string }[];
+  security?: Record<string, string[]>[];
+}
+
+const problemSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'codigo'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    codigo: { type: 'string', description: 'stable snake_case code' },
+    erros: {
+      type: 'array',
+      maxItems: 50,
+      items: {
+        type: 'object',
+        required: ['caminho', 'mensagem'],
+        properties: { caminho: { type: 'string' }, mensagem: { type: 'string' } },
+      },
+    },
+    erro_id: { type: 'string', description: 'present on 5xx: quote it to the operators' },
+  },
+};
+
+const REFUSALS: Record<number, string> = {
+  400: 'malformed JSON or query',
+  401: 'missing or invalid token',
+  403: 'inactive access or missing permission',
+  404: 'not found',
+  422: 'the input breaks a rule',
+};
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problema' } } },
+});
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
+  if (!schema) return [];
+  const json = jsonSchema(schema, 'input') as { properties?: Record<string, object>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (json.required ?? []).includes(name),
+    schema: property,
+  }));
+}
+
+/** Builds an OpenAPI 3.1 document from the specs of the routes; the zod schemas are the source. */
+export function buildOpenApi(title: string, specs: RouteSpec[], servers: OpenApiDocument['servers'] = []): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const spec of specs) {
+    const path = spec.path.replace(/:(\w+)/g, '{$1}');
+    const status = spec.status ?? (spec.response ? 200 : 204);
+    const responses: Record<string, unknown> = {
+      [status]: spec.response
+        ? { description: 'success', content: { 'application/json': { schema: jsonSchema(spec.response, 'output') } } }
+        : { description: 'success, empty body' },
+    };
+    const refusals = { ...REFUSALS, ...spec.refusals };
+    for (const [code, description] of Object.entries(refusals)) {
+      if (spec.authenticated === false && (code === '401' || code === '403')) continue;
+      responses[code] = problemResponse(description);
+    }
+    paths[path] ??= {};
+    paths[path][spec.method] = {
+      summary: spec.summary,
+      tags: [spec.tag],
+      ...(spec.permission ? { description: `Requires: ${spec.permission}` } : {}),
+      parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
+      ...(spec.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } }
+        : {}),
+      responses,
+      ...(spec.authenticated === false ? { security: [] } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title, version: CONTRACT_VERSION },
+    servers,
+    paths,
+    components: {
+      schemas: { Problema: problemSchema },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+    security: [{ bearer: [] }],
+  };
+}
+
+/** Merges the documents of several services into one (the gateway's /openapi.json). */
+export function mergeOpenApi(title: string, documents: OpenApiDocument[], servers: OpenApiDocument['servers']): OpenApiDocument {
+  const merged = buildOpenApi(title, [], servers);
+  for (const document of documents) {
+    for (const [path, operations] of Object.entries(document.paths)) {
+      merged.paths[path] = { ...merged.paths[path], ...operations };
+    }
+  }
+  merged.tags = [...new Set(Object.values(merged.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? [])))]
+    .sort()
+    .map((name) => ({ name }));
+  return merged;
+}

@@ -1,0 +1,104 @@
+import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { z } from 'zod';
+import { AppError, badRequest, notFound, unprocessable } from './errors';
+import { zodErros } from './validation';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteSpec<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** Express syntax: /auth/:id */
+  path: string;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of the success body, for the OpenAPI document. */
+  response?: z.ZodType;
+  /** Success status; 204 when the handler returns nothing. */
+  status?: number;
+  /** Guards run before parsing (authentication, permissions). */
+  guards?: RequestHandler[];
+  /** What the route asks of the caller, for the documentation: "monitoramento.ler", "master". */
+  permission?: string;
+  /** false for public routes. */
+  authenticated?: boolean;
+  /** Extra refusals worth documenting, e.g. { 409: 'name taken' }. */
+  refusals?: Record<number, string>;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  req: Request;
+  res: Response;
+}
+
+type Output<T extends z.ZodType | undefined> = T extends z.ZodType ? z.output<T> : undefined;
+
+/**
+ * A router whose routes parse their input with zod and describe themselves for OpenAPI.
+ * Path params that fail to parse are a 404 (no such resource), query params a 400, bodies a 422.
+ */
+export class ApiRouter {
+  readonly router = Router();
+  readonly specs: RouteSpec[] = [];
+
+  route<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec & { params?: P; query?: Q; body?: B },
+    handler: (input: RouteInput<Output<P>, Output<Q>, Output<B>>) => Promise<unknown> | unknown,
+  ): this {
+    this.specs.push(spec as RouteSpec);
+    const parse: RequestHandler = async (req, res) => {
+      const input = {
+        params: spec.params ? parseParams(spec.params, req.params) : undefined,
+        query: spec.query ? parseQuery(spec.query, req.query) : undefined,
+        body: spec.body ? parseBody(spec.body, req) : undefined,
+        req,
+        res,
+      } as RouteInput<Output<P>, Output<Q>, Output<B>>;
+      const result = await handler(input);
+      if (res.headersSent) return;
+      if (result === undefined) {
+        res.status(spec.status && spec.status !== 200 ? spec.status : 204).end();
+      } else {
+        res.status(spec.status ?? 200).json(result);
+      }
+    };
+    this.router[spec.method](spec.path, ...(spec.guards ?? []), parse);
+    return this;
+  }
+}
+
+function parseParams(schema: z.ZodType, params: unknown) {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw notFound('resource');
+  return parsed.data;
+}
+
+function parseQuery(schema: z.ZodType, query: unknown) {
+  const parsed = schema.safeParse(query);
+  if (!parsed.success) {
+    const problems = zodErros(parsed.error).map((e) => `${e.caminho.slice(1) || 'query'}: ${e.mensagem}`);
+    throw badRequest('consulta_invalida', `invalid query parameters: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+function parseBody(schema: z.ZodType, req: Request) {
+  if (req.body === undefined) {
+    throw new AppError(415, 'tipo_de_conteudo_invalido', 'the body must be JSON sent with Content-Type: application/json');
+  }
+  const parsed = schema.safeParse(req.body);
+  if (!parsed.success) throw unprocessable('dados_invalidos', 'the body breaks the rules of this route', zodErros(parsed.error));
+  return parsed.data;
+}
+
+/** A uuid path id; anything else is simply not found. */
+export const idParams = z.object({ id: z.uuid() });
