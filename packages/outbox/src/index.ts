@@ -1,0 +1,3 @@
+export * from './listener';
+export * from './relay';
+export * from './table';

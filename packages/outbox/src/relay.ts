@@ -1,0 +1,252 @@
+import type { Broker } from '@hub/broker';
+import type { Logger } from '@hub/log';
+import pg from 'pg';
+import { NotificationListener } from './listener';
+import { outboxTable } from './table';
+
+export interface OutboxRelayOptions {
+  databaseUrl: string;
+  /** Publishes with confirms; the relay never closes it (its owner does, after stop()). */
+  broker: Broker;
+  logger: Logger;
+  /** Name of the outbox table; its trigger notifies on a channel of the same name. */
+  table?: string;
+  /** Rows claimed (and published concurrently) per transaction. */
+  batchSize?: number;
+  /** Batches in flight at once in this process. */
+  concurrency?: number;
+  /** Fallback poll when no notification arrives (lost LISTEN connection, rows left by a crash). */
+  pollIntervalMs?: number;
+  /** A publish not confirmed within this time counts as failed; the row is sent again later. */
+  publishTimeoutMs?: number;
+  /** Published rows older than this are deleted; 0 keeps them. */
+  retentionMs?: number;
+  purgeIntervalMs?: number;
+  /** Longest pause after failed batches. */
+  maxBackoffMs?: number;
+}
+
+interface Row {
+  id: string;
+  exchange: string;
+  routing_key: string;
+  message_id: string;
+  body: string;
+  headers: Record<string, unknown> | null;
+}
+
+const PURGE_CHUNK = 5_000;
+const MAX_PURGE_CHUNKS = 200;
+
+/**
+ * Publishes the rows of an outbox table to RabbitMQ: at least once, in any number of processes.
+ *
+ * Each pass claims a batch with `FOR UPDATE SKIP LOCKED` inside a transaction, publishes every row
+ * of it at once (each waiting for its broker confirm), marks the confirmed ones published and
+ * commits. Two relays never hold the same row, so they never publish it twice in one pass; a relay
+ * that dies mid-batch rolls back, and its rows are sent again by whoever claims them next (which
+ * is why every row carries a message-id for consumers to deduplicate). Relays wake on NOTIFY from
+ * the table's insert trigger and poll as a fallback.
+ */
+export class OutboxRelay {
+  readonly stats = { publicadas: 0, falhas: 0 };
+  private readonly table: string;
+  private readonly pool: pg.Pool;
+  private readonly listener: NotificationListener;
+  private readonly workers: Promise<void>[] = [];
+  private readonly waiters = new Set<() => void>();
+  private generation = 0;
+  private stopping = false;
+  private started = false;
+  private purgeTimer?: NodeJS.Timeout;
+  private purging?: Promise<unknown>;
+  private readonly onBrokerConnected = () => this.wake();
+  private readonly o: Required<Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table'>>;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.table = outboxTable(options.table ?? 'outbox');
+    this.o = {
+      batchSize: options.batchSize ?? 500,
+      concurrency: options.concurrency ?? 2,
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      publishTimeoutMs: options.publishTimeoutMs ?? 30_000,
+      retentionMs: options.retentionMs ?? 7 * 24 * 3_600_000,
+      purgeIntervalMs: options.purgeIntervalMs ?? 60_000,
+      maxBackoffMs: options.maxBackoffMs ?? 30_000,
+    };
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1 });
+    this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
+    this.listener = new NotificationListener(options.databaseUrl, this.table, () => this.wake(), options.logger);
+  }
+
+  /** Starts listening, the workers and the retention purge. */
+  async start(): Promise<this> {
+    if (this.started) return this;
+    this.started = true;
+    this.options.broker.on('connected', this.onBrokerConnected);
+    await this.listener.start();
+    for (let i = 0; i < this.o.concurrency; i += 1) this.workers.push(this.work());
+    if (this.o.retentionMs > 0) {
+      this.purgeTimer = setInterval(() => {
+        this.purging ??= this.purgePublished()
+          .catch((error) => this.options.logger.warn({ err: error }, 'outbox: purge failed'))
+          .finally(() => {
+            this.purging = undefined;
+          });
+      }, this.o.purgeIntervalMs);
+      this.purgeTimer.unref();
+    }
+    return this;
+  }
+
+  /** Stops claiming, lets the batches under way finish (published and marked), then disconnects. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.purgeTimer);
+    this.options.broker.off('connected', this.onBrokerConnected);
+    this.wake();
+    await Promise.allSettled(this.workers);
+    await this.purging;
+    await this.listener.stop();
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /** Something was written to the outbox: look now instead of at the next poll. */
+  wake(): void {
+    this.generation += 1;
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const onWake of waiting) onWake();
+  }
+
+  /** Publishes until nothing is left to claim (or `maxBatches` batches); returns rows claimed. */
+  async publishPending(maxBatches = 1_000): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < maxBatches; i += 1) {
+      const claimed = await this.publishBatch();
+      total += claimed;
+      if (claimed < this.o.batchSize) break;
+    }
+    return total;
+  }
+
+  /** Deletes published rows older than the retention, in chunks; returns how many. */
+  async purgePublished(retentionMs = this.o.retentionMs): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < MAX_PURGE_CHUNKS; i += 1) {
+      const result = await this.pool.query(
+        `with velhas as (select id from ${this.table} where publicado_em < now() - make_interval(secs => $1) limit $2)
+         delete from ${this.table} o using velhas where o.id = velhas.id`,
+        [retentionMs / 1000, PURGE_CHUNK],
+      );
+      total += result.rowCount ?? 0;
+      if ((result.rowCount ?? 0) < PURGE_CHUNK) break;
+    }
+    if (total > 0) this.options.logger.info({ apagadas: total }, 'outbox: published rows purged');
+    return total;
+  }
+
+  /** One transaction: claim a batch, publish it, mark what the broker confirmed. */
+  private async publishBatch(): Promise<number> {
+    const client = await this.pool.connect();
+    let failed = 0;
+    let claimed = 0;
+    try {
+      await client.query('begin');
+      // Rows that failed before go after fresh ones, so one poisoned row cannot hold up the rest.
+      const { rows } = await client.query<Row>(
+        `select id, exchange, routing_key, message_id, body::text as body, headers from ${this.table}
+          where publicado_em is null order by tentativas, criado_em, id limit $1 for update skip locked`,
+        [this.o.batchSize],
+      );
+      claimed = rows.length;
+      if (rows.length > 0) {
+        const results = await Promise.allSettled(rows.map((row) => this.publishRow(row)));
+        const done: string[] = [];
+        const errors: string[] = [];
+        const errorIds: string[] = [];
+        results.forEach((result, i) => {
+          const id = rows[i]!.id;
+          if (result.status === 'fulfilled') done.push(id);
+          else {
+            errorIds.push(id);
+            errors.push(String((result.reason as Error)?.message ?? result.reason).slice(0, 500));
+          }
+        });
+        if (done.length > 0) {
+          await client.query(`update ${this.table} set publicado_em = now() where id = any($1::uuid[])`, [done]);
+        }
+        if (errorIds.length > 0) {
+          await client.query(
+            `update ${this.table} t set tentativas = t.tentativas + 1, ultimo_erro = e.erro
+               from unnest($1::uuid[], $2::text[]) as e(id, erro) where t.id = e.id`,
+            [errorIds, errors],
+          );
+        }
+        failed = errorIds.length;
+        this.stats.publicadas += done.length;
+        this.stats.falhas += failed;
+      }
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    if (failed > 0) throw new Error(`${failed} of ${claimed} outbox rows were not confirmed by the broker`);
+    return claimed;
+  }
+
+  private publishRow(row: Row): Promise<void> {
+    const publishing = this.options.broker.publish(row.exchange, row.routing_key, Buffer.from(row.body), {
+      messageId: row.message_id,
+      ...(row.headers ? { headers: row.headers } : {}),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no broker confirm within ${this.o.publishTimeoutMs} ms`)), this.o.publishTimeoutMs);
+    });
+    return Promise.race([publishing, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  private async work(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      const seen = this.generation;
+      let claimed = 0;
+      if (this.options.broker.connected) {
+        try {
+          claimed = await this.publishBatch();
+          failures = 0;
+        } catch (error) {
+          failures += 1;
+          this.options.logger.warn({ err: error, failures }, 'outbox: batch failed; backing off');
+        }
+      }
+      if (this.stopping) break;
+      if (failures > 0) {
+        await this.pause(Math.min(this.o.maxBackoffMs, 200 * 2 ** failures) * (0.5 + Math.random() / 2), false);
+      } else if (claimed < this.o.batchSize && seen === this.generation) {
+        await this.pause(this.o.pollIntervalMs, true);
+      }
+    }
+  }
+
+  /** Sleeps; a wake() cuts it short when `wakeable` (a stop always does). */
+  private pause(ms: number, wakeable: boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(onWake);
+        resolve();
+      };
+      const onWake = () => {
+        if (wakeable || this.stopping) done();
+        else this.waiters.add(onWake);
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(onWake);
+    });
+  }
+}

@@ -1,0 +1,45 @@
+import path from 'node:path';
+import { uuidv7 } from '@hub/database';
+
+/** The reference migration of the outbox table: copy it into a service's own migrations. */
+export const OUTBOX_MIGRATIONS_DIR = path.join(__dirname, '..', 'sql');
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** A table name that is safe to put into SQL text unquoted. */
+export function outboxTable(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new Error(`"${name}" is not a plain lower-case SQL identifier`);
+  return name;
+}
+
+/** One message to publish later, written in the same transaction as the change it announces. */
+export interface OutboxMessage {
+  exchange: string;
+  routingKey: string;
+  /** AMQP message-id: what consumers deduplicate on. */
+  messageId: string;
+  body: unknown;
+  headers?: Record<string, unknown>;
+}
+
+/**
+ * A parameterised INSERT of many outbox rows in one statement (one round trip, one NOTIFY).
+ * Run it with the transaction's client: `client.query(text, values)` with pg, or
+ * `tx.$executeRawUnsafe(text, ...values)` with Prisma.
+ */
+export function outboxInsert(messages: OutboxMessage[], table = 'outbox'): { text: string; values: unknown[] } {
+  const t = outboxTable(table);
+  return {
+    text:
+      `insert into ${t} (id, exchange, routing_key, message_id, body, headers) ` +
+      'select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[])',
+    values: [
+      messages.map(() => uuidv7()),
+      messages.map((m) => m.exchange),
+      messages.map((m) => m.routingKey),
+      messages.map((m) => m.messageId),
+      messages.map((m) => JSON.stringify(m.body)),
+      messages.map((m) => (m.headers ? JSON.stringify(m.headers) : null)),
+    ],
+  };
+}
