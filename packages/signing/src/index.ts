@@ -1,0 +1,6 @@
+export * from './base64';
+export * from './headers';
+export * from './key-file';
+export * from './keys';
+export * from './sign';
+export * from './verify';

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { generateKey, type KeySet, parseKeySet, publicJwks, signersOf } from './keys';
+import type { Signer } from './sign';
+
+/** Where the keys come from: HUB_SIGNING_KEYS (the JSON itself) wins over the key file. */
+export interface KeySource {
+  file: string;
+  json?: string;
+}
+
+export type KeyOrigin = 'env' | 'file';
+
+/** The key file, or undefined when it does not exist. */
+export async function readKeyFile(file: string): Promise<KeySet | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return parseKeySet(text, file);
+}
+
+/**
+ * Writes the key file atomically (a 0600 temporary file in the same folder, then rename), so a
+ * reader never sees half a file and the private keys are never readable by others.
+ */
+export async function writeKeyFile(file: string, set: KeySet, options: { exclusive?: boolean } = {}): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const text = `${JSON.stringify(set, null, 2)}\n`;
+  if (options.exclusive) {
+    const handle = await open(file, 'wx', 0o600);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return;
+  }
+  const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temporary, 'wx', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await chmod(temporary, 0o600);
+    await rename(temporary, file);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Loads the keys: from `json` when given (never written back), else from the key file, which is
+ * created with one fresh active key when it does not exist. Two processes starting together agree
+ * on one file (exclusive create).
+ */
+export async function loadOrCreateKeySet(
+  source: KeySource,
+  onWarning: (message: string) => void = () => undefined,
+): Promise<{ set: KeySet; origin: KeyOrigin; created: boolean }> {
+  if (source.json?.trim()) return { set: parseKeySet(source.json, 'HUB_SIGNING_KEYS'), origin: 'env', created: false };
+  const existing = await readKeyFile(source.file);
+  if (existing) {
+    await warnIfExposed(source.file, onWarning);
+    return { set: existing, origin: 'file', created: false };
+  }
+  try {
+    await writeKeyFile(source.file, { keys: [generateKey()] }, { exclusive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const created = await readKeyFile(source.file);
+  if (!created) throw new Error(`the key file ${source.file} vanished while it was being created`);
+  return { set: created, origin: 'file', created: true };
+}
+
+async function warnIfExposed(file: string, onWarning: (message: string) => void): Promise<void> {
+  const { mode } = await stat(file);
+  if (mode & 0o077) onWarning(`the key file ${file} is readable by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+}
+
+export interface KeyStoreOptions {
+  /** How often, at most, the key file is checked for changes. Default 5 s. */
+  reloadIntervalMs?: number;
+  onWarning?: (message: string) => void;
+  onReload?: (set: KeySet) => void;
+}
+
+/**
+ * The keys of a running process. A key file changed by `hub-keys` is picked up within
+ * `reloadIntervalMs`, without a restart; a file that cannot be read or parsed keeps the last good
+ * keys (and warns). Keys from HUB_SIGNING_KEYS never change while running.
+ */
+export class KeyStore {
+  private signersCache: Signer[];
+  private checkedAt = Date.now();
+  private stamp?: string;
+  private reloading?: Promise<void>;
+
+  private constructor(
+    private readonly source: KeySource,
+    readonly origin: KeyOrigin,
+    private set: KeySet,
+    private readonly options: KeyStoreOptions,
+  ) {
+    this.signersCache = signersOf(set);
+  }
+
+  static async open(source: KeySource, options: KeyStoreOptions = {}): Promise<KeyStore & { created: boolean }> {
+    const { set, origin, created } = await loadOrCreateKeySet(source, options.onWarning);
+    const store = new KeyStore(source, origin, set, options);
+    if (origin === 'file') store.stamp = await fileStamp(source.file).catch(() => undefined);
+    return Object.assign(store, { created });
+  }
+
+  async keySet(): Promise<KeySet> {
+    await this.refresh();
+    return this.set;
+  }
+
+  /** The active keys, newest first: each signs every delivery. */
+  async signers(): Promise<Signer[]> {
+    await this.refresh();
+    return this.signersCache;
+  }
+
+  /** The public keys (active and retired) for GET /.well-known/jwks.json. */
+  async jwks(): Promise<ReturnType<typeof publicJwks>> {
+    return publicJwks(await this.keySet());
+  }
+
+  /** Checks the key file now, whatever the interval. */
+  async reload(): Promise<void> {
+    this.checkedAt = 0;
+    await this.refresh();
+  }
+
+  private async refresh(): Promise<void> {
+    if (this.origin !== 'file') return;
+    if (Date.now() - this.checkedAt < (this.options.reloadIntervalMs ?? 5_000)) return;
+    this.reloading ??= this.check().finally(() => {
+      this.checkedAt = Date.now();
+      this.reloading = undefined;
+    });
+    await this.reloading;
+  }
+
+  private async check(): Promise<void> {
+    try {
+      const stamp = await fileStamp(this.source.file);
+      if (stamp === this.stamp) return;
+      const set = await readKeyFile(this.source.file);
+      if (!set) throw new Error(`the key file ${this.source.file} is gone`);
+      this.set = set;
+      this.signersCache = signersOf(set);
+      this.stamp = stamp;
+      await warnIfExposed(this.source.file, this.options.onWarning ?? (() => undefined));
+      this.options.onReload?.(set);
+    } catch (error) {
+      this.options.onWarning?.(`keeping the current signing keys: ${(error as Error).message}`);
+    }
+  }
+}
+
+async function fileStamp(file: string): Promise<string> {
+  const info = await stat(file, { bigint: true });
+  return `${info.ino}:${info.size}:${info.mtimeNs}`;
+}
