@@ -1,0 +1,58 @@
+import { problemHandler, requestId, routeNotFound } from '@hub/http';
+import type { Logger } from '@hub/log';
+import express, { type Express } from 'express';
+import type { GatewayConfig } from './config';
+import { cors } from './edge/cors';
+import { rateLimitPerIp } from './edge/rate-limit';
+import { healthRouter } from './health/health.routes';
+import { createOpenApiSource } from './openapi/openapi.service';
+import { openApiRouter } from './openapi/openapi.routes';
+import { createProxy } from './proxy/proxy';
+import { upstreamsFrom } from './routes';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+}
+
+export interface GatewayApp {
+  app: Express;
+  /** Drops the kept-alive upstream connections. */
+  close(): void;
+}
+
+/**
+ * The gateway: request ids, CORS, health, rate limit, then its own documents and the proxy to
+ * the service owning each path. Bodies are never parsed here; they stream through.
+ */
+export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
+  const upstreams = upstreamsFrom(config);
+  const list = Object.values(upstreams);
+  const proxy = createProxy({ upstreams, bodyLimit: config.GATEWAY_BODY_LIMIT, timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT, logger });
+  const openapi = createOpenApiSource(
+    list,
+    {
+      ambiente: config.HUB_AMBIENTE,
+      LOCALHOST: config.GATEWAY_LOCALHOST_URL,
+      SANDBOX: config.GATEWAY_SANDBOX_URL,
+      PRODUCTION: config.GATEWAY_PRODUCTION_URL,
+    },
+    config.GATEWAY_OPENAPI_CACHE,
+    logger,
+  );
+  const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
+  app.use(requestId);
+  app.use(cors(origins));
+  app.use(healthRouter(list));
+  app.use(rateLimitPerIp(config.RATE_LIMIT_PER_MINUTE));
+  app.use(openApiRouter(openapi, list.filter((u) => u.enabled).length));
+  app.use(proxy.handler);
+  app.use(routeNotFound);
+  app.use(problemHandler(logger));
+  return { app, close: proxy.close };
+}

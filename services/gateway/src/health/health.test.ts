@@ -1,0 +1,48 @@
+import request from 'supertest';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+
+describe('gateway health', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithFakes();
+  });
+  afterAll(() => gateway.close());
+
+  it('When asked /saude, then the gateway answers itself', async () => {
+    const response = await request(gateway.url).get('/saude').expect(200);
+    expect(response.body).toEqual({ situacao: 'ok', servico: 'gateway' });
+  });
+
+  it('When every service is ready, then /saude/prontidao is 200 and lists each', async () => {
+    const response = await request(gateway.url).get('/saude/prontidao').expect(200);
+    expect(response.body).toEqual({ situacao: 'ok', servico: 'gateway', dependencias: { access: 'ok', function: 'ok', 'hub-api': 'ok' } });
+  });
+
+  it('When one service is not ready, then /saude/prontidao is 503 and names it', async () => {
+    gateway.upstreams.hubApi.ready = false;
+    try {
+      const response = await request(gateway.url).get('/saude/prontidao').expect(503);
+      expect(response.body.situacao).toBe('indisponivel');
+      expect(response.body.dependencias).toEqual({ access: 'ok', function: 'ok', 'hub-api': 'falha: respondeu 503' });
+    } finally {
+      gateway.upstreams.hubApi.ready = true;
+    }
+  });
+
+  it('When one service is down, then /saude/prontidao is 503 without revealing its address', async () => {
+    const other = await startGatewayWithFakes();
+    await other.upstreams.access.close();
+    const response = await request(other.url).get('/saude/prontidao').expect(503);
+    expect(response.body.dependencias.access).toBe('falha: inacessivel');
+    expect(JSON.stringify(response.body)).not.toContain('127.0.0.1');
+    await other.close();
+  });
+
+  it('When a service is not deployed (GATEWAY_UPSTREAMS), then readiness ignores it', async () => {
+    const other = await startGatewayWithFakes({ GATEWAY_UPSTREAMS: 'access' });
+    other.upstreams.function.ready = false;
+    const response = await request(other.url).get('/saude/prontidao').expect(200);
+    expect(response.body.dependencias).toEqual({ access: 'ok' });
+    await other.close();
+  });
+});

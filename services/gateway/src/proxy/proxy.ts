@@ -1,0 +1,92 @@
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { AppError } from '@hub/http';
+import type { Logger } from '@hub/log';
+import type { RequestHandler } from 'express';
+import httpProxy from 'http-proxy';
+import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
+import { bodyTooLarge, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
+
+export interface ProxyOptions {
+  upstreams: Record<UpstreamName, Upstream>;
+  bodyLimit: number;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
+
+export const serviceUnavailable = (name: string) =>
+  new AppError(502, 'servico_indisponivel', `the ${name} service is not answering; try again shortly`);
+
+const upstreamTimeout = (name: string) =>
+  new AppError(504, 'tempo_esgotado', `the ${name} service did not answer in time`);
+
+/**
+ * Forwards a request to the service that owns its path, streaming both ways over kept-alive
+ * connections. Bodies over the limit are refused here and never reach the service.
+ */
+export function createProxy(options: ProxyOptions): { handler: RequestHandler; close(): void } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 64, scheduling: 'lifo' });
+  const proxy = httpProxy.createProxyServer({ agent, xfwd: true, ws: false });
+
+  proxy.on('proxyReq', (proxyReq, _req, res: ServerResponse) => {
+    proxyReq.setTimeout(options.timeoutMs, () => {
+      proxyReq.destroy(Object.assign(new Error('the upstream did not answer in time'), { code: UPSTREAM_TIMEOUT }));
+    });
+    // A client that goes away mid-response must not leave the upstream request hanging.
+    res.once('close', () => {
+      if (!res.writableFinished) proxyReq.destroy();
+    });
+  });
+  proxy.on('econnreset', () => undefined);
+
+  const forward = (upstream: Upstream, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, buffer?: Buffer) => {
+    proxy.web(req, res, { target: upstream.url, ...(buffer ? { buffer: Readable.from([buffer]) } : {}) }, (error) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (res.headersSent) {
+        options.logger.warn({ upstream: upstream.name, code }, 'upstream failed after the response started');
+        res.destroy();
+        return;
+      }
+      options.logger.warn({ upstream: upstream.name, code, reason: (error as Error).message }, 'upstream request failed');
+      next(code === UPSTREAM_TIMEOUT ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
+    });
+  };
+
+  const handler: RequestHandler = (req, res, next) => {
+    const name = upstreamOf(req.path);
+    if (!name) return next();
+    const upstream = options.upstreams[name];
+    if (!upstream.enabled) return next(serviceUnavailable(name));
+
+    const declared = declaredLength(req);
+    if (declared !== undefined && declared > options.bodyLimit) {
+      if (declared > options.bodyLimit * 4) res.setHeader('connection', 'close');
+      else discardRest(req, options.bodyLimit);
+      return next(bodyTooLarge(options.bodyLimit));
+    }
+    if (!isChunked(req)) return forward(upstream, req, res, next);
+
+    readChunkedBody(req, options.bodyLimit).then(
+      (body) => {
+        if (body === undefined) {
+          discardRest(req, options.bodyLimit, options.bodyLimit);
+          return next(bodyTooLarge(options.bodyLimit));
+        }
+        delete req.headers['transfer-encoding'];
+        req.headers['content-length'] = String(body.length);
+        forward(upstream, req, res, next, body);
+      },
+      () => res.destroy(),
+    );
+  };
+
+  return {
+    handler,
+    close: () => {
+      proxy.close();
+      agent.destroy();
+    },
+  };
+}

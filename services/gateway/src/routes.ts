@@ -1,0 +1,49 @@
+import type { GatewayConfig } from './config';
+
+export type UpstreamName = 'access' | 'function' | 'hub-api';
+
+export interface Upstream {
+  name: UpstreamName;
+  url: string;
+  /** False when this deployment does not run the service (GATEWAY_UPSTREAMS). */
+  enabled: boolean;
+}
+
+/** Path prefixes of each service. A prefix matches itself and anything below it ("/evento" is not "/eventos"). */
+export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
+  access: ['/auth', '/perfil-de-acesso', '/colaborador'],
+  function: ['/funcao'],
+  'hub-api': [
+    '/evento',
+    '/eventos',
+    '/aplicativo',
+    '/tipo-de-evento',
+    '/versao-de-esquema',
+    '/esquema',
+    '/assinatura',
+    '/entrega',
+    '/evento-recusado',
+    '/reprocessamento',
+    '/.well-known/jwks.json',
+  ],
+};
+
+const BY_PREFIX = new Map<string, UpstreamName>(
+  Object.entries(ROUTE_TABLE).flatMap(([name, prefixes]) => prefixes.map((prefix) => [prefix, name as UpstreamName] as const)),
+);
+
+/** The service that serves a path, by its first segment (or the whole JWKS path). */
+export function upstreamOf(path: string): UpstreamName | undefined {
+  if (BY_PREFIX.has(path)) return BY_PREFIX.get(path);
+  const slash = path.indexOf('/', 1);
+  return slash === -1 ? undefined : BY_PREFIX.get(path.slice(0, slash));
+}
+
+export function upstreamsFrom(config: GatewayConfig): Record<UpstreamName, Upstream> {
+  const make = (name: UpstreamName, url: string): Upstream => ({ name, url: url.replace(/\/+$/, ''), enabled: config.GATEWAY_UPSTREAMS.includes(name) });
+  return {
+    access: make('access', config.ACCESS_URL),
+    function: make('function', config.FUNCTION_URL),
+    'hub-api': make('hub-api', config.HUB_API_URL),
+  };
+}

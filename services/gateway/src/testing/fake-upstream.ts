@@ -1,0 +1,43 @@
+import { buildOpenApi, listen, type RouteSpec, type RunningServer } from '@hub/http';
+import express from 'express';
+
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  bodyBytes: number;
+}
+
+export interface FakeUpstream extends RunningServer {
+  name: string;
+  seen: SeenRequest[];
+  ready: boolean;
+}
+
+/**
+ * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
+ * observed from both sides. It echoes what it received; /lento never answers.
+ */
+export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
+  const app = express();
+  let upstream: FakeUpstream;
+  app.get('/saude/prontidao', (_req, res) => {
+    res.status(upstream.ready ? 200 : 503).json({ situacao: upstream.ready ? 'ok' : 'indisponivel', servico: name });
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(buildOpenApi(name, specs));
+  });
+  app.use((req, res) => {
+    let bodyBytes = 0;
+    req.on('data', (chunk: Buffer) => {
+      bodyBytes += chunk.length;
+    });
+    req.on('end', () => {
+      upstream.seen.push({ method: req.method, url: req.originalUrl, headers: req.headers, bodyBytes });
+      if (req.path.endsWith('/lento')) return;
+      res.json({ servico: name, method: req.method, url: req.originalUrl, request_id: req.get('x-request-id') ?? null, bodyBytes });
+    });
+  });
+  upstream = Object.assign(await listen(app, 0), { name, seen: [] as SeenRequest[], ready: true });
+  return upstream;
+}

@@ -1,0 +1,41 @@
+import { listen, type RouteSpec, type RunningServer } from '@hub/http';
+import { createLogger } from '@hub/log';
+import { createGatewayApp } from '../app';
+import { readConfig } from '../config';
+import { type FakeUpstream, startFakeUpstream } from './fake-upstream';
+
+export interface GatewayUnderTest {
+  url: string;
+  upstreams: { access: FakeUpstream; function: FakeUpstream; hubApi: FakeUpstream };
+  close(): Promise<void>;
+}
+
+/** The real gateway on port 0 in front of three fake services; `env` adds or overrides settings. */
+export async function startGatewayWithFakes(
+  env: Record<string, string> = {},
+  specs: { access?: RouteSpec[]; function?: RouteSpec[]; hubApi?: RouteSpec[] } = {},
+): Promise<GatewayUnderTest> {
+  const upstreams = {
+    access: await startFakeUpstream('access', specs.access),
+    function: await startFakeUpstream('function', specs.function),
+    hubApi: await startFakeUpstream('hub-api', specs.hubApi),
+  };
+  const config = readConfig({
+    ACCESS_URL: upstreams.access.url,
+    FUNCTION_URL: upstreams.function.url,
+    HUB_API_URL: upstreams.hubApi.url,
+    ...env,
+  });
+  const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
+  const server: RunningServer = await listen(gateway.app, 0);
+  return {
+    url: server.url,
+    upstreams,
+    close: async () => {
+      gateway.close();
+      await server.close();
+      // A test may have stopped an upstream already to play "service down".
+      await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
+    },
+  };
+}
