@@ -16,7 +16,7 @@ create table outbox (
   ultimo_erro  text
 );
 -- What the relay claims: pending rows, oldest first.
-create index outbox_pendente on outbox (criado_em, id) where publicado_em is null;
+create index outbox_pendente on outbox (tentativas, criado_em, id) where publicado_em is null;
 -- What the retention purge deletes.
 create index outbox_publicado on outbox (publicado_em) where publicado_em is not null;
 

@@ -1,0 +1,34 @@
+import type { Guards } from '@hub/auth';
+import type { Broker } from '@hub/broker';
+import { eventoDaPlataforma } from '@hub/contracts';
+import { createHttpApp } from '@hub/http';
+import type { Logger } from '@hub/log';
+import type { Db } from './db';
+import { type DestinoDosAnuncios, funcoesRepository } from './features/funcoes/funcoes.repository';
+import { funcoesRoutes } from './features/funcoes/funcoes.routes';
+import { funcoesService } from './features/funcoes/funcoes.service';
+
+export interface FunctionAppDeps {
+  db: Db;
+  broker: Broker;
+  guards: Guards;
+  logger: Logger;
+  /** Where renames announce collaborators; the platform-events exchange unless told otherwise. */
+  destino?: DestinoDosAnuncios;
+}
+
+export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = { exchange: eventoDaPlataforma.exchange, routingKey: eventoDaPlataforma.routingKey };
+
+/** The HTTP app of the function registry (area B). No I/O happens here. */
+export function createApp(deps: FunctionAppDeps) {
+  const service = funcoesService(funcoesRepository(deps.db), deps.destino ?? DESTINO_DOS_ANUNCIOS, deps.logger);
+  return createHttpApp({
+    service: 'function',
+    logger: deps.logger,
+    routers: [funcoesRoutes(service, deps.guards)],
+    readiness: {
+      postgresql: () => deps.db.$queryRaw`select 1`,
+      rabbitmq: async () => deps.broker.connected || Promise.reject(new Error('disconnected')),
+    },
+  });
+}

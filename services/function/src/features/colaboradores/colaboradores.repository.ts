@@ -1,0 +1,35 @@
+import type { ColaboradorSincronizado } from '@hub/contracts';
+import type { Db } from '../../db';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Function ids are compared as text: a uuid in upper case still names the same function. */
+const funcaoIdDe = (funcaoId: string | null) => {
+  const id = funcaoId?.trim();
+  if (!id) return null;
+  return UUID.test(id) ? id.toLowerCase() : id;
+};
+
+export function colaboradoresRepository(db: Db) {
+  return {
+    /**
+     * Applies one synchronisation message, idempotently: a message whose versao is not newer than
+     * the stored one changes nothing (duplicates, out-of-order arrivals). A removal is stored as a
+     * tombstone carrying its versao, so an older message cannot resurrect the collaborator.
+     * Returns whether the projection changed.
+     */
+    async aplicar(mensagem: ColaboradorSincronizado): Promise<boolean> {
+      const changed = await db.$executeRaw`
+        insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, atualizado_em)
+        values (${mensagem.termoauth_id}, ${mensagem.email}, ${mensagem.nome}, ${funcaoIdDe(mensagem.funcao_id)},
+                ${mensagem.ativo}, ${mensagem.removido}, ${BigInt(mensagem.versao)}, now())
+        on conflict (termoauth_id) do update set
+          email = excluded.email, nome = excluded.nome, funcao_id = excluded.funcao_id, ativo = excluded.ativo,
+          removido = excluded.removido, versao = excluded.versao, atualizado_em = excluded.atualizado_em
+        where colaborador.versao < excluded.versao`;
+      return changed > 0;
+    },
+  };
+}
+
+export type ColaboradoresRepository = ReturnType<typeof colaboradoresRepository>;

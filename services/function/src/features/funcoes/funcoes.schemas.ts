@@ -1,0 +1,35 @@
+import { clampedInt, pageQuery, queryText } from '@hub/http';
+import { z } from 'zod';
+
+export const NOME_MAX = 120;
+
+/** A function name: trimmed, 1 to 120 characters (code points, as PostgreSQL counts them). */
+export const nomeDeFuncao = z
+  .string()
+  .trim()
+  .refine((nome) => nome.length > 0, 'must have at least 1 character after trimming')
+  .refine((nome) => [...nome].length <= NOME_MAX, `must have at most ${NOME_MAX} characters`);
+
+export const funcaoCriar = z.object({ nome: nomeDeFuncao }).strict();
+export const funcaoAtualizar = z.object({ nome: nomeDeFuncao.nullable().optional() }).strict();
+
+const busca = { busca: queryText(200) };
+export const listaQuery = pageQuery({ maxTamanho: 500 }).extend(busca);
+export const autocompleteQuery = z.object({ pagina: clampedInt(1), tamanho: clampedInt(10, 100), ...busca });
+export const filtroQuery = z.object(busca);
+
+export const funcaoSchema = z.object({
+  id: z.string(),
+  nome: z.string(),
+  quantidade_de_colaboradores: z.number().int(),
+  criado_em: z.string(),
+  atualizado_em: z.string(),
+});
+export type FuncaoDto = z.infer<typeof funcaoSchema>;
+
+export const funcaoResumoSchema = z.object({ id: z.string(), nome: z.string() });
+
+const pagina = <T extends z.ZodType>(item: T) =>
+  z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
+export const paginaFuncao = pagina(funcaoSchema);
+export const paginaFuncaoAutoComplete = pagina(funcaoResumoSchema);

@@ -1,0 +1,73 @@
+import { isUniqueViolation, uuidv7 } from '@hub/database';
+import { conflict, notFound, type Pagina, type PageRequest, page, skipTake } from '@hub/http';
+import type { Logger } from '@hub/log';
+import type { DestinoDosAnuncios, FuncaoRow, FuncoesRepository } from './funcoes.repository';
+import type { FuncaoDto } from './funcoes.schemas';
+
+export const toFuncao = (row: FuncaoRow): FuncaoDto => ({
+  id: row.id,
+  nome: row.nome,
+  quantidade_de_colaboradores: row.quantidade,
+  criado_em: row.criado_em.toISOString(),
+  atualizado_em: row.atualizado_em.toISOString(),
+});
+
+const nomeRepetido = (nome: string) => conflict('funcao_duplicada', `a function named "${nome}" already exists (names are compared without regard to case)`);
+
+/** The rules of the function registry (area B), in its own words; no HTTP, no SQL. */
+export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnuncios, logger: Logger) {
+  async function buscar(id: string): Promise<FuncaoDto> {
+    const row = await repo.buscar(id);
+    if (!row) throw notFound('function');
+    return toFuncao(row);
+  }
+
+  return {
+    buscar,
+
+    async listar(busca: string | undefined, pedido: PageRequest): Promise<Pagina<FuncaoDto>> {
+      const { itens, total } = await repo.listar(busca, skipTake(pedido));
+      return page(itens.map(toFuncao), pedido, total);
+    },
+
+    async autocomplete(busca: string | undefined, pedido: PageRequest): Promise<Pagina<{ id: string; nome: string }>> {
+      const { itens, total } = await repo.resumos(busca, skipTake(pedido));
+      return page(itens, pedido, total);
+    },
+
+    async filtrar(busca: string | undefined): Promise<FuncaoDto[]> {
+      return (await repo.todas(busca)).map(toFuncao);
+    },
+
+    async criar(nome: string): Promise<FuncaoDto> {
+      const id = uuidv7();
+      try {
+        await repo.criar(id, nome, new Date());
+      } catch (error) {
+        if (isUniqueViolation(error)) throw nomeRepetido(nome);
+        throw error;
+      }
+      return buscar(id);
+    },
+
+    /**
+     * Renames; every collaborator of the function is announced again (their events carry the
+     * function's name), written to the outbox in the rename's own transaction.
+     */
+    async atualizar(id: string, nome: string | null | undefined): Promise<FuncaoDto> {
+      if (nome === undefined || nome === null) return buscar(id);
+      let anunciados: number | undefined;
+      try {
+        anunciados = await repo.renomear(id, nome, new Date(), destino);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw nomeRepetido(nome);
+        throw error;
+      }
+      if (anunciados === undefined) throw notFound('function');
+      if (anunciados > 0) logger.info({ funcao_id: id, anunciados }, 'function renamed; collaborators re-announced');
+      return buscar(id);
+    },
+  };
+}
+
+export type FuncoesService = ReturnType<typeof funcoesService>;
