@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ValidadorDeEsquemas } from './esquemas';
+
+const pessoa = {
+  type: 'object',
+  required: ['nome', 'idade'],
+  properties: { nome: { type: 'string', minLength: 1 }, idade: { type: 'integer', minimum: 0 }, email: { type: 'string', format: 'email' } },
+  additionalProperties: false,
+};
+
+function registrar(validador: ValidadorDeEsquemas, id: string, esquema: unknown) {
+  const { erros, validador: compilado } = validador.verificarEsquema(esquema);
+  expect(erros).toEqual([]);
+  validador.lembrar(id, compilado!);
+  return { id, esquema };
+}
+
+describe('ValidadorDeEsquemas', () => {
+  it('When a 2020-12 schema (the default) is registered and used many times, then it is compiled once', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'v1', pessoa);
+    for (let i = 0; i < 5; i++) expect(validador.validarDados(versao, { nome: 'Ana', idade: i })).toEqual({ valido: true, erros: [] });
+    expect(validador.compilacoes).toBe(1);
+  });
+
+  it('When a version is not cached yet (another process created it), then it is compiled on first use only', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = { id: 'v2', esquema: pessoa };
+    expect(validador.validarDados(versao, { nome: 'Ana' }).valido).toBe(false);
+    expect(validador.validarDados(versao, { nome: 'Ana', idade: 1 }).valido).toBe(true);
+    expect(validador.compilacoes).toBe(1);
+  });
+
+  it('When dados break the schema, then every error is listed with a pointer into the body', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'v3', pessoa);
+    const resultado = validador.validarDados(versao, { idade: -1, email: 'x', extra: true });
+    expect(resultado.valido).toBe(false);
+    expect(resultado.erros).toEqual(
+      expect.arrayContaining([
+        { caminho: '/dados/nome', mensagem: 'is required' },
+        { caminho: '/dados/extra', mensagem: 'is not an allowed property' },
+        { caminho: '/dados/idade', mensagem: 'must be >= 0' },
+        { caminho: '/dados/email', mensagem: 'must match format "email"' },
+      ]),
+    );
+  });
+
+  it('When dados break the schema in more than 50 places, then 50 errors are reported', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'v4', { type: 'array', items: { type: 'integer' } });
+    const resultado = validador.validarDados(versao, Array.from({ length: 80 }, () => 'x'));
+    expect(resultado.erros).toHaveLength(50);
+    expect(resultado.erros[49]).toEqual({ caminho: '/dados/49', mensagem: 'must be integer' });
+  });
+
+  it('When a draft-07 schema is registered, then the draft-07 ajv checks it (2020-12 keywords are unknown there)', () => {
+    const validador = new ValidadorDeEsquemas();
+    const draft07 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', items: [{ type: 'string' }], additionalItems: false, minItems: 1 };
+    const versao = registrar(validador, 'v5', draft07);
+    expect(validador.validarDados(versao, ['a']).valido).toBe(true);
+    expect(validador.validarDados(versao, ['a', 'b']).valido).toBe(false);
+    const mixed = validador.verificarEsquema({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', prefixItems: [{ type: 'string' }] });
+    expect(mixed.erros[0]!.mensagem).toMatch(/unknown keyword: "prefixItems"/);
+  });
+
+  it.each([
+    [{ type: 'strng' }, '/esquema/type'],
+    [{ type: 'object', properties: { a: { type: 'string' } }, requird: ['a'] }, '/esquema'],
+    [{ type: 'object', required: ['a'] }, '/esquema'],
+    [{ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' }, '/esquema/$schema'],
+    [{ $ref: 'https://example.com/remote.json' }, '/esquema'],
+    [{ type: 'string', format: 'not-a-format' }, '/esquema'],
+    [{ $async: true, type: 'object' }, '/esquema/$async'],
+    [[], '/esquema'],
+    [true, '/esquema'],
+  ])('When the schema %j is registered, then it is refused at %s', (esquema, caminho) => {
+    const { erros, validador } = new ValidadorDeEsquemas().verificarEsquema(esquema);
+    expect(validador).toBeUndefined();
+    expect(erros.length).toBeGreaterThan(0);
+    expect(erros[0]!.caminho.startsWith(caminho)).toBe(true);
+  });
+
+  it('When two versions share the same $id, then both compile (nothing is left behind in ajv)', () => {
+    const validador = new ValidadorDeEsquemas();
+    const a = registrar(validador, 'a', { $id: 'https://hub.example/pedido', type: 'object' });
+    const b = registrar(validador, 'b', { $id: 'https://hub.example/pedido', type: 'string' });
+    expect(validador.validarDados(a, {}).valido).toBe(true);
+    expect(validador.validarDados(b, {}).valido).toBe(false);
+  });
+
+  it('When the seeded colaborador.atualizado v1 schema is checked, then it compiles strictly and describes a collaborator', () => {
+    const sql = readFileSync(path.join(__dirname, '../../migrations/002.do.plataforma.sql'), 'utf8');
+    const literal = /1,\n {2}'(\{[\s\S]*?\n\})',/.exec(sql)![1]!.replaceAll("''", "'");
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'colaborador', JSON.parse(literal));
+    const colaborador = { termoauth_id: 't1', email: 'ana@empresa.com.br', nome: 'Ana', ativo: true, funcao: { id: 'f1', nome: 'Analista' } };
+    expect(validador.validarDados(versao, colaborador).valido).toBe(true);
+    expect(validador.validarDados(versao, { ...colaborador, funcao: null }).valido).toBe(true);
+    expect(validador.validarDados(versao, { ...colaborador, funcao: { id: 'f1' } }).erros).toEqual([{ caminho: '/dados/funcao/nome', mensagem: 'is required' }]);
+  });
+});

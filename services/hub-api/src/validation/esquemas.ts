@@ -1,0 +1,152 @@
+import { type ErroDeValidacao, MAX_ERROS, pointer } from '@hub/http';
+import Ajv, { type AnySchemaObject, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+/**
+ * The JSON Schemas that applications register, and the one function that checks `dados` against
+ * them: POST /versao-de-esquema/{id}/validar and publication use exactly `validarDados`.
+ *
+ * One ajv per draft (2020-12, the default, and draft-07), strict; compiled validators are cached
+ * per schema version id, so a version's schema is compiled once per process (versions are
+ * immutable, so the cache never goes stale).
+ */
+
+export const DRAFTS = {
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+} as const;
+export type Draft = keyof typeof DRAFTS;
+
+export interface ResultadoDaValidacao {
+  valido: boolean;
+  /** At most 50. */
+  erros: ErroDeValidacao[];
+}
+
+/** A schema version as the validator needs it. */
+export interface VersaoValidavel {
+  id: string;
+  esquema: unknown;
+}
+
+const OPTIONS: Options = {
+  strict: true,
+  allErrors: true,
+  allowUnionTypes: true,
+  // A registered schema must not make the hub fetch anything, nor leave its $id behind in ajv.
+  addUsedSchema: false,
+  logger: false,
+};
+
+/** Which draft a schema declares with $schema (2020-12 when absent); undefined for any other. */
+export function draftOf(esquema: AnySchemaObject): Draft | undefined {
+  const declared = esquema.$schema;
+  if (declared === undefined) return '2020-12';
+  if (typeof declared !== 'string') return undefined;
+  const normalised = declared.replace(/#$/, '');
+  if (normalised === DRAFTS['2020-12']) return '2020-12';
+  if (normalised === DRAFTS['draft-07'].replace(/#$/, '')) return 'draft-07';
+  return undefined;
+}
+
+export class ValidadorDeEsquemas {
+  private readonly ajvs: Record<Draft, Ajv>;
+  private readonly validadores = new Map<string, ValidateFunction>();
+  /** How many schemas were compiled: the tests prove that nothing compiles twice. */
+  compilacoes = 0;
+
+  constructor(private readonly maxValidadores = 10_000) {
+    const draft2020 = new Ajv2020(OPTIONS);
+    const draft07 = new Ajv(OPTIONS);
+    addFormats(draft2020);
+    addFormats(draft07);
+    this.ajvs = { '2020-12': draft2020, 'draft-07': draft07 };
+  }
+
+  /**
+   * Checks a schema that is being registered: the draft is supported, it is valid against its
+   * meta-schema and it compiles in strict mode. The compiled validator is returned so that
+   * `lembrar` can keep it under the new version's id (no second compilation).
+   */
+  verificarEsquema(esquema: unknown): { erros: ErroDeValidacao[]; validador?: ValidateFunction } {
+    if (typeof esquema !== 'object' || esquema === null || Array.isArray(esquema)) {
+      return { erros: [{ caminho: '/esquema', mensagem: 'must be a JSON Schema object' }] };
+    }
+    const schema = esquema as AnySchemaObject;
+    const draft = draftOf(schema);
+    if (!draft) {
+      return { erros: [{ caminho: '/esquema/$schema', mensagem: `must be ${DRAFTS['2020-12']} (the default) or ${DRAFTS['draft-07']}` }] };
+    }
+    if (schema.$async !== undefined) return { erros: [{ caminho: '/esquema/$async', mensagem: 'asynchronous schemas are not supported' }] };
+    const ajv = this.ajvs[draft];
+    if (!ajv.validateSchema(schema)) {
+      return { erros: (ajv.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDoEsquema(e)) };
+    }
+    let validador: ValidateFunction;
+    try {
+      validador = this.compilar(draft, schema);
+    } catch (error) {
+      return { erros: [{ caminho: '/esquema', mensagem: (error as Error).message }] };
+    }
+    return { erros: [], validador };
+  }
+
+  /** Keeps the validator compiled by `verificarEsquema` under the id of the version just created. */
+  lembrar(versaoId: string, validador: ValidateFunction): void {
+    this.validadores.set(versaoId, validador);
+    if (this.validadores.size > this.maxValidadores) {
+      const oldest = this.validadores.keys().next().value;
+      if (oldest !== undefined) this.validadores.delete(oldest);
+    }
+  }
+
+  /** `dados` against the schema of a version; errors point into the body (`/dados/...`). */
+  validarDados(versao: VersaoValidavel, dados: unknown): ResultadoDaValidacao {
+    const validador = this.validadorDe(versao);
+    if (validador(dados)) return { valido: true, erros: [] };
+    return { valido: false, erros: (validador.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDosDados(e)) };
+  }
+
+  private validadorDe(versao: VersaoValidavel): ValidateFunction {
+    const cached = this.validadores.get(versao.id);
+    if (cached) return cached;
+    const schema = versao.esquema as AnySchemaObject;
+    const draft = draftOf(schema);
+    // A stored version passed verificarEsquema when it was created; failing here is a bug.
+    if (!draft) throw new Error(`schema version ${versao.id} declares an unsupported $schema`);
+    const validador = this.compilar(draft, schema);
+    this.lembrar(versao.id, validador);
+    return validador;
+  }
+
+  private compilar(draft: Draft, schema: AnySchemaObject): ValidateFunction {
+    const ajv = this.ajvs[draft];
+    this.compilacoes += 1;
+    try {
+      return ajv.compile(schema);
+    } finally {
+      // The validator is a closure of its own; ajv's cache entry would only keep the schema alive.
+      ajv.removeSchema(schema);
+    }
+  }
+}
+
+/** The shared validator of the process (publication and the /validar route use the same one). */
+export const esquemas = new ValidadorDeEsquemas();
+
+function erroDoEsquema(error: ErrorObject): ErroDeValidacao {
+  return { caminho: `/esquema${error.instancePath}`, mensagem: `${error.message ?? 'is invalid'} (${error.schemaPath})` };
+}
+
+function erroDosDados(error: ErrorObject): ErroDeValidacao {
+  const base = `/dados${error.instancePath}`;
+  if (error.keyword === 'required') {
+    return { caminho: base + pointer([String(error.params.missingProperty)]), mensagem: 'is required' };
+  }
+  if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') {
+    const extra = error.params.additionalProperty ?? error.params.unevaluatedProperty;
+    return { caminho: base + pointer([String(extra)]), mensagem: 'is not an allowed property' };
+  }
+  return { caminho: base, mensagem: error.message ?? 'is invalid' };
+}
