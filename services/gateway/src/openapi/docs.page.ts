@@ -40,15 +40,15 @@ function renderParameters(parameters: Parameter[]): string {
   return `<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>type</th><th></th></tr>${rows.join('')}</table>`;
 }
 
-function renderContent(content: Record<string, { schema?: Schema }> | undefined): string {
+function renderContent(content: Record<string, { schema?: Schema }> | undefined, input = false): string {
   return Object.entries(content ?? {})
-    .map(([type, { schema }]) => `<div class="content"><span class="ctype">${e(type)}</span>${renderSchema(schema)}</div>`)
+    .map(([type, { schema }]) => `<div class="content"><span class="ctype">${e(type)}</span>${renderSchema(schema, { input })}</div>`)
     .join('');
 }
 
 function renderOperation(method: string, path: string, operation: Operation): string {
   const id = anchor(`${method}-${path}`);
-  const body = operation.requestBody ? `<h4>Request body</h4>${renderContent(operation.requestBody.content)}` : '';
+  const body = operation.requestBody ? `<h4>Request body</h4>${renderContent(operation.requestBody.content, true)}` : '';
   const responses = Object.entries(operation.responses ?? {})
     .map(([status, response]) => {
       const problem = Object.keys(response.content ?? {}).every((t) => t === 'application/problem+json');

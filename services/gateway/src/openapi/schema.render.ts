@@ -48,20 +48,21 @@ function objectOf(schema: Schema): Schema | undefined {
 }
 
 /** The properties of an object (or of the items of an array of objects) as a nested list. */
-export function renderSchema(schema: Schema | undefined, depth = 0): string {
+export function renderSchema(schema: Schema | undefined, options: { input?: boolean } = {}, depth = 0): string {
   if (!schema) return '';
   const object = objectOf(schema);
   if (!object || depth > MAX_DEPTH) return `<p class="type">${escapeHtml(typeLabel(schema))}</p>`;
   const required = new Set((object.required as string[] | undefined) ?? []);
   const rows = Object.entries(object.properties as Record<string, Schema>).map(([name, property]) => {
-    const nested = objectOf(property) ? renderSchema(property, depth + 1) : '';
+    const nested = objectOf(property) ? renderSchema(property, options, depth + 1) : '';
     const description = property.description ? ` <span class="desc">${escapeHtml(property.description)}</span>` : '';
     return (
       `<li><code>${escapeHtml(name)}</code>${required.has(name) ? '' : ' <span class="opt">optional</span>'}` +
       ` <span class="type">${escapeHtml(typeLabel(property))}</span>${description}${nested}</li>`
     );
   });
-  const extra = object.additionalProperties === false ? '<li class="desc">no other fields accepted</li>' : '';
+  // Output schemas are closed too, but saying so there would only confuse readers.
+  const extra = options.input && object.additionalProperties === false ? '<li class="desc">no other fields accepted</li>' : '';
   const head = depth === 0 && schema !== object ? `<p class="type">${escapeHtml(typeLabel(schema))}</p>` : '';
   return `${head}<ul class="schema">${rows.join('')}${extra}</ul>`;
 }

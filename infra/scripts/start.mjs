@@ -1,0 +1,150 @@
+// `pnpm start`: checks PostgreSQL and RabbitMQ, generates the Prisma clients, starts every service
+// that exists (each creates and migrates its own database), waits until each is ready, seeds a demo
+// and prints where to look. Ctrl-C or SIGTERM stops everything; a service that dies stops everything.
+//
+// Environment: the caller's, passed to every service (`COMPANY_DOMAIN=x.com pnpm start`).
+// START_TIMEOUT (seconds a service may take to be ready, default 90), START_SEED=false (no demo),
+// START_LOG_FORMAT=json (raw logs), and the *_PORT variables of the services.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { canConnect, isPortFree, missingInfrastructure, waitUntilReady } from './lib/checks.mjs';
+import { Child } from './lib/processes.mjs';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const STOP_GRACE_MS = 10_000;
+const READY_TIMEOUT_MS = Number(process.env.START_TIMEOUT ?? 90) * 1000;
+
+/** In start order. `urlVar`: how the other services find this one. */
+const SERVICES = [
+  { name: 'identity-dev', portVar: 'IDENTITY_DEV_PORT', port: 8085 },
+  { name: 'access', portVar: 'ACCESS_PORT', port: 8081, urlVar: 'ACCESS_URL' },
+  { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL' },
+  { name: 'hub-api', portVar: 'HUB_API_PORT', port: 8083, urlVar: 'HUB_API_URL' },
+  { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084 },
+  { name: 'demo-receiver', portVar: 'DEMO_RECEIVER_PORT', port: 8086, urlVar: 'DEMO_RECEIVER_URL' },
+  { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080 },
+];
+const ROUTED = ['access', 'function', 'hub-api'];
+
+const say = (text = '') => process.stdout.write(`${text}\n`);
+const fail = (text) => process.stderr.write(`\n✗ ${text}\n`);
+
+function plan() {
+  const services = SERVICES.map((s) => ({
+    ...s,
+    port: Number(process.env[s.portVar] ?? s.port),
+    main: path.join('services', s.name, 'src', 'main.ts'),
+  }));
+  const present = services.filter((s) => existsSync(path.join(root, s.main)));
+  for (const s of services.filter((x) => !present.includes(x))) say(`· ${s.name}: not started (${s.main} does not exist yet)`);
+
+  const port = (name) => services.find((s) => s.name === name).port;
+  const env = { ...process.env };
+  for (const s of services) {
+    env[s.portVar] = String(s.port);
+    if (s.urlVar) env[s.urlVar] ??= `http://127.0.0.1:${s.port}`;
+  }
+  env.IDENTITY_JWKS_URL ??= `http://127.0.0.1:${port('identity-dev')}/.well-known/jwks.json`;
+  env.GATEWAY_URL ??= `http://127.0.0.1:${port('gateway')}`;
+  env.IDENTITY_URL ??= `http://127.0.0.1:${port('identity-dev')}`;
+  env.GATEWAY_LOCALHOST_URL ??= `http://localhost:${port('gateway')}`;
+  env.GATEWAY_UPSTREAMS ??= ROUTED.filter((name) => present.some((s) => s.name === name)).join(',');
+  return { present, env, port };
+}
+
+const children = [];
+let stopping = false;
+
+async function stopAll(exitCode) {
+  if (stopping) return;
+  stopping = true;
+  const running = children.filter((c) => c.running);
+  if (running.length) say(`\nstopping ${running.map((c) => c.name).join(', ')}…`);
+  await Promise.all([...running].reverse().map((c) => c.stop(STOP_GRACE_MS)));
+  process.exit(exitCode);
+}
+
+function showLastLines(child) {
+  if (!child.lastLines.length) return;
+  process.stderr.write(`  last lines of ${child.name}:\n${child.lastLines.slice(-20).map((l) => `    ${l}`).join('\n')}\n`);
+}
+
+async function printReady(port, env) {
+  const gateway = `http://localhost:${port('gateway')}`;
+  const identity = `http://localhost:${port('identity-dev')}`;
+  const domain = (env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
+  const management = env.RABBITMQ_MANAGEMENT_URL ?? 'http://localhost:15672';
+  const managementUp = await canConnect(new URL(management).hostname, Number(new URL(management).port || 15672));
+  say('');
+  say('Event hub is running.');
+  say(`  Gateway        ${gateway}`);
+  say(`  API docs       ${gateway}/docs`);
+  say(`  OpenAPI        ${gateway}/openapi.json`);
+  say(`  Token          POST ${identity}/token  (identity-dev, the identity stand-in)`);
+  if (managementUp) say(`  RabbitMQ UI    ${management}  (guest / guest)`);
+  say('');
+  say('Get a master token and call the API:');
+  say(
+    `  TOKEN=$(curl -s -X POST ${identity}/token -H 'content-type: application/json' ` +
+      `-d '{"email":"admin@${domain}","nome":"Admin","master":true}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
+  );
+  say(`  curl -s ${gateway}/auth/acesso -H "authorization: Bearer $TOKEN"`);
+  say('');
+  say('Ctrl-C stops everything.');
+}
+
+async function main() {
+  const missing = await missingInfrastructure(process.env);
+  if (missing.length) {
+    fail(`cannot start: ${missing.length === 1 ? 'a dependency is' : 'dependencies are'} missing.\n\n  ${missing.join('\n\n  ')}\n`);
+    process.exit(1);
+  }
+  execFileSync(process.execPath, [path.join(root, 'infra/scripts/generate.mjs')], { cwd: root, stdio: 'inherit' });
+
+  const { present, env, port } = plan();
+  for (const s of present) {
+    if (!(await isPortFree(s.port))) {
+      fail(`port ${s.port} (${s.portVar}) for ${s.name} is already in use. Is \`pnpm start\` already running? Stop it or set ${s.portVar}.`);
+      process.exit(1);
+    }
+  }
+
+  process.on('SIGINT', () => stopAll(0));
+  process.on('SIGTERM', () => stopAll(0));
+  const width = Math.max(...present.map((s) => s.name.length));
+  for (const [index, s] of present.entries()) {
+    const child = new Child({ name: s.name, args: ['--import', 'tsx', s.main], cwd: root, env, index, width });
+    children.push(child);
+    child.exited.then(({ code, signal }) => {
+      if (stopping) return;
+      fail(`${s.name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
+      showLastLines(child);
+      stopAll(1);
+    });
+    const started = Date.now();
+    try {
+      await waitUntilReady(`http://127.0.0.1:${s.port}`, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping || !child.running });
+    } catch (error) {
+      if (stopping) return;
+      fail(`${s.name} did not become ready: ${error.message}`);
+      showLastLines(child);
+      return stopAll(1);
+    }
+    say(`✓ ${s.name} ready on port ${s.port} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+
+  const seed = path.join(root, 'infra/scripts/seed-demo.ts');
+  if (process.env.START_SEED !== 'false' && existsSync(seed)) {
+    say('seeding the demo (infra/scripts/seed-demo.ts)…');
+    const seeding = spawn(process.execPath, ['--import', 'tsx', seed], { cwd: root, env, stdio: 'inherit' });
+    const code = await new Promise((resolve) => seeding.once('exit', (c) => resolve(c)));
+    if (code !== 0 && !stopping) fail('the demo seed failed (see above); the platform keeps running without it.');
+  }
+  if (!stopping) await printReady(port, env);
+}
+
+main().catch((error) => {
+  fail(error instanceof Error ? error.message : String(error));
+  stopAll(1);
+});
