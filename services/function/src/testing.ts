@@ -7,8 +7,11 @@ import { MIGRATIONS_DIR, type RunningFunction, startFunction } from './start';
 
 export interface TestFunction extends RunningFunction {
   databaseUrl: string;
-  /** Waits until the consumer has handled the message of this collaborator with this versao. */
-  handled(termoauthId: string, versao: number): Promise<{ changed: boolean }>;
+  /**
+   * Waits until the consumer has handled the `occurrence`-th message of this collaborator with this
+   * versao (1 for the first); tells whether that one changed the projection.
+   */
+  handled(termoauthId: string, versao: number, occurrence?: number): Promise<{ changed: boolean }>;
   close(): Promise<void>;
 }
 
@@ -26,19 +29,24 @@ export async function startFunctionForTests(identity: TestIdentity, access: Test
     ACCESS_CACHE_TTL: '1s',
     OUTBOX_POLL_INTERVAL: '250ms',
   });
-  const handled = new Map<string, boolean>();
+  const handled = new Map<string, boolean[]>();
   const running = await startFunction(config, createLogger('function'), {
     port: 0,
     colaboradoresQueue: uniqueName('test.function.colaboradores'),
-    onColaborador: (mensagem: ColaboradorSincronizado, changed) => handled.set(`${mensagem.termoauth_id}@${mensagem.versao}`, changed),
+    onColaborador: (mensagem: ColaboradorSincronizado, changed) => {
+      const key = `${mensagem.termoauth_id}@${mensagem.versao}`;
+      handled.set(key, [...(handled.get(key) ?? []), changed]);
+    },
   });
   return {
     ...running,
     databaseUrl: database.url,
-    handled: async (termoauthId, versao) => {
+    handled: async (termoauthId, versao, occurrence = 1) => {
       const key = `${termoauthId}@${versao}`;
-      await waitFor(() => handled.has(key), { what: `the message ${key} handled` });
-      return { changed: handled.get(key)! };
+      const results = await waitFor(() => ((handled.get(key)?.length ?? 0) >= occurrence ? handled.get(key) : undefined), {
+        what: `message ${key} handled ${occurrence} time(s)`,
+      });
+      return { changed: results[occurrence - 1]! };
     },
     close: async () => {
       await running.stop();
