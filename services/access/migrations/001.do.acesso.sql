@@ -14,6 +14,7 @@ create table acesso (
   ativo               boolean not null,
   master              boolean not null,
   termoauth_id        text,
+  nome                text,
   perfil_de_acesso_id uuid references perfil_de_acesso (id),
   bloqueado_ate       timestamptz(3),
   ultimo_login_em     timestamptz(3),

@@ -687,6 +687,7 @@ export const AcessoScalarFieldEnum = {
   ativo: 'ativo',
   master: 'master',
   termoauthId: 'termoauthId',
+  nome: 'nome',
   perfilDeAcessoId: 'perfilDeAcessoId',
   bloqueadoAte: 'bloqueadoAte',
   ultimoLoginEm: 'ultimoLoginEm',

@@ -31,6 +31,7 @@ export type AcessoMinAggregateOutputType = {
   ativo: boolean | null
   master: boolean | null
   termoauthId: string | null
+  nome: string | null
   perfilDeAcessoId: string | null
   bloqueadoAte: Date | null
   ultimoLoginEm: Date | null
@@ -46,6 +47,7 @@ export type AcessoMaxAggregateOutputType = {
   ativo: boolean | null
   master: boolean | null
   termoauthId: string | null
+  nome: string | null
   perfilDeAcessoId: string | null
   bloqueadoAte: Date | null
   ultimoLoginEm: Date | null
@@ -61,6 +63,7 @@ export type AcessoCountAggregateOutputType = {
   ativo: number
   master: number
   termoauthId: number
+  nome: number
   perfilDeAcessoId: number
   bloqueadoAte: number
   ultimoLoginEm: number
@@ -78,6 +81,7 @@ export type AcessoMinAggregateInputType = {
   ativo?: true
   master?: true
   termoauthId?: true
+  nome?: true
   perfilDeAcessoId?: true
   bloqueadoAte?: true
   ultimoLoginEm?: true
@@ -93,6 +97,7 @@ export type AcessoMaxAggregateInputType = {
   ativo?: true
   master?: true
   termoauthId?: true
+  nome?: true
   perfilDeAcessoId?: true
   bloqueadoAte?: true
   ultimoLoginEm?: true
@@ -108,6 +113,7 @@ export type AcessoCountAggregateInputType = {
   ativo?: true
   master?: true
   termoauthId?: true
+  nome?: true
   perfilDeAcessoId?: true
   bloqueadoAte?: true
   ultimoLoginEm?: true
@@ -196,6 +202,7 @@ export type AcessoGroupByOutputType = {
   ativo: boolean
   master: boolean
   termoauthId: string | null
+  nome: string | null
   perfilDeAcessoId: string | null
   bloqueadoAte: Date | null
   ultimoLoginEm: Date | null
@@ -232,6 +239,7 @@ export type AcessoWhereInput = {
   ativo?: Prisma.BoolFilter<"Acesso"> | boolean
   master?: Prisma.BoolFilter<"Acesso"> | boolean
   termoauthId?: Prisma.StringNullableFilter<"Acesso"> | string | null
+  nome?: Prisma.StringNullableFilter<"Acesso"> | string | null
   perfilDeAcessoId?: Prisma.UuidNullableFilter<"Acesso"> | string | null
   bloqueadoAte?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
   ultimoLoginEm?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
@@ -248,6 +256,7 @@ export type AcessoOrderByWithRelationInput = {
   ativo?: Prisma.SortOrder
   master?: Prisma.SortOrder
   termoauthId?: Prisma.SortOrderInput | Prisma.SortOrder
+  nome?: Prisma.SortOrderInput | Prisma.SortOrder
   perfilDeAcessoId?: Prisma.SortOrderInput | Prisma.SortOrder
   bloqueadoAte?: Prisma.SortOrderInput | Prisma.SortOrder
   ultimoLoginEm?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -267,6 +276,7 @@ export type AcessoWhereUniqueInput = Prisma.AtLeast<{
   ativo?: Prisma.BoolFilter<"Acesso"> | boolean
   master?: Prisma.BoolFilter<"Acesso"> | boolean
   termoauthId?: Prisma.StringNullableFilter<"Acesso"> | string | null
+  nome?: Prisma.StringNullableFilter<"Acesso"> | string | null
   perfilDeAcessoId?: Prisma.UuidNullableFilter<"Acesso"> | string | null
   bloqueadoAte?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
   ultimoLoginEm?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
@@ -283,6 +293,7 @@ export type AcessoOrderByWithAggregationInput = {
   ativo?: Prisma.SortOrder
   master?: Prisma.SortOrder
   termoauthId?: Prisma.SortOrderInput | Prisma.SortOrder
+  nome?: Prisma.SortOrderInput | Prisma.SortOrder
   perfilDeAcessoId?: Prisma.SortOrderInput | Prisma.SortOrder
   bloqueadoAte?: Prisma.SortOrderInput | Prisma.SortOrder
   ultimoLoginEm?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -304,6 +315,7 @@ export type AcessoScalarWhereWithAggregatesInput = {
   ativo?: Prisma.BoolWithAggregatesFilter<"Acesso"> | boolean
   master?: Prisma.BoolWithAggregatesFilter<"Acesso"> | boolean
   termoauthId?: Prisma.StringNullableWithAggregatesFilter<"Acesso"> | string | null
+  nome?: Prisma.StringNullableWithAggregatesFilter<"Acesso"> | string | null
   perfilDeAcessoId?: Prisma.UuidNullableWithAggregatesFilter<"Acesso"> | string | null
   bloqueadoAte?: Prisma.DateTimeNullableWithAggregatesFilter<"Acesso"> | Date | string | null
   ultimoLoginEm?: Prisma.DateTimeNullableWithAggregatesFilter<"Acesso"> | Date | string | null
@@ -319,6 +331,7 @@ export type AcessoCreateInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
   excluidoEm?: Date | string | null
@@ -334,6 +347,7 @@ export type AcessoUncheckedCreateInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   perfilDeAcessoId?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
@@ -349,6 +363,7 @@ export type AcessoUpdateInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   excluidoEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -364,6 +379,7 @@ export type AcessoUncheckedUpdateInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   perfilDeAcessoId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -379,6 +395,7 @@ export type AcessoCreateManyInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   perfilDeAcessoId?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
@@ -394,6 +411,7 @@ export type AcessoUpdateManyMutationInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   excluidoEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -408,6 +426,7 @@ export type AcessoUncheckedUpdateManyInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   perfilDeAcessoId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -423,6 +442,7 @@ export type AcessoCountOrderByAggregateInput = {
   ativo?: Prisma.SortOrder
   master?: Prisma.SortOrder
   termoauthId?: Prisma.SortOrder
+  nome?: Prisma.SortOrder
   perfilDeAcessoId?: Prisma.SortOrder
   bloqueadoAte?: Prisma.SortOrder
   ultimoLoginEm?: Prisma.SortOrder
@@ -438,6 +458,7 @@ export type AcessoMaxOrderByAggregateInput = {
   ativo?: Prisma.SortOrder
   master?: Prisma.SortOrder
   termoauthId?: Prisma.SortOrder
+  nome?: Prisma.SortOrder
   perfilDeAcessoId?: Prisma.SortOrder
   bloqueadoAte?: Prisma.SortOrder
   ultimoLoginEm?: Prisma.SortOrder
@@ -453,6 +474,7 @@ export type AcessoMinOrderByAggregateInput = {
   ativo?: Prisma.SortOrder
   master?: Prisma.SortOrder
   termoauthId?: Prisma.SortOrder
+  nome?: Prisma.SortOrder
   perfilDeAcessoId?: Prisma.SortOrder
   bloqueadoAte?: Prisma.SortOrder
   ultimoLoginEm?: Prisma.SortOrder
@@ -540,6 +562,7 @@ export type AcessoCreateWithoutPerfilDeAcessoInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
   excluidoEm?: Date | string | null
@@ -554,6 +577,7 @@ export type AcessoUncheckedCreateWithoutPerfilDeAcessoInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
   excluidoEm?: Date | string | null
@@ -597,6 +621,7 @@ export type AcessoScalarWhereInput = {
   ativo?: Prisma.BoolFilter<"Acesso"> | boolean
   master?: Prisma.BoolFilter<"Acesso"> | boolean
   termoauthId?: Prisma.StringNullableFilter<"Acesso"> | string | null
+  nome?: Prisma.StringNullableFilter<"Acesso"> | string | null
   perfilDeAcessoId?: Prisma.UuidNullableFilter<"Acesso"> | string | null
   bloqueadoAte?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
   ultimoLoginEm?: Prisma.DateTimeNullableFilter<"Acesso"> | Date | string | null
@@ -612,6 +637,7 @@ export type AcessoCreateManyPerfilDeAcessoInput = {
   ativo: boolean
   master: boolean
   termoauthId?: string | null
+  nome?: string | null
   bloqueadoAte?: Date | string | null
   ultimoLoginEm?: Date | string | null
   excluidoEm?: Date | string | null
@@ -626,6 +652,7 @@ export type AcessoUpdateWithoutPerfilDeAcessoInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   excluidoEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -640,6 +667,7 @@ export type AcessoUncheckedUpdateWithoutPerfilDeAcessoInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   excluidoEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -654,6 +682,7 @@ export type AcessoUncheckedUpdateManyWithoutPerfilDeAcessoInput = {
   ativo?: Prisma.BoolFieldUpdateOperationsInput | boolean
   master?: Prisma.BoolFieldUpdateOperationsInput | boolean
   termoauthId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nome?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   bloqueadoAte?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   ultimoLoginEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   excluidoEm?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -670,6 +699,7 @@ export type AcessoSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs =
   ativo?: boolean
   master?: boolean
   termoauthId?: boolean
+  nome?: boolean
   perfilDeAcessoId?: boolean
   bloqueadoAte?: boolean
   ultimoLoginEm?: boolean
@@ -686,6 +716,7 @@ export type AcessoSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extens
   ativo?: boolean
   master?: boolean
   termoauthId?: boolean
+  nome?: boolean
   perfilDeAcessoId?: boolean
   bloqueadoAte?: boolean
   ultimoLoginEm?: boolean
@@ -702,6 +733,7 @@ export type AcessoSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extens
   ativo?: boolean
   master?: boolean
   termoauthId?: boolean
+  nome?: boolean
   perfilDeAcessoId?: boolean
   bloqueadoAte?: boolean
   ultimoLoginEm?: boolean
@@ -718,6 +750,7 @@ export type AcessoSelectScalar = {
   ativo?: boolean
   master?: boolean
   termoauthId?: boolean
+  nome?: boolean
   perfilDeAcessoId?: boolean
   bloqueadoAte?: boolean
   ultimoLoginEm?: boolean
@@ -726,7 +759,7 @@ export type AcessoSelectScalar = {
   atualizadoEm?: boolean
 }
 
-export type AcessoOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "email" | "perfil" | "ativo" | "master" | "termoauthId" | "perfilDeAcessoId" | "bloqueadoAte" | "ultimoLoginEm" | "excluidoEm" | "criadoEm" | "atualizadoEm", ExtArgs["result"]["acesso"]>
+export type AcessoOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "email" | "perfil" | "ativo" | "master" | "termoauthId" | "nome" | "perfilDeAcessoId" | "bloqueadoAte" | "ultimoLoginEm" | "excluidoEm" | "criadoEm" | "atualizadoEm", ExtArgs["result"]["acesso"]>
 export type AcessoInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   perfilDeAcesso?: boolean | Prisma.Acesso$perfilDeAcessoArgs<ExtArgs>
 }
@@ -749,6 +782,7 @@ export type $AcessoPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs
     ativo: boolean
     master: boolean
     termoauthId: string | null
+    nome: string | null
     perfilDeAcessoId: string | null
     bloqueadoAte: Date | null
     ultimoLoginEm: Date | null
@@ -1185,6 +1219,7 @@ export interface AcessoFieldRefs {
   readonly ativo: Prisma.FieldRef<"Acesso", 'Boolean'>
   readonly master: Prisma.FieldRef<"Acesso", 'Boolean'>
   readonly termoauthId: Prisma.FieldRef<"Acesso", 'String'>
+  readonly nome: Prisma.FieldRef<"Acesso", 'String'>
   readonly perfilDeAcessoId: Prisma.FieldRef<"Acesso", 'String'>
   readonly bloqueadoAte: Prisma.FieldRef<"Acesso", 'DateTime'>
   readonly ultimoLoginEm: Prisma.FieldRef<"Acesso", 'DateTime'>

@@ -1,0 +1,17 @@
+import { baseConfig, databaseUrlFromEnv, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
+import { z } from 'zod';
+
+export const accessConfig = baseConfig.extend(identityConfig.shape).extend({
+  ACCESS_PORT: portFromEnv(8081),
+  ACCESS_DATABASE_URL: databaseUrlFromEnv('hub_access'),
+  COMPANY_DOMAIN: z
+    .string()
+    .min(1)
+    .default('empresa.com.br')
+    .transform((v) => v.trim().toLowerCase().replace(/^@/, ''))
+    .describe('accesses may only be created for e-mails of this domain'),
+  ACCESS_LOGIN_TOUCH_INTERVAL: durationFromEnv('1m').describe('how often ultimo_login_em is refreshed for one access'),
+});
+export type AccessConfig = z.infer<typeof accessConfig>;
+
+export const readConfig = () => loadConfig(accessConfig);

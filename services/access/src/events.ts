@@ -1,0 +1,22 @@
+import { type Broker, publishMessage } from '@hub/broker';
+import { type AcessoAlterado, acessoAlterado } from '@hub/contracts';
+import type { Logger } from '@hub/log';
+
+export interface AccessEvents {
+  changed(change: AcessoAlterado): Promise<void>;
+}
+
+/**
+ * Announces `acesso.alterado` so every service drops its cached permissions. The change is already
+ * committed; if the broker is unreachable the caches still expire within their short TTL, so the
+ * request does not fail for it.
+ */
+export function brokerAccessEvents(broker: Broker, logger: Logger): AccessEvents {
+  return {
+    changed: async (change) => {
+      await publishMessage(broker, acessoAlterado, change).catch((error) =>
+        logger.error({ err: error, motivo: change.motivo }, 'could not announce acesso.alterado'),
+      );
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import type { Guards } from '@hub/auth';
+import { acessoAtualSchema } from '@hub/contracts';
+import type { ApiRouter } from '@hub/http';
+
+export function acessoAtualRoutes(router: ApiRouter, guards: Guards): ApiRouter {
+  return router.route(
+    {
+      method: 'get',
+      path: '/auth/acesso',
+      summary: "The caller's own access, access profile and permissions per area",
+      tag: 'Acessos (auth)',
+      ...guards.user(),
+      response: acessoAtualSchema,
+    },
+    ({ req }) => req.acesso,
+  );
+}

@@ -1,0 +1,97 @@
+import { uuidv7 } from '@hub/database';
+import type { PageRequest } from '@hub/http';
+import { skipTake } from '@hub/http';
+import type { Db } from '../../db';
+import type { Acesso, Prisma } from '../../generated/prisma/client';
+
+const vivo = { excluidoEm: null } satisfies Prisma.AcessoWhereInput;
+
+export interface AcessoFiltro {
+  email?: string;
+  perfil?: string;
+  ativo?: boolean;
+}
+
+function whereOf(filtro: AcessoFiltro): Prisma.AcessoWhereInput {
+  return {
+    ...vivo,
+    ...(filtro.email ? { email: { contains: filtro.email.toLowerCase() } } : {}),
+    ...(filtro.perfil !== undefined ? { perfil: filtro.perfil } : {}),
+    ...(filtro.ativo !== undefined ? { ativo: filtro.ativo } : {}),
+  };
+}
+
+/** Accesses as stored; deleted ones (excluido_em set) are invisible to every query here. */
+export class AcessosRepository {
+  constructor(private readonly db: Db) {}
+
+  async page(request: PageRequest): Promise<{ itens: Acesso[]; total: number }> {
+    const [itens, total] = await Promise.all([
+      this.db.acesso.findMany({ where: vivo, orderBy: [{ perfil: 'asc' }, { email: 'asc' }, { id: 'asc' }], ...skipTake(request) }),
+      this.db.acesso.count({ where: vivo }),
+    ]);
+    return { itens, total };
+  }
+
+  async autocomplete(filtro: AcessoFiltro, request: PageRequest) {
+    const where = whereOf(filtro);
+    const [itens, total] = await Promise.all([
+      this.db.acesso.findMany({ where, select: { id: true, email: true, perfil: true }, orderBy: [{ email: 'asc' }, { id: 'asc' }], ...skipTake(request) }),
+      this.db.acesso.count({ where }),
+    ]);
+    return { itens, total };
+  }
+
+  filtro(filtro: AcessoFiltro): Promise<Acesso[]> {
+    return this.db.acesso.findMany({ where: whereOf(filtro), orderBy: [{ email: 'asc' }, { id: 'asc' }] });
+  }
+
+  byId(id: string): Promise<Acesso | null> {
+    return this.db.acesso.findFirst({ where: { id, ...vivo } });
+  }
+
+  byEmail(email: string) {
+    return this.db.acesso.findFirst({ where: { email, ...vivo }, include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } } });
+  }
+
+  /** Creates an access, linked at once to the collaborator of the same e-mail if one is known. */
+  async create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
+    const colaborador = await this.db.colaborador.findFirst({ where: { email: data.email, removido: false }, orderBy: { versao: 'desc' } });
+    const now = new Date();
+    return this.db.acesso.create({
+      data: {
+        id: uuidv7(),
+        email: data.email,
+        perfil: data.perfil,
+        ativo: true,
+        master: data.master,
+        termoauthId: colaborador?.termoauthId ?? null,
+        nome: colaborador?.nome ?? null,
+        criadoEm: now,
+        atualizadoEm: now,
+      },
+    });
+  }
+
+  async update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
+    return this.db.$transaction(async (tx) => {
+      const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
+      if (data.email !== undefined) {
+        // The link follows the e-mail: the collaborator of the new address, or none.
+        const colaborador = await tx.colaborador.findFirst({ where: { email: data.email, removido: false }, orderBy: { versao: 'desc' } });
+        changes.termoauthId = colaborador?.termoauthId ?? null;
+        changes.nome = colaborador?.nome ?? null;
+      }
+      return tx.acesso.update({ where: { id }, data: changes });
+    });
+  }
+
+  async markDeleted(id: string): Promise<void> {
+    const now = new Date();
+    await this.db.acesso.update({ where: { id }, data: { excluidoEm: now, atualizadoEm: now } });
+  }
+
+  async touchLogin(id: string, now: Date, master: boolean): Promise<void> {
+    await this.db.acesso.update({ where: { id }, data: { ultimoLoginEm: now, master } });
+  }
+}

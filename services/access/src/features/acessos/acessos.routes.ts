@@ -1,0 +1,98 @@
+import type { Guards } from '@hub/auth';
+import { ApiRouter, idParams, page, pageQuery, queryBoolean, queryText } from '@hub/http';
+import { z } from 'zod';
+import { authSchema, toAuth } from './acessos.model';
+import type { AcessosRepository } from './acessos.repository';
+import type { AcessosService } from './acessos.service';
+
+const tag = 'Acessos (auth)';
+const pagina = <T extends z.ZodType>(item: T) => z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
+const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
+
+/** The eight /auth routes except /auth/acesso (see acesso-atual). */
+export function acessosRoutes(router: ApiRouter, guards: Guards, service: AcessosService, repository: AcessosRepository): ApiRouter {
+  const ler = guards.permission('colaboradores', 'qualquer');
+  return router
+    .route(
+      { method: 'get', path: '/auth', summary: 'Page of accesses, by perfil then e-mail', tag, ...ler, query: pageQuery(), response: pagina(authSchema) },
+      async ({ query }) => {
+        const { itens, total } = await repository.page(query);
+        return page(itens.map(toAuth), query, total);
+      },
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/auth',
+        summary: 'Create an access (perfil colaborador, active, without access profile)',
+        tag,
+        ...guards.permission('colaboradores', 'criar'),
+        body: z.object({ email: z.string(), perfil: z.string() }).strict(),
+        response: authSchema,
+        status: 201,
+        refusals: { 409: 'the e-mail is taken' },
+      },
+      async ({ body }) => toAuth(await service.create(body)),
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/auth/autocomplete',
+        summary: 'Accesses by e-mail: id, email and perfil only',
+        tag,
+        ...ler,
+        query: pageQuery().extend({ busca: queryText(), perfil: queryText() }),
+        response: pagina(autoCompleteItem),
+      },
+      async ({ query }) => {
+        const { itens, total } = await repository.autocomplete({ email: query.busca, perfil: query.perfil }, query);
+        return page(itens, query, total);
+      },
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/auth/filtro',
+        summary: 'Every matching access, by e-mail, without pagination',
+        tag,
+        ...ler,
+        query: z.object({ email: queryText(), perfil: queryText(), ativo: queryBoolean.optional() }),
+        response: z.array(authSchema),
+      },
+      async ({ query }) => (await repository.filtro(query)).map(toAuth),
+    )
+    .route(
+      { method: 'get', path: '/auth/:id', summary: 'One access', tag, ...ler, params: idParams, response: authSchema },
+      async ({ params }) => toAuth(await service.get(params.id)),
+    )
+    .route(
+      {
+        method: 'patch',
+        path: '/auth/:id',
+        summary: 'Change the e-mail or the active flag (never of a master)',
+        tag,
+        ...guards.permission('colaboradores', 'editar'),
+        params: idParams,
+        body: z.object({ email: z.string().nullable().optional(), ativo: z.boolean().nullable().optional() }).strict(),
+        response: authSchema,
+        refusals: { 409: 'the e-mail is taken' },
+      },
+      async ({ params, body }) => toAuth(await service.update(params.id, body)),
+    )
+    .route(
+      {
+        method: 'delete',
+        path: '/auth/:id',
+        summary: 'Delete an access (logical; never of a master or of a linked collaborator)',
+        tag,
+        ...guards.permission('colaboradores', 'deletar'),
+        params: idParams,
+        refusals: { 409: 'a collaborator is linked to the access' },
+      },
+      async ({ params }) => {
+        await service.delete(params.id);
+      },
+    );
+}
+
+export { pagina };

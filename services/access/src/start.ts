@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { Broker, consumeMessages } from '@hub/broker';
+import { colaboradorSincronizado, declareInternalTopology, QUEUES } from '@hub/contracts';
+import { ensureDatabase, migrate } from '@hub/database';
+import { listen } from '@hub/http';
+import type { Logger } from '@hub/log';
+import { createApp } from './app';
+import type { AccessConfig } from './config';
+import { createDb } from './db';
+import { brokerAccessEvents } from './events';
+import { applyColaborador } from './jobs/colaboradores.consumer';
+
+export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
+
+export interface RunningAccess {
+  url: string;
+  broker: Broker;
+  stop(): Promise<void>;
+}
+
+/** Migrates, connects, consumes the collaborator synchronisation and serves HTTP. */
+export async function startAccess(config: AccessConfig, logger: Logger, port = config.ACCESS_PORT): Promise<RunningAccess> {
+  await ensureDatabase(config.ACCESS_DATABASE_URL);
+  await migrate(config.ACCESS_DATABASE_URL, MIGRATIONS_DIR, logger);
+  const db = createDb(config.ACCESS_DATABASE_URL);
+  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'access' }).start();
+  await broker.declare(declareInternalTopology);
+  const events = brokerAccessEvents(broker, logger);
+  await consumeMessages(broker, QUEUES.acessoColaboradores, colaboradorSincronizado, async (message) => {
+    await applyColaborador(db, events, message);
+  });
+  const app = createApp({
+    config,
+    db,
+    events,
+    logger,
+    readiness: { rabbitmq: async () => broker.connected || Promise.reject(new Error('disconnected')) },
+  });
+  const server = await listen(app, port);
+  return {
+    url: server.url,
+    broker,
+    stop: async () => {
+      await server.close();
+      await broker.close();
+      await db.$disconnect();
+    },
+  };
+}
