@@ -17,4 +17,6 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testTimeout: 30_000,
   maxWorkers: 2,
+  // Undici keeps idle keep-alive sockets of fetch() for a few seconds after the servers close.
+  forceExit: true,
 };
