@@ -1,0 +1,69 @@
+import { type AccessResolver, createGuards, type TokenVerifier } from '@hub/auth';
+import type { Broker } from '@hub/broker';
+import { createHttpApp } from '@hub/http';
+import type { Logger } from '@hub/log';
+import type { KeyStore } from '@hub/signing';
+import { userOrApplication } from './auth/usuario-ou-aplicativo';
+import type { Db } from './db';
+import type { DestinationPolicy } from './destinations/safety';
+import { verificadorDeDestino } from './destinations/verificador';
+import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
+import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
+import { aplicativosService } from './features/aplicativos/aplicativos.service';
+import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
+import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
+import { assinaturasService } from './features/assinaturas/assinaturas.service';
+import { chavesRoutes } from './features/chaves/chaves.routes';
+import { esquemasRoutes } from './features/esquemas/esquemas.routes';
+import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
+import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
+import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
+import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
+import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
+import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
+import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
+
+export interface HubApiAppDeps {
+  db: Db;
+  verifier: TokenVerifier;
+  resolver: AccessResolver;
+  /** The delivery-signing keys; only their public part is served. */
+  keys: Pick<KeyStore, 'jwks'>;
+  /** Where subscriptions may point (HUB_AMBIENTE, DESTINATION_ALLOWLIST). */
+  destinos: DestinationPolicy;
+  logger: Logger;
+  /** The process's schema validator; the shared one unless told otherwise. */
+  esquemas?: ValidadorDeEsquemas;
+  /** When given, readiness also needs RabbitMQ. */
+  broker?: Broker;
+}
+
+/** The HTTP app of the hub (area C), registry part. No I/O happens here. */
+export function createApp(deps: HubApiAppDeps) {
+  const guards = createGuards(deps.verifier, deps.resolver);
+  const aplicativos = aplicativosRepository(deps.db);
+  const tipos = tiposRepository(deps.db);
+  const versoes = versoesRepository(deps.db);
+  const assinaturas = assinaturasRepository(deps.db);
+  const validador = deps.esquemas ?? esquemas;
+
+  return createHttpApp({
+    service: 'hub-api',
+    logger: deps.logger,
+    routers: [
+      chavesRoutes(deps.keys),
+      aplicativosRoutes(aplicativosService(aplicativos), guards),
+      tiposRoutes(tiposService(tipos, aplicativos), guards),
+      versoesRoutes(versoesService(versoes, validador), guards),
+      esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
+      assinaturasRoutes(
+        assinaturasService({ assinaturas, aplicativos, tipos, versoes, verificarDestino: verificadorDeDestino(deps.destinos) }),
+        guards,
+      ),
+    ],
+    readiness: {
+      postgresql: () => deps.db.$queryRaw`select 1`,
+      ...(deps.broker ? { rabbitmq: async () => deps.broker?.connected || Promise.reject(new Error('disconnected')) } : {}),
+    },
+  });
+}

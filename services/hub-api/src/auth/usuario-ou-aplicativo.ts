@@ -1,0 +1,37 @@
+import { type AccessResolver, bearerToken, type Guarded, type TokenVerifier } from '@hub/auth';
+import { forbidden } from '@hub/http';
+import type { RequestHandler } from 'express';
+import type { AplicativosRepository } from '../features/aplicativos/aplicativos.repository';
+
+/** The `typ` a token claims, read without trusting it: it only picks which check runs. */
+function claimedType(token: string): unknown {
+  try {
+    const payload = token.split('.')[1] ?? '';
+    return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { typ?: unknown }).typ;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A guard that accepts a signed-in user with an active access (any permission), or the token of
+ * a registered, active application. For what both the panel and the applications read (schemas).
+ */
+export function userOrApplication(verifier: TokenVerifier, resolver: AccessResolver, aplicativos: AplicativosRepository): Guarded {
+  const guard: RequestHandler = async (req, _res, next) => {
+    const token = bearerToken(req.get('authorization'));
+    if (claimedType(token) === 'aplicativo') {
+      const claims = await verifier.application(token);
+      const aplicativo = await aplicativos.buscarPorClientId(claims.sub);
+      if (!aplicativo) throw forbidden(`the application ${claims.sub} is not registered in the hub`, 'aplicativo_nao_registrado');
+      if (!aplicativo.ativo) throw forbidden(`the application ${claims.sub} is switched off`, 'aplicativo_inativo');
+      req.aplicativo = claims;
+    } else {
+      const claims = await verifier.user(token);
+      req.usuario = claims;
+      req.acesso = await resolver.resolve(claims, token);
+    }
+    next();
+  };
+  return { guards: [guard], permission: 'an authenticated user with an active access, or the token of a registered active application' };
+}

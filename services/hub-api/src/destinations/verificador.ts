@@ -1,0 +1,13 @@
+import { invalidField } from '@hub/http';
+import { checkDestination, type DestinationPolicy } from './safety';
+import { parseDestinationUrl } from './url';
+
+/** Throws the 422 of a url_de_destino that deliveries may not go to under the policy. */
+export function verificadorDeDestino(policy: DestinationPolicy) {
+  return async (text: string): Promise<void> => {
+    const parsed = parseDestinationUrl(text);
+    if ('problema' in parsed) throw invalidField('/url_de_destino', 'url_invalida', parsed.problema);
+    const verdict = await checkDestination(parsed.url, policy);
+    if (!verdict.permitido) throw invalidField('/url_de_destino', verdict.codigo, verdict.motivo);
+  };
+}

@@ -1,0 +1,61 @@
+import { type PageRequest, skipTake } from '@hub/http';
+import type { DbClient } from '../../db';
+import type { Prisma } from '../../generated/prisma/client';
+import { FILTRO_MAX } from '../../schemas';
+
+export interface FiltroDeAssinaturas {
+  aplicativo_assinante_id?: string;
+  tipo_de_evento_id?: string;
+  versao_do_esquema?: number;
+  ativa?: boolean;
+  busca?: string;
+}
+
+const comNomes = { aplicativoAssinante: { select: { nome: true } }, versao: { select: { tipoDeEvento: { select: { nome: true } } } } } as const;
+const ordem: Prisma.AssinaturaOrderByWithRelationInput[] = [
+  { versao: { tipoDeEvento: { nome: 'asc' } } },
+  { versaoDoEsquema: 'asc' },
+  { criadoEm: 'asc' },
+  { id: 'asc' },
+];
+
+function where(filtro: FiltroDeAssinaturas): Prisma.AssinaturaWhereInput {
+  const busca = filtro.busca;
+  return {
+    excluidaEm: null,
+    ...(filtro.aplicativo_assinante_id ? { aplicativoAssinanteId: filtro.aplicativo_assinante_id } : {}),
+    ...(filtro.tipo_de_evento_id ? { tipoDeEventoId: filtro.tipo_de_evento_id } : {}),
+    ...(filtro.versao_do_esquema === undefined ? {} : { versaoDoEsquema: filtro.versao_do_esquema }),
+    ...(filtro.ativa === undefined ? {} : { ativa: filtro.ativa }),
+    ...(busca
+      ? {
+          OR: [
+            { urlDeDestino: { contains: busca, mode: 'insensitive' } },
+            { aplicativoAssinante: { nome: { contains: busca, mode: 'insensitive' } } },
+            { versao: { tipoDeEvento: { nome: { contains: busca, mode: 'insensitive' } } } },
+          ],
+        }
+      : {}),
+  };
+}
+
+export function assinaturasRepository(db: DbClient) {
+  return {
+    async listar(filtro: FiltroDeAssinaturas, page: PageRequest) {
+      const [itens, total] = await Promise.all([
+        db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, ...skipTake(page) }),
+        db.assinatura.count({ where: where(filtro) }),
+      ]);
+      return { itens, total };
+    },
+    filtrar: (filtro: FiltroDeAssinaturas) => db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
+    /** A deleted subscription is not found. */
+    buscar: (id: string) => db.assinatura.findFirst({ where: { id, excluidaEm: null }, include: comNomes }),
+    criar: (data: Prisma.AssinaturaUncheckedCreateInput) => db.assinatura.create({ data, include: comNomes }),
+    atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput) => db.assinatura.update({ where: { id }, data, include: comNomes }),
+    /** Logical deletion: the row stays for the deliveries that refer to it. */
+    excluir: (id: string, agora: Date) => db.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
+  };
+}
+export type AssinaturasRepository = ReturnType<typeof assinaturasRepository>;
+export type AssinaturaComNomes = NonNullable<Awaited<ReturnType<AssinaturasRepository['buscar']>>>;

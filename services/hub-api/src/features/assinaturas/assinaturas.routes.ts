@@ -1,0 +1,85 @@
+import type { Guards } from '@hub/auth';
+import { ApiRouter, idParams } from '@hub/http';
+import { z } from 'zod';
+import type { AssinaturasService } from './assinaturas.service';
+import {
+  assinaturaAtualizar,
+  assinaturaCriar,
+  assinaturaSchema,
+  autocompleteQuery,
+  filtroQuery,
+  listaQuery,
+  paginaAssinatura,
+  paginaAssinaturaAutoComplete,
+} from './assinaturas.schemas';
+
+const tag = 'assinatura';
+const destino = { 422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido)' };
+
+export function assinaturasRoutes(service: AssinaturasService, guards: Guards): ApiRouter {
+  const ler = guards.permission('monitoramento', 'ler');
+  return new ApiRouter()
+    .route(
+      { method: 'get', path: '/assinatura', summary: 'Subscriptions by type name and version, a page at a time', tag, ...ler, query: listaQuery, response: paginaAssinatura },
+      ({ query: { pagina, tamanho, ...filtro } }) => service.listar(filtro, { pagina, tamanho }),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/assinatura',
+        summary: 'Subscribe an application to a type and schema version at a URL (maximo_de_tentativas default 8)',
+        tag,
+        ...guards.permission('monitoramento', 'criar'),
+        body: assinaturaCriar,
+        response: assinaturaSchema,
+        status: 201,
+        refusals: { 409: 'the same subscription exists', ...destino },
+      },
+      ({ body }) => service.criar(body),
+    )
+    .route(
+      { method: 'get', path: '/assinatura/filtro', summary: 'Every matching subscription (at most 1000), without pages', tag, ...ler, query: filtroQuery, response: z.array(assinaturaSchema) },
+      ({ query }) => service.filtrar(query),
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/assinatura/autocomplete',
+        summary: 'Short subscriptions (busca: URL, subscriber or type name)',
+        tag,
+        ...ler,
+        query: autocompleteQuery,
+        response: paginaAssinaturaAutoComplete,
+      },
+      ({ query: { pagina, tamanho, ...filtro } }) => service.autocomplete(filtro, { pagina, tamanho }),
+    )
+    .route(
+      { method: 'get', path: '/assinatura/:id', summary: 'One subscription', tag, ...ler, params: idParams, response: assinaturaSchema },
+      ({ params }) => service.buscar(params.id),
+    )
+    .route(
+      {
+        method: 'patch',
+        path: '/assinatura/:id',
+        summary: 'Change the URL or the attempts of a subscription, or switch it off and on',
+        tag,
+        ...guards.permission('monitoramento', 'editar'),
+        params: idParams,
+        body: assinaturaAtualizar,
+        response: assinaturaSchema,
+        refusals: { 409: 'the same subscription exists', ...destino },
+      },
+      ({ params, body }) => service.atualizar(params.id, body),
+    )
+    .route(
+      {
+        method: 'delete',
+        path: '/assinatura/:id',
+        summary: 'Delete a subscription (its past deliveries are kept)',
+        tag,
+        ...guards.permission('monitoramento', 'deletar'),
+        params: idParams,
+      },
+      ({ params }) => service.excluir(params.id),
+    );
+}

@@ -1,0 +1,50 @@
+import { pageQuery, queryBoolean, queryText } from '@hub/http';
+import { z } from 'zod';
+import { autocompletePage, descricao, LISTA_MAX, pagina, queryId } from '../../schemas';
+
+/** A JSON Schema object, passed through untouched (its key order is kept and served back). */
+export const esquemaJson = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be a JSON Schema object',
+);
+
+export const versaoCriar = z.object({ tipo_de_evento_id: z.uuid(), esquema: esquemaJson, descricao: descricao.nullish() }).strict();
+
+/** The schema itself is not here: it never changes after creation. */
+export const versaoAtualizar = z.object({ ativa: z.boolean().nullish(), descricao: descricao.nullable().optional() }).strict();
+
+export const validarCorpo = z.object({ dados: z.unknown() }).strict();
+
+const filtros = { tipo_de_evento_id: queryId, ativa: queryBoolean.optional() };
+export const listaQuery = pageQuery({ maxTamanho: LISTA_MAX }).extend(filtros);
+export const autocompleteQuery = z.object({ ...autocompletePage, busca: queryText(200), ...filtros });
+export const filtroQuery = z.object({
+  ...filtros,
+  tipo_de_evento_nome: queryText(200),
+  versao: z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be a whole number')
+    .transform(Number)
+    .optional(),
+});
+
+export const versaoSchema = z.object({
+  id: z.string(),
+  tipo_de_evento_id: z.string(),
+  tipo_de_evento_nome: z.string(),
+  versao: z.number().int(),
+  esquema: z.record(z.string(), z.unknown()),
+  ativa: z.boolean(),
+  descricao: z.string().nullable(),
+  criado_em: z.string(),
+  atualizado_em: z.string(),
+});
+export type VersaoDto = z.infer<typeof versaoSchema>;
+export const versaoResumoSchema = z.object({ id: z.string(), tipo_de_evento_id: z.string(), tipo_de_evento_nome: z.string(), versao: z.number().int() });
+export const paginaVersao = pagina(versaoSchema);
+export const paginaVersaoAutoComplete = pagina(versaoResumoSchema);
+
+export const resultadoDaValidacao = z.object({
+  valido: z.boolean(),
+  erros: z.array(z.object({ caminho: z.string(), mensagem: z.string() })).max(50),
+});

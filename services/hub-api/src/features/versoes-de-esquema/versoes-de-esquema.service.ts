@@ -1,0 +1,89 @@
+import { uuidv7 } from '@hub/database';
+import { invalidField, notFound, type PageRequest, page, unprocessable } from '@hub/http';
+import type { Prisma } from '../../generated/prisma/client';
+import { iso } from '../../schemas';
+import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
+import type { FiltroDeVersoes, VersaoComTipo, VersoesRepository } from './versoes-de-esquema.repository';
+import type { VersaoDto } from './versoes-de-esquema.schemas';
+
+/** Largest JSON Schema accepted, serialised. */
+export const ESQUEMA_MAX_BYTES = 256 * 1024;
+
+export const versaoDto = (v: VersaoComTipo): VersaoDto => ({
+  id: v.id,
+  tipo_de_evento_id: v.tipoDeEventoId,
+  tipo_de_evento_nome: v.tipoDeEvento.nome,
+  versao: v.versao,
+  esquema: v.esquema as Record<string, unknown>,
+  ativa: v.ativa,
+  descricao: v.descricao,
+  criado_em: iso(v.criadoEm),
+  atualizado_em: iso(v.atualizadoEm),
+});
+
+const tipoInexistente = () => invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
+
+/**
+ * Schema versions: numbered 1, 2, 3… per type, checked by ajv (strict) when created and never
+ * changed afterwards; a version can be switched off (publication refuses it) and on again.
+ */
+export function versoesService(repository: VersoesRepository, validador: ValidadorDeEsquemas) {
+  async function existente(id: string): Promise<VersaoComTipo> {
+    const versao = await repository.buscar(id);
+    if (!versao) throw notFound('schema version');
+    return versao;
+  }
+
+  return {
+    async listar(filtro: FiltroDeVersoes, request: PageRequest) {
+      const { itens, total } = await repository.listar(filtro, request);
+      return page(itens.map(versaoDto), request, total);
+    },
+
+    async autocomplete(filtro: FiltroDeVersoes, request: PageRequest) {
+      const { itens, total } = await repository.autocomplete(filtro, request);
+      const resumo = itens.map((v) => ({ id: v.id, tipo_de_evento_id: v.tipoDeEventoId, tipo_de_evento_nome: v.tipoDeEvento.nome, versao: v.versao }));
+      return page(resumo, request, total);
+    },
+
+    filtrar: async (filtro: FiltroDeVersoes) => (await repository.filtrar(filtro)).map(versaoDto),
+
+    buscar: async (id: string) => versaoDto(await existente(id)),
+
+    async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
+      if (Buffer.byteLength(JSON.stringify(input.esquema)) > ESQUEMA_MAX_BYTES) {
+        throw invalidField('/esquema', 'esquema_grande_demais', `the schema must take at most ${ESQUEMA_MAX_BYTES} bytes`);
+      }
+      const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
+      if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
+      const criada = await repository.criarProxima({
+        id: uuidv7(),
+        tipoDeEventoId: input.tipo_de_evento_id,
+        esquema: input.esquema as Prisma.InputJsonValue,
+        descricao: input.descricao ?? null,
+        agora: new Date(),
+      });
+      if (!criada) throw tipoInexistente();
+      validador.lembrar(criada.id, compilado);
+      return versaoDto(criada);
+    },
+
+    async atualizar(id: string, input: { ativa?: boolean | null; descricao?: string | null }) {
+      await existente(id);
+      const changes = {
+        ...(input.ativa == null ? {} : { ativa: input.ativa }),
+        ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
+      };
+      if (Object.keys(changes).length === 0) return versaoDto(await existente(id));
+      return versaoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }));
+    },
+
+    /** Checks sample `dados` exactly as publication will. */
+    async validar(id: string, dados: unknown): Promise<ResultadoDaValidacao> {
+      const versao = await existente(id);
+      if (dados === undefined) throw invalidField('/dados', 'dados_invalidos', 'dados is required (any JSON value)');
+      return validador.validarDados({ id: versao.id, esquema: versao.esquema }, dados);
+    },
+  };
+}
+export type VersoesService = ReturnType<typeof versoesService>;

@@ -1,0 +1,12 @@
+import { runMain } from '@hub/http';
+import { createLogger } from '@hub/log';
+import { readConfig } from './config';
+import { startHubApi } from './start';
+
+const logger = createLogger('hub-api');
+
+runMain(logger, async () => {
+  const running = await startHubApi(readConfig(), logger);
+  logger.info({ url: running.url }, 'hub-api listening');
+  return running;
+});

@@ -1,0 +1,26 @@
+import { clampedInt } from '@hub/http';
+import { z } from 'zod';
+
+/** Shapes shared by the features: pages, autocomplete queries, timestamps. */
+
+export const pagina = <T extends z.ZodType>(item: T) =>
+  z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
+
+/** pagina from 1, tamanho default 10 and at most 100 (autocomplete). */
+export const autocompletePage = { pagina: clampedInt(1), tamanho: clampedInt(10, 100) };
+
+/** Longest page of a list route; /filtro answers at most FILTRO_MAX items. */
+export const LISTA_MAX = 500;
+export const FILTRO_MAX = 1000;
+
+/** An optional uuid filter of a query: a malformed one is a 400. */
+export const queryId = z.uuid().optional();
+
+/** Free text for descriptions: trimmed, empty is null, at most 2000 characters. */
+export const descricao = z
+  .string()
+  .trim()
+  .max(2000)
+  .transform((v) => (v === '' ? null : v));
+
+export const iso = (date: Date) => date.toISOString();

@@ -1,0 +1,79 @@
+import path from 'node:path';
+import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
+import { Broker } from '@hub/broker';
+import { ensureDatabase, migrate } from '@hub/database';
+import { listen } from '@hub/http';
+import type { Logger } from '@hub/log';
+import { KeyStore } from '@hub/signing';
+import { createApp } from './app';
+import type { HubApiConfig } from './config';
+import { createDb, type Db } from './db';
+import type { LookupAll } from './destinations/safety';
+
+export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
+
+export interface StartOptions {
+  /** Port to listen on; config.HUB_API_PORT unless given (0 for any). */
+  port?: number;
+  /** Name resolution for the destination checks (tests). */
+  lookup?: LookupAll;
+}
+
+export interface RunningHubApi {
+  url: string;
+  port: number;
+  db: Db;
+  broker: Broker;
+  keys: KeyStore;
+  stop(): Promise<void>;
+}
+
+/** Migrates, loads (or creates) the signing keys, listens for access changes and serves HTTP. */
+export async function startHubApi(config: HubApiConfig, logger: Logger, options: StartOptions = {}): Promise<RunningHubApi> {
+  await ensureDatabase(config.HUB_DATABASE_URL);
+  await migrate(config.HUB_DATABASE_URL, MIGRATIONS_DIR, logger);
+
+  const keys = await KeyStore.open(
+    { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS },
+    {
+      reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
+      onWarning: (message) => logger.warn(message),
+      onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
+    },
+  );
+  if (keys.created) logger.info({ file: config.HUB_SIGNING_KEYS_FILE }, 'no signing key was configured: created a key file with one new key');
+
+  const db = createDb(config.HUB_DATABASE_URL);
+  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
+  const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
+  await forgetOnAccessChange(broker, resolver, 'hub-api');
+  const verifier = createTokenVerifier({
+    jwksUrl: config.IDENTITY_JWKS_URL,
+    issuer: config.IDENTITY_ISSUER,
+    audience: config.IDENTITY_AUDIENCE,
+    algorithms: config.IDENTITY_ALGORITHMS,
+  });
+  const app = createApp({
+    db,
+    verifier,
+    resolver,
+    keys,
+    destinos: { ambiente: config.HUB_AMBIENTE, allowlist: config.DESTINATION_ALLOWLIST, lookup: options.lookup },
+    logger,
+    broker,
+  });
+  const server = await listen(app, options.port ?? config.HUB_API_PORT);
+
+  return {
+    url: server.url,
+    port: server.port,
+    db,
+    broker,
+    keys,
+    stop: async () => {
+      await server.close();
+      await broker.close();
+      await db.$disconnect();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TestAccess } from '@hub/access/src/testing';
+import type { Ambiente } from '@hub/config';
+import { createLogger } from '@hub/log';
+import { createTestDatabase, type TestIdentity } from '@hub/testing';
+import { hubApiConfig } from './config';
+import { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
+
+export interface TestHubApi extends RunningHubApi {
+  databaseUrl: string;
+  keysFile: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The real hub-api on a free port with a fresh database and a key file of its own, its
+ * permissions resolved by a test access service.
+ */
+export async function startHubApiForTests(
+  identity: TestIdentity,
+  access: TestAccess,
+  options: { ambiente?: Ambiente; allowlist?: string; env?: Record<string, string> } = {},
+): Promise<TestHubApi> {
+  const database = await createTestDatabase('hub', MIGRATIONS_DIR);
+  const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
+  const keysFile = path.join(keysDir, 'signing-keys.json');
+  const config = hubApiConfig.parse({
+    ...identity.env,
+    HUB_DATABASE_URL: database.url,
+    ACCESS_URL: access.url,
+    ACCESS_CACHE_TTL: '1s',
+    HUB_AMBIENTE: options.ambiente ?? 'LOCALHOST',
+    DESTINATION_ALLOWLIST: options.allowlist ?? '',
+    HUB_SIGNING_KEYS_FILE: keysFile,
+    HUB_SIGNING_KEYS_RELOAD: '0ms',
+    ...options.env,
+  });
+  const running = await startHubApi(config, createLogger('hub-api'), { port: 0 });
+  return {
+    ...running,
+    databaseUrl: database.url,
+    keysFile,
+    close: async () => {
+      await running.stop();
+      await database.drop();
+      await rm(keysDir, { recursive: true, force: true });
+    },
+  };
+}
