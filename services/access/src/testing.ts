@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Broker } from '@hub/broker';
+import { Broker, consumeMessages } from '@hub/broker';
+import { colaboradorSincronizado, declareInternalTopology, EXCHANGES } from '@hub/contracts';
 import type { Permissoes } from '@hub/contracts';
 import { createTestDatabase } from '@hub/database';
 import { listen } from '@hub/http';
@@ -9,6 +10,7 @@ import { createApp } from './app';
 import { accessConfig } from './config';
 import { createDb } from './db';
 import { brokerAccessEvents } from './events';
+import { applyColaborador } from './jobs/colaboradores.consumer';
 import { MIGRATIONS_DIR } from './start';
 
 export interface TestAccess {
@@ -28,13 +30,28 @@ export interface TestAccess {
  * A real access service on a free port with its own fresh database, for the tests of the other
  * services: their guards resolve permissions against it exactly as in production.
  */
-export async function startAccessForTests(identity: TestIdentity, options: { companyDomain?: string } = {}): Promise<TestAccess> {
+export async function startAccessForTests(
+  identity: TestIdentity,
+  options: { companyDomain?: string; /** consume collaborator synchronisation from this private queue */ syncQueue?: string } = {},
+): Promise<TestAccess> {
   const database = await createTestDatabase('acc', MIGRATIONS_DIR);
   const config = accessConfig.parse({ ...identity.env, COMPANY_DOMAIN: options.companyDomain ?? 'empresa.com.br', ACCESS_DATABASE_URL: database.url });
   const logger = createLogger('access');
   const db = createDb(database.url);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'test:access' }).start();
-  const server = await listen(createApp({ config, db, events: brokerAccessEvents(broker, logger), logger }), 0);
+  const events = brokerAccessEvents(broker, logger);
+  if (options.syncQueue) {
+    const queue = options.syncQueue;
+    await broker.declare(async (channel) => {
+      await declareInternalTopology(channel);
+      await channel.assertQueue(queue, { durable: false, autoDelete: true });
+      await channel.bindQueue(queue, EXCHANGES.identidade, '#');
+    });
+    await consumeMessages(broker, queue, colaboradorSincronizado, async (message) => {
+      await applyColaborador(db, events, message);
+    });
+  }
+  const server = await listen(createApp({ config, db, events, logger }), 0);
 
   const masterToken = (email = `master@${config.COMPANY_DOMAIN}`) => identity.userToken({ email, master: true });
   const call = async (method: string, path: string, body?: unknown) => {
