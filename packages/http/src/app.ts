@@ -151,7 +151,6 @@ export function runMain(logger: Logger, start: () => Promise<{ stop: () => Promi
     })
     .catch((error) => {
       logger.fatal({ err: error }, 'could not start');
-      // biome-ignore lint/suspicious/noConsole: the logger may be silent; the reason must reach the operator
       console.error(error instanceof Error ? error.message : error);
       process.exit(1);
     });

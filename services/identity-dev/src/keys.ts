@@ -31,7 +31,7 @@ export async function loadOrCreateKey(file: string): Promise<SigningKey> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  const { key, privateJwk } = await generateSigningKey();
+  const { privateJwk } = await generateSigningKey();
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, JSON.stringify(privateJwk), { mode: 0o600, flag: 'wx' }).catch(async (error) => {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

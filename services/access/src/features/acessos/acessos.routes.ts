@@ -1,5 +1,5 @@
 import type { Guards } from '@hub/auth';
-import { ApiRouter, idParams, page, pageQuery, queryBoolean, queryText } from '@hub/http';
+import { type ApiRouter, idParams, page, pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { authSchema, toAuth } from './acessos.model';
 import type { AcessosRepository } from './acessos.repository';
