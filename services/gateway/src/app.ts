@@ -5,10 +5,11 @@ import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
 import { rateLimitPerIp } from './edge/rate-limit';
 import { healthRouter } from './health/health.routes';
+import { createMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { createProxy } from './proxy/proxy';
-import { upstreamsFrom } from './routes';
+import { upstreamOf, upstreamsFrom } from './routes';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -22,7 +23,7 @@ export interface GatewayApp {
 }
 
 /**
- * The gateway: request ids, CORS, health, rate limit, then its own documents and the proxy to
+ * The gateway: request ids, metrics, CORS, health, rate limit, then its own documents and the proxy to
  * the service owning each path. Bodies are never parsed here; they stream through.
  */
 export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
@@ -42,13 +43,16 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   );
   const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
 
+  const metrics = createMetrics(upstreamOf);
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
   app.use(requestId);
+  app.use(metrics.record);
   app.use(cors(origins));
   app.use(healthRouter(list));
+  app.use(metrics.router);
   app.use(rateLimitPerIp(config.RATE_LIMIT_PER_MINUTE));
   app.use(openApiRouter(openapi, list.filter((u) => u.enabled).length));
   app.use(proxy.handler);

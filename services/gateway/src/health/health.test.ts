@@ -46,3 +46,15 @@ describe('gateway health', () => {
     await other.close();
   });
 });
+
+describe('gateway metrics', () => {
+  it('When requests went through, then /metrics shows their durations per upstream and status', async () => {
+    const gateway = await startGatewayWithFakes();
+    await request(gateway.url).get('/auth/acesso').expect(200);
+    await request(gateway.url).get('/nada').expect(404);
+    const response = await request(gateway.url).get('/metrics').expect(200);
+    expect(response.text).toContain('gateway_http_request_duration_seconds_count{upstream="access",method="GET",status="200"} 1');
+    expect(response.text).toContain('gateway_http_request_duration_seconds_count{upstream="gateway",method="GET",status="404"} 1');
+    await gateway.close();
+  });
+});

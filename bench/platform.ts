@@ -1,0 +1,119 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+export interface Platform {
+  gatewayUrl: string;
+  identityUrl: string;
+  /** Known only when the benchmark started the platform itself. */
+  accessUrl?: string;
+  mode: string;
+  stop(): Promise<void>;
+}
+
+const root = path.resolve(__dirname, '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A RabbitMQ virtual host of its own, so the benchmark's services never consume messages meant
+ * for a platform or tests running beside it. Needs rabbitmqctl (local broker); else the default.
+ */
+function benchVhost(): string | undefined {
+  try {
+    const vhosts = execFileSync('rabbitmqctl', ['-q', 'list_vhosts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    if (!vhosts.split('\n').includes('hub_bench')) execFileSync('rabbitmqctl', ['-q', 'add_vhost', 'hub_bench'], { stdio: 'ignore' });
+    execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', 'hub_bench', 'guest', '.*', '.*', '.*'], { stdio: 'ignore' });
+    return 'hub_bench';
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the platform exited (code ${child.exitCode})`);
+    const ok = await fetch(`${url}/saude/prontidao`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error(`the platform was not ready within ${timeoutMs / 1000} s`);
+}
+
+/**
+ * BENCH_GATEWAY_URL set: use that running platform (BENCH_IDENTITY_URL, default :8085).
+ * Otherwise start one with `infra/scripts/start.mjs` on free ports, its own databases
+ * (hub_bench_*), its own RabbitMQ vhost and no rate limit, and stop it afterwards.
+ */
+export async function obtainPlatform(log: (line: string) => void): Promise<Platform> {
+  if (process.env.BENCH_GATEWAY_URL) {
+    return {
+      gatewayUrl: process.env.BENCH_GATEWAY_URL.replace(/\/+$/, ''),
+      identityUrl: (process.env.BENCH_IDENTITY_URL ?? 'http://127.0.0.1:8085').replace(/\/+$/, ''),
+      mode: `running platform at ${process.env.BENCH_GATEWAY_URL}`,
+      stop: async () => undefined,
+    };
+  }
+  const [gateway, access, fn, hubApi, worker, identity, receiver] = await Promise.all(Array.from({ length: 7 }, freePort));
+  const database = (name: string) => `postgresql://postgres@127.0.0.1:5432/${name}`;
+  const vhost = benchVhost();
+  if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
+  const env = {
+    ...process.env,
+    GATEWAY_PORT: String(gateway),
+    ACCESS_PORT: String(access),
+    FUNCTION_PORT: String(fn),
+    HUB_API_PORT: String(hubApi),
+    DELIVERY_WORKER_PORT: String(worker),
+    IDENTITY_DEV_PORT: String(identity),
+    DEMO_RECEIVER_PORT: String(receiver),
+    ACCESS_DATABASE_URL: database('hub_bench_access'),
+    FUNCTION_DATABASE_URL: database('hub_bench_function'),
+    HUB_DATABASE_URL: database('hub_bench_events'),
+    ...(vhost ? { RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:5672/${vhost}` } : {}),
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    START_SEED: 'false',
+    START_LOG_FORMAT: 'json',
+  };
+  const logDir = path.join(root, '.data/bench');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, 'platform.log');
+  const child = spawn(process.execPath, [path.join(root, 'infra/scripts/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = createWriteStream(logFile);
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  log(`starting the platform on free ports (gateway ${gateway}); its logs: ${path.relative(root, logFile)}`);
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitReady(`http://127.0.0.1:${gateway}`, child, 180_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`${(error as Error).message}; see ${logFile}`);
+  }
+  return {
+    gatewayUrl: `http://127.0.0.1:${gateway}`,
+    identityUrl: `http://127.0.0.1:${identity}`,
+    accessUrl: `http://127.0.0.1:${access}`,
+    mode: 'platform started by the benchmark (start.mjs on free ports, hub_bench_* databases, rate limit off)',
+    stop,
+  };
+}

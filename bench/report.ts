@@ -1,0 +1,69 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+
+export interface Row {
+  route: string;
+  path: string;
+  load: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+}
+
+export const HEADING = '## Access through the gateway';
+
+const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : '–');
+
+export function renderSection(
+  rows: Row[],
+  info: { command: string; mode: string; durationSeconds: number; targetMet: boolean | undefined; loadBefore: number },
+): string {
+  const cpus = os.cpus();
+  const lines = [
+    HEADING,
+    '',
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
+      `Node ${process.version}, loopback only, ${info.durationSeconds} s per row with autocannon (10 connections at the fixed rate, 50 at max); ` +
+      `load average before the run ${info.loadBefore.toFixed(2)} (the platform, autocannon and anything else on the machine share these CPUs).`,
+    `Platform: ${info.mode}. Tokens are real (identity-dev); the user has an access profile assigned through the API`,
+    '(POST /auth, POST /perfil-de-acesso, PATCH /colaborador/:id).',
+    '',
+    '```',
+    info.command,
+    '```',
+    '',
+    '| route | path | load | requests/s | p50 ms | p99 ms | requests | non-2xx | errors |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.route} | ${r.path} | ${r.load} | ${Math.round(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} |`,
+    ),
+    '',
+    info.targetMet === undefined
+      ? 'Target (GET /auth/acesso p99 under 20 ms at 500 requests/s through the gateway): not measured.'
+      : `Target (GET /auth/acesso p99 under 20 ms at 500 requests/s through the gateway): **${info.targetMet ? 'met' : 'NOT met'}**.`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** Replaces this benchmark's section of docs/benchmarks.md (other sections stay as they are), or appends it. */
+export function writeSection(file: string, section: string): void {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    text = '# Benchmarks\n\n';
+  }
+  const start = text.indexOf(`${HEADING}\n`);
+  if (start === -1) {
+    writeFileSync(file, `${text.trimEnd()}\n\n${section}`);
+    return;
+  }
+  const next = text.indexOf('\n## ', start + HEADING.length);
+  const end = next === -1 ? text.length : next + 1;
+  writeFileSync(file, `${text.slice(0, start)}${section}${next === -1 ? '' : '\n'}${text.slice(end)}`);
+}

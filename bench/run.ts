@@ -1,0 +1,108 @@
+// `pnpm bench`: GET /auth/acesso and GET /auth through the gateway at a fixed 500 requests/s and at
+// max throughput, with real tokens; the table goes into docs/benchmarks.md ("Access through the gateway").
+// BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
+// without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per row (10).
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { obtainPlatform, type Platform } from './platform';
+import { renderSection, type Row, writeSection } from './report';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const FIXED_RATE = 500;
+const TARGET_P99_MS = 20;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+const tokenFor = async (platform: Platform, email: string, master = false) =>
+  (await call<{ access_token: string }>('POST', `${platform.identityUrl}/token`, undefined, { email, nome: email.split('@')[0], master })).access_token;
+
+/** A master, and a regular user whose access profile is assigned through the API, as the panel would. */
+async function prepareUsers(platform: Platform) {
+  const domain = (process.env.BENCH_COMPANY_DOMAIN ?? process.env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
+  const run = Date.now().toString(36);
+  const master = await tokenFor(platform, `bench-master@${domain}`, true);
+  const api = platform.gatewayUrl;
+  const acesso = await call<{ id: string }>('POST', `${api}/auth`, master, { email: `bench-${run}@${domain}`, perfil: 'colaborador' });
+  const perfil = await call<{ id: string }>('POST', `${api}/perfil-de-acesso`, master, {
+    nome: `Benchmark ${run}`,
+    permissoes: { colaboradores: { ler: true }, monitoramento: { ler: true } },
+  });
+  await call('PATCH', `${api}/colaborador/${acesso.id}`, master, { perfil_de_acesso_id: perfil.id });
+  const user = await tokenFor(platform, `bench-${run}@${domain}`);
+  const atual = await call<{ perfil_acesso?: string | null }>('GET', `${api}/auth/acesso`, user);
+  if (atual.perfil_acesso !== `Benchmark ${run}`) throw new Error(`the user's profile is ${JSON.stringify(atual.perfil_acesso)}, not the one assigned`);
+  await call('GET', `${api}/auth`, user);
+  return { master, user };
+}
+
+async function measure(name: string, via: string, url: string, token: string, rate?: number): Promise<Row> {
+  const load = rate ? `${rate} req/s` : 'max';
+  log(`  ${name} via ${via}, ${load}, ${DURATION} s…`);
+  const result = await autocannon({
+    url,
+    headers: { authorization: `Bearer ${token}` },
+    connections: rate ? 10 : 50,
+    duration: DURATION,
+    ...(rate ? { overallRate: rate } : {}),
+    timeout: 10,
+  });
+  return {
+    route: name,
+    path: via,
+    load,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function main() {
+  const loadBefore = os.loadavg()[0]!;
+  const platform = await obtainPlatform(log);
+  try {
+    log(`platform: ${platform.mode}`);
+    const { user } = await prepareUsers(platform);
+    // Warm the caches and the JIT before measuring.
+    await autocannon({ url: `${platform.gatewayUrl}/auth/acesso`, headers: { authorization: `Bearer ${user}` }, connections: 10, duration: 2 });
+    const rows: Row[] = [];
+    for (const route of ['/auth/acesso', '/auth']) {
+      rows.push(await measure(`GET ${route}`, 'gateway', `${platform.gatewayUrl}${route}`, user, FIXED_RATE));
+      rows.push(await measure(`GET ${route}`, 'gateway', `${platform.gatewayUrl}${route}`, user));
+    }
+    if (platform.accessUrl) {
+      // The same route without the gateway, to show what the extra hop costs.
+      rows.push(await measure('GET /auth/acesso', 'access directly', `${platform.accessUrl}/auth/acesso`, user, FIXED_RATE));
+      rows.push(await measure('GET /auth/acesso', 'access directly', `${platform.accessUrl}/auth/acesso`, user));
+    }
+    const target = rows.find((r) => r.route === 'GET /auth/acesso' && r.path === 'gateway' && r.load !== 'max')!;
+    const targetMet = target.p99 < TARGET_P99_MS && target.non2xx === 0 && target.errors === 0;
+    const command = process.env.BENCH_GATEWAY_URL ? `BENCH_GATEWAY_URL=${process.env.BENCH_GATEWAY_URL} pnpm bench` : 'pnpm bench';
+    const section = renderSection(rows, { command, mode: platform.mode, durationSeconds: DURATION, targetMet, loadBefore });
+    const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+    writeSection(file, section);
+    log(`\n${section}`);
+    log(`written to ${path.relative(process.cwd(), file)}`);
+    if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) log('warning: some requests failed (non-2xx or errors); see the table');
+  } finally {
+    await platform.stop();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`benchmark failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
