@@ -81,7 +81,11 @@ export class Broker extends EventEmitter {
   /** Runs fn on a short-lived channel (declarations, inspections in tests and operations). */
   async withChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T> {
     await this.ensureConnected();
-    const channel = await this.connection!.createChannel();
+    return this.onChannel(this.connection!, fn);
+  }
+
+  private async onChannel<T>(connection: ChannelModel, fn: (channel: Channel) => Promise<T>): Promise<T> {
+    const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'amqp channel error'));
     try {
       return await fn(channel);
@@ -152,16 +156,15 @@ export class Broker extends EventEmitter {
     const connection = await amqp.connect(this.url, { clientProperties: { connection_name: this.options.name } });
     connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
     connection.on('close', () => this.onConnectionLost(connection));
+    connection.on('handler-error', (error) => this.logger.error({ err: error }, 'amqp event handler failed'));
     try {
       const publisher = await connection.createConfirmChannel();
       publisher.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
-      publisher.on('close', () => {
-        // A channel closed by the broker (e.g. a bad publish) takes the connection down with it,
-        // so everything is rebuilt in one place.
-        if (this.connection === connection) connection.close().catch(() => undefined);
-      });
+      // A channel closed by the broker (e.g. a publish to a missing exchange) takes the connection
+      // down with it, so everything is rebuilt in one place.
+      publisher.on('close', () => this.onConnectionLost(connection));
       this.connection = connection;
-      for (const topology of this.topologies) await this.withChannel(topology);
+      for (const topology of this.topologies) await this.onChannel(connection, topology);
       this.publisher = publisher;
       for (const consumer of this.consumers) await this.startConsumer(consumer);
     } catch (error) {
@@ -176,6 +179,7 @@ export class Broker extends EventEmitter {
 
   private onConnectionLost(connection: ChannelModel): void {
     if (this.connection !== connection) return;
+    connection.close().catch(() => undefined);
     this.connection = undefined;
     this.publisher = undefined;
     for (const consumer of this.consumers) {

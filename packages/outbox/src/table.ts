@@ -32,7 +32,7 @@ export function outboxInsert(messages: OutboxMessage[], table = 'outbox'): { tex
   return {
     text:
       `insert into ${t} (id, exchange, routing_key, message_id, body, headers) ` +
-      'select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::jsonb[])',
+      'select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::json[], $6::jsonb[])',
     values: [
       messages.map(() => uuidv7()),
       messages.map((m) => m.exchange),
