@@ -60,6 +60,9 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     const upstream = options.upstreams[name];
     if (!upstream.enabled) return next(serviceUnavailable(name));
 
+    // Node already answered "100 Continue" to the client; asking the service again only delays it
+    // (and http-proxy skips its proxyReq hook, where the timeout is set, for such requests).
+    delete req.headers.expect;
     const declared = declaredLength(req);
     if (declared !== undefined && declared > options.bodyLimit) {
       if (declared > options.bodyLimit * 4) res.setHeader('connection', 'close');
