@@ -9,7 +9,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { canConnect, isPortFree, missingInfrastructure, waitUntilReady } from './lib/checks.mjs';
-import { Child } from './lib/processes.mjs';
+import { Child, formatLine } from './lib/processes.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const STOP_GRACE_MS = 10_000;
@@ -67,7 +67,7 @@ async function stopAll(exitCode) {
 
 function showLastLines(child) {
   if (!child.lastLines.length) return;
-  process.stderr.write(`  last lines of ${child.name}:\n${child.lastLines.slice(-20).map((l) => `    ${l}`).join('\n')}\n`);
+  process.stderr.write(`  last lines of ${child.name}:\n${child.lastLines.slice(-20).map((l) => `    ${formatLine(l)}`).join('\n')}\n`);
 }
 
 async function printReady(port, env) {
