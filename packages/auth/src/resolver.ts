@@ -15,17 +15,16 @@ interface Entry {
 }
 
 /**
- * Asks the access service (GET /auth/acesso with the caller's own token) and keeps the answer for
- * at most `ttlMs`. `forget(email)` drops one caller at once; it is called on every `acesso.alterado`
- * message, so a deactivated access is refused everywhere within a second. Refusals are cached too,
- * so a refused caller cannot hammer the access service.
+ * Keeps the answers of another resolver for at most `ttlMs` per e-mail. `forget(email)` drops one
+ * caller at once (everyone without an e-mail); it is called on every `acesso.alterado` message, so a
+ * deactivated access is refused everywhere within a second. Refusals are cached too, so a refused
+ * caller cannot hammer the source; failures to reach the source (5xx) are not answers and are not kept.
  */
-export class RemoteAccessResolver implements AccessResolver {
+export class CachedAccessResolver implements AccessResolver {
   private readonly cache = new Map<string, Entry>();
 
   constructor(
-    private readonly accessUrl: string,
-    private readonly logger: Logger,
+    private readonly source: AccessResolver,
     private readonly ttlMs = 5_000,
   ) {}
 
@@ -34,10 +33,9 @@ export class RemoteAccessResolver implements AccessResolver {
     const now = Date.now();
     const cached = this.cache.get(key);
     if (cached && cached.expires > now && cached.master === claims.master) return cached.result;
-    const result = this.fetch(token);
+    const result = this.source.resolve(claims, token);
     const entry = { master: claims.master, expires: now + this.ttlMs, result };
     this.cache.set(key, entry);
-    // A failure to reach the access service is not an answer about the caller: do not keep it.
     result.catch((error) => {
       if (!(error instanceof AppError) || error.status >= 500) {
         if (this.cache.get(key) === entry) this.cache.delete(key);
@@ -54,6 +52,18 @@ export class RemoteAccessResolver implements AccessResolver {
 
   private evictExpired(now: number): void {
     for (const [key, entry] of this.cache) if (entry.expires <= now) this.cache.delete(key);
+  }
+}
+
+/** Asks the access service, GET /auth/acesso with the caller's own token. */
+class AccessServiceClient implements AccessResolver {
+  constructor(
+    private readonly accessUrl: string,
+    private readonly logger: Logger,
+  ) {}
+
+  resolve(_claims: UserClaims, token: string): Promise<AcessoAtual> {
+    return this.fetch(token);
   }
 
   private async fetch(token: string): Promise<AcessoAtual> {
@@ -74,5 +84,12 @@ export class RemoteAccessResolver implements AccessResolver {
     if (response.status === 403) throw forbidden(detail, body.codigo);
     this.logger.error({ status: response.status }, 'access service answered unexpectedly');
     throw new AppError(503, 'acesso_indisponivel', 'permissions cannot be checked right now');
+  }
+}
+
+/** What services other than access use: the access service's answers, cached. */
+export class RemoteAccessResolver extends CachedAccessResolver {
+  constructor(accessUrl: string, logger: Logger, ttlMs = 5_000) {
+    super(new AccessServiceClient(accessUrl, logger), ttlMs);
   }
 }

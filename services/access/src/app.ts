@@ -1,4 +1,4 @@
-import { createGuards, createTokenVerifier } from '@hub/auth';
+import { CachedAccessResolver, createGuards, createTokenVerifier } from '@hub/auth';
 import { ApiRouter, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { AccessConfig } from './config';
@@ -15,15 +15,18 @@ import { PerfisService } from './features/perfis/perfis.service';
 import { perfisRoutes } from './features/perfis/perfis.routes';
 
 export interface AccessDeps {
-  config: Pick<AccessConfig, 'COMPANY_DOMAIN' | 'IDENTITY_JWKS_URL' | 'IDENTITY_ISSUER' | 'IDENTITY_AUDIENCE' | 'IDENTITY_ALGORITHMS' | 'ACCESS_LOGIN_TOUCH_INTERVAL'>;
+  config: Pick<AccessConfig, 'COMPANY_DOMAIN' | 'IDENTITY_JWKS_URL' | 'IDENTITY_ISSUER' | 'IDENTITY_AUDIENCE' | 'IDENTITY_ALGORITHMS' | 'ACCESS_LOGIN_TOUCH_INTERVAL' | 'ACCESS_CACHE_TTL'>;
   db: Db;
   events: AccessEvents;
   logger: Logger;
   readiness?: Record<string, () => Promise<unknown>>;
 }
 
-/** The composition root of the access service (area A). No I/O here. */
-export function createApp({ config, db, events, logger, readiness }: AccessDeps) {
+/**
+ * The composition root of the access service (area A). No I/O here. Returns the permission cache
+ * too, so that the caller can also drop entries on changes made by other replicas.
+ */
+export function createApp({ config, db, events: announce, logger, readiness }: AccessDeps) {
   const verifier = createTokenVerifier({
     jwksUrl: config.IDENTITY_JWKS_URL,
     issuer: config.IDENTITY_ISSUER,
@@ -31,16 +34,25 @@ export function createApp({ config, db, events, logger, readiness }: AccessDeps)
     algorithms: config.IDENTITY_ALGORITHMS,
   });
   const acessos = new AcessosRepository(db);
-  const guards = createGuards(verifier, new LocalAccessResolver(acessos, config.ACCESS_LOGIN_TOUCH_INTERVAL));
+  const accessCache = new CachedAccessResolver(new LocalAccessResolver(acessos, config.ACCESS_LOGIN_TOUCH_INTERVAL), config.ACCESS_CACHE_TTL);
+  // This replica forgets before anybody is told, so its own next request already sees the change.
+  const events: AccessEvents = {
+    changed: async (change) => {
+      accessCache.forget(change.perfil_de_acesso_id ? undefined : change.email);
+      await announce.changed(change);
+    },
+  };
+  const guards = createGuards(verifier, accessCache);
   const router = new ApiRouter();
   acessoAtualRoutes(router, guards);
   acessosRoutes(router, guards, new AcessosService(acessos, events, config.COMPANY_DOMAIN), acessos);
   perfisRoutes(router, guards, new PerfisService(db, events));
   colaboradoresRoutes(router, guards, new ColaboradoresService(db, events));
-  return createHttpApp({
+  const app = createHttpApp({
     service: 'access',
     logger,
     routers: [router],
     readiness: { postgresql: () => db.$queryRaw`select 1`, ...readiness },
   });
+  return { app, accessCache, events };
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { forgetOnAccessChange } from '@hub/auth';
 import { Broker, consumeMessages } from '@hub/broker';
 import { colaboradorSincronizado, declareInternalTopology, QUEUES } from '@hub/contracts';
 import { ensureDatabase, migrate } from '@hub/database';
@@ -25,16 +26,16 @@ export async function startAccess(config: AccessConfig, logger: Logger, port = c
   const db = createDb(config.ACCESS_DATABASE_URL);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'access' }).start();
   await broker.declare(declareInternalTopology);
-  const events = brokerAccessEvents(broker, logger);
-  await consumeMessages(broker, QUEUES.acessoColaboradores, colaboradorSincronizado, async (message) => {
-    await applyColaborador(db, events, message);
-  });
-  const app = createApp({
+  const { app, accessCache, events } = createApp({
     config,
     db,
-    events,
+    events: brokerAccessEvents(broker, logger),
     logger,
     readiness: { rabbitmq: async () => broker.connected || Promise.reject(new Error('disconnected')) },
+  });
+  await forgetOnAccessChange(broker, accessCache, 'access');
+  await consumeMessages(broker, QUEUES.acessoColaboradores, colaboradorSincronizado, async (message) => {
+    await applyColaborador(db, events, message);
   });
   const server = await listen(app, port);
   return {

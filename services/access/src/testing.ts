@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { forgetOnAccessChange } from '@hub/auth';
 import { Broker, consumeMessages } from '@hub/broker';
 import { colaboradorSincronizado, declareInternalTopology, EXCHANGES } from '@hub/contracts';
 import type { Permissoes } from '@hub/contracts';
@@ -39,7 +40,8 @@ export async function startAccessForTests(
   const logger = createLogger('access');
   const db = createDb(database.url);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'test:access' }).start();
-  const events = brokerAccessEvents(broker, logger);
+  const { app, accessCache, events } = createApp({ config, db, events: brokerAccessEvents(broker, logger), logger });
+  await forgetOnAccessChange(broker, accessCache, 'access-test');
   if (options.syncQueue) {
     const queue = options.syncQueue;
     await broker.declare(async (channel) => {
@@ -51,7 +53,7 @@ export async function startAccessForTests(
       await applyColaborador(db, events, message);
     });
   }
-  const server = await listen(createApp({ config, db, events, logger }), 0);
+  const server = await listen(app, 0);
 
   const masterToken = (email = `master@${config.COMPANY_DOMAIN}`) => identity.userToken({ email, master: true });
   const call = async (method: string, path: string, body?: unknown) => {
