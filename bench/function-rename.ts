@@ -29,6 +29,9 @@ type Autocannon = (options: { url: string; headers?: Record<string, string>; con
 // autocannon ships no type declarations; this is the part of its API used here.
 const autocannon = require('autocannon') as Autocannon;
 
+// The services under test log only warnings, so the report is all that reaches stdout.
+process.env.LOG_LEVEL ??= 'warn';
+
 const FUNCTIONS = 5_000;
 const COLLABORATORS = 10_000;
 const RENAMES = 3;

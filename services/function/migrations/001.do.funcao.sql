@@ -41,7 +41,9 @@ create table outbox (
   exchange     text not null,
   routing_key  text not null,
   message_id   text not null,
-  body         jsonb not null,
+  -- json, not jsonb: kept byte for byte as written (what is published is what was stored), and
+  -- cheaper to write in bulk (no conversion to the binary form)
+  body         json not null,
   headers      jsonb,
   criado_em    timestamptz(3) not null default now(),
   publicado_em timestamptz(3),

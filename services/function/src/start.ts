@@ -7,6 +7,7 @@ import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { OutboxRelay } from '@hub/outbox';
 import { createApp } from './app';
+import type { DestinoDosAnuncios } from './features/funcoes/funcoes.repository';
 import type { FunctionConfig } from './config';
 import { createDb, type Db } from './db';
 import { colaboradoresRepository } from './features/colaboradores/colaboradores.repository';
@@ -24,6 +25,8 @@ export interface StartOptions {
   colaboradoresQueue?: string;
   /** Called after each collaborator message was applied (changed) or ignored as stale. */
   onColaborador?: (mensagem: ColaboradorSincronizado, changed: boolean) => void;
+  /** Where renames announce collaborators; the platform-events exchange unless given (benchmarks). */
+  destino?: DestinoDosAnuncios;
 }
 
 export interface RunningFunction {
@@ -68,7 +71,7 @@ export async function startFunction(config: FunctionConfig, logger: Logger, opti
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const app = createApp({ db, broker, guards: createGuards(verifier, resolver), logger });
+  const app = createApp({ db, broker, guards: createGuards(verifier, resolver), logger, destino: options.destino });
   const server = await listen(app, options.port ?? config.FUNCTION_PORT);
 
   return {

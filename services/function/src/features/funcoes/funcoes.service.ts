@@ -56,16 +56,16 @@ export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnunc
      */
     async atualizar(id: string, nome: string | null | undefined): Promise<FuncaoDto> {
       if (nome === undefined || nome === null) return buscar(id);
-      let anunciados: number | undefined;
+      let renomeada: Awaited<ReturnType<FuncoesRepository['renomear']>>;
       try {
-        anunciados = await repo.renomear(id, nome, new Date(), destino);
+        renomeada = await repo.renomear(id, nome, new Date(), destino);
       } catch (error) {
         if (isUniqueViolation(error)) throw nomeRepetido(nome);
         throw error;
       }
-      if (anunciados === undefined) throw notFound('function');
-      if (anunciados > 0) logger.info({ funcao_id: id, anunciados }, 'function renamed; collaborators re-announced');
-      return buscar(id);
+      if (!renomeada) throw notFound('function');
+      if (renomeada.anunciados > 0) logger.info({ funcao_id: id, anunciados: renomeada.anunciados }, 'function renamed; collaborators re-announced');
+      return toFuncao(renomeada.funcao);
     },
   };
 }
