@@ -8,6 +8,7 @@
  * Run from the root: npx tsx bench/function-rename.ts
  * It creates its own databases and its own exchange and quorum queue, and removes them at the end.
  */
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { publishMessage, quorumQueue } from '../packages/broker/src';
 import { colaboradorSincronizado, eventoDaPlataforma } from '../packages/contracts/src';
@@ -34,7 +35,7 @@ process.env.LOG_LEVEL ??= 'warn';
 
 const FUNCTIONS = 5_000;
 const COLLABORATORS = 10_000;
-const RENAMES = 3;
+const RENAMES = 5;
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const ms = (n: number) => Math.round(n * 10) / 10;
 
@@ -141,6 +142,7 @@ async function main() {
     }
 
     const report = {
+      maquina: `${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}`,
       funcoes: FUNCTIONS,
       colaboradores: COLLABORATORS,
       projecao_de_10000_mensagens_ms: ms(projectionMs),
