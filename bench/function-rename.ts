@@ -10,6 +10,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
 import { publishMessage, quorumQueue } from '../packages/broker/src';
 import { colaboradorSincronizado, eventoDaPlataforma } from '../packages/contracts/src';
 import { withDatabase } from '../packages/database/src';
@@ -20,15 +21,7 @@ import { functionConfig } from '../services/function/src/config';
 import { createDb } from '../services/function/src/db';
 import { startFunction } from '../services/function/src/start';
 
-interface AutocannonResult {
-  latency: { p50: number; p99: number; average: number; max: number };
-  requests: { average: number; total: number };
-  non2xx: number;
-  errors: number;
-}
-type Autocannon = (options: { url: string; headers?: Record<string, string>; connections: number; duration: number }) => Promise<AutocannonResult>;
-// autocannon ships no type declarations; this is the part of its API used here.
-const autocannon = require('autocannon') as Autocannon;
+type AutocannonResult = Awaited<ReturnType<typeof autocannon>>;
 
 // The services under test log only warnings, so the report is all that reaches stdout.
 process.env.LOG_LEVEL ??= 'warn';

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { benchDatabaseUrl, dropBenchDatabases } from './databases';
 
 export interface Platform {
   gatewayUrl: string;
@@ -32,7 +33,9 @@ function freePort(): Promise<number> {
 function benchVhost(): string | undefined {
   try {
     const vhosts = execFileSync('rabbitmqctl', ['-q', 'list_vhosts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    if (!vhosts.split('\n').includes('hub_bench')) execFileSync('rabbitmqctl', ['-q', 'add_vhost', 'hub_bench'], { stdio: 'ignore' });
+    // Anew each run: no queue or message of an earlier run is left to consume.
+    if (vhosts.split('\n').includes('hub_bench')) execFileSync('rabbitmqctl', ['-q', 'delete_vhost', 'hub_bench'], { stdio: 'ignore' });
+    execFileSync('rabbitmqctl', ['-q', 'add_vhost', 'hub_bench'], { stdio: 'ignore' });
     execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', 'hub_bench', 'guest', '.*', '.*', '.*'], { stdio: 'ignore' });
     return 'hub_bench';
   } catch {
@@ -56,8 +59,8 @@ async function waitReady(url: string, child: ChildProcess, timeoutMs: number): P
 
 /**
  * BENCH_GATEWAY_URL set: use that running platform (BENCH_IDENTITY_URL, default :8085).
- * Otherwise start one with `infra/scripts/start.mjs` on free ports, its own databases
- * (hub_bench_*), its own RabbitMQ vhost and no rate limit, and stop it afterwards.
+ * Otherwise start one with `infra/scripts/start.mjs` on free ports, fresh databases of its own
+ * (hub_bench_<run>_*, dropped afterwards), its own RabbitMQ vhost and no rate limit, and stop it afterwards.
  */
 export async function obtainPlatform(log: (line: string) => void): Promise<Platform> {
   if (process.env.BENCH_GATEWAY_URL) {
@@ -69,7 +72,8 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     };
   }
   const [gateway, access, fn, hubApi, worker, identity, receiver] = await Promise.all(Array.from({ length: 7 }, freePort));
-  const database = (name: string) => `postgresql://postgres@127.0.0.1:5432/${name}`;
+  const run = Date.now().toString(36);
+  await dropBenchDatabases();
   const vhost = benchVhost();
   if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
   const env = {
@@ -81,9 +85,9 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     DELIVERY_WORKER_PORT: String(worker),
     IDENTITY_DEV_PORT: String(identity),
     DEMO_RECEIVER_PORT: String(receiver),
-    ACCESS_DATABASE_URL: database('hub_bench_access'),
-    FUNCTION_DATABASE_URL: database('hub_bench_function'),
-    HUB_DATABASE_URL: database('hub_bench_events'),
+    ACCESS_DATABASE_URL: benchDatabaseUrl(run, 'access'),
+    FUNCTION_DATABASE_URL: benchDatabaseUrl(run, 'function'),
+    HUB_DATABASE_URL: benchDatabaseUrl(run, 'events'),
     ...(vhost ? { RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:5672/${vhost}` } : {}),
     RATE_LIMIT_PER_MINUTE: '1000000000',
     START_SEED: 'false',
@@ -102,6 +106,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
+    await dropBenchDatabases().catch((error) => log(`note: could not drop the benchmark databases: ${(error as Error).message}`));
   };
   try {
     await waitReady(`http://127.0.0.1:${gateway}`, child, 180_000);
@@ -113,7 +118,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     gatewayUrl: `http://127.0.0.1:${gateway}`,
     identityUrl: `http://127.0.0.1:${identity}`,
     accessUrl: `http://127.0.0.1:${access}`,
-    mode: 'platform started by the benchmark (start.mjs on free ports, hub_bench_* databases, rate limit off)',
+    mode: 'platform started by the benchmark (start.mjs on free ports, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
     stop,
   };
 }
