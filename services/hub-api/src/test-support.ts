@@ -54,3 +54,28 @@ export function expectPagina(body: unknown, pagina: number, tamanho: number): as
     throw new Error(`unexpected page frame: ${JSON.stringify({ ...frame, itens: `[${(frame.itens as unknown[]).length}]` })}`);
   }
 }
+
+type Corpo = Record<string, unknown>;
+
+async function criar(ctx: Contexto, path: string, body: Corpo): Promise<Corpo & { id: string }> {
+  const response = await ctx.api().post(path).set(auth(ctx.todas)).send(body);
+  if (response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+export const criarAplicativo = (ctx: Contexto, nome = 'Aplicativo') => criar(ctx, '/aplicativo', { nome, client_id: unico('app') });
+
+export async function criarTipo(ctx: Contexto, extra: Corpo = {}) {
+  const aplicativo = extra.aplicativo_id ? undefined : await criarAplicativo(ctx, 'Dono');
+  return criar(ctx, '/tipo-de-evento', { nome: `${unico('pedido')}.criado`, aplicativo_id: aplicativo?.id, ...extra });
+}
+
+export const ESQUEMA_PEDIDO = {
+  type: 'object',
+  required: ['numero', 'valor'],
+  properties: { numero: { type: 'string', minLength: 1 }, valor: { type: 'number', minimum: 0 } },
+  additionalProperties: false,
+};
+
+export const criarVersao = (ctx: Contexto, tipoId: string, esquema: Corpo = ESQUEMA_PEDIDO) =>
+  criar(ctx, '/versao-de-esquema', { tipo_de_evento_id: tipoId, esquema });

@@ -1,0 +1,41 @@
+import { waitFor } from '@hub/testing';
+import { type Contexto, encerrarContexto, iniciarContexto } from './test-support';
+
+let ctx: Contexto;
+beforeAll(async () => {
+  ctx = await iniciarContexto();
+});
+afterAll(() => encerrarContexto(ctx));
+
+describe('health, readiness and the OpenAPI document', () => {
+  test('When the database and RabbitMQ answer, then /saude/prontidao is 200 naming both', async () => {
+    // The first query of a fresh process may be slow on a loaded machine: wait for readiness.
+    const response = await waitFor(async () => {
+      const answer = await ctx.api().get('/saude/prontidao');
+      return answer.status === 200 && answer;
+    }, { what: 'readiness' });
+    expect(response.body).toEqual({ situacao: 'ok', servico: 'hub-api', dependencias: { postgresql: 'ok', rabbitmq: 'ok' } });
+    expect((await ctx.api().get('/saude')).status).toBe(200);
+  });
+
+  test('When the OpenAPI document is read, then it lists the 27 registry operations', async () => {
+    const { body } = await ctx.api().get('/openapi.json');
+    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    const count = (prefix: string) => operations.filter((op) => op.split(' ')[1]!.startsWith(prefix)).length;
+    expect({
+      aplicativo: count('/aplicativo'),
+      tipo: count('/tipo-de-evento'),
+      versao: count('/versao-de-esquema'),
+      esquema: count('/esquema/'),
+      assinatura: count('/assinatura'),
+      jwks: count('/.well-known/jwks.json'),
+    }).toEqual({ aplicativo: 4, tipo: 7, versao: 7, esquema: 1, assinatura: 7, jwks: 1 });
+    expect(body.paths['/.well-known/jwks.json'].get.security).toEqual([]);
+  });
+
+  test('When an unknown route is asked for, then 404 problem+json', async () => {
+    const response = await ctx.api().get('/nada');
+    expect(response.status).toBe(404);
+    expect(response.headers['content-type']).toMatch(/problem\+json/);
+  });
+});
