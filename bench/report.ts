@@ -26,7 +26,7 @@ export function renderSection(
     HEADING,
     '',
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
-      `Node ${process.version}, loopback only, ${info.durationSeconds} s per row with autocannon (10 connections at the fixed rate, 50 at max); ` +
+      `Node ${process.version}, loopback only, ${info.durationSeconds} s per row with autocannon (25 connections at the fixed rate, 50 at max); ` +
       `load average before the run ${info.loadBefore.toFixed(2)} (the platform, autocannon and anything else on the machine share these CPUs).`,
     `Platform: ${info.mode}. Tokens are real (identity-dev); the user has an access profile assigned through the API`,
     '(POST /auth, POST /perfil-de-acesso, PATCH /colaborador/:id).',

@@ -34,7 +34,7 @@ describe('gateway proxy', () => {
   let gateway: GatewayUnderTest;
 
   beforeAll(async () => {
-    gateway = await startGatewayWithFakes({ GATEWAY_BODY_LIMIT: '64kb', GATEWAY_UPSTREAM_TIMEOUT: '300ms' });
+    gateway = await startGatewayWithFakes({ GATEWAY_BODY_LIMIT: '64kb' });
   });
   afterAll(() => gateway.close());
 
@@ -109,8 +109,10 @@ describe('gateway proxy', () => {
   });
 
   it('When the service does not answer in time, then 504 tempo_esgotado', async () => {
-    const response = await request(gateway.url).get('/funcao/lento').expect(504);
+    const other = await startGatewayWithFakes({ GATEWAY_UPSTREAM_TIMEOUT: '200ms' });
+    const response = await request(other.url).get('/funcao/lento').expect(504);
     expect(response.body.codigo).toBe('tempo_esgotado');
+    await other.close();
   });
 
   it('When the service is down, then 502 servico_indisponivel in problem+json', async () => {
