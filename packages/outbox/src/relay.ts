@@ -36,6 +36,7 @@ interface Row {
 }
 
 const PURGE_CHUNK = 5_000;
+const PUBLISH_SLICE = 50;
 const MAX_PURGE_CHUNKS = 200;
 
 /**
@@ -161,7 +162,7 @@ export class OutboxRelay {
       );
       claimed = rows.length;
       if (rows.length > 0) {
-        const results = await Promise.allSettled(rows.map((row) => this.publishRow(row)));
+        const results = await Promise.allSettled(await this.publishAll(rows));
         const done: string[] = [];
         const errors: string[] = [];
         const errorIds: string[] = [];
@@ -196,6 +197,23 @@ export class OutboxRelay {
     }
     if (failed > 0) throw new Error(`${failed} of ${claimed} outbox rows were not confirmed by the broker`);
     return claimed;
+  }
+
+  /**
+   * Starts every publication of the batch, yielding to the event loop between slices: a batch is
+   * CPU work (framing hundreds of messages), and the process usually serves HTTP too.
+   */
+  private async publishAll(rows: Row[]): Promise<Promise<void>[]> {
+    const publications: Promise<void>[] = [];
+    for (let i = 0; i < rows.length; i += PUBLISH_SLICE) {
+      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const row of rows.slice(i, i + PUBLISH_SLICE)) {
+        const publication = this.publishRow(row);
+        publication.catch(() => undefined); // settled (and reported) by the caller
+        publications.push(publication);
+      }
+    }
+    return publications;
   }
 
   private publishRow(row: Row): Promise<void> {

@@ -31,6 +31,10 @@ create table colaborador (
   ativo         boolean not null,
   removido      boolean not null,
   versao        bigint not null,
+  -- The collaborator's members of an announcement's `dados` as JSON text
+  -- ("termoauth_id":…,"email":…,"nome":…,"ativo":…), written with each change, so that a rename
+  -- only glues fragments together for each of its (possibly 10,000) collaborators.
+  anuncio       text not null,
   atualizado_em timestamptz(3) not null
 );
 create index colaborador_funcao on colaborador (funcao_id, ativo) where not removido;

@@ -32,6 +32,7 @@ test('When every model is written and read through Prisma, then the migrated tab
     ativo: true,
     removido: false,
     versao: 1_790_000_000_000_000n,
+    anuncio: '"termoauth_id":"tauth-1","email":"pessoa@empresa.com.br","nome":"Pessoa","ativo":true',
     atualizadoEm: instante,
   };
   await db.colaborador.create({ data: colaborador });

@@ -10,6 +10,10 @@ const funcaoIdDe = (funcaoId: string | null) => {
   return UUID.test(id) ? id.toLowerCase() : id;
 };
 
+/** The collaborator's members of a `colaborador.atualizado` announcement's dados, as JSON text. */
+export const anuncioDe = (c: Pick<ColaboradorSincronizado, 'termoauth_id' | 'email' | 'nome' | 'ativo'>) =>
+  JSON.stringify({ termoauth_id: c.termoauth_id, email: c.email, nome: c.nome, ativo: c.ativo }).slice(1, -1);
+
 export function colaboradoresRepository(db: Db) {
   return {
     /**
@@ -20,12 +24,13 @@ export function colaboradoresRepository(db: Db) {
      */
     async aplicar(mensagem: ColaboradorSincronizado): Promise<boolean> {
       const changed = await db.$executeRaw`
-        insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, atualizado_em)
+        insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, anuncio, atualizado_em)
         values (${mensagem.termoauth_id}, ${mensagem.email}, ${mensagem.nome}, ${funcaoIdDe(mensagem.funcao_id)},
-                ${mensagem.ativo}, ${mensagem.removido}, ${BigInt(mensagem.versao)}, now())
+                ${mensagem.ativo}, ${mensagem.removido}, ${BigInt(mensagem.versao)}, ${anuncioDe(mensagem)}, now())
         on conflict (termoauth_id) do update set
           email = excluded.email, nome = excluded.nome, funcao_id = excluded.funcao_id, ativo = excluded.ativo,
-          removido = excluded.removido, versao = excluded.versao, atualizado_em = excluded.atualizado_em
+          removido = excluded.removido, versao = excluded.versao, anuncio = excluded.anuncio,
+          atualizado_em = excluded.atualizado_em
         where colaborador.versao < excluded.versao`;
       return changed > 0;
     },

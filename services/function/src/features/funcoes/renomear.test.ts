@@ -174,3 +174,17 @@ test('When the function is renamed twice, then each rename announces every colla
   expect(porNome(nomes[1]!)).toEqual([...pessoas].sort());
   expect(deFuncao(funcao)).toHaveLength(6);
 });
+
+test('When names hold quotes, backslashes, accents and control characters, then the announcement is still exact JSON', async () => {
+  const funcao = await criarFuncao();
+  const termoauth = `tauth-${randomUUID()}`;
+  const nomePessoa = 'Zé "Aspas" \\ barra\ttab ☃';
+  await sincronizar({ termoauth_id: termoauth, funcao_id: funcao, nome: nomePessoa, email: 'zé@empresa.com.br' });
+  const nome = `Função "entre aspas" \\ ${randomUUID()} 😀`;
+  expect((await request(fn.url).patch(`/funcao/${funcao}`).set(auth()).send({ nome })).status).toBe(200);
+  await waitFor(() => deFuncao(funcao).length >= 1, { what: 'the announcement' });
+  expect(deFuncao(funcao)[0]!.body).toMatchObject({
+    entidade_id: termoauth,
+    dados: { termoauth_id: termoauth, email: 'zé@empresa.com.br', nome: nomePessoa, ativo: true, funcao: { id: funcao, nome } },
+  });
+});
