@@ -4,7 +4,8 @@
 
 create table aplicativo (
   id            uuid primary key,
-  nome          text not null check (char_length(nome) between 1 and 120),
+  -- ordered as a Portuguese reader expects ("Árvore" between "abacate" and "Banana")
+  nome          text collate "pt-BR-x-icu" not null check (char_length(nome) between 1 and 120),
   -- the `sub` of the application's tokens
   client_id     text not null check (client_id ~ '^[\x21-\x7e]{1,200}$'),
   ativo         boolean not null,
@@ -12,11 +13,12 @@ create table aplicativo (
   atualizado_em timestamptz(3) not null
 );
 create unique index aplicativo_client_id_unico on aplicativo (client_id);
-create index aplicativo_ordem on aplicativo (lower(nome), id);
+create index aplicativo_ordem on aplicativo (nome, id);
 
 create table tipo_de_evento (
   id               uuid primary key,
-  nome             text not null check (char_length(nome) <= 200 and nome ~ '^[a-z0-9_]+(\.[a-z0-9_]+)*$'),
+  -- lower-case ASCII only, so byte order is the natural order
+  nome             text collate "C" not null check (char_length(nome) <= 200 and nome ~ '^[a-z0-9_]+(\.[a-z0-9_]+)*$'),
   descricao        text check (char_length(descricao) <= 2000),
   -- the owner: the only application that publishes events of this type
   aplicativo_id    uuid not null references aplicativo (id),

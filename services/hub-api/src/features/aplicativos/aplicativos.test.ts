@@ -114,3 +114,10 @@ describe('/aplicativo', () => {
     expect((await ctx.api().get('/aplicativo/nao-e-uuid').set(auth(ctx.leitor))).status).toBe(404);
   });
 });
+
+test('When names with accents and mixed case are listed, then they are in Portuguese alphabetical order', async () => {
+  const marca = unico('ordem');
+  for (const nome of ['Banana', 'abacate', 'Árvore', 'cereja']) await criar(`${marca} ${nome}`, unico('ordem'));
+  const response = await ctx.api().get('/aplicativo').query({ busca: marca }).set(auth(ctx.leitor));
+  expect(response.body.itens.map((a: { nome: string }) => a.nome.slice(marca.length + 1))).toEqual(['abacate', 'Árvore', 'Banana', 'cereja']);
+});
