@@ -1,4 +1,6 @@
 import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { importJWK, jwtVerify, SignJWT } from 'jose';
 import nacl from 'tweetnacl';
 import { encodeBase64 } from './base64';
@@ -132,5 +134,12 @@ describe('signWebhook and verifyWebhook', () => {
   it('When the id holds a dot or no key is active, then signing refuses', () => {
     expect(() => signWebhook({ id: 'a.b', body }, signersOf(keySet()))).toThrow(/dots/);
     expect(() => signWebhook({ id: 'a', body }, [])).toThrow(/no signing key/);
+  });
+
+  it('When the verifier is bundled for another runtime, then its modules use no Node built-in and no Buffer', () => {
+    for (const file of ['verify.ts', 'base64.ts', 'headers.ts']) {
+      const source = readFileSync(path.join(__dirname, file), 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '');
+      expect({ file, node: /from ['"]node:|require\(/.test(source), buffer: /\bBuffer\b/.test(source) }).toEqual({ file, node: false, buffer: false });
+    }
   });
 });

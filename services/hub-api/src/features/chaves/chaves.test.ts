@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { addKey, generateKey, type Jwks, readKeyFile, removeKey, retireKey, signWebhook, verifyWebhook, writeKeyFile } from '@hub/signing';
+import { addKey, generateKey, type Jwks, readKeyFile, removeKey, retireKey, signWebhook, writeKeyFile } from '@hub/signing';
+import { verifyWebhook } from '@hub/signing/verify';
 import { encerrarContexto, type Contexto, iniciarContexto } from '../../test-support';
 import { startHubApiForTests } from '../../testing';
 
