@@ -164,3 +164,19 @@ test('When published rows are older than the retention, then the purge deletes t
   const { rows } = await pool.query<{ message_id: string }>('select message_id from outbox where message_id = any($1)', [[...ids, ...pending]]);
   expect(rows.map((row) => row.message_id).sort()).toEqual([...ids.slice(4), ...pending].sort());
 });
+
+test('When a row has failed before, then fresh rows are claimed ahead of it, so one bad row cannot hold up the rest', async () => {
+  await relay().publishPending(); // nothing left over from earlier tests
+  const [old] = await insert(1);
+  await pool.query(`update outbox set tentativas = 3, criado_em = now() - interval '1 hour' where message_id = $1`, [old]);
+  const [fresh] = await insert(1);
+  const r = relay({ batchSize: 1 });
+  await r.publishPending(1);
+  const { rows } = await pool.query<{ message_id: string; publicado: boolean }>(
+    'select message_id, publicado_em is not null as publicado from outbox where message_id = any($1)',
+    [[old, fresh]],
+  );
+  expect(Object.fromEntries(rows.map((row) => [row.message_id, row.publicado]))).toEqual({ [old!]: false, [fresh!]: true });
+  await r.publishPending();
+  await waitFor(() => receivedIds([old!, fresh!]).length === 2, { what: 'both published in the end' });
+});
