@@ -12,7 +12,7 @@ describe('health, readiness and the OpenAPI document', () => {
     // The first query of a fresh process may be slow on a loaded machine: wait for readiness.
     const response = await waitFor(async () => {
       const answer = await ctx.api().get('/saude/prontidao');
-      return answer.status === 200 && answer;
+      return answer.status === 200 ? answer : undefined;
     }, { what: 'readiness' });
     expect(response.body).toEqual({ situacao: 'ok', servico: 'hub-api', dependencias: { postgresql: 'ok', rabbitmq: 'ok' } });
     expect((await ctx.api().get('/saude')).status).toBe(200);

@@ -2,6 +2,7 @@ import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
+import { literal } from '../../schemas';
 
 export interface FiltroDeAplicativos {
   busca?: string;
@@ -12,7 +13,7 @@ function where(filtro: FiltroDeAplicativos): Prisma.AplicativoWhereInput {
   return {
     ...(filtro.ativo === undefined ? {} : { ativo: filtro.ativo }),
     ...(filtro.busca
-      ? { OR: [{ nome: { contains: filtro.busca, mode: 'insensitive' } }, { clientId: { contains: filtro.busca, mode: 'insensitive' } }] }
+      ? { OR: [{ nome: { contains: literal(filtro.busca), mode: 'insensitive' } }, { clientId: { contains: literal(filtro.busca), mode: 'insensitive' } }] }
       : {}),
   };
 }

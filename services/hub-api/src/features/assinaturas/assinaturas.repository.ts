@@ -1,7 +1,7 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { FILTRO_MAX } from '../../schemas';
+import { FILTRO_MAX, literal } from '../../schemas';
 
 export interface FiltroDeAssinaturas {
   aplicativo_assinante_id?: string;
@@ -30,9 +30,9 @@ function where(filtro: FiltroDeAssinaturas): Prisma.AssinaturaWhereInput {
     ...(busca
       ? {
           OR: [
-            { urlDeDestino: { contains: busca, mode: 'insensitive' } },
-            { aplicativoAssinante: { nome: { contains: busca, mode: 'insensitive' } } },
-            { versao: { tipoDeEvento: { nome: { contains: busca, mode: 'insensitive' } } } },
+            { urlDeDestino: { contains: literal(busca), mode: 'insensitive' } },
+            { aplicativoAssinante: { nome: { contains: literal(busca), mode: 'insensitive' } } },
+            { versao: { tipoDeEvento: { nome: { contains: literal(busca), mode: 'insensitive' } } } },
           ],
         }
       : {}),

@@ -1,7 +1,7 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { FILTRO_MAX } from '../../schemas';
+import { FILTRO_MAX, literal } from '../../schemas';
 
 export interface FiltroDeTipos {
   busca?: string;
@@ -14,7 +14,7 @@ const ordem: Prisma.TipoDeEventoOrderByWithRelationInput[] = [{ nome: 'asc' }];
 
 function where(filtro: FiltroDeTipos): Prisma.TipoDeEventoWhereInput {
   return {
-    ...(filtro.busca ? { nome: { contains: filtro.busca, mode: 'insensitive' } } : {}),
+    ...(filtro.busca ? { nome: { contains: literal(filtro.busca), mode: 'insensitive' } } : {}),
     ...(filtro.aplicativo_id ? { aplicativoId: filtro.aplicativo_id } : {}),
     ...(filtro.ativo === undefined ? {} : { ativo: filtro.ativo }),
   };

@@ -115,6 +115,17 @@ describe('/tipo-de-evento', () => {
     expect((await ctx.api().get('/tipo-de-evento/filtro').query({ aplicativo_id: 'x' }).set(auth(ctx.leitor))).status).toBe(400);
   });
 
+  test('When busca holds _ or %, then they are plain characters, not wildcards', async () => {
+    const dono = await criarAplicativo(ctx);
+    const marca = unico('curinga');
+    await criarTipo(ctx, { nome: `${marca}.item_criado`, aplicativo_id: dono.id });
+    await criarTipo(ctx, { nome: `${marca}.itemxcriado`, aplicativo_id: dono.id });
+    const response = await ctx.api().get('/tipo-de-evento').query({ busca: `${marca}.item_` }).set(auth(ctx.leitor));
+    expect(response.body.itens.map((t: { nome: string }) => t.nome)).toEqual([`${marca}.item_criado`]);
+    const percent = await ctx.api().get('/tipo-de-evento/autocomplete').query({ busca: `${marca}%` }).set(auth(ctx.leitor));
+    expect(percent.body.total).toBe(0);
+  });
+
   test('When a type is updated, then descricao, ativo and retention change and the name cannot', async () => {
     const tipo = await criarTipo(ctx, { descricao: 'antes' });
     const response = await ctx.api().patch(`/tipo-de-evento/${tipo.id}`).set(auth(ctx.todas)).send({ ativo: false, retencao_em_dias: 365 });
