@@ -9,3 +9,6 @@ export function prismaAdapter(url: string, max = 10): PrismaPg {
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
 }
+
+/** A search text for Prisma's `contains` (SQL LIKE): its %, _ and \ match themselves, not anything. */
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, '\\$&');

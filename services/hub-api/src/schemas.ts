@@ -24,6 +24,3 @@ export const descricao = z
   .transform((v) => (v === '' ? null : v));
 
 export const iso = (date: Date) => date.toISOString();
-
-/** A search text for Prisma's `contains` (LIKE): its %, _ and \ are plain characters, not wildcards. */
-export const literal = (text: string) => text.replace(/[\\%_]/g, '\\$&');

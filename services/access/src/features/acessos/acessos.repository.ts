@@ -1,4 +1,4 @@
-import { uuidv7 } from '@hub/database';
+import { likeLiteral, uuidv7 } from '@hub/database';
 import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
 import type { Db } from '../../db';
@@ -15,7 +15,7 @@ export interface AcessoFiltro {
 function whereOf(filtro: AcessoFiltro): Prisma.AcessoWhereInput {
   return {
     ...vivo,
-    ...(filtro.email ? { email: { contains: filtro.email.toLowerCase() } } : {}),
+    ...(filtro.email ? { email: { contains: likeLiteral(filtro.email.toLowerCase()) } } : {}),
     ...(filtro.perfil !== undefined ? { perfil: filtro.perfil } : {}),
     ...(filtro.ativo !== undefined ? { ativo: filtro.ativo } : {}),
   };

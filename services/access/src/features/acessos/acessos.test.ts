@@ -128,6 +128,11 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
     expect(emails).not.toContain('apagado@empresa.com.br');
   });
 
+  it('When the search text has LIKE wildcards, then they match only themselves', async () => {
+    expect((await as(master).get('/auth/autocomplete?busca=_').expect(200)).body.total).toBe(0);
+    expect((await as(master).get('/auth/filtro?email=%25').expect(200)).body).toEqual([]);
+  });
+
   it('When filtro combines email, perfil and ativo, then all matches without pagination, by e-mail', async () => {
     const inactive = await as(master).get('/auth/filtro?ativo=false').expect(200);
     expect(inactive.body.map((a: { email: string }) => a.email)).toEqual(['caio@empresa.com.br']);

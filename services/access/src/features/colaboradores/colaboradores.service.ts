@@ -1,4 +1,5 @@
 import { forbidden, invalidField, notFound, type PageRequest, skipTake } from '@hub/http';
+import { likeLiteral } from '@hub/database';
 import { z } from 'zod';
 import type { Db } from '../../db';
 import type { AccessEvents } from '../../events';
@@ -29,7 +30,7 @@ function whereOf(busca?: string): Prisma.AcessoWhereInput {
   return {
     excluidoEm: null,
     perfil: PERFIL_COLABORADOR,
-    ...(busca ? { OR: [{ email: { contains: busca.toLowerCase() } }, { nome: { contains: busca, mode: 'insensitive' } }] } : {}),
+    ...(busca ? { OR: [{ email: { contains: likeLiteral(busca.toLowerCase()) } }, { nome: { contains: likeLiteral(busca), mode: 'insensitive' } }] } : {}),
   };
 }
 

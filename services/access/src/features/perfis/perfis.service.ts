@@ -1,5 +1,5 @@
 import { permissoesSchema } from '@hub/contracts';
-import { isUniqueViolation, uuidv7 } from '@hub/database';
+import { isUniqueViolation, likeLiteral, uuidv7 } from '@hub/database';
 import { conflict, notFound, type PageRequest, skipTake } from '@hub/http';
 import { z } from 'zod';
 import type { Db } from '../../db';
@@ -27,7 +27,7 @@ export const toPerfil = (perfil: PerfilDeAcesso) => ({
   atualizado_em: iso(perfil.atualizadoEm),
 });
 
-const byName = (busca?: string): Prisma.PerfilDeAcessoWhereInput => (busca ? { nome: { contains: busca, mode: 'insensitive' } } : {});
+const byName = (busca?: string): Prisma.PerfilDeAcessoWhereInput => (busca ? { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } : {});
 const ordem = [{ nome: 'asc' }, { id: 'asc' }] satisfies Prisma.PerfilDeAcessoOrderByWithRelationInput[];
 
 /** Access profiles: a name and a permission map; an access has at most one. */

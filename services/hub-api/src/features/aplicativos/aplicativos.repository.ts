@@ -2,7 +2,7 @@ import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { literal } from '../../schemas';
+import { likeLiteral } from '@hub/database';
 
 export interface FiltroDeAplicativos {
   busca?: string;
@@ -13,7 +13,7 @@ function where(filtro: FiltroDeAplicativos): Prisma.AplicativoWhereInput {
   return {
     ...(filtro.ativo === undefined ? {} : { ativo: filtro.ativo }),
     ...(filtro.busca
-      ? { OR: [{ nome: { contains: literal(filtro.busca), mode: 'insensitive' } }, { clientId: { contains: literal(filtro.busca), mode: 'insensitive' } }] }
+      ? { OR: [{ nome: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } }, { clientId: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } }] }
       : {}),
   };
 }

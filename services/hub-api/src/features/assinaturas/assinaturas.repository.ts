@@ -1,7 +1,8 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { FILTRO_MAX, literal } from '../../schemas';
+import { likeLiteral } from '@hub/database';
+import { FILTRO_MAX } from '../../schemas';
 
 export interface FiltroDeAssinaturas {
   aplicativo_assinante_id?: string;
@@ -30,9 +31,9 @@ function where(filtro: FiltroDeAssinaturas): Prisma.AssinaturaWhereInput {
     ...(busca
       ? {
           OR: [
-            { urlDeDestino: { contains: literal(busca), mode: 'insensitive' } },
-            { aplicativoAssinante: { nome: { contains: literal(busca), mode: 'insensitive' } } },
-            { versao: { tipoDeEvento: { nome: { contains: literal(busca), mode: 'insensitive' } } } },
+            { urlDeDestino: { contains: likeLiteral(busca), mode: 'insensitive' } },
+            { aplicativoAssinante: { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } },
+            { versao: { tipoDeEvento: { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } } },
           ],
         }
       : {}),

@@ -1,7 +1,8 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { FILTRO_MAX, literal } from '../../schemas';
+import { likeLiteral } from '@hub/database';
+import { FILTRO_MAX } from '../../schemas';
 
 export interface FiltroDeTipos {
   busca?: string;
@@ -14,7 +15,7 @@ const ordem: Prisma.TipoDeEventoOrderByWithRelationInput[] = [{ nome: 'asc' }];
 
 function where(filtro: FiltroDeTipos): Prisma.TipoDeEventoWhereInput {
   return {
-    ...(filtro.busca ? { nome: { contains: literal(filtro.busca), mode: 'insensitive' } } : {}),
+    ...(filtro.busca ? { nome: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } } : {}),
     ...(filtro.aplicativo_id ? { aplicativoId: filtro.aplicativo_id } : {}),
     ...(filtro.ativo === undefined ? {} : { ativo: filtro.ativo }),
   };

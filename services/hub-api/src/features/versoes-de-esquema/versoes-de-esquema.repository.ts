@@ -1,7 +1,8 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { Db } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
-import { FILTRO_MAX, literal } from '../../schemas';
+import { likeLiteral } from '@hub/database';
+import { FILTRO_MAX } from '../../schemas';
 
 export interface FiltroDeVersoes {
   tipo_de_evento_id?: string;
@@ -17,7 +18,7 @@ const ordem: Prisma.VersaoDeEsquemaOrderByWithRelationInput[] = [{ tipoDeEvento:
 function where(filtro: FiltroDeVersoes): Prisma.VersaoDeEsquemaWhereInput {
   const tipo: Prisma.TipoDeEventoWhereInput = {
     ...(filtro.tipo_de_evento_nome ? { nome: filtro.tipo_de_evento_nome } : {}),
-    ...(filtro.busca ? { nome: { contains: literal(filtro.busca), mode: 'insensitive' } } : {}),
+    ...(filtro.busca ? { nome: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } } : {}),
   };
   return {
     ...(filtro.tipo_de_evento_id ? { tipoDeEventoId: filtro.tipo_de_evento_id } : {}),
