@@ -8,6 +8,7 @@ declare module 'autocannon' {
     duration?: number;
     overallRate?: number;
     timeout?: number;
+    ignoreCoordinatedOmission?: boolean;
   }
   interface Histogram {
     average: number;

@@ -1,7 +1,8 @@
 /**
  * Benchmark of the function registry (loopback only, bounded):
  *   1. 5,000 functions and 10,000 collaborators in one of them (the collaborators arrive as real
- *      synchronisation messages through RabbitMQ; the projection time is reported too);
+ *      synchronisation messages through RabbitMQ, sent to the service's own queue of this run so
+ *      that the platform's durable queues stay clean; the projection time is reported too);
  *   2. renaming that function: the answer time, then the time until the broker confirmed all
  *      10,000 announcements (outbox relay) and until a bench queue received them all;
  *   3. GET /funcao latency (p50/p99) with autocannon.
@@ -11,7 +12,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { publishMessage, quorumQueue } from '../packages/broker/src';
+import { encode, quorumQueue } from '../packages/broker/src';
 import { colaboradorSincronizado, eventoDaPlataforma } from '../packages/contracts/src';
 import { withDatabase } from '../packages/database/src';
 import { createLogger } from '../packages/log/src';
@@ -39,13 +40,14 @@ async function main() {
   const database = `hub_function_bench_${Date.now().toString(36)}`;
   const exchange = uniqueName('bench.function.anuncios');
   const queue = uniqueName('bench.function.anuncios.q');
+  const colaboradoresQueue = uniqueName('bench.function.colaboradores');
   let projected = 0;
   const fn = await startFunction(
     functionConfig.parse({ ...identity.env, FUNCTION_DATABASE_URL: withDatabase(ADMIN_URL, database), ACCESS_URL: access.url }),
     logger,
     {
       port: 0,
-      colaboradoresQueue: uniqueName('bench.function.colaboradores'),
+      colaboradoresQueue,
       onColaborador: () => {
         projected += 1;
       },
@@ -85,20 +87,26 @@ async function main() {
     const grande = (await call('POST', '/funcao', { nome: 'Função grande' })).json.id as string;
     const pequena = (await call('POST', '/funcao', { nome: 'Aquecimento' })).json.id as string;
 
+    // Straight into the service's own collaborator queue (default exchange): through RabbitMQ and
+    // the real consumer, without filling the platform's durable queues with 10,000 bench people.
     const projectionStart = performance.now();
     for (let i = 0; i < COLLABORATORS; i += 500) {
       await Promise.all(
         Array.from({ length: Math.min(500, COLLABORATORS - i) }, (_, j) =>
-          publishMessage(fn.broker, colaboradorSincronizado, {
-            termoauth_id: `bench-${i + j}`,
-            email: `pessoa${i + j}@empresa.com.br`,
-            nome: `Pessoa ${i + j}`,
-            funcao_id: grande,
-            ativo: true,
-            removido: false,
-            versao: 1,
-            ocorrido_em: new Date().toISOString(),
-          }),
+          fn.broker.publish(
+            '',
+            colaboradoresQueue,
+            encode(colaboradorSincronizado, {
+              termoauth_id: `bench-${i + j}`,
+              email: `pessoa${i + j}@empresa.com.br`,
+              nome: `Pessoa ${i + j}`,
+              funcao_id: grande,
+              ativo: true,
+              removido: false,
+              versao: 1,
+              ocorrido_em: new Date().toISOString(),
+            }),
+          ),
         ),
       );
     }

@@ -5,6 +5,7 @@ export interface Row {
   route: string;
   path: string;
   load: string;
+  tool: 'paced' | 'autocannon';
   requestsPerSecond: number;
   p50: number;
   p99: number;
@@ -19,15 +20,19 @@ const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10
 
 export function renderSection(
   rows: Row[],
-  info: { command: string; mode: string; durationSeconds: number; targetMet: boolean | undefined; loadBefore: number },
+  info: { command: string; mode: string; durationSeconds: number; pacedSeconds: number; targetMet: boolean | undefined; loadBefore: number },
 ): string {
   const cpus = os.cpus();
   const lines = [
     HEADING,
     '',
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ` +
-      `Node ${process.version}, loopback only, ${info.durationSeconds} s per row with autocannon (25 connections at the fixed rate, 50 at max); ` +
-      `load average before the run ${info.loadBefore.toFixed(2)} (the platform, autocannon and anything else on the machine share these CPUs).`,
+      `Node ${process.version}, loopback only, ${info.pacedSeconds} s per paced row and ${info.durationSeconds} s per autocannon row; load average before the run ${info.loadBefore.toFixed(2)} ` +
+      '(the platform, the load generator and anything else on the machine share these CPUs).',
+    'Tools: `paced` sends one request every 2 ms (open loop, evenly spaced: the latency at a steady 500 requests/s); ' +
+      '`autocannon` at a rate (`overallRate`, 25 connections) sends each connection\'s share of a second back to back at the ' +
+      'start of the second, so its latencies are those of bursts of 25 concurrent requests; `autocannon` max uses 50 connections. ' +
+      'autocannon\'s coordinated-omission correction is off (in rate mode it assumes a 1 ms interval and invents samples).',
     `Platform: ${info.mode}. Tokens are real (identity-dev); the user has an access profile assigned through the API`,
     '(POST /auth, POST /perfil-de-acesso, PATCH /colaborador/:id).',
     '',
@@ -35,16 +40,16 @@ export function renderSection(
     info.command,
     '```',
     '',
-    '| route | path | load | requests/s | p50 ms | p99 ms | requests | non-2xx | errors |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|',
+    '| route | path | load | tool | requests/s | p50 ms | p99 ms | requests | non-2xx | errors |',
+    '|---|---|---|---|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.route} | ${r.path} | ${r.load} | ${Math.round(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} |`,
+        `| ${r.route} | ${r.path} | ${r.load} | ${r.tool} | ${Math.round(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} |`,
     ),
     '',
     info.targetMet === undefined
       ? 'Target (GET /auth/acesso p99 under 20 ms at 500 requests/s through the gateway): not measured.'
-      : `Target (GET /auth/acesso p99 under 20 ms at 500 requests/s through the gateway): **${info.targetMet ? 'met' : 'NOT met'}**.`,
+      : `Target (GET /auth/acesso p99 under 20 ms at a steady 500 requests/s through the gateway, the paced row): **${info.targetMet ? 'met' : 'NOT met'}**.`,
     '',
   ];
   return lines.join('\n');

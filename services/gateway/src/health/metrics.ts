@@ -1,6 +1,8 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RequestHandler, Router } from 'express';
 import { Router as createRouter } from 'express';
 
+const LOOP_RESOLUTION_MS = 10;
 const BUCKETS = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
 interface Series {
@@ -16,6 +18,11 @@ interface Series {
 export function createMetrics(upstreamOfPath: (path: string) => string | undefined): { record: RequestHandler; router: Router } {
   const series = new Map<string, Series>();
   const startedAt = Date.now();
+  // Stalls of the event loop delay every request in flight; worth seeing next to the durations.
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loopDelay.enable();
+  // The histogram counts the sampling interval itself; only what goes beyond it is delay.
+  const delaySeconds = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000;
 
   const record: RequestHandler = (req, res, next) => {
     const start = process.hrtime.bigint();
@@ -52,7 +59,13 @@ export function createMetrics(upstreamOfPath: (path: string) => string | undefin
       `process_resident_memory_bytes ${memory.rss}`,
       '# TYPE process_uptime_seconds gauge',
       `process_uptime_seconds ${(Date.now() - startedAt) / 1000}`,
+      '# HELP nodejs_eventloop_delay_seconds Event loop delay since the last scrape',
+      '# TYPE nodejs_eventloop_delay_seconds summary',
+      `nodejs_eventloop_delay_seconds{quantile="0.5"} ${delaySeconds(loopDelay.percentile(50))}`,
+      `nodejs_eventloop_delay_seconds{quantile="0.99"} ${delaySeconds(loopDelay.percentile(99))}`,
+      `nodejs_eventloop_delay_seconds{quantile="1"} ${delaySeconds(loopDelay.max)}`,
     );
+    loopDelay.reset();
     res.type('text/plain; version=0.0.4').send(`${lines.join('\n')}\n`);
   });
   return { record, router };
