@@ -47,12 +47,25 @@ export function renderSection(
         `| ${r.route} | ${r.path} | ${r.load} | ${r.tool} | ${Math.round(r.requestsPerSecond)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} |`,
     ),
     '',
+    ...overheadLine(rows),
+    'Single stalls of a shared machine (tens of ms) reach a few hundred requests at most, which is why the paced rows run longer; ' +
+      'run-to-run differences of the p99 on a busy 2-CPU machine are large, so compare rows of one run.',
+    '',
     info.targetMet === undefined
       ? 'Target (GET /auth/acesso p99 under 20 ms at 500 requests/s through the gateway): not measured.'
       : `Target (GET /auth/acesso p99 under 20 ms at a steady 500 requests/s through the gateway, the paced row): **${info.targetMet ? 'met' : 'NOT met'}**.`,
     '',
   ];
   return lines.join('\n');
+}
+
+/** What the gateway hop adds, from the paced rows of /auth/acesso through it and without it. */
+function overheadLine(rows: Row[]): string[] {
+  const paced = (path: string) => rows.find((r) => r.route === 'GET /auth/acesso' && r.tool === 'paced' && r.path === path);
+  const via = paced('gateway');
+  const direct = paced('access directly');
+  if (!via || !direct) return [];
+  return [`The gateway hop adds ${ms(via.p50 - direct.p50)} ms at the median and ${ms(via.p99 - direct.p99)} ms at p99 (paced rows of GET /auth/acesso).`, ''];
 }
 
 /** Replaces this benchmark's section of docs/benchmarks.md (other sections stay as they are), or appends it. */
