@@ -115,6 +115,20 @@ describe('gateway proxy', () => {
     await other.close();
   });
 
+  it('When the service dies in the middle of its response, then the client connection is cut rather than left waiting', async () => {
+    const outcome = await new Promise<string>((resolve) => {
+      httpRequest(`${gateway.url}/funcao/quebra`, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => resolve('complete'));
+        res.on('error', () => resolve('cut'));
+        res.on('aborted', () => resolve('cut'));
+      })
+        .on('error', () => resolve('cut'))
+        .end();
+    });
+    expect(outcome).toBe('cut');
+  });
+
   it('When the service is down, then 502 servico_indisponivel in problem+json', async () => {
     const other = await startGatewayWithFakes();
     await other.upstreams.function.close();

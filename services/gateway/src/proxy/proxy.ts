@@ -39,6 +39,13 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
       if (!res.writableFinished) proxyReq.destroy();
     });
   });
+  // An upstream that dies mid-response: cut the client's connection too, so it sees the failure
+  // instead of waiting for bytes that will never come (the status line is already sent).
+  proxy.on('proxyRes', (proxyRes, _req, res: ServerResponse) => {
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete) res.destroy();
+    });
+  });
   proxy.on('econnreset', () => undefined);
 
   const forward = (upstream: Upstream, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, buffer?: Buffer) => {

@@ -16,7 +16,7 @@ export interface FakeUpstream extends RunningServer {
 
 /**
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
- * observed from both sides. It echoes what it received; /lento never answers.
+ * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response.
  */
 export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
   const app = express();
@@ -35,6 +35,12 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
     req.on('end', () => {
       upstream.seen.push({ method: req.method, url: req.originalUrl, headers: req.headers, bodyBytes });
       if (req.path.endsWith('/lento')) return;
+      if (req.path.endsWith('/quebra')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"parcial":');
+        setImmediate(() => res.socket?.destroy());
+        return;
+      }
       res.json({ servico: name, method: req.method, url: req.originalUrl, request_id: req.get('x-request-id') ?? null, bodyBytes });
     });
   });
