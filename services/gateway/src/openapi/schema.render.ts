@@ -29,10 +29,11 @@ export function typeLabel(schema: Schema | undefined): string {
   if (schema.format) notes.push(String(schema.format));
   if (schema.minLength !== undefined) notes.push(`≥ ${schema.minLength} chars`);
   if (schema.maxLength !== undefined) notes.push(`≤ ${schema.maxLength} chars`);
-  if (schema.minimum !== undefined) notes.push(`≥ ${schema.minimum}`);
-  if (schema.maximum !== undefined) notes.push(`≤ ${schema.maximum}`);
+  // zod writes the safe-integer range on every integer, and a long pattern beside each uuid: noise.
+  if (schema.minimum !== undefined && schema.minimum !== -Number.MAX_SAFE_INTEGER) notes.push(`≥ ${schema.minimum}`);
+  if (schema.maximum !== undefined && schema.maximum !== Number.MAX_SAFE_INTEGER) notes.push(`≤ ${schema.maximum}`);
   if (schema.maxItems !== undefined) notes.push(`≤ ${schema.maxItems} items`);
-  if (schema.pattern !== undefined) notes.push(`pattern ${schema.pattern}`);
+  if (schema.pattern !== undefined && !schema.format) notes.push(`pattern ${schema.pattern}`);
   if (schema.default !== undefined) notes.push(`default ${JSON.stringify(schema.default)}`);
   return notes.length ? `${type} (${notes.join(', ')})` : type;
 }
