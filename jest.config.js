@@ -15,6 +15,8 @@ module.exports = {
   // jose and postgrator ship ES modules only; jest runs CommonJS, so swc converts them too.
   transformIgnorePatterns: ['/node_modules/\\.pnpm/(?!(jose|postgrator)@)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  globalSetup: '<rootDir>/infra/test/global-setup.js',
+  setupFiles: ['<rootDir>/infra/test/setup-env.js'],
   testTimeout: 30_000,
   maxWorkers: 2,
   // Undici keeps idle keep-alive sockets of fetch() for a few seconds after the servers close.

@@ -73,7 +73,7 @@ describe('Broker', () => {
     await expect(broker.publish(name('nada'), 'x', Buffer.from('x'))).rejects.toThrow();
     const queue = name('after');
     await broker.declare(async (ch) => {
-      await ch.assertQueue(queue, { autoDelete: true, durable: false });
+      await ch.assertQueue(queue, { exclusive: true, durable: false });
     });
     await broker.publish('', queue, Buffer.from('ok'));
   });

@@ -16,7 +16,7 @@ export interface TestIdentity {
   appToken(clientId: string): Promise<string>;
   /** A token with any claims, header and lifetime: for the refusal tests. */
   craft(options: { claims?: Record<string, unknown>; issuer?: string; audience?: string; expiresIn?: string | number; kid?: string; key?: SigningKey; subject?: string }): Promise<string>;
-  /** Environment variables that point a service's token verification at this identity. */
+  /** Environment variables that point a service at this identity (and at the tests' broker). */
   env: Record<string, string>;
   close(): Promise<void>;
 }
@@ -58,7 +58,13 @@ export async function startTestIdentity(options: { broker?: Broker } = {}): Prom
         .setExpirationTime(o.expiresIn ?? '10m');
       return jwt.sign(signer.privateKey);
     },
-    env: { IDENTITY_JWKS_URL: jwksUrl, IDENTITY_ISSUER: server.url, IDENTITY_AUDIENCE: audience, IDENTITY_ALGORITHMS: 'EdDSA' },
+    env: {
+      IDENTITY_JWKS_URL: jwksUrl,
+      IDENTITY_ISSUER: server.url,
+      IDENTITY_AUDIENCE: audience,
+      IDENTITY_ALGORITHMS: 'EdDSA',
+      ...(process.env.RABBITMQ_URL ? { RABBITMQ_URL: process.env.RABBITMQ_URL } : {}),
+    },
     close: () => server.close(),
   };
 }

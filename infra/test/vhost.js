@@ -1,0 +1,1 @@
+exports.TEST_VHOST = 'hub-test';
