@@ -111,6 +111,12 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
     expect(second.body.itens.map((a: { id: string }) => a.id)).toEqual(all.slice(2, 4).map((a: { id: string }) => a.id));
   });
 
+  it('When the page is past the end, then no items and the real total', async () => {
+    const all = (await as(master).get('/auth?tamanho=1000').expect(200)).body;
+    const past = await as(master).get('/auth?pagina=999&tamanho=10').expect(200);
+    expect(past.body).toEqual({ itens: [], pagina: 999, tamanho: 10, total: all.total });
+  });
+
   it('When pagina or tamanho is below 1, then 1; when not an integer, then 400', async () => {
     const response = await as(master).get('/auth?pagina=0&tamanho=-5').expect(200);
     expect(response.body).toMatchObject({ pagina: 1, tamanho: 1 });
