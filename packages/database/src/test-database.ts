@@ -44,18 +44,26 @@ export async function createTestDatabase(prefix: string, migrationsDir: string):
     }
     const name = `${prefix}_t_${randomBytes(5).toString('hex')}`;
     await admin.query(`create database "${name}" template "${template}"`);
-    return {
-      url: withDatabase(ADMIN_URL, name),
-      drop: async () => {
-        const dropper = new pg.Client({ connectionString: ADMIN_URL });
-        await dropper.connect();
-        try {
-          await dropper.query(`drop database if exists "${name}" with (force)`);
-        } finally {
-          await dropper.end();
-        }
-      },
-    };
+    return { url: withDatabase(ADMIN_URL, name), drop: () => dropDatabase(name) };
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A database name of the test server that nothing has created yet, for a test of a service that
+ * creates and migrates its own database at start. Drop it with `dropDatabase`.
+ */
+export function unusedTestDatabase(prefix: string): { name: string; url: string } {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  return { name, url: withDatabase(ADMIN_URL, name) };
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${name.replaceAll('"', '""')}" with (force)`);
   } finally {
     await admin.end();
   }

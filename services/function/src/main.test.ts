@@ -1,25 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
-import { withDatabase } from '@hub/database';
-import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
-import pg from 'pg';
+import { dropDatabase, type SpawnedService, spawnService, startTestIdentity, type TestIdentity, unusedTestDatabase } from '@hub/testing';
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const database = `fn_main_${process.pid}_${Date.now().toString(36)}`;
+const database = unusedTestDatabase('fn_main');
 let identity: TestIdentity;
 let access: TestAccess;
-let child: ChildProcess | undefined;
-
-async function admin(sql: string) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+let service: SpawnedService | undefined;
 
 beforeAll(async () => {
   identity = await startTestIdentity();
@@ -27,36 +13,21 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (child && child.exitCode === null) child.kill('SIGKILL');
-  await admin(`drop database if exists "${database}" with (force)`);
+  service?.child.kill('SIGKILL');
+  await dropDatabase(database.name);
   await access?.close();
   await identity?.close();
 });
 
 test('When main starts, then it creates and migrates its database, serves, and on SIGTERM stops cleanly with exit code 0', async () => {
-  const root = path.resolve(__dirname, '../../..');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
+  service = spawnService(path.join(__dirname, 'main.ts'), {
     ...identity.env,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
     FUNCTION_PORT: '0',
-    FUNCTION_DATABASE_URL: withDatabase(ADMIN_URL, database),
+    FUNCTION_DATABASE_URL: database.url,
     ACCESS_URL: access.url,
-  };
-  child = spawn(path.join(root, 'node_modules/.bin/tsx'), [path.join(__dirname, 'main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => {
-    output += chunk;
   });
-  child.stderr!.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
-
-  const url = await waitFor(() => /"url":"(http:\/\/[^"]+)".*function listening/.exec(output)?.[1], { timeoutMs: 25_000, what: 'the service listening' });
-  const ready = await fetch(`${url}/saude/prontidao`);
-  expect(ready.status).toBe(200);
+  const url = await service.url('function');
+  expect((await fetch(`${url}/saude/prontidao`)).status).toBe(200);
   const master = await access.masterToken();
   const created = await fetch(`${url}/funcao`, {
     method: 'POST',
@@ -65,7 +36,6 @@ test('When main starts, then it creates and migrates its database, serves, and o
   });
   expect(created.status).toBe(201);
 
-  child.kill('SIGTERM');
-  expect(await exited).toBe(0);
-  expect(output).toMatch(/"signal":"SIGTERM".*stopping/);
+  expect(await service.stop()).toBe(0);
+  expect(service.output()).toMatch(/"signal":"SIGTERM".*stopping/);
 }, 40_000);
