@@ -34,7 +34,7 @@ export function webhooksService(deps: WebhooksDeps) {
     }
     // A key this receiver has not seen yet, e.g. just added by a rotation: fetch the JWKS again (rate limited).
     const fresh = await deps.jwks.refetchForUnknownKey();
-    if (!fresh) throw refused(new WebhookVerificationError('no_usable_key', 'no key named in webhook-key-id is in the JWKS'));
+    if (!fresh) throw refused(new WebhookVerificationError('no_usable_key', 'unknown key'));
     try {
       return verifyWebhook(headers, body, fresh, options);
     } catch (error) {
@@ -72,5 +72,7 @@ export type WebhooksService = ReturnType<typeof webhooksService>;
 
 function refused(error: unknown): Error {
   if (!(error instanceof WebhookVerificationError)) return error as Error;
-  return new AppError(401, 'assinatura_invalida', `the delivery was refused (${error.reason}): ${error.message}`);
+  // By now the JWKS was fetched again (or was fetched less than 30 s ago), so the verifier's advice to refetch is moot.
+  const why = error.reason === 'no_usable_key' ? 'no key named in webhook-key-id is in the hub JWKS' : error.message;
+  return new AppError(401, 'assinatura_invalida', `the delivery was refused (${error.reason}): ${why}`);
 }
