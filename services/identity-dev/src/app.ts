@@ -36,7 +36,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
 
   const router = new ApiRouter()
     .route(
-      { method: 'get', path: '/.well-known/jwks.json', summary: 'Public keys of the identity stand-in', tag: 'identidade', authenticated: false },
+      { method: 'get', path: '/.well-known/jwks.json', summary: 'Public keys of the identity stand-in', tag: 'Identidade (dev)', authenticated: false },
       ({ res }) => {
         res.set('cache-control', 'public, max-age=300');
         return { keys: [deps.issuer.key.publicJwk] };
@@ -47,7 +47,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         method: 'post',
         path: '/token',
         summary: 'Issue a user token',
-        tag: 'identidade',
+        tag: 'Identidade (dev)',
         authenticated: false,
         body: z.object({ email: z.string().min(3).max(320), nome: z.string().max(200).optional(), master: z.boolean().optional() }).strict(),
         response: tokenResponse,
@@ -65,7 +65,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         method: 'post',
         path: '/token/aplicativo',
         summary: 'Issue an application token',
-        tag: 'identidade',
+        tag: 'Identidade (dev)',
         authenticated: false,
         body: z.object({ client_id: z.string().min(1).max(200) }).strict(),
         response: tokenResponse,
@@ -77,7 +77,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         method: 'put',
         path: '/colaboradores/:termoauth_id',
         summary: 'Store a collaborator and publish its synchronisation',
-        tag: 'identidade',
+        tag: 'Identidade (dev)',
         authenticated: false,
         params: z.object({ termoauth_id: z.string().min(1).max(200) }),
         body: z
@@ -105,7 +105,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         method: 'delete',
         path: '/colaboradores/:termoauth_id',
         summary: 'Remove a collaborator and publish the removal',
-        tag: 'identidade',
+        tag: 'Identidade (dev)',
         authenticated: false,
         params: z.object({ termoauth_id: z.string().min(1).max(200) }),
       },

@@ -8,7 +8,7 @@ export function acessoAtualRoutes(router: ApiRouter, guards: Guards): ApiRouter 
       method: 'get',
       path: '/auth/acesso',
       summary: "The caller's own access, access profile and permissions per area",
-      tag: 'Acessos (auth)',
+      tag: 'Auth',
       ...guards.user(),
       response: acessoAtualSchema,
     },

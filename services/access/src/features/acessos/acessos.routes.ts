@@ -5,7 +5,7 @@ import { authSchema, toAuth } from './acessos.model';
 import type { AcessosRepository } from './acessos.repository';
 import type { AcessosService } from './acessos.service';
 
-const tag = 'Acessos (auth)';
+const tag = 'Auth';
 const pagina = <T extends z.ZodType>(item: T) => z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { pagina } from '../acessos/acessos.routes';
 import { type ColaboradoresService, colaboradorSchema } from './colaboradores.service';
 
-const tag = 'Colaboradores';
+const tag = 'Colaborador';
 const base = '/colaborador';
 
 export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: ColaboradoresService): ApiRouter {

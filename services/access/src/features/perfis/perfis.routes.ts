@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { pagina } from '../acessos/acessos.routes';
 import { type PerfisService, perfilAtualizar, perfilCriar, perfilSchema, toPerfil } from './perfis.service';
 
-const tag = 'Perfis de acesso';
+const tag = 'Perfil de acesso';
 const base = '/perfil-de-acesso';
 
 export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisService): ApiRouter {

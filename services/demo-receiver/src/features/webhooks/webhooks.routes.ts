@@ -2,7 +2,7 @@ import { AppError, ApiRouter } from '@hub/http';
 import { z } from 'zod';
 import type { WebhooksService } from './webhooks.service';
 
-const tag = 'webhooks';
+const tag = 'Webhooks (demo)';
 
 export const recebidoSchema = z.object({
   webhook_id: z.string(),

@@ -12,7 +12,7 @@ import {
   paginaFuncaoAutoComplete,
 } from './funcoes.schemas';
 
-const tag = 'funcao';
+const tag = 'Função';
 
 /** Area B: every route is for a master of the identity service only. */
 export function funcoesRoutes(service: FuncoesService, guards: Guards): ApiRouter {

@@ -3,7 +3,7 @@ import { ApiRouter, idParams } from '@hub/http';
 import type { AplicativosService } from './aplicativos.service';
 import { aplicativoAtualizar, aplicativoCriar, aplicativoSchema, listaQuery, paginaAplicativo } from './aplicativos.schemas';
 
-const tag = 'aplicativo';
+const tag = 'Aplicativo';
 
 export function aplicativosRoutes(service: AplicativosService, guards: Guards): ApiRouter {
   return new ApiRouter()

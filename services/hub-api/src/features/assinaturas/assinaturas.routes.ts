@@ -13,7 +13,7 @@ import {
   paginaAssinaturaAutoComplete,
 } from './assinaturas.schemas';
 
-const tag = 'assinatura';
+const tag = 'Assinatura';
 const destino = { 422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido)' };
 
 export function assinaturasRoutes(service: AssinaturasService, guards: Guards): ApiRouter {

@@ -18,7 +18,7 @@ export function chavesRoutes(keys: Pick<KeyStore, 'jwks'>): ApiRouter {
       method: 'get',
       path: '/.well-known/jwks.json',
       summary: 'Public keys (JWKS) of the Ed25519 keys that sign deliveries',
-      tag: 'chave-de-assinatura',
+      tag: 'Chave de assinatura',
       authenticated: false,
       response: jwks,
     },

@@ -22,7 +22,7 @@ export function esquemasRoutes(versoes: VersoesRepository, leitor: Guarded): Api
       method: 'get',
       path: '/esquema/:tipo_de_evento_nome/:versao',
       summary: 'The raw JSON Schema of an event type version (application/schema+json)',
-      tag: 'esquema',
+      tag: 'Esquema',
       ...leitor,
       params,
       response: z.record(z.string(), z.unknown()),

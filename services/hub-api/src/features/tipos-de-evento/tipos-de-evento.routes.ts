@@ -13,7 +13,7 @@ import {
   tipoSchema,
 } from './tipos-de-evento.schemas';
 
-const tag = 'tipo-de-evento';
+const tag = 'Tipo de evento';
 
 export function tiposRoutes(service: TiposService, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');

@@ -15,7 +15,7 @@ import {
   versaoSchema,
 } from './versoes-de-esquema.schemas';
 
-const tag = 'versao-de-esquema';
+const tag = 'Versão de esquema';
 
 export function versoesRoutes(service: VersoesService, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
