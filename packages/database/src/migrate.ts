@@ -26,7 +26,8 @@ export async function ensureDatabase(url: string): Promise<void> {
     const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
     if (found.rowCount === 0) {
       await admin.query(`create database ${quoteIdent(name)}`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created meanwhile by another process
+        // Created meanwhile by another process: 42P04, or 23505 when both inserted the catalog row at once.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {
