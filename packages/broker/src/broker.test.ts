@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { createLogger } from '@hub/log';
 import { Broker } from './broker';
 
@@ -81,5 +82,80 @@ describe('Broker', () => {
   it('When RabbitMQ cannot be reached, then start fails with a clear message instead of hanging', async () => {
     const nowhere = new Broker('amqp://guest:guest@127.0.0.1:1', logger, { name: 'nowhere', connectTimeoutMs: 300 });
     await expect(nowhere.start()).rejects.toThrow(/cannot reach RabbitMQ/);
+  });
+});
+
+describe('Broker under failure', () => {
+  it('When the channel closes while a handler runs, then the process survives and the message is redelivered', async () => {
+    const queue = name('midflight');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { durable: false, autoDelete: false });
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const seen: boolean[] = [];
+    await broker.consume(queue, async (message) => {
+      seen.push(message.fields.redelivered);
+      if (seen.length === 1) await gate;
+    });
+    await broker.publish('', queue, Buffer.from('x'));
+    await until(() => seen.length === 1);
+    const reconnected = new Promise((resolve) => broker.once('connected', resolve));
+    // biome-ignore lint/suspicious/noExplicitAny: cutting the live connection, as a network failure would
+    await (broker as any).connection.close();
+    release();
+    await reconnected;
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([false, true]);
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+  });
+
+  it('When the broker cancels a consumer (its queue deleted and declared again), then it consumes again', async () => {
+    const queue = name('cancelled');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { durable: false, autoDelete: false });
+    });
+    const seen: string[] = [];
+    await broker.consume(queue, async (message) => {
+      seen.push(message.content.toString());
+    });
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+    await broker.withChannel((ch) => ch.assertQueue(queue, { durable: false, autoDelete: false }));
+    await broker.publish('', queue, Buffer.from('de novo'));
+    await until(() => seen.includes('de novo'));
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+  });
+
+  it('When the connection to RabbitMQ is lost and stays lost, then publish fails after its wait instead of hanging', async () => {
+    // A TCP relay to RabbitMQ that can be cut, as a network failure would.
+    const sockets = new Set<net.Socket>();
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(5672, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const port = (relay.address() as net.AddressInfo).port;
+    const cut = new Broker(URL.replace(':5672', `:${port}`), logger, { name: 'cut', publishWaitMs: 500 });
+    await cut.start();
+    const lost = new Promise((resolve) => cut.once('disconnected', resolve));
+    relay.close();
+    for (const socket of sockets) socket.destroy();
+    await lost;
+    const started = Date.now();
+    await expect(cut.publish('', 'qualquer', Buffer.from('x'))).rejects.toThrow(/not reachable/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await cut.close();
   });
 });

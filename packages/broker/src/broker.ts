@@ -35,6 +35,8 @@ export interface BrokerOptions {
   /** Give up the first connection after this long; reconnections retry forever. */
   connectTimeoutMs?: number;
   maxBackoffMs?: number;
+  /** How long a publish waits for a lost connection to come back before it fails. */
+  publishWaitMs?: number;
 }
 
 /**
@@ -96,7 +98,7 @@ export class Broker extends EventEmitter {
 
   /** Publishes and waits for the broker's confirm; rejects when the broker nacks or the link drops. */
   async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish = {}): Promise<void> {
-    await this.ensureConnected();
+    await this.ensureConnected(this.options.publishWaitMs ?? 10_000);
     const channel = this.publisher!;
     await new Promise<void>((resolve, reject) => {
       channel.publish(exchange, routingKey, content, { persistent: true, contentType: 'application/json', ...options }, (error) =>
@@ -125,13 +127,22 @@ export class Broker extends EventEmitter {
     await connection?.close().catch(() => undefined);
   }
 
-  private async ensureConnected(timeoutMs = 10_000): Promise<void> {
+  /**
+   * Resolves once connected. Callers share one connection attempt, but each waits at most
+   * `waitMs`: a publish during an outage fails after that instead of hanging with the attempt.
+   */
+  private async ensureConnected(waitMs = 10_000): Promise<void> {
     if (this.publisher) return;
     if (this.closed) throw new Error('broker connection is closed');
-    this.connecting ??= this.connectWithBackoff(Date.now() + timeoutMs).finally(() => {
+    this.connecting ??= this.connectWithBackoff(Date.now() + waitMs).finally(() => {
       this.connecting = undefined;
     });
-    await this.connecting;
+    if (waitMs === Number.POSITIVE_INFINITY) return this.connecting;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`RabbitMQ is not reachable (waited ${waitMs} ms)`)), waitMs);
+    });
+    await Promise.race([this.connecting, timeout]).finally(() => clearTimeout(timer));
   }
 
   private async connectWithBackoff(deadline: number): Promise<void> {
@@ -193,31 +204,70 @@ export class Broker extends EventEmitter {
   }
 
   private async startConsumer(consumer: Consumer): Promise<void> {
-    const channel = await this.connection!.createChannel();
+    const connection = this.connection!;
+    const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'));
+    // A consumer channel closed alone (queue deleted, consumer timeout) is started again; when the
+    // whole connection went, the reconnection restarts every consumer instead.
+    channel.on('close', () => this.restartConsumer(consumer, connection, channel));
     await channel.prefetch(consumer.options.prefetch ?? 10);
     consumer.channel = channel;
     const reply = await channel.consume(consumer.queue, (message) => {
-      if (!message) return; // cancelled by the broker; the reconnection restarts it
-      const work = this.handle(channel, consumer, message);
+      if (!message) {
+        this.logger.warn({ queue: consumer.queue }, 'the broker cancelled the consumer');
+        channel.close().catch(() => undefined);
+        return;
+      }
+      const work = this.handle(channel, consumer, message).catch((error) =>
+        this.logger.error({ err: error, queue: consumer.queue }, 'message left unacknowledged; the broker will redeliver it'),
+      );
       this.inFlight.add(work);
       void work.finally(() => this.inFlight.delete(work));
     });
     consumer.tag = reply.consumerTag;
   }
 
+  private restartConsumer(consumer: Consumer, connection: ChannelModel, channel: Channel): void {
+    if (this.closed || consumer.channel !== channel) return; // an old channel, or restarted already
+    consumer.channel = undefined;
+    consumer.tag = undefined;
+    void this.retryConsumer(consumer, connection, 1);
+  }
+
+  private async retryConsumer(consumer: Consumer, connection: ChannelModel, attempt: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 250 * 2 ** attempt)).unref());
+    if (this.closed || this.connection !== connection || consumer.channel) return;
+    try {
+      // The queue may have been deleted: declare the topology again before consuming.
+      for (const topology of this.topologies) await this.onChannel(connection, topology);
+      await this.startConsumer(consumer);
+      this.logger.info({ queue: consumer.queue }, 'consumer restarted');
+    } catch (error) {
+      this.logger.warn({ err: error, queue: consumer.queue, attempt }, 'could not restart the consumer; retrying');
+      await this.retryConsumer(consumer, connection, attempt + 1);
+    }
+  }
+
+  /**
+   * Runs the handler, then acks. A failure is nacked (requeued after a pause, or dead-lettered).
+   * If the channel closed meanwhile, ack and nack are impossible and unnecessary: the broker
+   * redelivers every unacknowledged message of a closed channel.
+   */
   private async handle(channel: Channel, consumer: Consumer, message: ConsumeMessage): Promise<void> {
+    let failure: unknown;
     try {
       await consumer.handler(message);
-      channel.ack(message);
     } catch (error) {
+      failure = error;
       this.logger.error({ err: error, queue: consumer.queue, redelivered: message.fields.redelivered }, 'message handler failed');
-      if (consumer.options.onFailure === 'reject' || error instanceof InvalidMessageError) {
-        channel.nack(message, false, false);
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        channel.nack(message, false, true);
-      }
+    }
+    if (failure === undefined) {
+      channel.ack(message);
+    } else if (consumer.options.onFailure === 'reject' || failure instanceof InvalidMessageError) {
+      channel.nack(message, false, false);
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      channel.nack(message, false, true);
     }
   }
 }

@@ -8,13 +8,13 @@ export interface AccessEvents {
 
 /**
  * Announces `acesso.alterado` so every service drops its cached permissions. The change is already
- * committed; if the broker is unreachable the caches still expire within their short TTL, so the
- * request does not fail for it.
+ * committed, so the request neither waits for the broker nor fails for it: if RabbitMQ is
+ * unreachable the caches elsewhere still expire within their short TTL.
  */
 export function brokerAccessEvents(broker: Broker, logger: Logger): AccessEvents {
   return {
     changed: async (change) => {
-      await publishMessage(broker, acessoAlterado, change).catch((error) =>
+      publishMessage(broker, acessoAlterado, change).catch((error) =>
         logger.error({ err: error, motivo: change.motivo }, 'could not announce acesso.alterado'),
       );
     },
