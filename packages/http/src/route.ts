@@ -100,5 +100,8 @@ function parseBody(schema: z.ZodType, req: Request) {
   return parsed.data;
 }
 
+/** A uuid in its canonical lower-case form, whatever case the client wrote it in. */
+export const uuidText = z.uuid().transform((id) => id.toLowerCase());
+
 /** A uuid path id; anything else is simply not found. */
-export const idParams = z.object({ id: z.uuid() });
+export const idParams = z.object({ id: uuidText });

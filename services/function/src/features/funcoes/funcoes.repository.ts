@@ -123,7 +123,7 @@ function anunciar(tx: Tx, id: string, nome: string, agora: Date, destino: Destin
         || ',"dados":{' || a.anuncio || ',' || ${funcao}::text)::json,
       ${agora}
     from (select uuid_v7() as id, c.termoauth_id, c.anuncio
-            from colaborador c where c.funcao_id = ${id} and not c.removido) a`;
+            from colaborador c where c.funcao_id = ${id}::uuid::text and not c.removido) a`;
 }
 
 export type FuncoesRepository = ReturnType<typeof funcoesRepository>;

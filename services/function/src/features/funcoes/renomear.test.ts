@@ -131,6 +131,15 @@ test('When a function is renamed, then each of its collaborators is announced ex
   expect(deFuncao(outra)).toHaveLength(0);
 });
 
+test('When the function id is written in upper case, then the rename still announces its collaborators', async () => {
+  const funcao = await criarFuncao();
+  await sincronizar({ termoauth_id: `tauth-${randomUUID()}`, funcao_id: funcao });
+  const response = await request(fn.url).patch(`/funcao/${funcao.toUpperCase()}`).set(auth()).send({ nome: `Maiúscula ${randomUUID()}` });
+  expect(response.status).toBe(200);
+  expect(response.body.id).toBe(funcao);
+  expect(await outboxDe(funcao)).toBe(1);
+});
+
 test('When PATCH keeps the same name, then nothing is announced', async () => {
   const nome = `Mesma ${randomUUID()}`;
   const funcao = await criarFuncao(nome);
