@@ -82,6 +82,23 @@ describe('ValidadorDeEsquemas', () => {
     expect(erros[0]!.caminho.startsWith(caminho)).toBe(true);
   });
 
+  it('When a pattern would backtrack catastrophically, then it runs on RE2 and answers at once', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'redos', { type: 'string', pattern: '^(a+)+$' });
+    // 60 characters: the backtracking engine would need ~2^60 steps here.
+    expect(validador.validarDados(versao, `${'a'.repeat(60)}!`)).toMatchObject({ valido: false });
+    expect(validador.validarDados(versao, 'a'.repeat(60)).valido).toBe(true);
+  });
+
+  it('When a pattern needs a backtracking feature (lookahead, backreference), then the schema is refused', () => {
+    const validador = new ValidadorDeEsquemas();
+    for (const pattern of ['^(?=a)a$', '^(a)\\1$']) {
+      const { erros } = validador.verificarEsquema({ type: 'string', pattern });
+      expect(erros).toHaveLength(1);
+      expect(erros[0]!.caminho).toBe('/esquema');
+    }
+  });
+
   it('When two versions share the same $id, then both compile (nothing is left behind in ajv)', () => {
     const validador = new ValidadorDeEsquemas();
     const a = registrar(validador, 'a', { $id: 'https://hub.example/pedido', type: 'object' });

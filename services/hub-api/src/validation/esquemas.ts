@@ -1,7 +1,9 @@
 import { type ErroDeValidacao, MAX_ERROS, pointer } from '@hub/http';
 import Ajv, { type AnySchemaObject, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 
 /**
  * The JSON Schemas that applications register, and the one function that checks `dados` against
@@ -30,8 +32,16 @@ export interface VersaoValidavel {
   esquema: unknown;
 }
 
+/**
+ * `pattern` and `patternProperties` of registered schemas run on RE2 (linear time), not on the
+ * backtracking RegExp engine: a schema like `^(a+)+$` must not be able to freeze the hub. A
+ * pattern RE2 cannot compile (lookaround, backreferences) makes the schema invalid.
+ */
+const re2: RegExpEngine = Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 'require("re2js").RE2JS.compile' });
+
 const OPTIONS: Options = {
   strict: true,
+  code: { regExp: re2 },
   allErrors: true,
   allowUnionTypes: true,
   // A registered schema must not make the hub fetch anything, nor leave its $id behind in ajv.
