@@ -1,8 +1,11 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { AcessoAtual } from '@hub/contracts';
 import { AppError, forbidden } from '@hub/http';
 import { hasPermission } from './guard';
 import { type AccessResolver, CachedAccessResolver } from './resolver';
-import { bearerToken, type UserClaims } from './tokens';
+import { generateKeyPair, SignJWT } from 'jose';
+import { bearerToken, createTokenVerifier, type UserClaims } from './tokens';
 
 const acesso = (overrides: Partial<AcessoAtual> = {}): AcessoAtual => ({
   id: 'a', email: 'ana@empresa.com.br', nome: 'Ana', perfil: 'colaborador', master: false, perfil_acesso: 'P',
@@ -102,6 +105,32 @@ describe('bearerToken', () => {
     expect(bearerToken('bearer abc')).toBe('abc');
     for (const header of [undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', 'Token abc']) {
       expect(() => bearerToken(header)).toThrow(expect.objectContaining({ status: 401 }));
+    }
+  });
+});
+
+describe('createTokenVerifier when the identity keys cannot be read', () => {
+  it('When the JWKS is refused or answers 503, then 503 identidade_indisponivel, not 401', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(503).end('down');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const token = await new SignJWT({ typ: 'usuario', email: 'a@empresa.com.br' })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'k' })
+      .setSubject('s')
+      .setIssuer('iss')
+      .setAudience('aud')
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    try {
+      for (const jwksUrl of [`http://127.0.0.1:${port}/jwks.json`, 'http://127.0.0.1:1/jwks.json']) {
+        const verifier = createTokenVerifier({ jwksUrl, issuer: 'iss', audience: 'aud', algorithms: ['EdDSA'] });
+        await expect(verifier.user(token)).rejects.toMatchObject({ status: 503, codigo: 'identidade_indisponivel' });
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -1,5 +1,5 @@
 import { AppError, unauthorized } from '@hub/http';
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose';
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import { z } from 'zod';
 
 export const userClaims = z.object({
@@ -35,11 +35,21 @@ export interface TokenVerifier {
  * at most once per cooldown, so forged kids cannot cause a fetch storm.
  */
 export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
-  const jwks = createRemoteJWKSet(new URL(options.jwksUrl), {
+  const remote = createRemoteJWKSet(new URL(options.jwksUrl), {
     cooldownDuration: 30_000,
     cacheMaxAge: 10 * 60_000,
     timeoutDuration: 5_000,
   });
+  // Whatever goes wrong while reading the key set (refused, 5xx, not JSON, timeout) is the identity
+  // service's outage, not the caller's bad token: it must not send signed-in users back to sign in.
+  const jwks: JWTVerifyGetKey = async (header, token) => {
+    try {
+      return await remote(header, token);
+    } catch (error) {
+      if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
+      throw new KeysUnavailable(error);
+    }
+  };
 
   async function verify(token: string): Promise<JWTPayload> {
     try {
@@ -70,12 +80,18 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
   };
 }
 
+class KeysUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('the identity JWKS cannot be read', { cause });
+  }
+}
+
 function fromJose(error: unknown): AppError {
   if (error instanceof errors.JWTExpired) return unauthorized('the token has expired', 'token_expirado');
   if (error instanceof errors.JWTClaimValidationFailed) return unauthorized(`the token's "${error.claim}" claim is not accepted`, 'token_invalido');
   if (error instanceof errors.JOSEAlgNotAllowed) return unauthorized('the token is signed with an algorithm that is not accepted', 'token_invalido');
   if (error instanceof errors.JWKSNoMatchingKey) return unauthorized('the token is signed by an unknown key', 'token_invalido');
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) {
+  if (error instanceof KeysUnavailable) {
     return new AppError(503, 'identidade_indisponivel', 'the identity service keys cannot be read right now');
   }
   if (error instanceof errors.JOSEError) return unauthorized('the token is not valid', 'token_invalido');
