@@ -32,7 +32,14 @@ export function pageQuery(options: { maxTamanho?: number; tamanho?: number } = {
   });
 }
 
-export const skipTake = ({ pagina, tamanho }: PageRequest) => ({ skip: (pagina - 1) * tamanho, take: tamanho });
+/**
+ * Rows to skip and take. Pages far past any table (pagina × tamanho beyond 2^53) are held at the
+ * largest exact offset: still an empty page, never an integer the database refuses.
+ */
+export const skipTake = ({ pagina, tamanho }: PageRequest) => ({
+  skip: Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER),
+  take: tamanho,
+});
 
 export const page = <T>(itens: T[], request: PageRequest, total: number): Pagina<T> => ({
   itens,

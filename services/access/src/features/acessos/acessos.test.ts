@@ -117,6 +117,14 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
     expect(past.body).toEqual({ itens: [], pagina: 999, tamanho: 10, total: all.total });
   });
 
+  it('When pagina and tamanho are huge, then an empty page, not an error', async () => {
+    const huge = 'pagina=999999999999999&tamanho=999999999999999';
+    for (const path of ['/auth', '/auth/autocomplete']) {
+      const response = await as(master).get(`${path}?${huge}`).expect(200);
+      expect(response.body.itens).toEqual([]);
+    }
+  });
+
   it('When pagina or tamanho is below 1, then 1; when not an integer, then 400', async () => {
     const response = await as(master).get('/auth?pagina=0&tamanho=-5').expect(200);
     expect(response.body).toMatchObject({ pagina: 1, tamanho: 1 });
