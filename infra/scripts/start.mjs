@@ -46,6 +46,7 @@ function plan() {
     if (s.urlVar) env[s.urlVar] ??= `http://127.0.0.1:${s.port}`;
   }
   env.IDENTITY_JWKS_URL ??= `http://127.0.0.1:${port('identity-dev')}/.well-known/jwks.json`;
+  env.HUB_JWKS_URL ??= `http://127.0.0.1:${port('hub-api')}/.well-known/jwks.json`;
   env.GATEWAY_URL ??= `http://127.0.0.1:${port('gateway')}`;
   env.IDENTITY_URL ??= `http://127.0.0.1:${port('identity-dev')}`;
   env.GATEWAY_LOCALHOST_URL ??= `http://localhost:${port('gateway')}`;
