@@ -68,6 +68,11 @@ export class Broker extends EventEmitter {
     return this.publisher !== undefined;
   }
 
+  /** A readiness check: resolves while connected, rejects while the connection is down. */
+  readonly ready = async (): Promise<void> => {
+    if (!this.connected) throw new Error('disconnected');
+  };
+
   /** Connects (retrying until connectTimeoutMs) and declares the topology. */
   async start(): Promise<this> {
     await this.ensureConnected(this.options.connectTimeoutMs ?? 30_000);

@@ -36,6 +36,10 @@ export function pageQuery(options: { maxTamanho?: number; tamanho?: number } = {
  * Rows to skip and take. Pages far past any table (pagina × tamanho beyond 2^53) are held at the
  * largest exact offset: still an empty page, never an integer the database refuses.
  */
+/** The schema of a page of `item`, for the OpenAPI documents. */
+export const paginaSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
+
 export const skipTake = ({ pagina, tamanho }: PageRequest) => ({
   skip: Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER),
   take: tamanho,

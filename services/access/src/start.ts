@@ -31,7 +31,7 @@ export async function startAccess(config: AccessConfig, logger: Logger, port = c
     db,
     events: brokerAccessEvents(broker, logger),
     logger,
-    readiness: { rabbitmq: async () => broker.connected || Promise.reject(new Error('disconnected')) },
+    readiness: { rabbitmq: broker.ready },
   });
   await forgetOnAccessChange(broker, accessCache, 'access');
   await consumeMessages(broker, QUEUES.acessoColaboradores, colaboradorSincronizado, async (message) => {

@@ -28,7 +28,7 @@ export function createApp(deps: FunctionAppDeps) {
     routers: [funcoesRoutes(service, deps.guards)],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,
-      rabbitmq: async () => deps.broker.connected || Promise.reject(new Error('disconnected')),
+      rabbitmq: deps.broker.ready,
     },
   });
 }

@@ -63,7 +63,7 @@ export function createApp(deps: HubApiAppDeps) {
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,
-      ...(deps.broker ? { rabbitmq: async () => deps.broker?.connected || Promise.reject(new Error('disconnected')) } : {}),
+      ...(deps.broker ? { rabbitmq: deps.broker.ready } : {}),
     },
   });
 }

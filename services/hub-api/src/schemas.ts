@@ -3,8 +3,7 @@ import { z } from 'zod';
 
 /** Shapes shared by the features: pages, autocomplete queries, timestamps. */
 
-export const pagina = <T extends z.ZodType>(item: T) =>
-  z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
+export { paginaSchema as pagina } from '@hub/http';
 
 /** pagina from 1, tamanho default 10 and at most 100 (autocomplete). */
 export const autocompletePage = { pagina: clampedInt(1), tamanho: clampedInt(10, 100) };

@@ -128,6 +128,6 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
     service: 'identity-dev',
     logger: deps.logger,
     routers: [router],
-    readiness: deps.broker ? { rabbitmq: async () => deps.broker?.connected || Promise.reject(new Error('disconnected')) } : {},
+    readiness: deps.broker ? { rabbitmq: deps.broker.ready } : {},
   });
 }

@@ -1,12 +1,11 @@
 import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, queryBoolean, queryText } from '@hub/http';
+import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { authSchema, toAuth } from './acessos.model';
 import type { AcessosRepository } from './acessos.repository';
 import type { AcessosService } from './acessos.service';
 
 const tag = 'Auth';
-const pagina = <T extends z.ZodType>(item: T) => z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 
 /** The eight /auth routes except /auth/acesso (see acesso-atual). */
@@ -95,4 +94,3 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
     );
 }
 
-export { pagina };

@@ -1,7 +1,6 @@
 import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, queryText } from '@hub/http';
+import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
 import { z } from 'zod';
-import { pagina } from '../acessos/acessos.routes';
 import { type ColaboradoresService, colaboradorSchema } from './colaboradores.service';
 
 const tag = 'Colaborador';

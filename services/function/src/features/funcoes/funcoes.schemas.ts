@@ -1,4 +1,4 @@
-import { clampedInt, pageQuery, queryText } from '@hub/http';
+import { clampedInt, pageQuery, paginaSchema, queryText } from '@hub/http';
 import { z } from 'zod';
 
 export const NOME_MAX = 120;
@@ -29,7 +29,5 @@ export type FuncaoDto = z.infer<typeof funcaoSchema>;
 
 export const funcaoResumoSchema = z.object({ id: z.string(), nome: z.string() });
 
-const pagina = <T extends z.ZodType>(item: T) =>
-  z.object({ itens: z.array(item), pagina: z.number(), tamanho: z.number(), total: z.number() });
-export const paginaFuncao = pagina(funcaoSchema);
-export const paginaFuncaoAutoComplete = pagina(funcaoResumoSchema);
+export const paginaFuncao = paginaSchema(funcaoSchema);
+export const paginaFuncaoAutoComplete = paginaSchema(funcaoResumoSchema);
