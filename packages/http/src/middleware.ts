@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, notFound, problemOf } from './errors';
+import { AppError, problemOf } from './errors';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -64,5 +64,3 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       });
   };
 }
-
-export { notFound };
