@@ -23,7 +23,8 @@ export async function dropBenchDatabases(): Promise<void> {
   await client.connect();
   try {
     const { rows } = await client.query('select datname from pg_database where datname like $1', [`${BENCH_PREFIX}%`]);
-    for (const { datname } of rows) await client.query(`drop database if exists "${datname.replaceAll('"', '""')}" with (force)`);
+    for (const { datname } of rows)
+      await client.query(`drop database if exists "${datname.replaceAll('"', '""')}" with (force)`);
   } finally {
     await client.end();
   }

@@ -43,7 +43,11 @@ async function main() {
   const colaboradoresQueue = uniqueName('bench.function.colaboradores');
   let projected = 0;
   const fn = await startFunction(
-    functionConfig.parse({ ...identity.env, FUNCTION_DATABASE_URL: withDatabase(ADMIN_URL, database), ACCESS_URL: access.url }),
+    functionConfig.parse({
+      ...identity.env,
+      FUNCTION_DATABASE_URL: withDatabase(ADMIN_URL, database),
+      ACCESS_URL: access.url,
+    }),
     logger,
     {
       port: 0,
@@ -65,7 +69,8 @@ async function main() {
     await listener.consume(
       queue,
       async (message) => {
-        const nome = (JSON.parse(message.content.toString('utf8')) as { dados: { funcao: { nome: string } } }).dados.funcao.nome;
+        const nome = (JSON.parse(message.content.toString('utf8')) as { dados: { funcao: { nome: string } } }).dados
+          .funcao.nome;
         received.set(nome, (received.get(nome) ?? 0) + 1);
       },
       { prefetch: 1_000 },
@@ -75,7 +80,11 @@ async function main() {
     const headers = { authorization: `Bearer ${master}`, 'content-type': 'application/json' };
     const call = async (method: string, path: string, body?: unknown) => {
       const started = performance.now();
-      const response = await fetch(fn.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(fn.url + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await response.json()) as Record<string, unknown>;
       if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
       return { json, elapsed: performance.now() - started };
@@ -124,14 +133,24 @@ async function main() {
       const before = fn.relay.stats.publicadas;
       const started = performance.now();
       const { elapsed } = await call('PATCH', `/funcao/${grande}`, { nome });
-      await waitFor(() => fn.relay.stats.publicadas - before >= COLLABORATORS, { timeoutMs: 120_000, intervalMs: 2, what: 'confirms' });
+      await waitFor(() => fn.relay.stats.publicadas - before >= COLLABORATORS, {
+        timeoutMs: 120_000,
+        intervalMs: 2,
+        what: 'confirms',
+      });
       const confirmed = performance.now() - started;
-      await waitFor(() => (received.get(nome) ?? 0) >= COLLABORATORS, { timeoutMs: 120_000, intervalMs: 2, what: 'the bench queue' });
+      await waitFor(() => (received.get(nome) ?? 0) >= COLLABORATORS, {
+        timeoutMs: 120_000,
+        intervalMs: 2,
+        what: 'the bench queue',
+      });
       const consumed = performance.now() - started;
       renames.push({ resposta_ms: ms(elapsed), confirmadas_ms: ms(confirmed), recebidas_ms: ms(consumed) });
     }
     const pending = await fn.db.outbox.count({ where: { publicadoEm: null } });
-    const duplicates = [...received.entries()].filter(([nome, n]) => nome.startsWith('Função grande') && n !== COLLABORATORS);
+    const duplicates = [...received.entries()].filter(
+      ([nome, n]) => nome.startsWith('Função grande') && n !== COLLABORATORS,
+    );
 
     const lists: Record<string, AutocannonResult> = {};
     for (const [label, path] of [
@@ -139,11 +158,18 @@ async function main() {
       ['GET /funcao?busca=grande', '/funcao?busca=grande'],
       ['GET /funcao?pagina=250&tamanho=20', '/funcao?pagina=250&tamanho=20'],
     ] as const) {
-      lists[label] = await autocannon({ url: fn.url + path, headers: { authorization: headers.authorization }, connections: 10, duration: 10 });
+      lists[label] = await autocannon({
+        url: fn.url + path,
+        headers: { authorization: headers.authorization },
+        connections: 10,
+        duration: 10,
+      });
     }
 
     const report = {
-      maquina: `${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}, load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}`,
+      maquina: `${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}, load average ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(' ')}`,
       funcoes: FUNCTIONS,
       colaboradores: COLLABORATORS,
       projecao_de_10000_mensagens_ms: ms(projectionMs),
@@ -153,7 +179,15 @@ async function main() {
       listas: Object.fromEntries(
         Object.entries(lists).map(([label, r]) => [
           label,
-          { p50_ms: r.latency.p50, p99_ms: r.latency.p99, media_ms: r.latency.average, max_ms: r.latency.max, req_s: r.requests.average, non2xx: r.non2xx, erros: r.errors },
+          {
+            p50_ms: r.latency.p50,
+            p99_ms: r.latency.p99,
+            media_ms: r.latency.average,
+            max_ms: r.latency.max,
+            req_s: r.requests.average,
+            non2xx: r.non2xx,
+            erros: r.errors,
+          },
         ]),
       ),
     };

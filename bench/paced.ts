@@ -12,7 +12,8 @@ export interface PacedResult {
   slowest: [number, number][];
 }
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 
 /**
  * An open-loop load: one request every 1000/rate ms, evenly spaced, whatever the answers take
@@ -20,7 +21,12 @@ const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math
  * start of the second, so its latencies are those of bursts). Latency is measured from the moment
  * a request is sent to the end of its response, in milliseconds.
  */
-export async function pacedLoad(url: string, headers: Record<string, string>, rate: number, durationSeconds: number): Promise<PacedResult> {
+export async function pacedLoad(
+  url: string,
+  headers: Record<string, string>,
+  rate: number,
+  durationSeconds: number,
+): Promise<PacedResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const target = new URL(url);
   const latencies: number[] = [];
@@ -34,17 +40,19 @@ export async function pacedLoad(url: string, headers: Record<string, string>, ra
   const send = () =>
     new Promise<void>((resolve) => {
       const started = performance.now();
-      const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, headers, agent }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode && res.statusCode < 300) {
-            latencies.push(performance.now() - started);
-            timeline.push([(started - begin) / 1000, performance.now() - started]);
-          }
-          else non2xx++;
-          resolve();
-        });
-      });
+      const req = request(
+        { host: target.hostname, port: target.port, path: target.pathname + target.search, headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode && res.statusCode < 300) {
+              latencies.push(performance.now() - started);
+              timeline.push([(started - begin) / 1000, performance.now() - started]);
+            } else non2xx++;
+            resolve();
+          });
+        },
+      );
       req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
       req.on('error', () => {
         failed++;
@@ -72,5 +80,14 @@ export async function pacedLoad(url: string, headers: Record<string, string>, ra
   agent.destroy();
   const sorted = latencies.sort((a, b) => a - b);
   const slowest = timeline.sort((a, b) => b[1] - a[1]).slice(0, 20);
-  return { sent, ok: latencies.length, non2xx, failed, requestsPerSecond: sent / elapsed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), slowest };
+  return {
+    sent,
+    ok: latencies.length,
+    non2xx,
+    failed,
+    requestsPerSecond: sent / elapsed,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    slowest,
+  };
 }

@@ -32,11 +32,17 @@ function freePort(): Promise<number> {
  */
 function benchVhost(): string | undefined {
   try {
-    const vhosts = execFileSync('rabbitmqctl', ['-q', 'list_vhosts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const vhosts = execFileSync('rabbitmqctl', ['-q', 'list_vhosts'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     // Anew each run: no queue or message of an earlier run is left to consume.
-    if (vhosts.split('\n').includes('hub_bench')) execFileSync('rabbitmqctl', ['-q', 'delete_vhost', 'hub_bench'], { stdio: 'ignore' });
+    if (vhosts.split('\n').includes('hub_bench'))
+      execFileSync('rabbitmqctl', ['-q', 'delete_vhost', 'hub_bench'], { stdio: 'ignore' });
     execFileSync('rabbitmqctl', ['-q', 'add_vhost', 'hub_bench'], { stdio: 'ignore' });
-    execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', 'hub_bench', 'guest', '.*', '.*', '.*'], { stdio: 'ignore' });
+    execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', 'hub_bench', 'guest', '.*', '.*', '.*'], {
+      stdio: 'ignore',
+    });
     return 'hub_bench';
   } catch {
     return undefined;
@@ -71,7 +77,9 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
       stop: async () => undefined,
     };
   }
-  const [gateway, access, fn, hubApi, worker, identity, receiver] = await Promise.all(Array.from({ length: 7 }, freePort));
+  const [gateway, access, fn, hubApi, worker, identity, receiver] = await Promise.all(
+    Array.from({ length: 7 }, freePort),
+  );
   const run = Date.now().toString(36);
   await dropBenchDatabases();
   const vhost = benchVhost();
@@ -96,7 +104,11 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
   const logDir = path.join(root, '.data/bench');
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, 'platform.log');
-  const child = spawn(process.execPath, [path.join(root, 'infra/scripts/start.mjs')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'infra/scripts/start.mjs')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = createWriteStream(logFile);
   child.stdout?.pipe(out);
   child.stderr?.pipe(out);
@@ -106,7 +118,9 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
-    await dropBenchDatabases().catch((error) => log(`note: could not drop the benchmark databases: ${(error as Error).message}`));
+    await dropBenchDatabases().catch((error) =>
+      log(`note: could not drop the benchmark databases: ${(error as Error).message}`),
+    );
   };
   try {
     await waitReady(`http://127.0.0.1:${gateway}`, child, 180_000);

@@ -20,7 +20,14 @@ const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10
 
 export function renderSection(
   rows: Row[],
-  info: { command: string; mode: string; durationSeconds: number; pacedSeconds: number; targetMet: boolean | undefined; loadBefore: number },
+  info: {
+    command: string;
+    mode: string;
+    durationSeconds: number;
+    pacedSeconds: number;
+    targetMet: boolean | undefined;
+    loadBefore: number;
+  },
 ): string {
   const cpus = os.cpus();
   const lines = [
@@ -30,9 +37,9 @@ export function renderSection(
       `Node ${process.version}, loopback only, ${info.pacedSeconds} s per paced row and ${info.durationSeconds} s per autocannon row; load average before the run ${info.loadBefore.toFixed(2)} ` +
       '(the platform, the load generator and anything else on the machine share these CPUs).',
     'Tools: `paced` sends one request every 2 ms (open loop, evenly spaced: the latency at a steady 500 requests/s); ' +
-      '`autocannon` at a rate (`overallRate`, 25 connections) sends each connection\'s share of a second back to back at the ' +
+      "`autocannon` at a rate (`overallRate`, 25 connections) sends each connection's share of a second back to back at the " +
       'start of the second, so its latencies are those of bursts of 25 concurrent requests; `autocannon` max uses 50 connections. ' +
-      'autocannon\'s coordinated-omission correction is off (in rate mode it assumes a 1 ms interval and invents samples).',
+      "autocannon's coordinated-omission correction is off (in rate mode it assumes a 1 ms interval and invents samples).",
     `Platform: ${info.mode}. Tokens are real (identity-dev); the user has an access profile assigned through the API`,
     '(POST /auth, POST /perfil-de-acesso, PATCH /colaborador/:id).',
     '',
@@ -61,11 +68,15 @@ export function renderSection(
 
 /** What the gateway hop adds, from the paced rows of /auth/acesso through it and without it. */
 function overheadLine(rows: Row[]): string[] {
-  const paced = (path: string) => rows.find((r) => r.route === 'GET /auth/acesso' && r.tool === 'paced' && r.path === path);
+  const paced = (path: string) =>
+    rows.find((r) => r.route === 'GET /auth/acesso' && r.tool === 'paced' && r.path === path);
   const via = paced('gateway');
   const direct = paced('access directly');
   if (!via || !direct) return [];
-  return [`The gateway hop adds ${ms(via.p50 - direct.p50)} ms at the median and ${ms(via.p99 - direct.p99)} ms at p99 (paced rows of GET /auth/acesso).`, ''];
+  return [
+    `The gateway hop adds ${ms(via.p50 - direct.p50)} ms at the median and ${ms(via.p99 - direct.p99)} ms at p99 (paced rows of GET /auth/acesso).`,
+    '',
+  ];
 }
 
 /** Replaces this benchmark's section of docs/benchmarks.md (other sections stay as they are), or appends it. */

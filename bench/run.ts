@@ -31,7 +31,13 @@ async function call<T>(method: string, url: string, token: string | undefined, b
 }
 
 const tokenFor = async (platform: Platform, email: string, master = false) =>
-  (await call<{ access_token: string }>('POST', `${platform.identityUrl}/token`, undefined, { email, nome: email.split('@')[0], master })).access_token;
+  (
+    await call<{ access_token: string }>('POST', `${platform.identityUrl}/token`, undefined, {
+      email,
+      nome: email.split('@')[0],
+      master,
+    })
+  ).access_token;
 
 /** A master, and a regular user whose access profile is assigned through the API, as the panel would. */
 async function prepareUsers(platform: Platform) {
@@ -39,7 +45,10 @@ async function prepareUsers(platform: Platform) {
   const run = Date.now().toString(36);
   const master = await tokenFor(platform, `bench-master@${domain}`, true);
   const api = platform.gatewayUrl;
-  const acesso = await call<{ id: string }>('POST', `${api}/auth`, master, { email: `bench-${run}@${domain}`, perfil: 'colaborador' });
+  const acesso = await call<{ id: string }>('POST', `${api}/auth`, master, {
+    email: `bench-${run}@${domain}`,
+    perfil: 'colaborador',
+  });
   const perfil = await call<{ id: string }>('POST', `${api}/perfil-de-acesso`, master, {
     nome: `Benchmark ${run}`,
     permissoes: { colaboradores: { ler: true }, monitoramento: { ler: true } },
@@ -47,7 +56,8 @@ async function prepareUsers(platform: Platform) {
   await call('PATCH', `${api}/colaborador/${acesso.id}`, master, { perfil_de_acesso_id: perfil.id });
   const user = await tokenFor(platform, `bench-${run}@${domain}`);
   const atual = await call<{ perfil_acesso?: string | null }>('GET', `${api}/auth/acesso`, user);
-  if (atual.perfil_acesso !== `Benchmark ${run}`) throw new Error(`the user's profile is ${JSON.stringify(atual.perfil_acesso)}, not the one assigned`);
+  if (atual.perfil_acesso !== `Benchmark ${run}`)
+    throw new Error(`the user's profile is ${JSON.stringify(atual.perfil_acesso)}, not the one assigned`);
   await call('GET', `${api}/auth`, user);
   return { master, user };
 }
@@ -103,7 +113,11 @@ async function main() {
     log(`platform: ${platform.mode}`);
     const { user } = await prepareUsers(platform);
     // Warm the caches, connection pools and the JIT of every process on the path before measuring.
-    const warmUrls = [`${platform.gatewayUrl}/auth/acesso`, `${platform.gatewayUrl}/auth`, ...(platform.accessUrl ? [`${platform.accessUrl}/auth/acesso`] : [])];
+    const warmUrls = [
+      `${platform.gatewayUrl}/auth/acesso`,
+      `${platform.gatewayUrl}/auth`,
+      ...(platform.accessUrl ? [`${platform.accessUrl}/auth/acesso`] : []),
+    ];
     for (const url of warmUrls) {
       await autocannon({ url, headers: { authorization: `Bearer ${user}` }, connections: 10, duration: 3 });
       await pacedLoad(url, { authorization: `Bearer ${user}` }, FIXED_RATE, 3);
@@ -122,13 +136,23 @@ async function main() {
     }
     const target = rows.find((r) => r.route === 'GET /auth/acesso' && r.path === 'gateway' && r.tool === 'paced')!;
     const targetMet = target.p99 < TARGET_P99_MS && target.non2xx === 0 && target.errors === 0;
-    const command = process.env.BENCH_GATEWAY_URL ? `BENCH_GATEWAY_URL=${process.env.BENCH_GATEWAY_URL} pnpm bench` : 'pnpm bench';
-    const section = renderSection(rows, { command, mode: platform.mode, durationSeconds: DURATION, pacedSeconds: PACED_DURATION, targetMet, loadBefore });
+    const command = process.env.BENCH_GATEWAY_URL
+      ? `BENCH_GATEWAY_URL=${process.env.BENCH_GATEWAY_URL} pnpm bench`
+      : 'pnpm bench';
+    const section = renderSection(rows, {
+      command,
+      mode: platform.mode,
+      durationSeconds: DURATION,
+      pacedSeconds: PACED_DURATION,
+      targetMet,
+      loadBefore,
+    });
     const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
     writeSection(file, section);
     log(`\n${section}`);
     log(`written to ${path.relative(process.cwd(), file)}`);
-    if (rows.some((r) => r.non2xx > 0 || r.errors > 0)) log('warning: some requests failed (non-2xx or errors); see the table');
+    if (rows.some((r) => r.non2xx > 0 || r.errors > 0))
+      log('warning: some requests failed (non-2xx or errors); see the table');
   } finally {
     await platform.stop();
   }

@@ -13,7 +13,11 @@ for (const service of readdirSync(path.join(root, 'services'))) {
   execFileSync(prisma, ['generate'], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? '/bin/false', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    env: {
+      ...process.env,
+      PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? '/bin/false',
+      PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    },
   });
   console.log(`prisma client generated for ${service}`);
 }

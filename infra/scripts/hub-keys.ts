@@ -23,7 +23,9 @@ function print(set: KeySet, origin: string): void {
   process.stdout.write(`keys of ${origin} (active keys sign every delivery; all are in the JWKS)\n`);
   for (const key of set.keys) {
     const since = key.retired_at ? `retired ${key.retired_at}` : `created ${key.created_at}`;
-    process.stdout.write(`  ${key.kid}  ${key.state.padEnd(7)}  ${signing.has(key.kid) ? 'signs' : '     '}  ${since}\n`);
+    process.stdout.write(
+      `  ${key.kid}  ${key.state.padEnd(7)}  ${signing.has(key.kid) ? 'signs' : '     '}  ${since}\n`,
+    );
   }
 }
 
@@ -36,15 +38,20 @@ async function current(): Promise<KeySet> {
 async function main(argv: string[]): Promise<void> {
   const [command, kid] = argv;
   if (command === 'list') {
-    const { set, origin } = fromEnv ? await loadOrCreateKeySet({ file, json: fromEnv }) : { set: await current(), origin: 'file' };
+    const { set, origin } = fromEnv
+      ? await loadOrCreateKeySet({ file, json: fromEnv })
+      : { set: await current(), origin: 'file' };
     print(set, origin === 'env' ? 'HUB_SIGNING_KEYS' : file);
     return;
   }
   if (!['add', 'retire', 'remove'].includes(command ?? '')) throw new KeySetError(usage);
-  if (fromEnv) throw new KeySetError('HUB_SIGNING_KEYS is set: the keys live in that secret; change it there (see docs/keys.md)');
+  if (fromEnv)
+    throw new KeySetError('HUB_SIGNING_KEYS is set: the keys live in that secret; change it there (see docs/keys.md)');
   if (command === 'add') {
     const existing = await readKeyFile(file);
-    const { set, key } = existing ? addKey(existing) : { set: (await loadOrCreateKeySet({ file })).set, key: undefined };
+    const { set, key } = existing
+      ? addKey(existing)
+      : { set: (await loadOrCreateKeySet({ file })).set, key: undefined };
     if (existing) await writeKeyFile(file, set);
     const added = key ?? set.keys[0]!;
     process.stdout.write(`added ${added.kid}: it signs from now on, together with the other active keys\n`);
@@ -54,7 +61,11 @@ async function main(argv: string[]): Promise<void> {
   if (!kid) throw new KeySetError(usage);
   const set = command === 'retire' ? retireKey(await current(), kid) : removeKey(await current(), kid);
   await writeKeyFile(file, set);
-  process.stdout.write(command === 'retire' ? `retired ${kid}: it no longer signs and stays in the JWKS\n` : `removed ${kid} from the JWKS\n`);
+  process.stdout.write(
+    command === 'retire'
+      ? `retired ${kid}: it no longer signs and stays in the JWKS\n`
+      : `removed ${kid} from the JWKS\n`,
+  );
   print(set, file);
 }
 

@@ -22,7 +22,9 @@ async function main() {
     const url = process.env[variable] ?? `postgresql://postgres@127.0.0.1:5432/${database}`;
     await ensureDatabase(url);
     const applied = await migrate(url, dir);
-    process.stdout.write(`✓ ${service}: ${new URL(url).pathname.slice(1)} up to date (${applied} migration${applied === 1 ? '' : 's'} applied)\n`);
+    process.stdout.write(
+      `✓ ${service}: ${new URL(url).pathname.slice(1)} up to date (${applied} migration${applied === 1 ? '' : 's'} applied)\n`,
+    );
   }
 }
 

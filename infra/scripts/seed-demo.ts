@@ -54,10 +54,31 @@ const PEDIDO_EXEMPLO = {
   total_centavos: 12970,
 };
 
-interface Aplicativo { id: string; nome: string; client_id: string; ativo: boolean }
-interface Tipo { id: string; nome: string; aplicativo_id: string; aplicativo_nome: string; ativo: boolean }
-interface Versao { id: string; versao: number; ativa: boolean; esquema: unknown }
-interface Assinatura { id: string; url_de_destino: string; ativa: boolean; versao_do_esquema: number }
+interface Aplicativo {
+  id: string;
+  nome: string;
+  client_id: string;
+  ativo: boolean;
+}
+interface Tipo {
+  id: string;
+  nome: string;
+  aplicativo_id: string;
+  aplicativo_nome: string;
+  ativo: boolean;
+}
+interface Versao {
+  id: string;
+  versao: number;
+  ativa: boolean;
+  esquema: unknown;
+}
+interface Assinatura {
+  id: string;
+  url_de_destino: string;
+  ativa: boolean;
+  versao_do_esquema: number;
+}
 
 class SeedError extends Error {}
 
@@ -65,7 +86,11 @@ function trimSlash(url: string): string {
   return url.trim().replace(/\/+$/, '');
 }
 
-async function http<T>(method: string, url: string, options: { token?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+async function http<T>(
+  method: string,
+  url: string,
+  options: { token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: T }> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -80,7 +105,9 @@ async function http<T>(method: string, url: string, options: { token?: string; b
     });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new SeedError(`cannot reach ${new URL(url).origin} (${cause?.code ?? cause?.message ?? (error as Error).message}). Is the platform running (pnpm start)?`);
+    throw new SeedError(
+      `cannot reach ${new URL(url).origin} (${cause?.code ?? cause?.message ?? (error as Error).message}). Is the platform running (pnpm start)?`,
+    );
   }
   const text = await response.text();
   let body: unknown;
@@ -93,7 +120,13 @@ async function http<T>(method: string, url: string, options: { token?: string; b
 }
 
 /** A call that must succeed (or answer one of `accept`); anything else stops the seed with the problem. */
-async function api<T>(method: string, path: string, token: string, body?: unknown, accept: number[] = []): Promise<{ status: number; body: T }> {
+async function api<T>(
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  accept: number[] = [],
+): Promise<{ status: number; body: T }> {
   const result = await http<T>(method, `${gateway}${path}`, { token, body });
   if ((result.status >= 200 && result.status < 300) || accept.includes(result.status)) return result;
   throw new SeedError(`${method} ${gateway}${path} answered ${result.status}: ${describeProblem(result.body)}`);
@@ -107,7 +140,10 @@ function describeProblem(body: unknown): string {
 }
 
 /** Looks up first; creates only when absent. A 409 means a concurrent run created it: look again. */
-async function findOrCreate<T>(find: () => Promise<T | undefined>, create: () => Promise<{ status: number; body: T }>): Promise<{ item: T; created: boolean }> {
+async function findOrCreate<T>(
+  find: () => Promise<T | undefined>,
+  create: () => Promise<{ status: number; body: T }>,
+): Promise<{ item: T; created: boolean }> {
   const existing = await find();
   if (existing) return { item: existing, created: false };
   const result = await create();
@@ -117,7 +153,8 @@ async function findOrCreate<T>(find: () => Promise<T | undefined>, create: () =>
   return { item: raced, created: false };
 }
 
-const query = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const query = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
 function report(what: string, name: string, created: boolean, id: string, notes: string[] = []): void {
   const extra = notes.length ? `  (${notes.join('; ')})` : '';
@@ -125,8 +162,11 @@ function report(what: string, name: string, created: boolean, id: string, notes:
 }
 
 async function masterToken(): Promise<string> {
-  const { status, body } = await http<{ access_token?: string }>('POST', `${identity}/token`, { body: { email, master: true } });
-  if (status !== 200 || !body?.access_token) throw new SeedError(`POST ${identity}/token answered ${status}: ${describeProblem(body)}`);
+  const { status, body } = await http<{ access_token?: string }>('POST', `${identity}/token`, {
+    body: { email, master: true },
+  });
+  if (status !== 200 || !body?.access_token)
+    throw new SeedError(`POST ${identity}/token answered ${status}: ${describeProblem(body)}`);
   return body.access_token;
 }
 
@@ -136,13 +176,23 @@ async function seed(): Promise<void> {
 
   const aplicativo = await findOrCreate(
     async () => {
-      const { body } = await api<{ itens: Aplicativo[] }>('GET', `/aplicativo?${query({ busca: APLICATIVO.client_id, tamanho: 500 })}`, token);
+      const { body } = await api<{ itens: Aplicativo[] }>(
+        'GET',
+        `/aplicativo?${query({ busca: APLICATIVO.client_id, tamanho: 500 })}`,
+        token,
+      );
       return body.itens.find((a) => a.client_id === APLICATIVO.client_id);
     },
     () => api<Aplicativo>('POST', '/aplicativo', token, APLICATIVO, [409]),
   );
   const app = aplicativo.item;
-  report('application', `${app.nome} (client_id ${app.client_id})`, aplicativo.created, app.id, app.ativo ? [] : ['switched off']);
+  report(
+    'application',
+    `${app.nome} (client_id ${app.client_id})`,
+    aplicativo.created,
+    app.id,
+    app.ativo ? [] : ['switched off'],
+  );
 
   const tipo = await findOrCreate(
     async () => {
@@ -159,13 +209,24 @@ async function seed(): Promise<void> {
 
   const versao = await findOrCreate(
     async () => {
-      const { body } = await api<Versao[]>('GET', `/versao-de-esquema/filtro?${query({ tipo_de_evento_id: tipo.item.id, versao: 1 })}`, token);
+      const { body } = await api<Versao[]>(
+        'GET',
+        `/versao-de-esquema/filtro?${query({ tipo_de_evento_id: tipo.item.id, versao: 1 })}`,
+        token,
+      );
       return body.find((v) => v.versao === 1);
     },
-    () => api<Versao>('POST', '/versao-de-esquema', token, { tipo_de_evento_id: tipo.item.id, esquema: ESQUEMA, descricao: 'First version of the demo order.' }),
+    () =>
+      api<Versao>('POST', '/versao-de-esquema', token, {
+        tipo_de_evento_id: tipo.item.id,
+        esquema: ESQUEMA,
+        descricao: 'First version of the demo order.',
+      }),
   );
   const notasDaVersao = [
-    ...(JSON.stringify(versao.item.esquema) === JSON.stringify(ESQUEMA) ? [] : ['its schema is not the seed\'s one; kept as it is']),
+    ...(JSON.stringify(versao.item.esquema) === JSON.stringify(ESQUEMA)
+      ? []
+      : ["its schema is not the seed's one; kept as it is"]),
     ...(versao.item.ativa ? [] : ['switched off']),
   ];
   report('schema version', `${tipo.item.nome} v${versao.item.versao}`, versao.created, versao.item.id, notasDaVersao);
@@ -173,7 +234,11 @@ async function seed(): Promise<void> {
   const destino = `${receiver}/webhooks`;
   const assinatura = await findOrCreate(
     async () => {
-      const filtro = { aplicativo_assinante_id: app.id, tipo_de_evento_id: tipo.item.id, versao_do_esquema: versao.item.versao };
+      const filtro = {
+        aplicativo_assinante_id: app.id,
+        tipo_de_evento_id: tipo.item.id,
+        versao_do_esquema: versao.item.versao,
+      };
       const { body } = await api<Assinatura[]>('GET', `/assinatura/filtro?${query(filtro)}`, token);
       return body.find((a) => a.url_de_destino === destino);
     },
@@ -182,14 +247,29 @@ async function seed(): Promise<void> {
         'POST',
         '/assinatura',
         token,
-        { aplicativo_assinante_id: app.id, tipo_de_evento_id: tipo.item.id, versao_do_esquema: versao.item.versao, url_de_destino: destino },
+        {
+          aplicativo_assinante_id: app.id,
+          tipo_de_evento_id: tipo.item.id,
+          versao_do_esquema: versao.item.versao,
+          url_de_destino: destino,
+        },
         [409],
       ),
   );
-  report('subscription', `${app.nome} -> ${destino}`, assinatura.created, assinatura.item.id, assinatura.item.ativa ? [] : ['switched off']);
+  report(
+    'subscription',
+    `${app.nome} -> ${destino}`,
+    assinatura.created,
+    assinatura.item.id,
+    assinatura.item.ativa ? [] : ['switched off'],
+  );
 
   const created = [aplicativo, tipo, versao, assinatura].filter((x) => x.created).length;
-  process.stdout.write(created ? `  ${created} created, ${4 - created} already there\n` : '  nothing to create: the demo was already seeded\n');
+  process.stdout.write(
+    created
+      ? `  ${created} created, ${4 - created} already there\n`
+      : '  nothing to create: the demo was already seeded\n',
+  );
   printTryIt(versao.item.id);
 }
 
@@ -213,7 +293,12 @@ function printTryIt(versaoId: string): void {
 }
 
 seed().catch((error: unknown) => {
-  const message = error instanceof SeedError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message =
+    error instanceof SeedError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
   process.stderr.write(`demo seed failed: ${message}\n`);
   process.exit(1);
 });

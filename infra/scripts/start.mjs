@@ -37,7 +37,8 @@ function plan() {
     main: path.join('services', s.name, 'src', 'main.ts'),
   }));
   const present = services.filter((s) => existsSync(path.join(root, s.main)));
-  for (const s of services.filter((x) => !present.includes(x))) say(`· ${s.name}: not started (${s.main} does not exist yet)`);
+  for (const s of services.filter((x) => !present.includes(x)))
+    say(`· ${s.name}: not started (${s.main} does not exist yet)`);
 
   const port = (name) => services.find((s) => s.name === name).port;
   const env = { ...process.env };
@@ -68,7 +69,12 @@ async function stopAll(exitCode) {
 
 function showLastLines(child) {
   if (!child.lastLines.length) return;
-  process.stderr.write(`  last lines of ${child.name}:\n${child.lastLines.slice(-20).map((l) => `    ${formatLine(l)}`).join('\n')}\n`);
+  process.stderr.write(
+    `  last lines of ${child.name}:\n${child.lastLines
+      .slice(-20)
+      .map((l) => `    ${formatLine(l)}`)
+      .join('\n')}\n`,
+  );
 }
 
 async function printReady(port, env) {
@@ -98,7 +104,9 @@ async function printReady(port, env) {
 async function main() {
   const missing = await missingInfrastructure(process.env);
   if (missing.length) {
-    fail(`cannot start: ${missing.length === 1 ? 'a dependency is' : 'dependencies are'} missing.\n\n  ${missing.join('\n\n  ')}\n`);
+    fail(
+      `cannot start: ${missing.length === 1 ? 'a dependency is' : 'dependencies are'} missing.\n\n  ${missing.join('\n\n  ')}\n`,
+    );
     process.exit(1);
   }
   execFileSync(process.execPath, [path.join(root, 'infra/scripts/generate.mjs')], { cwd: root, stdio: 'inherit' });
@@ -106,7 +114,9 @@ async function main() {
   const { present, env, port } = plan();
   for (const s of present) {
     if (!(await isPortFree(s.port))) {
-      fail(`port ${s.port} (${s.portVar}) for ${s.name} is already in use. Is \`pnpm start\` already running? Stop it or set ${s.portVar}.`);
+      fail(
+        `port ${s.port} (${s.portVar}) for ${s.name} is already in use. Is \`pnpm start\` already running? Stop it or set ${s.portVar}.`,
+      );
       process.exit(1);
     }
   }
@@ -125,7 +135,10 @@ async function main() {
     });
     const started = Date.now();
     try {
-      await waitUntilReady(`http://127.0.0.1:${s.port}`, { timeoutMs: READY_TIMEOUT_MS, gaveUp: () => stopping || !child.running });
+      await waitUntilReady(`http://127.0.0.1:${s.port}`, {
+        timeoutMs: READY_TIMEOUT_MS,
+        gaveUp: () => stopping || !child.running,
+      });
     } catch (error) {
       if (stopping) return;
       fail(`${s.name} did not become ready: ${error.message}`);

@@ -4,12 +4,18 @@
 const { execFileSync } = require('node:child_process');
 const { TEST_VHOST } = require('./vhost');
 
-const ctl = (...args) => execFileSync('rabbitmqctl', ['-q', ...args], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+const ctl = (...args) =>
+  execFileSync('rabbitmqctl', ['-q', ...args], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 
 module.exports = async () => {
   if (process.env.RABBITMQ_URL) return; // the caller chose the broker and virtual host
   try {
-    if (!ctl('list_vhosts').split('\n').some((line) => line.trim() === TEST_VHOST)) ctl('add_vhost', TEST_VHOST);
+    if (
+      !ctl('list_vhosts')
+        .split('\n')
+        .some((line) => line.trim() === TEST_VHOST)
+    )
+      ctl('add_vhost', TEST_VHOST);
     ctl('set_permissions', '-p', TEST_VHOST, 'guest', '.*', '.*', '.*');
     for (const line of ctl('list_queues', '-p', TEST_VHOST, 'name', 'durable').split('\n')) {
       const [name, durable] = line.trim().split(/\s+/);

@@ -8,10 +8,23 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { bearerToken, createTokenVerifier, type UserClaims } from './tokens';
 
 const acesso = (overrides: Partial<AcessoAtual> = {}): AcessoAtual => ({
-  id: 'a', email: 'ana@empresa.com.br', nome: 'Ana', perfil: 'colaborador', master: false, perfil_acesso: 'P',
-  permissoes: { monitoramento: { ler: true, criar: false } }, ...overrides,
+  id: 'a',
+  email: 'ana@empresa.com.br',
+  nome: 'Ana',
+  perfil: 'colaborador',
+  master: false,
+  perfil_acesso: 'P',
+  permissoes: { monitoramento: { ler: true, criar: false } },
+  ...overrides,
 });
-const claims = (overrides: Partial<UserClaims> = {}): UserClaims => ({ sub: 's', email: 'Ana@empresa.com.br', name: '', master: false, typ: 'usuario', ...overrides });
+const claims = (overrides: Partial<UserClaims> = {}): UserClaims => ({
+  sub: 's',
+  email: 'Ana@empresa.com.br',
+  name: '',
+  master: false,
+  typ: 'usuario',
+  ...overrides,
+});
 
 /** A source that answers from a queue of outcomes and counts the questions (a unit test of the cache rule). */
 function source(...outcomes: (AcessoAtual | Error)[]) {
@@ -36,9 +49,11 @@ describe('hasPermission', () => {
     expect(hasPermission(acesso(), 'colaboradores', 'ler')).toBe(false);
   });
 
-  it("When any action is asked, then one true action of the area is enough, and none is not", () => {
+  it('When any action is asked, then one true action of the area is enough, and none is not', () => {
     expect(hasPermission(acesso(), 'monitoramento', 'qualquer')).toBe(true);
-    expect(hasPermission(acesso({ permissoes: { colaboradores: { ler: false } } }), 'colaboradores', 'qualquer')).toBe(false);
+    expect(hasPermission(acesso({ permissoes: { colaboradores: { ler: false } } }), 'colaboradores', 'qualquer')).toBe(
+      false,
+    );
   });
 
   it('When the caller is a master, then every action of every area', () => {

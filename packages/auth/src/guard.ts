@@ -63,14 +63,19 @@ export function createGuards(verifier: TokenVerifier, resolver: AccessResolver) 
         authenticateUser,
         rule(
           (acesso) => hasPermission(acesso, area, acao),
-          acao === 'qualquer' ? `this route needs a permission of ${area}` : `this route needs the permission ${area}.${acao}`,
+          acao === 'qualquer'
+            ? `this route needs a permission of ${area}`
+            : `this route needs the permission ${area}.${acao}`,
         ),
       ],
       permission: acao === 'qualquer' ? `any permission of ${area}` : `${area}.${acao}`,
     }),
     /** Masters of the identity service only, whatever permissions anybody else holds. */
     master: (): Guarded => ({
-      guards: [authenticateUser, rule((acesso) => acesso.master, 'this route is for masters of the identity service only')],
+      guards: [
+        authenticateUser,
+        rule((acesso) => acesso.master, 'this route is for masters of the identity service only'),
+      ],
       permission: 'master',
     }),
     /** An application token (publication). */

@@ -7,7 +7,11 @@ import type { CachedAccessResolver } from './resolver';
  * Binds a private queue of this process (deleted with its connection) to the `acesso.alterado`
  * fanout and drops the cached permissions of whoever changed, or everybody's when a profile changed.
  */
-export async function forgetOnAccessChange(broker: Broker, resolver: Pick<CachedAccessResolver, 'forget'>, service: string): Promise<void> {
+export async function forgetOnAccessChange(
+  broker: Broker,
+  resolver: Pick<CachedAccessResolver, 'forget'>,
+  service: string,
+): Promise<void> {
   const queue = `hub.acesso.${service}.${randomUUID()}`;
   await broker.declare(async (channel) => {
     await channel.assertExchange(EXCHANGES.acesso, 'fanout', { durable: true });

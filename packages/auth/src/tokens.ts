@@ -88,9 +88,12 @@ class KeysUnavailable extends Error {
 
 function fromJose(error: unknown): AppError {
   if (error instanceof errors.JWTExpired) return unauthorized('the token has expired', 'token_expirado');
-  if (error instanceof errors.JWTClaimValidationFailed) return unauthorized(`the token's "${error.claim}" claim is not accepted`, 'token_invalido');
-  if (error instanceof errors.JOSEAlgNotAllowed) return unauthorized('the token is signed with an algorithm that is not accepted', 'token_invalido');
-  if (error instanceof errors.JWKSNoMatchingKey) return unauthorized('the token is signed by an unknown key', 'token_invalido');
+  if (error instanceof errors.JWTClaimValidationFailed)
+    return unauthorized(`the token's "${error.claim}" claim is not accepted`, 'token_invalido');
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return unauthorized('the token is signed with an algorithm that is not accepted', 'token_invalido');
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return unauthorized('the token is signed by an unknown key', 'token_invalido');
   if (error instanceof KeysUnavailable) {
     return new AppError(503, 'identidade_indisponivel', 'the identity service keys cannot be read right now');
   }

@@ -106,8 +106,15 @@ export class Broker extends EventEmitter {
     await this.ensureConnected(this.options.publishWaitMs ?? 10_000);
     const channel = this.publisher!;
     await new Promise<void>((resolve, reject) => {
-      channel.publish(exchange, routingKey, content, { persistent: true, contentType: 'application/json', ...options }, (error) =>
-        error ? reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`)) : resolve(),
+      channel.publish(
+        exchange,
+        routingKey,
+        content,
+        { persistent: true, contentType: 'application/json', ...options },
+        (error) =>
+          error
+            ? reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`))
+            : resolve(),
       );
     });
   }
@@ -158,11 +165,15 @@ export class Broker extends EventEmitter {
         return;
       } catch (error) {
         this.attempt += 1;
-        const delay = Math.min(this.options.maxBackoffMs ?? 10_000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
+        const delay =
+          Math.min(this.options.maxBackoffMs ?? 10_000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
         if (this.closed || Date.now() + delay > deadline) {
           throw new Error(`cannot reach RabbitMQ: ${(error as Error).message}`);
         }
-        this.logger.warn({ err: error, attempt: this.attempt, retry_in_ms: Math.round(delay) }, 'RabbitMQ unreachable; retrying');
+        this.logger.warn(
+          { err: error, attempt: this.attempt, retry_in_ms: Math.round(delay) },
+          'RabbitMQ unreachable; retrying',
+        );
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -205,13 +216,17 @@ export class Broker extends EventEmitter {
     if (this.closed) return;
     this.logger.warn('lost RabbitMQ; reconnecting');
     this.emit('disconnected');
-    this.ensureConnected(Number.POSITIVE_INFINITY).catch((error) => this.logger.error({ err: error }, 'reconnection stopped'));
+    this.ensureConnected(Number.POSITIVE_INFINITY).catch((error) =>
+      this.logger.error({ err: error }, 'reconnection stopped'),
+    );
   }
 
   private async startConsumer(consumer: Consumer): Promise<void> {
     const connection = this.connection!;
     const channel = await connection.createChannel();
-    channel.on('error', (error) => this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'));
+    channel.on('error', (error) =>
+      this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
+    );
     // A consumer channel closed alone (queue deleted, consumer timeout) is started again; when the
     // whole connection went, the reconnection restarts every consumer instead.
     channel.on('close', () => this.restartConsumer(consumer, connection, channel));
@@ -224,7 +239,10 @@ export class Broker extends EventEmitter {
         return;
       }
       const work = this.handle(channel, consumer, message).catch((error) =>
-        this.logger.error({ err: error, queue: consumer.queue }, 'message left unacknowledged; the broker will redeliver it'),
+        this.logger.error(
+          { err: error, queue: consumer.queue },
+          'message left unacknowledged; the broker will redeliver it',
+        ),
       );
       this.inFlight.add(work);
       void work.finally(() => this.inFlight.delete(work));
@@ -264,7 +282,10 @@ export class Broker extends EventEmitter {
       await consumer.handler(message);
     } catch (error) {
       failure = error;
-      this.logger.error({ err: error, queue: consumer.queue, redelivered: message.fields.redelivered }, 'message handler failed');
+      this.logger.error(
+        { err: error, queue: consumer.queue, redelivered: message.fields.redelivered },
+        'message handler failed',
+      );
     }
     if (failure === undefined) {
       channel.ack(message);

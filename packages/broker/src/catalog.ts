@@ -11,7 +11,6 @@ export interface MessageDefinition<S extends z.ZodType> {
 
 export const defineMessage = <S extends z.ZodType>(definition: MessageDefinition<S>) => definition;
 
-
 export function encode<S extends z.ZodType>(definition: MessageDefinition<S>, body: z.input<S>): Buffer {
   return Buffer.from(JSON.stringify(definition.schema.parse(body)));
 }

@@ -6,6 +6,9 @@ export * from './catalog';
 export function quorumQueue(deadLetterExchange?: string): { durable: true; arguments: Record<string, unknown> } {
   return {
     durable: true,
-    arguments: { 'x-queue-type': 'quorum', ...(deadLetterExchange ? { 'x-dead-letter-exchange': deadLetterExchange } : {}) },
+    arguments: {
+      'x-queue-type': 'quorum',
+      ...(deadLetterExchange ? { 'x-dead-letter-exchange': deadLetterExchange } : {}),
+    },
   };
 }

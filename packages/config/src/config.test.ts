@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { booleanFromEnv, durationListFromEnv, loadConfig, parseDuration, portFromEnv } from './index';
 
 describe('loadConfig', () => {
-  const schema = z.object({ PORT: portFromEnv(8080), FLAG: booleanFromEnv(true), DELAYS: durationListFromEnv('5s,2m') });
+  const schema = z.object({
+    PORT: portFromEnv(8080),
+    FLAG: booleanFromEnv(true),
+    DELAYS: durationListFromEnv('5s,2m'),
+  });
 
   it('When nothing is set, then the defaults apply', () => {
     expect(loadConfig(schema, {})).toEqual({ PORT: 8080, FLAG: true, DELAYS: [5000, 120000] });

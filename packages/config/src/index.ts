@@ -83,7 +83,12 @@ export const identityConfig = z.object({
   IDENTITY_ALGORITHMS: z
     .string()
     .default('EdDSA')
-    .transform((v) => v.split(',').map((a) => a.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    )
     .describe('algorithms accepted on identity tokens, comma separated'),
 });
 

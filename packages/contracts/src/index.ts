@@ -90,7 +90,12 @@ export const ACOES = ['ler', 'criar', 'editar', 'deletar'] as const;
 export type Acao = (typeof ACOES)[number];
 
 export const acoesSchema = z
-  .object({ ler: z.boolean().optional(), criar: z.boolean().optional(), editar: z.boolean().optional(), deletar: z.boolean().optional() })
+  .object({
+    ler: z.boolean().optional(),
+    criar: z.boolean().optional(),
+    editar: z.boolean().optional(),
+    deletar: z.boolean().optional(),
+  })
   .strict();
 export type Acoes = z.infer<typeof acoesSchema>;
 

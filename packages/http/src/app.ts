@@ -68,12 +68,19 @@ export function createHttpApp(options: HttpAppOptions): Express {
       }),
     );
     const ready = checks.every(([, state]) => state === 'ok');
-    res.status(ready ? 200 : 503).json({ situacao: ready ? 'ok' : 'indisponivel', servico: options.service, dependencias: Object.fromEntries(checks) });
+    res.status(ready ? 200 : 503).json({
+      situacao: ready ? 'ok' : 'indisponivel',
+      servico: options.service,
+      dependencias: Object.fromEntries(checks),
+    });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
-  const openapi = buildOpenApi(options.service, options.routers.flatMap((r) => r.specs));
+  const openapi = buildOpenApi(
+    options.service,
+    options.routers.flatMap((r) => r.specs),
+  );
   app.get('/openapi.json', (_req, res) => {
     res.json(openapi);
   });
@@ -101,7 +108,11 @@ export interface RunningServer {
 }
 
 /** Listens on the port (0 for any) of 127.0.0.1 or HOST. */
-export async function listen(app: Express, port: number, host = process.env.HOST ?? '127.0.0.1'): Promise<RunningServer> {
+export async function listen(
+  app: Express,
+  port: number,
+  host = process.env.HOST ?? '127.0.0.1',
+): Promise<RunningServer> {
   const server = app.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -7,20 +7,46 @@ import { page, pageQuery } from './pagination';
 import { ApiRouter, idParams } from './route';
 
 const router = new ApiRouter()
-  .route({ method: 'get', path: '/itens', summary: 'page', tag: 't', query: pageQuery({ maxTamanho: 500 }) }, ({ query }) => page([], query, 0))
-  .route({ method: 'post', path: '/itens', summary: 'create', tag: 't', body: z.object({ nome: z.string().max(3) }).strict(), status: 201 }, ({ body }) => body)
+  .route(
+    { method: 'get', path: '/itens', summary: 'page', tag: 't', query: pageQuery({ maxTamanho: 500 }) },
+    ({ query }) => page([], query, 0),
+  )
+  .route(
+    {
+      method: 'post',
+      path: '/itens',
+      summary: 'create',
+      tag: 't',
+      body: z.object({ nome: z.string().max(3) }).strict(),
+      status: 201,
+    },
+    ({ body }) => body,
+  )
   .route({ method: 'get', path: '/itens/:id', summary: 'one', tag: 't', params: idParams }, () => {
     throw conflict('ja_existe', 'it exists');
   })
   .route({ method: 'get', path: '/quebra', summary: 'boom', tag: 't' }, () => {
     throw new Error('secret internals');
   });
-const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router], readiness: { db: async () => 1 } });
+const app = createHttpApp({
+  service: 'teste',
+  logger: createLogger('teste'),
+  routers: [router],
+  readiness: { db: async () => 1 },
+});
 
 describe('The http kit', () => {
   it('When tamanho is above the maximum, then the maximum; below 1, then 1', async () => {
-    expect((await request(app).get('/itens?tamanho=1000').expect(200)).body).toEqual({ itens: [], pagina: 1, tamanho: 500, total: 0 });
-    expect((await request(app).get('/itens?tamanho=0&pagina=-3').expect(200)).body).toMatchObject({ pagina: 1, tamanho: 1 });
+    expect((await request(app).get('/itens?tamanho=1000').expect(200)).body).toEqual({
+      itens: [],
+      pagina: 1,
+      tamanho: 500,
+      total: 0,
+    });
+    expect((await request(app).get('/itens?tamanho=0&pagina=-3').expect(200)).body).toMatchObject({
+      pagina: 1,
+      tamanho: 1,
+    });
   });
 
   it('When a query number is not an integer, then 400 consulta_invalida', async () => {
@@ -32,17 +58,28 @@ describe('The http kit', () => {
     const response = await request(app).post('/itens').send({ nome: 'longo', outro: 1 }).expect(422);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.body.erros).toEqual(
-      expect.arrayContaining([expect.objectContaining({ caminho: '/nome' }), expect.objectContaining({ caminho: '', mensagem: 'unknown field(s): outro' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ caminho: '/nome' }),
+        expect.objectContaining({ caminho: '', mensagem: 'unknown field(s): outro' }),
+      ]),
     );
   });
 
   it('When the body is not JSON at all, then 415', async () => {
-    expect((await request(app).post('/itens').set('content-type', 'text/plain').send('oi').expect(415)).body.codigo).toBe('tipo_de_conteudo_invalido');
+    expect(
+      (await request(app).post('/itens').set('content-type', 'text/plain').send('oi').expect(415)).body.codigo,
+    ).toBe('tipo_de_conteudo_invalido');
   });
 
   it('When a handler throws an AppError, then its status and codigo in problem+json', async () => {
     const response = await request(app).get('/itens/0190a0c2-0000-7000-8000-000000000000').expect(409);
-    expect(response.body).toEqual({ type: 'urn:event-hub:problema:ja_existe', title: 'Conflict', status: 409, detail: 'it exists', codigo: 'ja_existe' });
+    expect(response.body).toEqual({
+      type: 'urn:event-hub:problema:ja_existe',
+      title: 'Conflict',
+      status: 409,
+      detail: 'it exists',
+      codigo: 'ja_existe',
+    });
   });
 
   it('When something unexpected breaks, then 500 with an erro_id and no internals', async () => {

@@ -50,7 +50,11 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (known) {
       logger.warn({ status: known.status, codigo: known.codigo, method: req.method, path: req.path }, known.detail);
-      res.status(known.status).set(known.headers ?? {}).type('application/problem+json').json(problemOf(known));
+      res
+        .status(known.status)
+        .set(known.headers ?? {})
+        .type('application/problem+json')
+        .json(problemOf(known));
       return;
     }
     const erroId = randomUUID();

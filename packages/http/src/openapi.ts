@@ -49,7 +49,10 @@ const problemResponse = (description: string) => ({
 });
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }
 
@@ -65,7 +68,11 @@ function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
 }
 
 /** Builds an OpenAPI 3.1 document from the specs of the routes; the zod schemas are the source. */
-export function buildOpenApi(title: string, specs: RouteSpec[], servers: OpenApiDocument['servers'] = []): OpenApiDocument {
+export function buildOpenApi(
+  title: string,
+  specs: RouteSpec[],
+  servers: OpenApiDocument['servers'] = [],
+): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const spec of specs) {
     const path = spec.path.replace(/:(\w+)/g, '{$1}');
@@ -87,7 +94,12 @@ export function buildOpenApi(title: string, specs: RouteSpec[], servers: OpenApi
       ...(spec.permission ? { description: `Requires: ${spec.permission}` } : {}),
       parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
       ...(spec.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } },
+            },
+          }
         : {}),
       responses,
       ...(spec.authenticated === false ? { security: [] } : {}),
@@ -107,14 +119,24 @@ export function buildOpenApi(title: string, specs: RouteSpec[], servers: OpenApi
 }
 
 /** Merges the documents of several services into one (the gateway's /openapi.json). */
-export function mergeOpenApi(title: string, documents: OpenApiDocument[], servers: OpenApiDocument['servers']): OpenApiDocument {
+export function mergeOpenApi(
+  title: string,
+  documents: OpenApiDocument[],
+  servers: OpenApiDocument['servers'],
+): OpenApiDocument {
   const merged = buildOpenApi(title, [], servers);
   for (const document of documents) {
     for (const [path, operations] of Object.entries(document.paths)) {
       merged.paths[path] = { ...merged.paths[path], ...operations };
     }
   }
-  merged.tags = [...new Set(Object.values(merged.paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? [])))]
+  merged.tags = [
+    ...new Set(
+      Object.values(merged.paths).flatMap((ops) =>
+        Object.values(ops).flatMap((op) => (op as { tags?: string[] }).tags ?? []),
+      ),
+    ),
+  ]
     .sort()
     .map((name) => ({ name }));
   return merged;

@@ -50,7 +50,11 @@ export class ApiRouter {
   readonly router = Router();
   readonly specs: RouteSpec[] = [];
 
-  route<P extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  route<
+    P extends z.ZodType | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+  >(
     spec: RouteSpec & { params?: P; query?: Q; body?: B },
     handler: (input: RouteInput<Output<P>, Output<Q>, Output<B>>) => Promise<unknown> | unknown,
   ): this {
@@ -93,10 +97,15 @@ function parseQuery(schema: z.ZodType, query: unknown) {
 
 function parseBody(schema: z.ZodType, req: Request) {
   if (req.body === undefined) {
-    throw new AppError(415, 'tipo_de_conteudo_invalido', 'the body must be JSON sent with Content-Type: application/json');
+    throw new AppError(
+      415,
+      'tipo_de_conteudo_invalido',
+      'the body must be JSON sent with Content-Type: application/json',
+    );
   }
   const parsed = schema.safeParse(req.body);
-  if (!parsed.success) throw unprocessable('dados_invalidos', 'the body breaks the rules of this route', zodErros(parsed.error));
+  if (!parsed.success)
+    throw unprocessable('dados_invalidos', 'the body breaks the rules of this route', zodErros(parsed.error));
   return parsed.data;
 }
 

@@ -94,7 +94,11 @@ test('When rows are inserted while two relays run, then the NOTIFY wakes them an
   expect(new Set(mine.map((m) => m.messageId)).size).toBe(ids.length);
   expect(mine.length).toBe(ids.length);
   const first = mine.find((m) => m.messageId === ids[0]);
-  expect(first).toMatchObject({ routingKey: 'teste.criado', body: { n: 0, texto: 'olá' }, headers: { 'x-origem': 'teste' } });
+  expect(first).toMatchObject({
+    routingKey: 'teste.criado',
+    body: { n: 0, texto: 'olá' },
+    headers: { 'x-origem': 'teste' },
+  });
 });
 
 test('When two relays claim the same backlog at once, then no row is published twice in that pass', async () => {
@@ -121,7 +125,9 @@ test('When a row is inserted while the broker is unreachable, then it stays pend
   const down = relay({ broker: unreachable, publishTimeoutMs: 300 });
   const [id] = await insert(1);
   await expect(down.publishPending()).rejects.toThrow(/not confirmed/);
-  const { rows } = await pool.query('select publicado_em, tentativas, ultimo_erro from outbox where message_id = $1', [id]);
+  const { rows } = await pool.query('select publicado_em, tentativas, ultimo_erro from outbox where message_id = $1', [
+    id,
+  ]);
   expect(rows[0]).toMatchObject({ publicado_em: null, tentativas: 1 });
   expect(rows[0].ultimo_erro).toMatch(/confirm/);
   await down.stop();
@@ -156,19 +162,26 @@ test('When published rows are older than the retention, then the purge deletes t
   const r = relay();
   const ids = await insert(10);
   await r.publishPending();
-  await pool.query(`update outbox set publicado_em = now() - interval '8 days' where message_id = any($1)`, [ids.slice(0, 4)]);
+  await pool.query(`update outbox set publicado_em = now() - interval '8 days' where message_id = any($1)`, [
+    ids.slice(0, 4),
+  ]);
   const pending = await insert(1);
   await pool.query(`update outbox set criado_em = now() - interval '30 days' where message_id = $1`, [pending[0]]);
 
   expect(await r.purgePublished(7 * 24 * 3_600_000)).toBe(4);
-  const { rows } = await pool.query<{ message_id: string }>('select message_id from outbox where message_id = any($1)', [[...ids, ...pending]]);
+  const { rows } = await pool.query<{ message_id: string }>(
+    'select message_id from outbox where message_id = any($1)',
+    [[...ids, ...pending]],
+  );
   expect(rows.map((row) => row.message_id).sort()).toEqual([...ids.slice(4), ...pending].sort());
 });
 
 test('When a row has failed before, then fresh rows are claimed ahead of it, so one bad row cannot hold up the rest', async () => {
   await relay().publishPending(); // nothing left over from earlier tests
   const [old] = await insert(1);
-  await pool.query(`update outbox set tentativas = 3, criado_em = now() - interval '1 hour' where message_id = $1`, [old]);
+  await pool.query(`update outbox set tentativas = 3, criado_em = now() - interval '1 hour' where message_id = $1`, [
+    old,
+  ]);
   const [fresh] = await insert(1);
   const r = relay({ batchSize: 1 });
   await r.publishPending(1);
@@ -176,7 +189,10 @@ test('When a row has failed before, then fresh rows are claimed ahead of it, so 
     'select message_id, publicado_em is not null as publicado from outbox where message_id = any($1)',
     [[old, fresh]],
   );
-  expect(Object.fromEntries(rows.map((row) => [row.message_id, row.publicado]))).toEqual({ [old!]: false, [fresh!]: true });
+  expect(Object.fromEntries(rows.map((row) => [row.message_id, row.publicado]))).toEqual({
+    [old!]: false,
+    [fresh!]: true,
+  });
   await r.publishPending();
   await waitFor(() => receivedIds([old!, fresh!]).length === 2, { what: 'both published in the end' });
 });

@@ -223,7 +223,10 @@ export class OutboxRelay {
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no broker confirm within ${this.o.publishTimeoutMs} ms`)), this.o.publishTimeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`no broker confirm within ${this.o.publishTimeoutMs} ms`)),
+        this.o.publishTimeoutMs,
+      );
     });
     return Promise.race([publishing, timeout]).finally(() => clearTimeout(timer));
   }

@@ -42,11 +42,15 @@ const content = signedContent('e1', now, body);
 const naclKey = Uint8Array.from(Buffer.from(jwksOne.keys[0]!.x, 'base64url'));
 
 const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-process.stdout.write(`${os.cpus().length} × ${cpu}, Node ${process.version}, body ${body.length} bytes, load average ${os.loadavg()[0]!.toFixed(1)}\n\n`);
+process.stdout.write(
+  `${os.cpus().length} × ${cpu}, Node ${process.version}, body ${body.length} bytes, load average ${os.loadavg()[0]!.toFixed(1)}\n\n`,
+);
 process.stdout.write('| operation | iterations | µs each | per second |\n|---|---:|---:|---:|\n');
 for (const line of [
   time('signWebhook, 1 active key (node:crypto)', (i) => signWebhook({ id: `e${i}`, timestamp: now, body }, signerOne)),
-  time('signWebhook, 2 active keys (rotation overlap)', (i) => signWebhook({ id: `e${i}`, timestamp: now, body }, signerTwo)),
+  time('signWebhook, 2 active keys (rotation overlap)', (i) =>
+    signWebhook({ id: `e${i}`, timestamp: now, body }, signerTwo),
+  ),
   time('verifyWebhook, 1 key (tweetnacl, portable)', () => verifyWebhook(headersOne, body, jwksOne, { now })),
   time('verifyWebhook, 2 keys and 2 signatures', () => verifyWebhook(headersTwo, body, jwksTwo, { now })),
   time('raw Ed25519 verify, node:crypto (for comparison)', () => verify(null, content, publicKey, signature)),

@@ -85,7 +85,8 @@ export async function loadOrCreateKeySet(
 
 async function warnIfExposed(file: string, onWarning: (message: string) => void): Promise<void> {
   const { mode } = await stat(file);
-  if (mode & 0o077) onWarning(`the key file ${file} is readable by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
+  if (mode & 0o077)
+    onWarning(`the key file ${file} is readable by other users (mode ${(mode & 0o777).toString(8)}); chmod 600 it`);
 }
 
 export interface KeyStoreOptions {

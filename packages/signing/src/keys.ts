@@ -42,7 +42,12 @@ export function generateKey(now = new Date()): StoredKey {
   const { privateKey } = generateKeyPairSync('ed25519');
   const jwk = privateKey.export({ format: 'jwk' });
   if (!jwk.x || !jwk.d) throw new KeySetError('node:crypto exported an incomplete Ed25519 key');
-  return { kid: thumbprint(jwk.x), state: 'active', created_at: now.toISOString(), private_jwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d } };
+  return {
+    kid: thumbprint(jwk.x),
+    state: 'active',
+    created_at: now.toISOString(),
+    private_jwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d },
+  };
 }
 
 /** Parses and checks a key set (the key file or HUB_SIGNING_KEYS). `source` names it in errors. */
@@ -58,7 +63,8 @@ export function parseKeySet(text: string, source: string): KeySet {
   const parsed = keys.map((key, index) => parseKey(key, `${source} keys[${index}]`));
   const kids = new Set(parsed.map((k) => k.kid));
   if (kids.size !== parsed.length) throw new KeySetError(`${source} lists the same key twice`);
-  if (!parsed.some((k) => k.state === 'active')) throw new KeySetError(`${source} has no active key; deliveries could not be signed`);
+  if (!parsed.some((k) => k.state === 'active'))
+    throw new KeySetError(`${source} has no active key; deliveries could not be signed`);
   return { keys: parsed };
 }
 
@@ -66,13 +72,16 @@ function parseKey(value: unknown, where: string): StoredKey {
   const key = value as Partial<StoredKey> | null;
   const jwk = key?.private_jwk as Partial<PrivateEd25519Jwk> | undefined;
   if (!key || typeof key !== 'object') throw new KeySetError(`${where} is not an object`);
-  if (key.state !== 'active' && key.state !== 'retired') throw new KeySetError(`${where}.state must be "active" or "retired"`);
+  if (key.state !== 'active' && key.state !== 'retired')
+    throw new KeySetError(`${where}.state must be "active" or "retired"`);
   if (jwk?.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string' || typeof jwk.d !== 'string') {
     throw new KeySetError(`${where}.private_jwk must be an Ed25519 private JWK (kty OKP, crv Ed25519, x, d)`);
   }
   let derivedX: string | undefined;
   try {
-    derivedX = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d }, format: 'jwk' }).export({ format: 'jwk' }).x;
+    derivedX = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d }, format: 'jwk' }).export({
+      format: 'jwk',
+    }).x;
   } catch {
     throw new KeySetError(`${where}.private_jwk is not a usable Ed25519 key`);
   }
@@ -91,7 +100,14 @@ function parseKey(value: unknown, where: string): StoredKey {
 /** What GET /.well-known/jwks.json serves: every key (active and retired), public members only. */
 export function publicJwks(set: KeySet): { keys: Required<PublicJwk>[] } {
   return {
-    keys: set.keys.map((key) => ({ kty: 'OKP', crv: 'Ed25519', x: key.private_jwk.x, kid: key.kid, use: 'sig', alg: 'EdDSA' })),
+    keys: set.keys.map((key) => ({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: key.private_jwk.x,
+      kid: key.kid,
+      use: 'sig',
+      alg: 'EdDSA',
+    })),
   };
 }
 

@@ -8,7 +8,11 @@ import { addKey, generateKey, type KeySet, publicJwks, retireKey, signersOf } fr
 import { signWebhook } from './sign';
 import { verifyWebhook, WebhookVerificationError } from './verify';
 
-const body = JSON.stringify({ id: '0193a1b2-0000-7000-8000-000000000001', tipo: 'pedido.criado', dados: { valor: 10, nome: 'Zoë' } });
+const body = JSON.stringify({
+  id: '0193a1b2-0000-7000-8000-000000000001',
+  tipo: 'pedido.criado',
+  dados: { valor: 10, nome: 'Zoë' },
+});
 const now = 1_800_000_000;
 
 function keySet(): KeySet {
@@ -31,7 +35,11 @@ describe('signWebhook and verifyWebhook', () => {
     const headers = signWebhook({ id: 'msg_1', timestamp: now, body }, signersOf(set));
     expect(headers['webhook-signature']).toMatch(/^v1a,[A-Za-z0-9+/]+=*$/);
     expect(headers['webhook-key-id']).toBe(set.keys[0]!.kid);
-    expect(verifyWebhook(headers, body, publicJwks(set), { now })).toEqual({ id: 'msg_1', timestamp: now, kid: set.keys[0]!.kid });
+    expect(verifyWebhook(headers, body, publicJwks(set), { now })).toEqual({
+      id: 'msg_1',
+      timestamp: now,
+      kid: set.keys[0]!.kid,
+    });
   });
 
   it('When the signature is checked by tweetnacl by hand, then it is the Ed25519 signature of "{id}.{timestamp}.{body}"', () => {
@@ -55,8 +63,12 @@ describe('signWebhook and verifyWebhook', () => {
     const jwks = publicJwks(set);
     const headers = signWebhook({ id: 'msg_4', timestamp: now, body }, signersOf(set));
     expect(reason(() => verifyWebhook(headers, body.replace('10', '11'), jwks, { now }))).toBe('invalid_signature');
-    expect(reason(() => verifyWebhook({ ...headers, 'webhook-id': 'msg_5' }, body, jwks, { now }))).toBe('invalid_signature');
-    expect(reason(() => verifyWebhook({ ...headers, 'webhook-timestamp': String(now + 1) }, body, jwks, { now }))).toBe('invalid_signature');
+    expect(reason(() => verifyWebhook({ ...headers, 'webhook-id': 'msg_5' }, body, jwks, { now }))).toBe(
+      'invalid_signature',
+    );
+    expect(reason(() => verifyWebhook({ ...headers, 'webhook-timestamp': String(now + 1) }, body, jwks, { now }))).toBe(
+      'invalid_signature',
+    );
   });
 
   it('When the timestamp is older or newer than the tolerance, then it is refused before any signature check', () => {
@@ -67,7 +79,9 @@ describe('signWebhook and verifyWebhook', () => {
     expect(reason(() => verifyWebhook(old, body, jwks, { now }))).toBe('timestamp_too_old');
     expect(reason(() => verifyWebhook(future, body, jwks, { now }))).toBe('timestamp_in_future');
     expect(verifyWebhook(old, body, jwks, { now, toleranceSeconds: 600 }).id).toBe('msg_6');
-    expect(reason(() => verifyWebhook({ ...old, 'webhook-timestamp': '17e8' }, body, jwks, { now }))).toBe('invalid_timestamp');
+    expect(reason(() => verifyWebhook({ ...old, 'webhook-timestamp': '17e8' }, body, jwks, { now }))).toBe(
+      'invalid_timestamp',
+    );
   });
 
   it('When headers are missing or carry only symmetric v1 signatures, then it is refused', () => {
@@ -75,7 +89,9 @@ describe('signWebhook and verifyWebhook', () => {
     const jwks = publicJwks(set);
     const headers = signWebhook({ id: 'msg_8', timestamp: now, body }, signersOf(set));
     expect(reason(() => verifyWebhook({ 'webhook-id': 'msg_8' }, body, jwks, { now }))).toBe('missing_header');
-    expect(reason(() => verifyWebhook({ ...headers, 'webhook-signature': 'v1,c2lnbmF0dXJl' }, body, jwks, { now }))).toBe('no_signature');
+    expect(
+      reason(() => verifyWebhook({ ...headers, 'webhook-signature': 'v1,c2lnbmF0dXJl' }, body, jwks, { now })),
+    ).toBe('no_signature');
   });
 
   it('When the delivery is signed by a key that is not in the JWKS, then it is refused and the caller is told to refetch', () => {
@@ -103,7 +119,9 @@ describe('signWebhook and verifyWebhook', () => {
     expect(headers['webhook-key-id'].split(' ')).toEqual([added.kid, before.keys[0]!.kid]);
     // A subscriber that fetched the JWKS before the rotation still holds only the old key.
     expect(verifyWebhook(headers, body, publicJwks(before), { now }).kid).toBe(before.keys[0]!.kid);
-    expect(verifyWebhook(headers, body, { keys: [publicJwks(during).keys.find((k) => k.kid === added.kid)!] }, { now }).kid).toBe(added.kid);
+    expect(
+      verifyWebhook(headers, body, { keys: [publicJwks(during).keys.find((k) => k.kid === added.kid)!] }, { now }).kid,
+    ).toBe(added.kid);
 
     const after = retireKey(during, before.keys[0]!.kid);
     const later = signWebhook({ id: 'msg_12', timestamp: now, body }, signersOf(after));
@@ -118,7 +136,9 @@ describe('signWebhook and verifyWebhook', () => {
     const [first, second] = headers['webhook-signature'].split(' ');
     const broken = `v1a,${encodeBase64(new Uint8Array(64))} ${second}`;
     expect(first).not.toBe(broken.split(' ')[0]);
-    expect(verifyWebhook({ ...headers, 'webhook-signature': broken }, body, publicJwks(set), { now }).kid).toBe(set.keys[0]!.kid);
+    expect(verifyWebhook({ ...headers, 'webhook-signature': broken }, body, publicJwks(set), { now }).kid).toBe(
+      set.keys[0]!.kid,
+    );
   });
 
   it('When the public JWK is imported by jose, then it is a valid Ed25519 key that verifies the same key pair', async () => {
@@ -139,7 +159,11 @@ describe('signWebhook and verifyWebhook', () => {
   it('When the verifier is bundled for another runtime, then its modules use no Node built-in and no Buffer', () => {
     for (const file of ['verify.ts', 'base64.ts', 'headers.ts']) {
       const source = readFileSync(path.join(__dirname, file), 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '');
-      expect({ file, node: /from ['"]node:|require\(/.test(source), buffer: /\bBuffer\b/.test(source) }).toEqual({ file, node: false, buffer: false });
+      expect({ file, node: /from ['"]node:|require\(/.test(source), buffer: /\bBuffer\b/.test(source) }).toEqual({
+        file,
+        node: false,
+        buffer: false,
+      });
     }
   });
 });

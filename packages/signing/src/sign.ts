@@ -28,14 +28,17 @@ export function signedContent(id: string, timestamp: number, body: string | Uint
  */
 export function signWebhook(message: WebhookMessage, signers: readonly Signer[]): WebhookHeaders {
   if (signers.length === 0) throw new Error('no signing key is active');
-  if (!message.id || /[\s.]/.test(message.id)) throw new Error('a webhook id must be non-empty, without dots or spaces');
+  if (!message.id || /[\s.]/.test(message.id))
+    throw new Error('a webhook id must be non-empty, without dots or spaces');
   const timestamp = message.timestamp ?? Math.floor(Date.now() / 1000);
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new Error('a webhook timestamp is whole unix seconds');
   const content = signedContent(message.id, timestamp, message.body);
   return {
     'webhook-id': message.id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signers.map((s) => `${SIGNATURE_VERSION},${sign(null, content, s.privateKey).toString('base64')}`).join(' '),
+    'webhook-signature': signers
+      .map((s) => `${SIGNATURE_VERSION},${sign(null, content, s.privateKey).toString('base64')}`)
+      .join(' '),
     'webhook-key-id': signers.map((s) => s.kid).join(' '),
   };
 }

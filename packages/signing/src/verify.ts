@@ -64,19 +64,30 @@ const encoder = new TextEncoder();
  * received, before any JSON parsing. Throws WebhookVerificationError; when it reports
  * `no_usable_key`, fetch the JWKS again (a new key may have been added) and retry once.
  */
-export function verifyWebhook(headers: HeaderSource, body: string | Uint8Array, jwks: Jwks, options: VerifyOptions = {}): VerifiedWebhook {
+export function verifyWebhook(
+  headers: HeaderSource,
+  body: string | Uint8Array,
+  jwks: Jwks,
+  options: VerifyOptions = {},
+): VerifiedWebhook {
   const id = header(headers, WEBHOOK_ID);
   const timestampText = header(headers, WEBHOOK_TIMESTAMP);
   const signatureText = header(headers, WEBHOOK_SIGNATURE);
   if (!id || !timestampText || !signatureText) {
-    throw new WebhookVerificationError('missing_header', 'webhook-id, webhook-timestamp and webhook-signature are required');
+    throw new WebhookVerificationError(
+      'missing_header',
+      'webhook-id, webhook-timestamp and webhook-signature are required',
+    );
   }
-  if (!/^\d{1,15}$/.test(timestampText)) throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp is not unix seconds');
+  if (!/^\d{1,15}$/.test(timestampText))
+    throw new WebhookVerificationError('invalid_timestamp', 'webhook-timestamp is not unix seconds');
   const timestamp = Number(timestampText);
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? 300;
-  if (timestamp < now - tolerance) throw new WebhookVerificationError('timestamp_too_old', 'the webhook timestamp is too old');
-  if (timestamp > now + tolerance) throw new WebhookVerificationError('timestamp_in_future', 'the webhook timestamp is in the future');
+  if (timestamp < now - tolerance)
+    throw new WebhookVerificationError('timestamp_too_old', 'the webhook timestamp is too old');
+  if (timestamp > now + tolerance)
+    throw new WebhookVerificationError('timestamp_in_future', 'the webhook timestamp is in the future');
 
   const signatures = signatureText
     .split(' ')
@@ -107,7 +118,10 @@ export function verifyWebhook(headers: HeaderSource, body: string | Uint8Array, 
     }
   }
   if (!sawKnownKid) {
-    throw new WebhookVerificationError('no_usable_key', 'no key named in webhook-key-id is in the JWKS; fetch the JWKS again');
+    throw new WebhookVerificationError(
+      'no_usable_key',
+      'no key named in webhook-key-id is in the JWKS; fetch the JWKS again',
+    );
   }
   throw new WebhookVerificationError('invalid_signature', 'no signature matches a key of the JWKS');
 }

@@ -1,4 +1,10 @@
-import { type SigningKey, createIdentityDevApp, generateSigningKey, signToken, type TokenIssuer } from '@hub/identity-dev';
+import {
+  type SigningKey,
+  createIdentityDevApp,
+  generateSigningKey,
+  signToken,
+  type TokenIssuer,
+} from '@hub/identity-dev';
 import { listen } from '@hub/http';
 import { createLogger } from '@hub/log';
 import { SignJWT } from 'jose';
@@ -15,7 +21,15 @@ export interface TestIdentity {
   /** A real application token. */
   appToken(clientId: string): Promise<string>;
   /** A token with any claims, header and lifetime: for the refusal tests. */
-  craft(options: { claims?: Record<string, unknown>; issuer?: string; audience?: string; expiresIn?: string | number; kid?: string; key?: SigningKey; subject?: string }): Promise<string>;
+  craft(options: {
+    claims?: Record<string, unknown>;
+    issuer?: string;
+    audience?: string;
+    expiresIn?: string | number;
+    kid?: string;
+    key?: SigningKey;
+    subject?: string;
+  }): Promise<string>;
   /** Environment variables that point a service at this identity (and at the tests' broker). */
   env: Record<string, string>;
   close(): Promise<void>;
@@ -26,7 +40,11 @@ export async function startTestIdentity(options: { broker?: Broker } = {}): Prom
   const { key } = await generateSigningKey();
   const audience = 'event-hub';
   const holder: { issuer: TokenIssuer } = { issuer: { issuer: 'pending', audience, ttlSeconds: 600, key } };
-  const app = createIdentityDevApp({ issuer: holder.issuer, broker: options.broker, logger: createLogger('identity-dev') });
+  const app = createIdentityDevApp({
+    issuer: holder.issuer,
+    broker: options.broker,
+    logger: createLogger('identity-dev'),
+  });
   const server = await listen(app, 0);
   holder.issuer.issuer = server.url;
   const issuer = holder.issuer;
@@ -44,7 +62,11 @@ export async function startTestIdentity(options: { broker?: Broker } = {}): Prom
         body: JSON.stringify({ email: user.email, nome: user.nome, master: user.master }),
       });
       if (!user.sub) return ((await response.json()) as { access_token: string }).access_token;
-      return signToken(issuer, { email: user.email.toLowerCase(), name: user.nome ?? '', master: user.master ?? false, typ: 'usuario' }, user.sub);
+      return signToken(
+        issuer,
+        { email: user.email.toLowerCase(), name: user.nome ?? '', master: user.master ?? false, typ: 'usuario' },
+        user.sub,
+      );
     },
     appToken: (clientId) => signToken(issuer, { typ: 'aplicativo' }, clientId),
     craft: (o) => {

@@ -36,7 +36,10 @@ export function spawnService(mainFile: string, env: NodeJS.ProcessEnv): SpawnedS
     child,
     output: () => output,
     url: (service, timeoutMs = 25_000) =>
-      waitFor(() => new RegExp(`"url":"(http://[^"]+)".*${service} listening`).exec(output)?.[1], { timeoutMs, what: `${service} listening` }),
+      waitFor(() => new RegExp(`"url":"(http://[^"]+)".*${service} listening`).exec(output)?.[1], {
+        timeoutMs,
+        what: `${service} listening`,
+      }),
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       return exited;

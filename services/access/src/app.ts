@@ -15,7 +15,16 @@ import { PerfisService } from './features/perfis/perfis.service';
 import { perfisRoutes } from './features/perfis/perfis.routes';
 
 export interface AccessDeps {
-  config: Pick<AccessConfig, 'COMPANY_DOMAIN' | 'IDENTITY_JWKS_URL' | 'IDENTITY_ISSUER' | 'IDENTITY_AUDIENCE' | 'IDENTITY_ALGORITHMS' | 'ACCESS_LOGIN_TOUCH_INTERVAL' | 'ACCESS_CACHE_TTL'>;
+  config: Pick<
+    AccessConfig,
+    | 'COMPANY_DOMAIN'
+    | 'IDENTITY_JWKS_URL'
+    | 'IDENTITY_ISSUER'
+    | 'IDENTITY_AUDIENCE'
+    | 'IDENTITY_ALGORITHMS'
+    | 'ACCESS_LOGIN_TOUCH_INTERVAL'
+    | 'ACCESS_CACHE_TTL'
+  >;
   db: Db;
   events: AccessEvents;
   logger: Logger;
@@ -34,7 +43,10 @@ export function createApp({ config, db, events: announce, logger, readiness }: A
     algorithms: config.IDENTITY_ALGORITHMS,
   });
   const acessos = new AcessosRepository(db);
-  const accessCache = new CachedAccessResolver(new LocalAccessResolver(acessos, config.ACCESS_LOGIN_TOUCH_INTERVAL), config.ACCESS_CACHE_TTL);
+  const accessCache = new CachedAccessResolver(
+    new LocalAccessResolver(acessos, config.ACCESS_LOGIN_TOUCH_INTERVAL),
+    config.ACCESS_CACHE_TTL,
+  );
   // This replica forgets before anybody is told, so its own next request already sees the change.
   const events: AccessEvents = {
     changed: async (change) => {

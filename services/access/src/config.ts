@@ -10,7 +10,7 @@ export const accessConfig = baseConfig.extend(identityConfig.shape).extend({
     .default('empresa.com.br')
     .transform((v) => v.trim().toLowerCase().replace(/^@/, ''))
     .describe('accesses may only be created for e-mails of this domain'),
-  ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long a caller\'s resolved permissions are kept'),
+  ACCESS_CACHE_TTL: durationFromEnv('5s').describe("how long a caller's resolved permissions are kept"),
   ACCESS_LOGIN_TOUCH_INTERVAL: durationFromEnv('1m').describe('how often ultimo_login_em is refreshed for one access'),
 });
 export type AccessConfig = z.infer<typeof accessConfig>;

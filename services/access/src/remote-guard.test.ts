@@ -20,11 +20,19 @@ beforeAll(async () => {
   const resolver = new RemoteAccessResolver(access.url, logger, 60_000);
   await forgetOnAccessChange(broker, resolver, 'outro-servico');
   const guards = createGuards(
-    createTokenVerifier({ jwksUrl: identity.jwksUrl, issuer: identity.issuer, audience: identity.audience, algorithms: ['EdDSA'] }),
+    createTokenVerifier({
+      jwksUrl: identity.jwksUrl,
+      issuer: identity.issuer,
+      audience: identity.audience,
+      algorithms: ['EdDSA'],
+    }),
     resolver,
   );
   const router = new ApiRouter()
-    .route({ method: 'get', path: '/monitorar', summary: 'x', tag: 'x', ...guards.permission('monitoramento', 'ler') }, () => ({ ok: true }))
+    .route(
+      { method: 'get', path: '/monitorar', summary: 'x', tag: 'x', ...guards.permission('monitoramento', 'ler') },
+      () => ({ ok: true }),
+    )
     .route({ method: 'get', path: '/so-master', summary: 'x', tag: 'x', ...guards.master() }, () => ({ ok: true }));
   other = await listen(createHttpApp({ service: 'outro-servico', logger, routers: [router] }), 0);
 });
@@ -62,7 +70,12 @@ describe("Another service's guard, resolving permissions through the access serv
 
   it('When a non-master holds every permission, then a master-only route is still 403; a master passes', async () => {
     const all = { ler: true, criar: true, editar: true, deletar: true };
-    const token = await access.userWith('quase@empresa.com.br', { aplicativos: all, colaboradores: all, configuracoes: all, monitoramento: all });
+    const token = await access.userWith('quase@empresa.com.br', {
+      aplicativos: all,
+      colaboradores: all,
+      configuracoes: all,
+      monitoramento: all,
+    });
     await get('/monitorar', token).expect(200);
     await get('/so-master', token).expect(403);
     await get('/so-master', await access.masterToken()).expect(200);
@@ -73,8 +86,15 @@ describe("Another service's guard, resolving permissions through the access serv
     await get('/monitorar', token).expect(200);
     const masterToken = await access.masterToken();
     const me = await request(access.url).get('/auth/acesso').set('authorization', `Bearer ${token}`).expect(200);
-    const perfis = await request(access.url).get(`/perfil-de-acesso/filtro?busca=${encodeURIComponent(me.body.perfil_acesso)}`).set('authorization', `Bearer ${masterToken}`).expect(200);
-    await request(access.url).patch(`/perfil-de-acesso/${perfis.body[0].id}`).set('authorization', `Bearer ${masterToken}`).send({ permissoes: {} }).expect(200);
+    const perfis = await request(access.url)
+      .get(`/perfil-de-acesso/filtro?busca=${encodeURIComponent(me.body.perfil_acesso)}`)
+      .set('authorization', `Bearer ${masterToken}`)
+      .expect(200);
+    await request(access.url)
+      .patch(`/perfil-de-acesso/${perfis.body[0].id}`)
+      .set('authorization', `Bearer ${masterToken}`)
+      .send({ permissoes: {} })
+      .expect(200);
     await waitFor(async () => (await get('/monitorar', token)).status === 403, { timeoutMs: 1000, intervalMs: 20 });
   });
 });

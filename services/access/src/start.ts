@@ -20,7 +20,11 @@ export interface RunningAccess {
 }
 
 /** Migrates, connects, consumes the collaborator synchronisation and serves HTTP. */
-export async function startAccess(config: AccessConfig, logger: Logger, port = config.ACCESS_PORT): Promise<RunningAccess> {
+export async function startAccess(
+  config: AccessConfig,
+  logger: Logger,
+  port = config.ACCESS_PORT,
+): Promise<RunningAccess> {
   await ensureDatabase(config.ACCESS_DATABASE_URL);
   await migrate(config.ACCESS_DATABASE_URL, MIGRATIONS_DIR, logger);
   const db = createDb(config.ACCESS_DATABASE_URL);

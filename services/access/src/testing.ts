@@ -33,10 +33,17 @@ export interface TestAccess {
  */
 export async function startAccessForTests(
   identity: TestIdentity,
-  options: { companyDomain?: string; /** consume collaborator synchronisation from this private queue */ syncQueue?: string } = {},
+  options: {
+    companyDomain?: string /** consume collaborator synchronisation from this private queue */;
+    syncQueue?: string;
+  } = {},
 ): Promise<TestAccess> {
   const database = await createTestDatabase('acc', MIGRATIONS_DIR);
-  const config = accessConfig.parse({ ...identity.env, COMPANY_DOMAIN: options.companyDomain ?? 'empresa.com.br', ACCESS_DATABASE_URL: database.url });
+  const config = accessConfig.parse({
+    ...identity.env,
+    COMPANY_DOMAIN: options.companyDomain ?? 'empresa.com.br',
+    ACCESS_DATABASE_URL: database.url,
+  });
   const logger = createLogger('access');
   const db = createDb(database.url);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'test:access' }).start();
@@ -67,7 +74,10 @@ export async function startAccessForTests(
     return json as Record<string, unknown>;
   };
   const idOf = async (email: string) => {
-    const found = (await call('GET', `/auth/filtro?email=${encodeURIComponent(email)}`)) as unknown as { id: string; email: string }[];
+    const found = (await call('GET', `/auth/filtro?email=${encodeURIComponent(email)}`)) as unknown as {
+      id: string;
+      email: string;
+    }[];
     const acesso = found.find((a) => a.email === email.toLowerCase());
     if (!acesso) throw new Error(`no access for ${email}`);
     return acesso.id;

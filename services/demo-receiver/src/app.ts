@@ -21,7 +21,12 @@ export const WEBHOOK_BODY_LIMIT = '1mb';
  * No I/O happens here.
  */
 export function createApp(deps: DemoReceiverDeps): Express {
-  const service = webhooksService({ jwks: deps.jwks, store: deps.store ?? new RecebidosStore(), logger: deps.logger, toleranceSeconds: deps.toleranceSeconds });
+  const service = webhooksService({
+    jwks: deps.jwks,
+    store: deps.store ?? new RecebidosStore(),
+    logger: deps.logger,
+    toleranceSeconds: deps.toleranceSeconds,
+  });
   const frame = createHttpApp({
     service: 'demo-receiver',
     logger: deps.logger,

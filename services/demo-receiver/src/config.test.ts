@@ -2,7 +2,11 @@ import { readConfig } from './config';
 
 describe('demo-receiver configuration', () => {
   it('When nothing is set, then it listens on 8086 and trusts the hub-api JWKS on this machine', () => {
-    expect(readConfig({})).toMatchObject({ DEMO_RECEIVER_PORT: 8086, HUB_JWKS_URL: 'http://127.0.0.1:8083/.well-known/jwks.json', LOG_LEVEL: 'info' });
+    expect(readConfig({})).toMatchObject({
+      DEMO_RECEIVER_PORT: 8086,
+      HUB_JWKS_URL: 'http://127.0.0.1:8083/.well-known/jwks.json',
+      LOG_LEVEL: 'info',
+    });
   });
 
   it('When the JWKS URL is not a URL, then loading fails naming the variable', () => {

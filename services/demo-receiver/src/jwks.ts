@@ -87,7 +87,11 @@ export function createJwksSource(options: JwksSourceOptions): JwksProvider {
 async function fetchJwks(url: string, timeoutMs: number): Promise<Jwks> {
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error', headers: { accept: 'application/json' } });
+    response = await fetch(url, {
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'error',
+      headers: { accept: 'application/json' },
+    });
   } catch (error) {
     throw new JwksUnavailableError(`the hub JWKS at ${url} cannot be reached: ${(error as Error).message}`);
   }

@@ -17,7 +17,10 @@ export interface FunctionAppDeps {
   destino?: DestinoDosAnuncios;
 }
 
-export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = { exchange: eventoDaPlataforma.exchange, routingKey: eventoDaPlataforma.routingKey };
+export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = {
+  exchange: eventoDaPlataforma.exchange,
+  routingKey: eventoDaPlataforma.routingKey,
+};
 
 /** The HTTP app of the function registry (area B). No I/O happens here. */
 export function createApp(deps: FunctionAppDeps) {

@@ -1,6 +1,13 @@
 import path from 'node:path';
 import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
-import { dropDatabase, type SpawnedService, spawnService, startTestIdentity, type TestIdentity, unusedTestDatabase } from '@hub/testing';
+import {
+  dropDatabase,
+  type SpawnedService,
+  spawnService,
+  startTestIdentity,
+  type TestIdentity,
+  unusedTestDatabase,
+} from '@hub/testing';
 
 const database = unusedTestDatabase('fn_main');
 let identity: TestIdentity;

@@ -53,14 +53,21 @@ test('When every model is written and read through Prisma, then the migrated tab
   await db.outbox.create({ data: outbox });
   expect(await db.outbox.findUniqueOrThrow({ where: { id: outbox.id } })).toEqual(outbox);
   // Defaults of the SQL apply when Prisma leaves the columns out.
-  const minimo = await db.outbox.create({ data: { id: uuidv7(), exchange: 'e', routingKey: 'k', messageId: 'm', body: {} } });
+  const minimo = await db.outbox.create({
+    data: { id: uuidv7(), exchange: 'e', routingKey: 'k', messageId: 'm', body: {} },
+  });
   expect(minimo).toMatchObject({ tentativas: 0, publicadoEm: null, headers: null });
-  await db.outbox.update({ where: { id: outbox.id }, data: { publicadoEm: instante, tentativas: 2, ultimoErro: 'falhou' } });
+  await db.outbox.update({
+    where: { id: outbox.id },
+    data: { publicadoEm: instante, tentativas: 2, ultimoErro: 'falhou' },
+  });
 });
 
 test('When a name repeats another without regard to case, then the database itself refuses it', async () => {
   await db.funcao.create({ data: { id: uuidv7(), nome: 'Contador', criadoEm: instante, atualizadoEm: instante } });
-  await expect(db.funcao.create({ data: { id: uuidv7(), nome: 'CONTADOR', criadoEm: instante, atualizadoEm: instante } })).rejects.toMatchObject({
+  await expect(
+    db.funcao.create({ data: { id: uuidv7(), nome: 'CONTADOR', criadoEm: instante, atualizadoEm: instante } }),
+  ).rejects.toMatchObject({
     code: 'P2002',
   });
 });

@@ -39,7 +39,11 @@ export interface RunningFunction {
 }
 
 /** Migrates, connects, consumes collaborators, relays the outbox and serves HTTP. */
-export async function startFunction(config: FunctionConfig, logger: Logger, options: StartOptions = {}): Promise<RunningFunction> {
+export async function startFunction(
+  config: FunctionConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningFunction> {
   await ensureDatabase(config.FUNCTION_DATABASE_URL);
   await migrate(config.FUNCTION_DATABASE_URL, MIGRATIONS_DIR, logger);
   const db = createDb(config.FUNCTION_DATABASE_URL);

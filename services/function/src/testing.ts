@@ -43,9 +43,12 @@ export async function startFunctionForTests(identity: TestIdentity, access: Test
     databaseUrl: database.url,
     handled: async (termoauthId, versao, occurrence = 1) => {
       const key = `${termoauthId}@${versao}`;
-      const results = await waitFor(() => ((handled.get(key)?.length ?? 0) >= occurrence ? handled.get(key) : undefined), {
-        what: `message ${key} handled ${occurrence} time(s)`,
-      });
+      const results = await waitFor(
+        () => ((handled.get(key)?.length ?? 0) >= occurrence ? handled.get(key) : undefined),
+        {
+          what: `message ${key} handled ${occurrence} time(s)`,
+        },
+      );
       return { changed: results[occurrence - 1]! };
     },
     close: async () => {

@@ -29,7 +29,12 @@ export interface GatewayApp {
 export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   const upstreams = upstreamsFrom(config);
   const list = Object.values(upstreams);
-  const proxy = createProxy({ upstreams, bodyLimit: config.GATEWAY_BODY_LIMIT, timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT, logger });
+  const proxy = createProxy({
+    upstreams,
+    bodyLimit: config.GATEWAY_BODY_LIMIT,
+    timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT,
+    logger,
+  });
   const openapi = createOpenApiSource(
     list,
     {

@@ -6,18 +6,34 @@ const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().u
 
 export const gatewayConfig = baseConfig.extend({
   GATEWAY_PORT: portFromEnv(8080),
-  ACCESS_URL: z.string().url().default('http://127.0.0.1:8081').describe('access service (/auth, /perfil-de-acesso, /colaborador)'),
+  ACCESS_URL: z
+    .string()
+    .url()
+    .default('http://127.0.0.1:8081')
+    .describe('access service (/auth, /perfil-de-acesso, /colaborador)'),
   FUNCTION_URL: z.string().url().default('http://127.0.0.1:8082').describe('function service (/funcao)'),
   HUB_API_URL: z.string().url().default('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
   GATEWAY_UPSTREAMS: z
     .string()
     .default('access,function,hub-api')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
     .describe('upstreams that are deployed; routes of the others answer 502 and readiness ignores them'),
   CORS_ORIGINS: z
     .string()
     .optional()
-    .transform((v) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean)))
+    .transform((v) =>
+      v === undefined
+        ? undefined
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+    )
     .describe('allowed browser origins, comma separated, or *; default * in LOCALHOST and none elsewhere'),
   GATEWAY_BODY_LIMIT: z
     .string()
@@ -35,8 +51,12 @@ export const gatewayConfig = baseConfig.extend({
   GATEWAY_TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v))
-    .describe('Express "trust proxy": false when clients reach the gateway directly; hops or subnets behind a load balancer'),
+    .transform((v): boolean | number | string =>
+      v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v,
+    )
+    .describe(
+      'Express "trust proxy": false when clients reach the gateway directly; hops or subnets behind a load balancer',
+    ),
   GATEWAY_UPSTREAM_TIMEOUT: durationFromEnv('30s').describe('an upstream silent for this long is a 504'),
   GATEWAY_OPENAPI_CACHE: durationFromEnv('10s').describe('how long the merged OpenAPI document is reused'),
   GATEWAY_LOCALHOST_URL: z.string().url().default('http://localhost:8080'),

@@ -29,7 +29,9 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
 };
 
 const BY_PREFIX = new Map<string, UpstreamName>(
-  Object.entries(ROUTE_TABLE).flatMap(([name, prefixes]) => prefixes.map((prefix) => [prefix, name as UpstreamName] as const)),
+  Object.entries(ROUTE_TABLE).flatMap(([name, prefixes]) =>
+    prefixes.map((prefix) => [prefix, name as UpstreamName] as const),
+  ),
 );
 
 /** The service that serves a path, by its first segment (or the whole JWKS path). */
@@ -40,7 +42,11 @@ export function upstreamOf(path: string): UpstreamName | undefined {
 }
 
 export function upstreamsFrom(config: GatewayConfig): Record<UpstreamName, Upstream> {
-  const make = (name: UpstreamName, url: string): Upstream => ({ name, url: url.replace(/\/+$/, ''), enabled: config.GATEWAY_UPSTREAMS.includes(name) });
+  const make = (name: UpstreamName, url: string): Upstream => ({
+    name,
+    url: url.replace(/\/+$/, ''),
+    enabled: config.GATEWAY_UPSTREAMS.includes(name),
+  });
   return {
     access: make('access', config.ACCESS_URL),
     function: make('function', config.FUNCTION_URL),

@@ -57,7 +57,13 @@ export function createApp(deps: HubApiAppDeps) {
       versoesRoutes(versoesService(versoes, validador), guards),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
       assinaturasRoutes(
-        assinaturasService({ assinaturas, aplicativos, tipos, versoes, verificarDestino: verificadorDeDestino(deps.destinos) }),
+        assinaturasService({
+          assinaturas,
+          aplicativos,
+          tipos,
+          versoes,
+          verificarDestino: verificadorDeDestino(deps.destinos),
+        }),
         guards,
       ),
     ],

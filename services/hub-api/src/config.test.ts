@@ -19,9 +19,13 @@ describe('hub-api configuration', () => {
   });
 
   it('When DESTINATION_ALLOWLIST lists CIDRs, then they are parsed; a bad entry stops the start naming it', () => {
-    expect(loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: '10.0.0.0/8, fd00::/8' }).DESTINATION_ALLOWLIST).toHaveLength(2);
+    expect(
+      loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: '10.0.0.0/8, fd00::/8' }).DESTINATION_ALLOWLIST,
+    ).toHaveLength(2);
     expect(() => loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: '10.0.0.0/8,intranet' })).toThrow(ConfigError);
-    expect(() => loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: 'intranet' })).toThrow(/DESTINATION_ALLOWLIST.*"intranet"/);
+    expect(() => loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: 'intranet' })).toThrow(
+      /DESTINATION_ALLOWLIST.*"intranet"/,
+    );
   });
 
   it('When HUB_AMBIENTE is not one of the three environments, then the start is refused', () => {

@@ -4,7 +4,9 @@ import { parseAllowlist } from './destinations/safety';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_API_PORT: portFromEnv(8083),
-  HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe('PostgreSQL database of the hub (created and migrated at start)'),
+  HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
+    'PostgreSQL database of the hub (created and migrated at start)',
+  ),
   ACCESS_URL: z.string().url().default('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
   DESTINATION_ALLOWLIST: z
@@ -19,9 +21,15 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
       }
     })
     .describe('comma-separated CIDRs that subscriptions may reach even though they are private (SANDBOX, PRODUCTION)'),
-  HUB_SIGNING_KEYS_FILE: z.string().min(1).default('.data/hub/signing-keys.json').describe('key file of the delivery-signing keys (mode 0600)'),
+  HUB_SIGNING_KEYS_FILE: z
+    .string()
+    .min(1)
+    .default('.data/hub/signing-keys.json')
+    .describe('key file of the delivery-signing keys (mode 0600)'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
-  HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe('how often the key file is checked for changes made by hub-keys'),
+  HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
+    'how often the key file is checked for changes made by hub-keys',
+  ),
 });
 export type HubApiConfig = z.infer<typeof hubApiConfig>;
 

@@ -2,7 +2,15 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
-import { dropDatabase, type SpawnedService, spawnService, startTestIdentity, type TestIdentity, unusedTestDatabase, waitFor } from '@hub/testing';
+import {
+  dropDatabase,
+  type SpawnedService,
+  spawnService,
+  startTestIdentity,
+  type TestIdentity,
+  unusedTestDatabase,
+  waitFor,
+} from '@hub/testing';
 
 const database = unusedTestDatabase('hub_main');
 let identity: TestIdentity;
@@ -35,11 +43,16 @@ test('When main starts, then it creates and migrates its database, creates a key
     HUB_SIGNING_KEYS: undefined,
   });
   const url = await service.url('hub-api');
-  await waitFor(async () => (await fetch(`${url}/saude/prontidao`)).status === 200, { timeoutMs: 15_000, what: 'readiness' });
+  await waitFor(async () => (await fetch(`${url}/saude/prontidao`)).status === 200, {
+    timeoutMs: 15_000,
+    what: 'readiness',
+  });
   expect(((await (await fetch(`${url}/.well-known/jwks.json`)).json()) as { keys: unknown[] }).keys).toHaveLength(1);
   expect((await stat(keysFile)).mode & 0o777).toBe(0o600);
   const token = await access.masterToken();
-  const lista = await fetch(`${url}/tipo-de-evento/filtro?nome=colaborador.atualizado`, { headers: { authorization: `Bearer ${token}` } });
+  const lista = await fetch(`${url}/tipo-de-evento/filtro?nome=colaborador.atualizado`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(((await lista.json()) as { nome: string }[]).map((t) => t.nome)).toEqual(['colaborador.atualizado']);
   expect(service.output()).not.toContain('"d":');
 

@@ -10,17 +10,26 @@ afterAll(() => encerrarContexto(ctx));
 describe('health, readiness and the OpenAPI document', () => {
   test('When the database and RabbitMQ answer, then /saude/prontidao is 200 naming both', async () => {
     // The first query of a fresh process may be slow on a loaded machine: wait for readiness.
-    const response = await waitFor(async () => {
-      const answer = await ctx.api().get('/saude/prontidao');
-      return answer.status === 200 ? answer : undefined;
-    }, { what: 'readiness' });
-    expect(response.body).toEqual({ situacao: 'ok', servico: 'hub-api', dependencias: { postgresql: 'ok', rabbitmq: 'ok' } });
+    const response = await waitFor(
+      async () => {
+        const answer = await ctx.api().get('/saude/prontidao');
+        return answer.status === 200 ? answer : undefined;
+      },
+      { what: 'readiness' },
+    );
+    expect(response.body).toEqual({
+      situacao: 'ok',
+      servico: 'hub-api',
+      dependencias: { postgresql: 'ok', rabbitmq: 'ok' },
+    });
     expect((await ctx.api().get('/saude')).status).toBe(200);
   });
 
   test('When the OpenAPI document is read, then it lists the 27 registry operations', async () => {
     const { body } = await ctx.api().get('/openapi.json');
-    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m} ${path}`),
+    );
     const count = (prefix: string) => operations.filter((op) => op.split(' ')[1]!.startsWith(prefix)).length;
     expect({
       aplicativo: count('/aplicativo'),

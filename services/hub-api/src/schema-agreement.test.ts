@@ -45,7 +45,12 @@ function colunasDoPrisma(): Coluna[] {
       const field = /^\s+(\w+)\s+(\w+)(\??)(\[\])?(.*)$/.exec(line);
       if (!field || !SCALARS[field[2]!] || field[4]) continue;
       const coluna = /@map\("(\w+)"\)/.exec(field[5]!)?.[1] ?? field[1]!;
-      const tipo = field[2] === 'String' && field[5]!.includes('@db.Uuid') ? 'uuid' : field[2] === 'Json' && field[5]!.includes('@db.Json') ? 'json' : SCALARS[field[2]!]![0]!;
+      const tipo =
+        field[2] === 'String' && field[5]!.includes('@db.Uuid')
+          ? 'uuid'
+          : field[2] === 'Json' && field[5]!.includes('@db.Json')
+            ? 'json'
+            : SCALARS[field[2]!]![0]!;
       colunas.push({ tabela, coluna, tipo, nula: field[3] === '?' });
     }
   }
@@ -55,7 +60,9 @@ function colunasDoPrisma(): Coluna[] {
 const key = (c: Coluna) => `${c.tabela}.${c.coluna}`;
 
 it('When the migrated database is compared with the Prisma schema, then the same columns, types and nullability exist', async () => {
-  const rows = await db.$queryRaw<{ tabela: string; coluna: string; tipo: string; nula: string; precisao: number | null }[]>`
+  const rows = await db.$queryRaw<
+    { tabela: string; coluna: string; tipo: string; nula: string; precisao: number | null }[]
+  >`
     select table_name as tabela, column_name as coluna, data_type as tipo, is_nullable as nula, datetime_precision as precisao
     from information_schema.columns
     where table_schema = 'public' and table_name <> 'schema_migrations'`;
@@ -64,18 +71,42 @@ it('When the migrated database is compared with the Prisma schema, then the same
   expect(banco.map(key).sort()).toEqual(prisma.map(key).sort());
   const byKey = new Map(banco.map((c) => [key(c), c]));
   for (const coluna of prisma) expect({ ...byKey.get(key(coluna)) }).toEqual(coluna);
-  for (const r of rows.filter((r) => r.tipo === 'timestamp with time zone')) expect({ coluna: `${r.tabela}.${r.coluna}`, precisao: r.precisao }).toEqual({ coluna: `${r.tabela}.${r.coluna}`, precisao: 3 });
+  for (const r of rows.filter((r) => r.tipo === 'timestamp with time zone'))
+    expect({ coluna: `${r.tabela}.${r.coluna}`, precisao: r.precisao }).toEqual({
+      coluna: `${r.tabela}.${r.coluna}`,
+      precisao: 3,
+    });
 });
 
 it('When every model is written and read through Prisma, then the migrated tables accept and return every field', async () => {
   const now = new Date('2026-11-21T21:00:00.123Z');
-  const aplicativo = await db.aplicativo.create({ data: { id: uuidv7(), nome: 'Loja', clientId: 'loja', ativo: true, criadoEm: now, atualizadoEm: now } });
+  const aplicativo = await db.aplicativo.create({
+    data: { id: uuidv7(), nome: 'Loja', clientId: 'loja', ativo: true, criadoEm: now, atualizadoEm: now },
+  });
   const tipo = await db.tipoDeEvento.create({
-    data: { id: uuidv7(), nome: 'pedido.criado', descricao: 'd', aplicativoId: aplicativo.id, ativo: true, retencaoEmDias: 30, criadoEm: now, atualizadoEm: now },
+    data: {
+      id: uuidv7(),
+      nome: 'pedido.criado',
+      descricao: 'd',
+      aplicativoId: aplicativo.id,
+      ativo: true,
+      retencaoEmDias: 30,
+      criadoEm: now,
+      atualizadoEm: now,
+    },
   });
   const esquema = { type: 'object', properties: { b: { type: 'string' }, a: { type: 'integer' } } };
   const versao = await db.versaoDeEsquema.create({
-    data: { id: uuidv7(), tipoDeEventoId: tipo.id, versao: 1, esquema, descricao: 'v1', ativa: true, criadoEm: now, atualizadoEm: now },
+    data: {
+      id: uuidv7(),
+      tipoDeEventoId: tipo.id,
+      versao: 1,
+      esquema,
+      descricao: 'v1',
+      ativa: true,
+      criadoEm: now,
+      atualizadoEm: now,
+    },
   });
   const assinatura = await db.assinatura.create({
     data: {
@@ -92,17 +123,28 @@ it('When every model is written and read through Prisma, then the migrated table
     },
   });
   expect(await db.aplicativo.findUniqueOrThrow({ where: { clientId: 'loja' } })).toEqual(aplicativo);
-  expect(await db.tipoDeEvento.findUniqueOrThrow({ where: { nome: 'pedido.criado' }, include: { aplicativo: true } })).toEqual({ ...tipo, aplicativo });
-  const lida = await db.versaoDeEsquema.findUniqueOrThrow({ where: { tipoDeEventoId_versao: { tipoDeEventoId: tipo.id, versao: 1 } } });
+  expect(
+    await db.tipoDeEvento.findUniqueOrThrow({ where: { nome: 'pedido.criado' }, include: { aplicativo: true } }),
+  ).toEqual({ ...tipo, aplicativo });
+  const lida = await db.versaoDeEsquema.findUniqueOrThrow({
+    where: { tipoDeEventoId_versao: { tipoDeEventoId: tipo.id, versao: 1 } },
+  });
   expect(lida).toEqual(versao);
   expect(Object.keys(lida.esquema as object)).toEqual(['type', 'properties']);
   expect(Object.keys((lida.esquema as { properties: object }).properties)).toEqual(['b', 'a']);
-  expect(await db.assinatura.findUniqueOrThrow({ where: { id: assinatura.id }, include: { versao: { include: { tipoDeEvento: true } }, aplicativoAssinante: true } })).toMatchObject({
+  expect(
+    await db.assinatura.findUniqueOrThrow({
+      where: { id: assinatura.id },
+      include: { versao: { include: { tipoDeEvento: true } }, aplicativoAssinante: true },
+    }),
+  ).toMatchObject({
     ...assinatura,
     versao: { versao: 1, tipoDeEvento: { nome: 'pedido.criado' } },
     aplicativoAssinante: { clientId: 'loja' },
   });
-  expect((await db.assinatura.update({ where: { id: assinatura.id }, data: { excluidaEm: null } })).excluidaEm).toBeNull();
+  expect(
+    (await db.assinatura.update({ where: { id: assinatura.id }, data: { excluidaEm: null } })).excluidaEm,
+  ).toBeNull();
   expect((await db.versaoDeEsquema.update({ where: { id: versao.id }, data: { ativa: false } })).ativa).toBe(false);
 });
 
@@ -112,7 +154,17 @@ it('When a subscription names a version its type does not have, then the databas
   const { id: aplicativoAssinanteId } = await db.aplicativo.findUniqueOrThrow({ where: { clientId: 'identidade' } });
   await expect(
     db.assinatura.create({
-      data: { id: uuidv7(), aplicativoAssinanteId, tipoDeEventoId, versaoDoEsquema: 2, urlDeDestino: 'https://x.example', maximoDeTentativas: 1, ativa: true, criadoEm: now, atualizadoEm: now },
+      data: {
+        id: uuidv7(),
+        aplicativoAssinanteId,
+        tipoDeEventoId,
+        versaoDoEsquema: 2,
+        urlDeDestino: 'https://x.example',
+        maximoDeTentativas: 1,
+        ativa: true,
+        criadoEm: now,
+        atualizadoEm: now,
+      },
     }),
   ).rejects.toMatchObject({ code: 'P2003' });
 });

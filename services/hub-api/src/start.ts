@@ -29,7 +29,11 @@ export interface RunningHubApi {
 }
 
 /** Migrates, loads (or creates) the signing keys, listens for access changes and serves HTTP. */
-export async function startHubApi(config: HubApiConfig, logger: Logger, options: StartOptions = {}): Promise<RunningHubApi> {
+export async function startHubApi(
+  config: HubApiConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningHubApi> {
   await ensureDatabase(config.HUB_DATABASE_URL);
   await migrate(config.HUB_DATABASE_URL, MIGRATIONS_DIR, logger);
 
@@ -41,7 +45,11 @@ export async function startHubApi(config: HubApiConfig, logger: Logger, options:
       onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
     },
   );
-  if (keys.created) logger.info({ file: config.HUB_SIGNING_KEYS_FILE }, 'no signing key was configured: created a key file with one new key');
+  if (keys.created)
+    logger.info(
+      { file: config.HUB_SIGNING_KEYS_FILE },
+      'no signing key was configured: created a key file with one new key',
+    );
 
   const db = createDb(config.HUB_DATABASE_URL);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();

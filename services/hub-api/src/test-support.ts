@@ -28,7 +28,11 @@ export async function iniciarContexto(options: { ambiente?: Ambiente; allowlist?
   const [todas, leitor, semMonitoramento] = await Promise.all([
     access.userWith(email('monitor'), { monitoramento: todasAsAcoes }),
     access.userWith(email('leitor'), { monitoramento: { ler: true } }),
-    access.userWith(email('outras'), { aplicativos: todasAsAcoes, colaboradores: todasAsAcoes, configuracoes: todasAsAcoes }),
+    access.userWith(email('outras'), {
+      aplicativos: todasAsAcoes,
+      colaboradores: todasAsAcoes,
+      configuracoes: todasAsAcoes,
+    }),
   ]);
   return { identity, access, hub, api: () => request(hub.url), todas, leitor, semMonitoramento };
 }
@@ -47,11 +51,23 @@ export const unico = (prefixo: string) => `${prefixo}_${randomUUID().replaceAll(
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Checks the page frame { itens, pagina, tamanho, total } of a list answer. */
-export function expectPagina(body: unknown, pagina: number, tamanho: number): asserts body is { itens: Record<string, unknown>[]; total: number } {
+export function expectPagina(
+  body: unknown,
+  pagina: number,
+  tamanho: number,
+): asserts body is { itens: Record<string, unknown>[]; total: number } {
   const frame = body as Record<string, unknown>;
-  if (Object.keys(frame).sort().join() !== 'itens,pagina,tamanho,total') throw new Error(`not a page frame: ${JSON.stringify(frame)}`);
-  if (!Array.isArray(frame.itens) || frame.pagina !== pagina || frame.tamanho !== tamanho || typeof frame.total !== 'number') {
-    throw new Error(`unexpected page frame: ${JSON.stringify({ ...frame, itens: `[${(frame.itens as unknown[]).length}]` })}`);
+  if (Object.keys(frame).sort().join() !== 'itens,pagina,tamanho,total')
+    throw new Error(`not a page frame: ${JSON.stringify(frame)}`);
+  if (
+    !Array.isArray(frame.itens) ||
+    frame.pagina !== pagina ||
+    frame.tamanho !== tamanho ||
+    typeof frame.total !== 'number'
+  ) {
+    throw new Error(
+      `unexpected page frame: ${JSON.stringify({ ...frame, itens: `[${(frame.itens as unknown[]).length}]` })}`,
+    );
   }
 }
 
@@ -59,11 +75,13 @@ type Corpo = Record<string, unknown>;
 
 async function criar(ctx: Contexto, path: string, body: Corpo): Promise<Corpo & { id: string }> {
   const response = await ctx.api().post(path).set(auth(ctx.todas)).send(body);
-  if (response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  if (response.status !== 201)
+    throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body;
 }
 
-export const criarAplicativo = (ctx: Contexto, nome = 'Aplicativo') => criar(ctx, '/aplicativo', { nome, client_id: unico('app') });
+export const criarAplicativo = (ctx: Contexto, nome = 'Aplicativo') =>
+  criar(ctx, '/aplicativo', { nome, client_id: unico('app') });
 
 export async function criarTipo(ctx: Contexto, extra: Corpo = {}) {
   const aplicativo = extra.aplicativo_id ? undefined : await criarAplicativo(ctx, 'Dono');

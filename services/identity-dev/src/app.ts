@@ -32,11 +32,21 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
     lastVersion = Math.max(lastVersion + 1, Date.now() * 1000);
     return lastVersion;
   };
-  const tokens = (access_token: string) => ({ access_token, token_type: 'Bearer' as const, expires_in: deps.issuer.ttlSeconds });
+  const tokens = (access_token: string) => ({
+    access_token,
+    token_type: 'Bearer' as const,
+    expires_in: deps.issuer.ttlSeconds,
+  });
 
   const router = new ApiRouter()
     .route(
-      { method: 'get', path: '/.well-known/jwks.json', summary: 'Public keys of the identity stand-in', tag: 'Identidade (dev)', authenticated: false },
+      {
+        method: 'get',
+        path: '/.well-known/jwks.json',
+        summary: 'Public keys of the identity stand-in',
+        tag: 'Identidade (dev)',
+        authenticated: false,
+      },
       ({ res }) => {
         res.set('cache-control', 'public, max-age=300');
         return { keys: [deps.issuer.key.publicJwk] };
@@ -49,14 +59,25 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         summary: 'Issue a user token',
         tag: 'Identidade (dev)',
         authenticated: false,
-        body: z.object({ email: z.string().min(3).max(320), nome: z.string().max(200).optional(), master: z.boolean().optional() }).strict(),
+        body: z
+          .object({
+            email: z.string().min(3).max(320),
+            nome: z.string().max(200).optional(),
+            master: z.boolean().optional(),
+          })
+          .strict(),
         response: tokenResponse,
       },
       async ({ body }) => {
         const email = body.email.trim().toLowerCase();
         const colaborador = [...colaboradores.values()].find((c) => c.email.toLowerCase() === email);
         const sub = colaborador?.termoauth_id ?? userIdOf(email);
-        const claims = { email, name: body.nome ?? colaborador?.nome ?? '', master: body.master ?? false, typ: 'usuario' };
+        const claims = {
+          email,
+          name: body.nome ?? colaborador?.nome ?? '',
+          master: body.master ?? false,
+          typ: 'usuario',
+        };
         return tokens(await signToken(deps.issuer, claims, sub));
       },
     )
@@ -81,7 +102,12 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         authenticated: false,
         params: z.object({ termoauth_id: z.string().min(1).max(200) }),
         body: z
-          .object({ email: z.string().min(3).max(320), nome: z.string().max(200), funcao_id: z.string().nullable().optional(), ativo: z.boolean() })
+          .object({
+            email: z.string().min(3).max(320),
+            nome: z.string().max(200),
+            funcao_id: z.string().nullable().optional(),
+            ativo: z.boolean(),
+          })
           .strict(),
       },
       async ({ params, body }) => {

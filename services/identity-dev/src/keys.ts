@@ -19,7 +19,7 @@ export async function signingKeyFrom(privateJwk: JWK): Promise<SigningKey> {
   const kid = await calculateJwkThumbprint(publicPart);
   return {
     kid,
-    privateKey: (await importJWK({ ...privateJwk, alg: 'EdDSA' }, 'EdDSA')),
+    privateKey: await importJWK({ ...privateJwk, alg: 'EdDSA' }, 'EdDSA'),
     publicJwk: { ...publicPart, kid, alg: 'EdDSA', use: 'sig' },
   };
 }

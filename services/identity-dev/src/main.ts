@@ -11,13 +11,20 @@ const logger = createLogger('identity-dev');
 runMain(logger, async () => {
   const config = readConfig();
   if (config.HUB_AMBIENTE === 'PRODUCTION') {
-    throw new Error('identity-dev is a stand-in for local runs and tests; it refuses to start with HUB_AMBIENTE=PRODUCTION');
+    throw new Error(
+      'identity-dev is a stand-in for local runs and tests; it refuses to start with HUB_AMBIENTE=PRODUCTION',
+    );
   }
   const key = await loadOrCreateKey(config.IDENTITY_DEV_KEY_FILE);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'identity-dev' }).start();
   await broker.declare(declareInternalTopology);
   const app = createIdentityDevApp({
-    issuer: { issuer: config.IDENTITY_ISSUER, audience: config.IDENTITY_AUDIENCE, ttlSeconds: Math.round(config.IDENTITY_DEV_TOKEN_TTL / 1000), key },
+    issuer: {
+      issuer: config.IDENTITY_ISSUER,
+      audience: config.IDENTITY_AUDIENCE,
+      ttlSeconds: Math.round(config.IDENTITY_DEV_TOKEN_TTL / 1000),
+      key,
+    },
     broker,
     logger,
   });

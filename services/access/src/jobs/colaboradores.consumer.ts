@@ -8,7 +8,11 @@ import type { AccessEvents } from '../events';
  * the same e-mail (vinculado, nome, termoauth_id), or unlinks it when the collaborator is removed
  * or moved to another e-mail.
  */
-export async function applyColaborador(db: Db, events: AccessEvents, message: ColaboradorSincronizado): Promise<boolean> {
+export async function applyColaborador(
+  db: Db,
+  events: AccessEvents,
+  message: ColaboradorSincronizado,
+): Promise<boolean> {
   const email = message.email.trim().toLowerCase();
   const affected = await db.$transaction(async (tx) => {
     const applied = await tx.$executeRaw`

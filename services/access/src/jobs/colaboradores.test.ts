@@ -21,10 +21,13 @@ afterAll(async () => {
   await broker?.close();
 });
 
-const call = (method: 'get' | 'post' | 'delete', path: string) => request(access.url)[method](path).set('authorization', `Bearer ${master}`);
-const criar = async (email: string) => (await call('post', '/auth').send({ email, perfil: 'colaborador' }).expect(201)).body.id as string;
+const call = (method: 'get' | 'post' | 'delete', path: string) =>
+  request(access.url)[method](path).set('authorization', `Bearer ${master}`);
+const criar = async (email: string) =>
+  (await call('post', '/auth').send({ email, perfil: 'colaborador' }).expect(201)).body.id as string;
 const auth = async (id: string) => (await call('get', `/auth/${id}`).expect(200)).body;
-const sincronizar = (termoauthId: string, body: object) => request(identity.url).put(`/colaboradores/${termoauthId}`).send(body).expect(200);
+const sincronizar = (termoauthId: string, body: object) =>
+  request(identity.url).put(`/colaboradores/${termoauthId}`).send(body).expect(200);
 
 describe('Collaborator synchronisation over RabbitMQ', () => {
   it('When the identity service synchronises a collaborator with the same e-mail, then the access is linked with its name', async () => {
@@ -69,20 +72,36 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
   it('When an older or repeated message arrives after a newer one, then it changes nothing', async () => {
     const id = await criar('ana@empresa.com.br');
     const base: ColaboradorSincronizado = {
-      termoauth_id: 't-ana', email: 'ana@empresa.com.br', nome: 'Ana Nova', funcao_id: null, ativo: true, removido: false, versao: 200, ocorrido_em: new Date().toISOString(),
+      termoauth_id: 't-ana',
+      email: 'ana@empresa.com.br',
+      nome: 'Ana Nova',
+      funcao_id: null,
+      ativo: true,
+      removido: false,
+      versao: 200,
+      ocorrido_em: new Date().toISOString(),
     };
     await publishMessage(broker, colaboradorSincronizado, base);
     await publishMessage(broker, colaboradorSincronizado, base);
     await publishMessage(broker, colaboradorSincronizado, { ...base, nome: 'Ana Antiga', versao: 100 });
     await publishMessage(broker, colaboradorSincronizado, { ...base, removido: true, versao: 150 });
     const probe = await criar('sonda-ana@empresa.com.br');
-    await publishMessage(broker, colaboradorSincronizado, { ...base, termoauth_id: 't-sonda-ana', email: 'sonda-ana@empresa.com.br', versao: 1 });
+    await publishMessage(broker, colaboradorSincronizado, {
+      ...base,
+      termoauth_id: 't-sonda-ana',
+      email: 'sonda-ana@empresa.com.br',
+      versao: 1,
+    });
     await waitFor(async () => (await auth(probe)).vinculado);
     expect(await auth(id)).toMatchObject({ vinculado: true, nome: 'Ana Nova', termoauth_id: 't-ana' });
   });
 
   it('When a message is not valid JSON of its schema, then it is dropped and the queue goes on', async () => {
-    await broker.publish(colaboradorSincronizado.exchange, colaboradorSincronizado.routingKey, Buffer.from('{"nao": "serve"}'));
+    await broker.publish(
+      colaboradorSincronizado.exchange,
+      colaboradorSincronizado.routingKey,
+      Buffer.from('{"nao": "serve"}'),
+    );
     const id = await criar('depois@empresa.com.br');
     await sincronizar('t-depois', { email: 'depois@empresa.com.br', nome: 'Depois', ativo: true });
     await waitFor(async () => (await auth(id)).vinculado);

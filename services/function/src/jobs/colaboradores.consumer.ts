@@ -22,7 +22,10 @@ export function consumeColaboradores(
     colaboradorSincronizado,
     async (mensagem) => {
       const changed = await repo.aplicar(mensagem);
-      logger.debug({ termoauth_id: mensagem.termoauth_id, versao: mensagem.versao, changed }, 'collaborator synchronised');
+      logger.debug(
+        { termoauth_id: mensagem.termoauth_id, versao: mensagem.versao, changed },
+        'collaborator synchronised',
+      );
       onApplied?.(mensagem, changed);
     },
     { prefetch: 50 },

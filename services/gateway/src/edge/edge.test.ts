@@ -4,7 +4,10 @@ import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway
 describe('gateway edge: CORS and rate limit', () => {
   let gateway: GatewayUnderTest;
   beforeAll(async () => {
-    gateway = await startGatewayWithFakes({ CORS_ORIGINS: 'https://painel.empresa.com.br, http://localhost:5173', RATE_LIMIT_PER_MINUTE: '5' });
+    gateway = await startGatewayWithFakes({
+      CORS_ORIGINS: 'https://painel.empresa.com.br, http://localhost:5173',
+      RATE_LIMIT_PER_MINUTE: '5',
+    });
   });
   afterAll(() => gateway.close());
 
@@ -40,7 +43,11 @@ describe('gateway edge: CORS and rate limit', () => {
 
   it('When CORS_ORIGINS is unset in LOCALHOST, then every origin is allowed with *', async () => {
     const other = await startGatewayWithFakes();
-    const response = await request(other.url).options('/evento').set('origin', 'http://anything:3000').set('access-control-request-method', 'POST').expect(204);
+    const response = await request(other.url)
+      .options('/evento')
+      .set('origin', 'http://anything:3000')
+      .set('access-control-request-method', 'POST')
+      .expect(204);
     expect(response.headers['access-control-allow-origin']).toBe('*');
     await other.close();
   });

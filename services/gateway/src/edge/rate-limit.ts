@@ -16,7 +16,13 @@ export function rateLimitPerIp(perMinute: number): RequestHandler {
     // The gateway decides trust proxy on purpose (GATEWAY_TRUST_PROXY); the warnings add nothing.
     validate: { xForwardedForHeader: false, forwardedHeader: false, trustProxy: false },
     handler: (_req, _res, next) => {
-      next(new AppError(429, 'muitas_requisicoes', `more than ${perMinute} requests per minute from this address; wait for Retry-After seconds`));
+      next(
+        new AppError(
+          429,
+          'muitas_requisicoes',
+          `more than ${perMinute} requests per minute from this address; wait for Retry-After seconds`,
+        ),
+      );
     },
   });
 }

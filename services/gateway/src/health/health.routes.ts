@@ -10,7 +10,9 @@ async function readinessOf(upstream: Upstream): Promise<string> {
     await response.body?.cancel();
     return response.ok ? 'ok' : `falha: respondeu ${response.status}`;
   } catch (error) {
-    return (error as Error).name === 'TimeoutError' ? `falha: sem resposta em ${CHECK_TIMEOUT_MS} ms` : 'falha: inacessivel';
+    return (error as Error).name === 'TimeoutError'
+      ? `falha: sem resposta em ${CHECK_TIMEOUT_MS} ms`
+      : 'falha: inacessivel';
   }
 }
 
@@ -25,7 +27,9 @@ export function healthRouter(upstreams: Upstream[]): Router {
     const states = await Promise.all(enabled.map(async (u) => [u.name, await readinessOf(u)] as const));
     const ready = states.every(([, state]) => state === 'ok');
     res.set('cache-control', 'no-store');
-    res.status(ready ? 200 : 503).json({ situacao: ready ? 'ok' : 'indisponivel', servico: 'gateway', dependencias: Object.fromEntries(states) });
+    res
+      .status(ready ? 200 : 503)
+      .json({ situacao: ready ? 'ok' : 'indisponivel', servico: 'gateway', dependencias: Object.fromEntries(states) });
   });
   return router;
 }

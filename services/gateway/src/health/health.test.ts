@@ -15,7 +15,11 @@ describe('gateway health', () => {
 
   it('When every service is ready, then /saude/prontidao is 200 and lists each', async () => {
     const response = await request(gateway.url).get('/saude/prontidao').expect(200);
-    expect(response.body).toEqual({ situacao: 'ok', servico: 'gateway', dependencias: { access: 'ok', function: 'ok', 'hub-api': 'ok' } });
+    expect(response.body).toEqual({
+      situacao: 'ok',
+      servico: 'gateway',
+      dependencias: { access: 'ok', function: 'ok', 'hub-api': 'ok' },
+    });
   });
 
   it('When one service is not ready, then /saude/prontidao is 503 and names it', async () => {
@@ -53,8 +57,12 @@ describe('gateway metrics', () => {
     await request(gateway.url).get('/auth/acesso').expect(200);
     await request(gateway.url).get('/nada').expect(404);
     const response = await request(gateway.url).get('/metrics').expect(200);
-    expect(response.text).toContain('gateway_http_request_duration_seconds_count{upstream="access",method="GET",status="200"} 1');
-    expect(response.text).toContain('gateway_http_request_duration_seconds_count{upstream="gateway",method="GET",status="404"} 1');
+    expect(response.text).toContain(
+      'gateway_http_request_duration_seconds_count{upstream="access",method="GET",status="200"} 1',
+    );
+    expect(response.text).toContain(
+      'gateway_http_request_duration_seconds_count{upstream="gateway",method="GET",status="404"} 1',
+    );
     await gateway.close();
   });
 });

@@ -15,7 +15,10 @@ interface Series {
  * Request durations per upstream and status in the Prometheus text format. Written by hand (a
  * few lines) so the gateway's hot path carries no metrics library.
  */
-export function createMetrics(upstreamOfPath: (path: string) => string | undefined): { record: RequestHandler; router: Router } {
+export function createMetrics(upstreamOfPath: (path: string) => string | undefined): {
+  record: RequestHandler;
+  router: Router;
+} {
   const series = new Map<string, Series>();
   const startedAt = Date.now();
   // Stalls of the event loop delay every request in flight; worth seeing next to the durations.
@@ -48,7 +51,9 @@ export function createMetrics(upstreamOfPath: (path: string) => string | undefin
       '# TYPE gateway_http_request_duration_seconds histogram',
     ];
     for (const [labels, s] of series) {
-      lines.push(...BUCKETS.map((le, i) => `gateway_http_request_duration_seconds_bucket{${labels},le="${le}"} ${s.counts[i]}`));
+      lines.push(
+        ...BUCKETS.map((le, i) => `gateway_http_request_duration_seconds_bucket{${labels},le="${le}"} ${s.counts[i]}`),
+      );
       lines.push(`gateway_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${s.count}`);
       lines.push(`gateway_http_request_duration_seconds_sum{${labels}} ${s.sum}`);
       lines.push(`gateway_http_request_duration_seconds_count{${labels}} ${s.count}`);

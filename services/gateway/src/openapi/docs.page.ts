@@ -42,13 +42,18 @@ function renderParameters(parameters: Parameter[]): string {
 
 function renderContent(content: Record<string, { schema?: Schema }> | undefined, input = false): string {
   return Object.entries(content ?? {})
-    .map(([type, { schema }]) => `<div class="content"><span class="ctype">${e(type)}</span>${renderSchema(schema, { input })}</div>`)
+    .map(
+      ([type, { schema }]) =>
+        `<div class="content"><span class="ctype">${e(type)}</span>${renderSchema(schema, { input })}</div>`,
+    )
     .join('');
 }
 
 function renderOperation(method: string, path: string, operation: Operation): string {
   const id = anchor(`${method}-${path}`);
-  const body = operation.requestBody ? `<h4>Request body</h4>${renderContent(operation.requestBody.content, true)}` : '';
+  const body = operation.requestBody
+    ? `<h4>Request body</h4>${renderContent(operation.requestBody.content, true)}`
+    : '';
   const responses = Object.entries(operation.responses ?? {})
     .map(([status, response]) => {
       const problem = Object.keys(response.content ?? {}).every((t) => t === 'application/problem+json');
@@ -96,7 +101,9 @@ export function renderDocsPage(document: OpenApiDocument): string {
   const tags = [...byTag.keys()].sort();
   const count = [...byTag.values()].reduce((n, ops) => n + ops.length, 0);
   const nav = tags.map((tag) => `<a href="#tag-${e(anchor(tag))}">${e(tag)} (${byTag.get(tag)!.length})</a>`).join('');
-  const sections = tags.map((tag) => `<h2 id="tag-${e(anchor(tag))}">${e(tag)}</h2>${byTag.get(tag)!.join('')}`).join('');
+  const sections = tags
+    .map((tag) => `<h2 id="tag-${e(anchor(tag))}">${e(tag)}</h2>${byTag.get(tag)!.join('')}`)
+    .join('');
   const servers = (document.servers ?? []).map((s) => `<code>${e(s.url)}</code> ${e(s.description ?? '')}`).join(' · ');
   const problem = document.components?.schemas?.Problema as Schema | undefined;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

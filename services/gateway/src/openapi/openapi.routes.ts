@@ -10,7 +10,12 @@ export function openApiRouter(source: OpenApiSource, upstreamCount: number): Rou
   const router = Router();
   const load = async () => {
     const merged = await source.get();
-    if (upstreamCount > 0 && merged.missing.length === upstreamCount) throw new AppError(502, 'servico_indisponivel', 'no service answered with its OpenAPI document; try again shortly');
+    if (upstreamCount > 0 && merged.missing.length === upstreamCount)
+      throw new AppError(
+        502,
+        'servico_indisponivel',
+        'no service answered with its OpenAPI document; try again shortly',
+      );
     return merged;
   };
   const json: RequestHandler = async (_req, res) => {
@@ -20,7 +25,10 @@ export function openApiRouter(source: OpenApiSource, upstreamCount: number): Rou
   };
   const page: RequestHandler = async (_req, res) => {
     const { document } = await load();
-    res.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+    res.set(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+    );
     res.type('html').send(renderDocsPage(document));
   };
   router.get('/openapi.json', json);

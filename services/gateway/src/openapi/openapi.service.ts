@@ -32,7 +32,11 @@ async function fetchDocument(upstream: Upstream): Promise<OpenApiDocument> {
   if (!response.ok) throw new Error(`status ${response.status}`);
   const document = (await response.json()) as OpenApiDocument;
   // Only the paths the gateway routes to this upstream are reachable through it.
-  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => upstreamOf(path.replace(/\{[^}]+\}/g, 'x')) === upstream.name));
+  const paths = Object.fromEntries(
+    Object.entries(document.paths ?? {}).filter(
+      ([path]) => upstreamOf(path.replace(/\{[^}]+\}/g, 'x')) === upstream.name,
+    ),
+  );
   return { ...document, paths };
 }
 
@@ -54,7 +58,10 @@ export function createOpenApiSource(upstreams: Upstream[], servers: ServerUrls, 
       if (result.status === 'fulfilled') documents.push(result.value);
       else {
         missing.push(name);
-        logger.warn({ upstream: name, reason: (result.reason as Error).message }, 'could not read the OpenAPI document of an upstream');
+        logger.warn(
+          { upstream: name, reason: (result.reason as Error).message },
+          'could not read the OpenAPI document of an upstream',
+        );
       }
     });
     const document = mergeOpenApi(API_TITLE, documents, serversOf(servers));

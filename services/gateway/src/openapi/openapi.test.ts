@@ -25,18 +25,42 @@ const accessSpecs: RouteSpec[] = [
   { method: 'get', path: '/interno/fila', summary: 'Internal', tag: 'interno' },
 ];
 const functionSpecs: RouteSpec[] = [
-  { method: 'get', path: '/funcao', summary: 'List functions', tag: 'funcao', permission: 'master', query: z.object({ pagina: z.coerce.number().optional() }) },
+  {
+    method: 'get',
+    path: '/funcao',
+    summary: 'List functions',
+    tag: 'funcao',
+    permission: 'master',
+    query: z.object({ pagina: z.coerce.number().optional() }),
+  },
 ];
 const hubSpecs: RouteSpec[] = [
-  { method: 'get', path: '/evento/:id', summary: 'One event', tag: 'evento', permission: 'monitoramento.ler', params: z.object({ id: z.uuid() }) },
-  { method: 'get', path: '/.well-known/jwks.json', summary: 'Signing keys', tag: 'chave-de-assinatura', authenticated: false },
+  {
+    method: 'get',
+    path: '/evento/:id',
+    summary: 'One event',
+    tag: 'evento',
+    permission: 'monitoramento.ler',
+    params: z.object({ id: z.uuid() }),
+  },
+  {
+    method: 'get',
+    path: '/.well-known/jwks.json',
+    summary: 'Signing keys',
+    tag: 'chave-de-assinatura',
+    authenticated: false,
+  },
 ];
 
 describe('gateway OpenAPI and docs', () => {
   let gateway: GatewayUnderTest;
   beforeAll(async () => {
     gateway = await startGatewayWithFakes(
-      { HUB_AMBIENTE: 'SANDBOX', GATEWAY_SANDBOX_URL: 'https://sandbox.hub.example', GATEWAY_PRODUCTION_URL: 'https://hub.example' },
+      {
+        HUB_AMBIENTE: 'SANDBOX',
+        GATEWAY_SANDBOX_URL: 'https://sandbox.hub.example',
+        GATEWAY_PRODUCTION_URL: 'https://hub.example',
+      },
       { access: accessSpecs, function: functionSpecs, hubApi: hubSpecs },
     );
   });
@@ -47,9 +71,20 @@ describe('gateway OpenAPI and docs', () => {
     const document = response.body;
     expect(document.openapi).toBe('3.1.0');
     expect(document.info.version).toBe('0.1.16');
-    expect(Object.keys(document.paths).sort()).toEqual(['/.well-known/jwks.json', '/auth', '/auth/acesso', '/evento/{id}', '/funcao']);
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/.well-known/jwks.json',
+      '/auth',
+      '/auth/acesso',
+      '/evento/{id}',
+      '/funcao',
+    ]);
     expect(document.paths['/auth'].post.description).toBe('Requires: colaboradores.criar');
-    expect(document.tags.map((t: { name: string }) => t.name)).toEqual(['auth', 'chave-de-assinatura', 'evento', 'funcao']);
+    expect(document.tags.map((t: { name: string }) => t.name)).toEqual([
+      'auth',
+      'chave-de-assinatura',
+      'evento',
+      'funcao',
+    ]);
     expect(document.servers).toEqual([
       { url: 'https://sandbox.hub.example', description: 'SANDBOX' },
       { url: 'http://localhost:8080', description: 'LOCALHOST' },
@@ -63,7 +98,15 @@ describe('gateway OpenAPI and docs', () => {
     expect(response.headers['content-security-policy']).toContain("default-src 'none'");
     const html = response.text;
     expect(html).toContain('0.1.16');
-    for (const text of ['/auth/acesso', '/evento/{id}', 'monitoramento.ler', 'colaboradores.criar', 'public (no token)', 'perfil_acesso', 'Problema']) {
+    for (const text of [
+      '/auth/acesso',
+      '/evento/{id}',
+      'monitoramento.ler',
+      'colaboradores.criar',
+      'public (no token)',
+      'perfil_acesso',
+      'Problema',
+    ]) {
       expect(html).toContain(text);
     }
     expect(html).not.toContain('/interno/fila');

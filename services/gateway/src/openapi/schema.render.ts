@@ -3,7 +3,10 @@
 export type Schema = Record<string, unknown>;
 
 export const escapeHtml = (text: unknown) =>
-  String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  String(text).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 
 const MAX_DEPTH = 8;
 
@@ -40,7 +43,8 @@ export function typeLabel(schema: Schema | undefined): string {
 
 function objectOf(schema: Schema): Schema | undefined {
   if (schema.properties) return schema;
-  if (schema.type === 'array' && schema.items && typeof schema.items === 'object') return objectOf(schema.items as Schema);
+  if (schema.type === 'array' && schema.items && typeof schema.items === 'object')
+    return objectOf(schema.items as Schema);
   for (const option of variants(schema) ?? []) {
     const found = objectOf(option);
     if (found) return found;
@@ -63,7 +67,8 @@ export function renderSchema(schema: Schema | undefined, options: { input?: bool
     );
   });
   // Output schemas are closed too, but saying so there would only confuse readers.
-  const extra = options.input && object.additionalProperties === false ? '<li class="desc">no other fields accepted</li>' : '';
+  const extra =
+    options.input && object.additionalProperties === false ? '<li class="desc">no other fields accepted</li>' : '';
   const head = depth === 0 && schema !== object ? `<p class="type">${escapeHtml(typeLabel(schema))}</p>` : '';
   return `${head}<ul class="schema">${rows.join('')}${extra}</ul>`;
 }

@@ -3,9 +3,16 @@ import request from 'supertest';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
 
 /** Sends a chunked body (no Content-Length) of `size` bytes and resolves with the status and body. */
-function sendChunked(url: string, path: string, size: number): Promise<{ status: number; body: Record<string, unknown> }> {
+function sendChunked(
+  url: string,
+  path: string,
+  size: number,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } });
+    const req = httpRequest(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    });
     let answered = false;
     req.on('response', (res) => {
       answered = true;

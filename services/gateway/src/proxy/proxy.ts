@@ -48,7 +48,13 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
   });
   proxy.on('econnreset', () => undefined);
 
-  const forward = (upstream: Upstream, req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void, buffer?: Buffer) => {
+  const forward = (
+    upstream: Upstream,
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+    buffer?: Buffer,
+  ) => {
     proxy.web(req, res, { target: upstream.url, ...(buffer ? { buffer: Readable.from([buffer]) } : {}) }, (error) => {
       const code = (error as NodeJS.ErrnoException).code;
       if (res.headersSent) {
@@ -56,7 +62,10 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
         res.destroy();
         return;
       }
-      options.logger.warn({ upstream: upstream.name, code, reason: (error as Error).message }, 'upstream request failed');
+      options.logger.warn(
+        { upstream: upstream.name, code, reason: (error as Error).message },
+        'upstream request failed',
+      );
       next(code === UPSTREAM_TIMEOUT ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
     });
   };

@@ -41,7 +41,13 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
         setImmediate(() => res.socket?.destroy());
         return;
       }
-      res.json({ servico: name, method: req.method, url: req.originalUrl, request_id: req.get('x-request-id') ?? null, bodyBytes });
+      res.json({
+        servico: name,
+        method: req.method,
+        url: req.originalUrl,
+        request_id: req.get('x-request-id') ?? null,
+        bodyBytes,
+      });
     });
   });
   upstream = Object.assign(await listen(app, 0), { name, seen: [] as SeenRequest[], ready: true });

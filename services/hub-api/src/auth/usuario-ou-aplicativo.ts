@@ -17,13 +17,18 @@ function claimedType(token: string): unknown {
  * A guard that accepts a signed-in user with an active access (any permission), or the token of
  * a registered, active application. For what both the panel and the applications read (schemas).
  */
-export function userOrApplication(verifier: TokenVerifier, resolver: AccessResolver, aplicativos: AplicativosRepository): Guarded {
+export function userOrApplication(
+  verifier: TokenVerifier,
+  resolver: AccessResolver,
+  aplicativos: AplicativosRepository,
+): Guarded {
   const guard: RequestHandler = async (req, _res, next) => {
     const token = bearerToken(req.get('authorization'));
     if (claimedType(token) === 'aplicativo') {
       const claims = await verifier.application(token);
       const aplicativo = await aplicativos.buscarPorClientId(claims.sub);
-      if (!aplicativo) throw forbidden(`the application ${claims.sub} is not registered in the hub`, 'aplicativo_nao_registrado');
+      if (!aplicativo)
+        throw forbidden(`the application ${claims.sub} is not registered in the hub`, 'aplicativo_nao_registrado');
       if (!aplicativo.ativo) throw forbidden(`the application ${claims.sub} is switched off`, 'aplicativo_inativo');
       req.aplicativo = claims;
     } else {
@@ -33,5 +38,8 @@ export function userOrApplication(verifier: TokenVerifier, resolver: AccessResol
     }
     next();
   };
-  return { guards: [guard], permission: 'an authenticated user with an active access, or the token of a registered active application' };
+  return {
+    guards: [guard],
+    permission: 'an authenticated user with an active access, or the token of a registered active application',
+  };
 }

@@ -1,7 +1,13 @@
 import { request } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkDestination, createSafeLookup, type DestinationPolicy, isForbiddenAddress, parseAllowlist } from './safety';
+import {
+  checkDestination,
+  createSafeLookup,
+  type DestinationPolicy,
+  isForbiddenAddress,
+  parseAllowlist,
+} from './safety';
 import { parseDestinationUrl } from './url';
 
 const sandbox: DestinationPolicy = { ambiente: 'SANDBOX', allowlist: [] };
@@ -60,15 +66,22 @@ describe('isForbiddenAddress', () => {
 });
 
 describe('checkDestination', () => {
-  it.each(['http://127.0.0.1/x', 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:8080/', 'http://[::ffff:127.0.0.1]/', 'http://2130706433/', 'http://0x7f.0.0.1/'])(
-    'When the URL is %s in SANDBOX, then it is refused',
-    async (text) => {
-      const parsed = parseDestinationUrl(text);
-      if (!('url' in parsed)) throw new Error(parsed.problema);
-      expect(await checkDestination(parsed.url, sandbox)).toMatchObject({ permitido: false, codigo: 'destino_proibido' });
-      expect(await checkDestination(parsed.url, { ...sandbox, ambiente: 'LOCALHOST' })).toMatchObject({ permitido: true });
-    },
-  );
+  it.each([
+    'http://127.0.0.1/x',
+    'http://10.0.0.1/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::1]:8080/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://2130706433/',
+    'http://0x7f.0.0.1/',
+  ])('When the URL is %s in SANDBOX, then it is refused', async (text) => {
+    const parsed = parseDestinationUrl(text);
+    if (!('url' in parsed)) throw new Error(parsed.problema);
+    expect(await checkDestination(parsed.url, sandbox)).toMatchObject({ permitido: false, codigo: 'destino_proibido' });
+    expect(await checkDestination(parsed.url, { ...sandbox, ambiente: 'LOCALHOST' })).toMatchObject({
+      permitido: true,
+    });
+  });
 
   it('When a host name resolves to a loopback address (localhost), then it is refused in PRODUCTION', async () => {
     const verdict = await checkDestination(new URL('http://localhost:9999/'), { ...sandbox, ambiente: 'PRODUCTION' });
@@ -80,18 +93,27 @@ describe('checkDestination', () => {
       { address: '93.184.215.14', family: 4 },
       { address: '10.0.0.7', family: 4 },
     ];
-    expect(await checkDestination(new URL('https://mixed.example/'), { ...sandbox, lookup })).toMatchObject({ permitido: false, codigo: 'destino_proibido' });
+    expect(await checkDestination(new URL('https://mixed.example/'), { ...sandbox, lookup })).toMatchObject({
+      permitido: false,
+      codigo: 'destino_proibido',
+    });
   });
 
   it('When the host does not resolve, then it is refused as unresolvable', async () => {
     const lookup = async () => {
       throw Object.assign(new Error('nope'), { code: 'ENOTFOUND' });
     };
-    expect(await checkDestination(new URL('https://nowhere.invalid/'), { ...sandbox, lookup })).toMatchObject({ permitido: false, codigo: 'destino_nao_resolvido' });
+    expect(await checkDestination(new URL('https://nowhere.invalid/'), { ...sandbox, lookup })).toMatchObject({
+      permitido: false,
+      codigo: 'destino_nao_resolvido',
+    });
   });
 
   it('When the address is public, then it is allowed', async () => {
-    expect(await checkDestination(new URL('https://93.184.215.14/hook'), sandbox)).toEqual({ permitido: true, enderecos: ['93.184.215.14'] });
+    expect(await checkDestination(new URL('https://93.184.215.14/hook'), sandbox)).toEqual({
+      permitido: true,
+      enderecos: ['93.184.215.14'],
+    });
   });
 });
 

@@ -18,7 +18,16 @@ import ipaddr from 'ipaddr.js';
 export type Address = ipaddr.IPv4 | ipaddr.IPv6;
 export type Cidr = [Address, number];
 
-const FORBIDDEN_IPV4 = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal', 'loopback', 'carrierGradeNat', 'private', 'reserved']);
+const FORBIDDEN_IPV4 = new Set([
+  'unspecified',
+  'broadcast',
+  'multicast',
+  'linkLocal',
+  'loopback',
+  'carrierGradeNat',
+  'private',
+  'reserved',
+]);
 // IPv6 ranges that carry an IPv4 address in their last 32 bits: judged by that address.
 const EMBEDDING_IPV4 = new Set(['ipv4Mapped', 'rfc6145', 'rfc6052']);
 
@@ -45,7 +54,9 @@ function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
 }
 
 function inAllowlist(address: Address, allowlist: readonly Cidr[]): boolean {
-  return allowlist.some(([network, bits]) => network.kind() === address.kind() && address.match(network as never, bits));
+  return allowlist.some(
+    ([network, bits]) => network.kind() === address.kind() && address.match(network as never, bits),
+  );
 }
 
 /**
@@ -99,11 +110,18 @@ export async function checkDestination(url: URL, policy: DestinationPolicy): Pro
     addresses = [host];
   } else {
     try {
-      addresses = (await withTimeout((policy.lookup ?? systemLookup)(host), policy.lookupTimeoutMs ?? 5_000)).map((a) => a.address);
+      addresses = (await withTimeout((policy.lookup ?? systemLookup)(host), policy.lookupTimeoutMs ?? 5_000)).map(
+        (a) => a.address,
+      );
     } catch (error) {
-      return { permitido: false, codigo: 'destino_nao_resolvido', motivo: `the host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+      return {
+        permitido: false,
+        codigo: 'destino_nao_resolvido',
+        motivo: `the host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      };
     }
-    if (addresses.length === 0) return { permitido: false, codigo: 'destino_nao_resolvido', motivo: `the host ${host} has no address` };
+    if (addresses.length === 0)
+      return { permitido: false, codigo: 'destino_nao_resolvido', motivo: `the host ${host} has no address` };
   }
   const forbidden = addresses.find((address) => isForbiddenAddress(address, policy.allowlist));
   if (forbidden) {
@@ -122,13 +140,19 @@ export async function checkDestination(url: URL, policy: DestinationPolicy): Pro
  * forbidden addresses with the error code EDESTINOPROIBIDO: the check on the address the
  * connection really uses.
  */
-export function createSafeLookup(allowlist: readonly Cidr[] = [], lookup: typeof dnsLookup = dnsLookup): LookupFunction {
+export function createSafeLookup(
+  allowlist: readonly Cidr[] = [],
+  lookup: typeof dnsLookup = dnsLookup,
+): LookupFunction {
   return ((hostname: string, options: object, callback: (...args: unknown[]) => void) => {
     lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error);
       const forbidden = addresses.find((a) => isForbiddenAddress(a.address, allowlist));
       if (forbidden) {
-        const refusal = Object.assign(new Error(`${hostname} resolves to ${forbidden.address}, where deliveries may not go`), { code: 'EDESTINOPROIBIDO' });
+        const refusal = Object.assign(
+          new Error(`${hostname} resolves to ${forbidden.address}, where deliveries may not go`),
+          { code: 'EDESTINOPROIBIDO' },
+        );
         return callback(refusal);
       }
       if ((options as { all?: boolean }).all) return callback(null, addresses);

@@ -21,7 +21,11 @@ const esquema = {
       items: {
         type: 'object',
         required: ['sku', 'quantidade', 'preco'],
-        properties: { sku: { type: 'string' }, quantidade: { type: 'integer', minimum: 1 }, preco: { type: 'number', minimum: 0 } },
+        properties: {
+          sku: { type: 'string' },
+          quantidade: { type: 'integer', minimum: 1 },
+          preco: { type: 'number', minimum: 0 },
+        },
         additionalProperties: false,
       },
     },
@@ -35,7 +39,11 @@ const valido = {
   itens: Array.from({ length: 20 }, (_, i) => ({ sku: `SKU-${i}`, quantidade: i + 1, preco: 10.5 })),
   criado_em: '2026-11-21T21:00:00.000Z',
 };
-const invalido = { ...valido, cliente: { email: 'x' }, itens: valido.itens.map((item) => ({ ...item, quantidade: 0 })) };
+const invalido = {
+  ...valido,
+  cliente: { email: 'x' },
+  itens: valido.itens.map((item) => ({ ...item, quantidade: 0 })),
+};
 
 function time(name: string, count: number, fn: (i: number) => unknown): string {
   const start = process.hrtime.bigint();
@@ -48,16 +56,22 @@ const validador = new ValidadorDeEsquemas();
 const compilacoes = Math.max(20, Math.round(iterations / 1000));
 const lines = [
   time('verificarEsquema (meta-schema check + strict compile)', compilacoes, () => validador.verificarEsquema(esquema)),
-  time('validarDados, first use of a version (compiles it)', compilacoes, (i) => validador.validarDados({ id: `frio-${i}`, esquema }, valido)),
+  time('validarDados, first use of a version (compiles it)', compilacoes, (i) =>
+    validador.validarDados({ id: `frio-${i}`, esquema }, valido),
+  ),
 ];
 const versao = { id: 'quente', esquema };
 validador.validarDados(versao, valido);
 lines.push(
   time('validarDados, cached, valid (20 items)', iterations, () => validador.validarDados(versao, valido)),
-  time('validarDados, cached, invalid (22 errors, allErrors)', iterations, () => validador.validarDados(versao, invalido)),
+  time('validarDados, cached, invalid (22 errors, allErrors)', iterations, () =>
+    validador.validarDados(versao, invalido),
+  ),
 );
 
-process.stdout.write(`${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}\n\n`);
+process.stdout.write(
+  `${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, load average ${os.loadavg()[0]!.toFixed(1)}\n\n`,
+);
 process.stdout.write('| operation | iterations | µs each | per second |\n|---|---:|---:|---:|\n');
 for (const line of lines) process.stdout.write(`${line}\n`);
 process.stdout.write(`\ncompilations: ${validador.compilacoes}\n`);

@@ -5,7 +5,11 @@ import { ValidadorDeEsquemas } from './esquemas';
 const pessoa = {
   type: 'object',
   required: ['nome', 'idade'],
-  properties: { nome: { type: 'string', minLength: 1 }, idade: { type: 'integer', minimum: 0 }, email: { type: 'string', format: 'email' } },
+  properties: {
+    nome: { type: 'string', minLength: 1 },
+    idade: { type: 'integer', minimum: 0 },
+    email: { type: 'string', format: 'email' },
+  },
   additionalProperties: false,
 };
 
@@ -20,7 +24,8 @@ describe('ValidadorDeEsquemas', () => {
   it('When a 2020-12 schema (the default) is registered and used many times, then it is compiled once', () => {
     const validador = new ValidadorDeEsquemas();
     const versao = registrar(validador, 'v1', pessoa);
-    for (let i = 0; i < 5; i++) expect(validador.validarDados(versao, { nome: 'Ana', idade: i })).toEqual({ valido: true, erros: [] });
+    for (let i = 0; i < 5; i++)
+      expect(validador.validarDados(versao, { nome: 'Ana', idade: i })).toEqual({ valido: true, erros: [] });
     expect(validador.compilacoes).toBe(1);
   });
 
@@ -50,18 +55,31 @@ describe('ValidadorDeEsquemas', () => {
   it('When dados break the schema in more than 50 places, then 50 errors are reported', () => {
     const validador = new ValidadorDeEsquemas();
     const versao = registrar(validador, 'v4', { type: 'array', items: { type: 'integer' } });
-    const resultado = validador.validarDados(versao, Array.from({ length: 80 }, () => 'x'));
+    const resultado = validador.validarDados(
+      versao,
+      Array.from({ length: 80 }, () => 'x'),
+    );
     expect(resultado.erros).toHaveLength(50);
     expect(resultado.erros[49]).toEqual({ caminho: '/dados/49', mensagem: 'must be integer' });
   });
 
   it('When a draft-07 schema is registered, then the draft-07 ajv checks it (2020-12 keywords are unknown there)', () => {
     const validador = new ValidadorDeEsquemas();
-    const draft07 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', items: [{ type: 'string' }], additionalItems: false, minItems: 1 };
+    const draft07 = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'array',
+      items: [{ type: 'string' }],
+      additionalItems: false,
+      minItems: 1,
+    };
     const versao = registrar(validador, 'v5', draft07);
     expect(validador.validarDados(versao, ['a']).valido).toBe(true);
     expect(validador.validarDados(versao, ['a', 'b']).valido).toBe(false);
-    const mixed = validador.verificarEsquema({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'array', prefixItems: [{ type: 'string' }] });
+    const mixed = validador.verificarEsquema({
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'array',
+      prefixItems: [{ type: 'string' }],
+    });
     expect(mixed.erros[0]!.mensagem).toMatch(/unknown keyword: "prefixItems"/);
   });
 
@@ -112,9 +130,17 @@ describe('ValidadorDeEsquemas', () => {
     const literal = /1,\n {2}'(\{[\s\S]*?\n\})',/.exec(sql)![1]!.replaceAll("''", "'");
     const validador = new ValidadorDeEsquemas();
     const versao = registrar(validador, 'colaborador', JSON.parse(literal));
-    const colaborador = { termoauth_id: 't1', email: 'ana@empresa.com.br', nome: 'Ana', ativo: true, funcao: { id: 'f1', nome: 'Analista' } };
+    const colaborador = {
+      termoauth_id: 't1',
+      email: 'ana@empresa.com.br',
+      nome: 'Ana',
+      ativo: true,
+      funcao: { id: 'f1', nome: 'Analista' },
+    };
     expect(validador.validarDados(versao, colaborador).valido).toBe(true);
     expect(validador.validarDados(versao, { ...colaborador, funcao: null }).valido).toBe(true);
-    expect(validador.validarDados(versao, { ...colaborador, funcao: { id: 'f1' } }).erros).toEqual([{ caminho: '/dados/funcao/nome', mensagem: 'is required' }]);
+    expect(validador.validarDados(versao, { ...colaborador, funcao: { id: 'f1' } }).erros).toEqual([
+      { caminho: '/dados/funcao/nome', mensagem: 'is required' },
+    ]);
   });
 });

@@ -37,7 +37,9 @@ export interface VersaoValidavel {
  * backtracking RegExp engine: a schema like `^(a+)+$` must not be able to freeze the hub. A
  * pattern RE2 cannot compile (lookaround, backreferences) makes the schema invalid.
  */
-const re2: RegExpEngine = Object.assign((pattern: string) => RE2JS.compile(pattern), { code: 'require("re2js").RE2JS.compile' });
+const re2: RegExpEngine = Object.assign((pattern: string) => RE2JS.compile(pattern), {
+  code: 'require("re2js").RE2JS.compile',
+});
 
 const OPTIONS: Options = {
   strict: true,
@@ -86,9 +88,17 @@ export class ValidadorDeEsquemas {
     const schema = esquema as AnySchemaObject;
     const draft = draftOf(schema);
     if (!draft) {
-      return { erros: [{ caminho: '/esquema/$schema', mensagem: `must be ${DRAFTS['2020-12']} (the default) or ${DRAFTS['draft-07']}` }] };
+      return {
+        erros: [
+          {
+            caminho: '/esquema/$schema',
+            mensagem: `must be ${DRAFTS['2020-12']} (the default) or ${DRAFTS['draft-07']}`,
+          },
+        ],
+      };
     }
-    if (schema.$async !== undefined) return { erros: [{ caminho: '/esquema/$async', mensagem: 'asynchronous schemas are not supported' }] };
+    if (schema.$async !== undefined)
+      return { erros: [{ caminho: '/esquema/$async', mensagem: 'asynchronous schemas are not supported' }] };
     const ajv = this.ajvs[draft];
     if (!ajv.validateSchema(schema)) {
       return { erros: (ajv.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDoEsquema(e)) };
@@ -146,7 +156,10 @@ export class ValidadorDeEsquemas {
 export const esquemas = new ValidadorDeEsquemas();
 
 function erroDoEsquema(error: ErrorObject): ErroDeValidacao {
-  return { caminho: `/esquema${error.instancePath}`, mensagem: `${error.message ?? 'is invalid'} (${error.schemaPath})` };
+  return {
+    caminho: `/esquema${error.instancePath}`,
+    mensagem: `${error.message ?? 'is invalid'} (${error.schemaPath})`,
+  };
 }
 
 function erroDosDados(error: ErrorObject): ErroDeValidacao {

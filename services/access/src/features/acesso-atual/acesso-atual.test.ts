@@ -21,10 +21,16 @@ const acesso = (token?: string) => {
 };
 
 describe('GET /auth/acesso', () => {
-  it("When a master calls for the first time, then the registration is created and every permission is granted", async () => {
+  it('When a master calls for the first time, then the registration is created and every permission is granted', async () => {
     const token = await identity.userToken({ email: 'Chefe@empresa.com.br', nome: 'Chefe', master: true });
     const response = await acesso(token).expect(200);
-    expect(response.body).toMatchObject({ email: 'chefe@empresa.com.br', nome: 'Chefe', master: true, perfil: 'master', perfil_acesso: null });
+    expect(response.body).toMatchObject({
+      email: 'chefe@empresa.com.br',
+      nome: 'Chefe',
+      master: true,
+      perfil: 'master',
+      perfil_acesso: null,
+    });
     for (const area of ['aplicativos', 'colaboradores', 'configuracoes', 'monitoramento']) {
       expect(response.body.permissoes[area]).toEqual({ ler: true, criar: true, editar: true, deletar: true });
     }
@@ -97,7 +103,14 @@ describe('The refusal matrix of tokens (401)', () => {
 
   it('When the token is unsigned (alg none), then 401', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const token = unsignedToken({ ...master, sub: 'x', iss: identity.issuer, aud: identity.audience, exp: now + 600, iat: now });
+    const token = unsignedToken({
+      ...master,
+      sub: 'x',
+      iss: identity.issuer,
+      aud: identity.audience,
+      exp: now + 600,
+      iat: now,
+    });
     expect((await acesso(token).expect(401)).body.codigo).toBe('token_invalido');
   });
 
@@ -110,7 +123,9 @@ describe('The refusal matrix of tokens (401)', () => {
   it('When the signature is tampered with, then 401', async () => {
     const token = await identity.userToken({ email: 'master@empresa.com.br', master: true });
     const [h, p] = token.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), email: 'outro@empresa.com.br' })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), email: 'outro@empresa.com.br' }),
+    ).toString('base64url');
     await acesso(`${h}.${forged}.${token.split('.')[2]}`).expect(401);
   });
 

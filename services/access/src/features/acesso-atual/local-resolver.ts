@@ -24,9 +24,14 @@ export class LocalAccessResolver implements AccessResolver {
     }
     if (!acesso.ativo) throw forbidden('this access is inactive', 'acesso_inativo');
     const now = new Date();
-    if (acesso.bloqueadoAte && acesso.bloqueadoAte > now) throw forbidden('this access is blocked for now', 'acesso_bloqueado');
+    if (acesso.bloqueadoAte && acesso.bloqueadoAte > now)
+      throw forbidden('this access is blocked for now', 'acesso_bloqueado');
     const master = claims.master;
-    if (acesso.master !== master || !acesso.ultimoLoginEm || now.getTime() - acesso.ultimoLoginEm.getTime() > this.loginTouchIntervalMs) {
+    if (
+      acesso.master !== master ||
+      !acesso.ultimoLoginEm ||
+      now.getTime() - acesso.ultimoLoginEm.getTime() > this.loginTouchIntervalMs
+    ) {
       // The identity service is the authority on who is a master; the record follows it.
       await this.repository.touchLogin(acesso.id, now, master);
     }

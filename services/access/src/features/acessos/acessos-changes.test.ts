@@ -11,15 +11,18 @@ beforeAll(async () => {
   identity = await startTestIdentity();
   access = await startAccessForTests(identity);
   master = await access.masterToken();
-  masterId = (await request(access.url).get('/auth/acesso').set('authorization', `Bearer ${master}`).expect(200)).body.id;
+  masterId = (await request(access.url).get('/auth/acesso').set('authorization', `Bearer ${master}`).expect(200)).body
+    .id;
 });
 afterAll(async () => {
   await access?.close();
   await identity?.close();
 });
 
-const call = (method: 'get' | 'patch' | 'delete' | 'post', path: string, token = master) => request(access.url)[method](path).set('authorization', `Bearer ${token}`);
-const criar = async (email: string) => (await call('post', '/auth').send({ email, perfil: 'colaborador' }).expect(201)).body.id as string;
+const call = (method: 'get' | 'patch' | 'delete' | 'post', path: string, token = master) =>
+  request(access.url)[method](path).set('authorization', `Bearer ${token}`);
+const criar = async (email: string) =>
+  (await call('post', '/auth').send({ email, perfil: 'colaborador' }).expect(201)).body.id as string;
 
 describe('PATCH /auth/{id}', () => {
   it('When only ativo is sent, then only ativo changes; null fields change nothing', async () => {
@@ -34,15 +37,25 @@ describe('PATCH /auth/{id}', () => {
     const id = await criar('antigo@empresa.com.br');
     const response = await call('patch', `/auth/${id}`).send({ email: ' NOVO@empresa.com.br ' }).expect(200);
     expect(response.body.email).toBe('novo@empresa.com.br');
-    expect((await call('patch', `/auth/${id}`).send({ email: `${'x'.repeat(150)}@empresa.com.br` }).expect(422)).body.erros[0].caminho).toBe('/email');
-    expect((await call('patch', `/auth/${id}`).send({ email: 'novo@outra.com' }).expect(422)).body.codigo).toBe('dominio_invalido');
+    expect(
+      (
+        await call('patch', `/auth/${id}`)
+          .send({ email: `${'x'.repeat(150)}@empresa.com.br` })
+          .expect(422)
+      ).body.erros[0].caminho,
+    ).toBe('/email');
+    expect((await call('patch', `/auth/${id}`).send({ email: 'novo@outra.com' }).expect(422)).body.codigo).toBe(
+      'dominio_invalido',
+    );
     expect((await call('get', `/auth/${id}`).expect(200)).body.email).toBe('novo@empresa.com.br');
   });
 
   it('When the new e-mail belongs to another access, then 409', async () => {
     await criar('ocupado@empresa.com.br');
     const id = await criar('livre@empresa.com.br');
-    expect((await call('patch', `/auth/${id}`).send({ email: 'ocupado@empresa.com.br' }).expect(409)).body.codigo).toBe('email_em_uso');
+    expect((await call('patch', `/auth/${id}`).send({ email: 'ocupado@empresa.com.br' }).expect(409)).body.codigo).toBe(
+      'email_em_uso',
+    );
   });
 
   it('When an unknown field is sent, then 422 and nothing changes', async () => {
@@ -54,11 +67,15 @@ describe('PATCH /auth/{id}', () => {
 
   it('When ativo has the wrong type, then 422', async () => {
     const id = await criar('tipo@empresa.com.br');
-    expect((await call('patch', `/auth/${id}`).send({ ativo: 'sim' }).expect(422)).body.erros[0].caminho).toBe('/ativo');
+    expect((await call('patch', `/auth/${id}`).send({ ativo: 'sim' }).expect(422)).body.erros[0].caminho).toBe(
+      '/ativo',
+    );
   });
 
   it("When the access is a master's, then PATCH is 403 and nothing changes", async () => {
-    expect((await call('patch', `/auth/${masterId}`).send({ ativo: false }).expect(403)).body.codigo).toBe('acesso_master_protegido');
+    expect((await call('patch', `/auth/${masterId}`).send({ ativo: false }).expect(403)).body.codigo).toBe(
+      'acesso_master_protegido',
+    );
     await call('get', '/auth/acesso').expect(200);
   });
 
@@ -69,7 +86,9 @@ describe('PATCH /auth/{id}', () => {
   });
 
   it('When the access is deactivated, then its owner is refused on every route, even with permissions', async () => {
-    const token = await access.userWith('chefe-de-equipe@empresa.com.br', { colaboradores: { ler: true, criar: true } });
+    const token = await access.userWith('chefe-de-equipe@empresa.com.br', {
+      colaboradores: { ler: true, criar: true },
+    });
     await call('get', '/auth', token).expect(200);
     await access.deactivate('chefe-de-equipe@empresa.com.br');
     for (const path of ['/auth', '/auth/acesso', '/auth/filtro', '/perfil-de-acesso', '/colaborador']) {

@@ -43,7 +43,9 @@ export function toAuth(acesso: Acesso): Auth {
 }
 
 /** Every area with its four actions; an action the profile does not grant is false. */
-export function normalizePermissoes(stored: unknown): Required<{ [K in keyof Permissoes]-?: Record<(typeof ACOES)[number], boolean> }> {
+export function normalizePermissoes(
+  stored: unknown,
+): Required<{ [K in keyof Permissoes]-?: Record<(typeof ACOES)[number], boolean> }> {
   const source = (stored ?? {}) as Record<string, Record<string, unknown> | undefined>;
   return Object.fromEntries(
     AREAS.map((area) => [area, Object.fromEntries(ACOES.map((acao) => [acao, source[area]?.[acao] === true]))]),
@@ -60,7 +62,8 @@ const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The e-mail rules of POST and PATCH: the field, then the message for the erros list. */
 export function emailProblem(email: string, companyDomain: string): { codigo: string; mensagem: string } | undefined {
   if (email.length === 0) return { codigo: 'dados_invalidos', mensagem: 'email is required' };
-  if (email.length > EMAIL_MAX) return { codigo: 'dados_invalidos', mensagem: `email has at most ${EMAIL_MAX} characters` };
+  if (email.length > EMAIL_MAX)
+    return { codigo: 'dados_invalidos', mensagem: `email has at most ${EMAIL_MAX} characters` };
   if (!EMAIL_SHAPE.test(email)) return { codigo: 'dados_invalidos', mensagem: 'email is not an e-mail address' };
   if (email.slice(email.lastIndexOf('@') + 1) !== companyDomain) {
     return { codigo: 'dominio_invalido', mensagem: `email must belong to the company domain ${companyDomain}` };

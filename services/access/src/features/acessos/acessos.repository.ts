@@ -70,7 +70,12 @@ export class AcessosRepository {
   async autocomplete(filtro: AcessoFiltro, request: PageRequest) {
     const where = whereOf(filtro);
     const [itens, total] = await Promise.all([
-      this.db.acesso.findMany({ where, select: { id: true, email: true, perfil: true }, orderBy: [{ email: 'asc' }, { id: 'asc' }], ...skipTake(request) }),
+      this.db.acesso.findMany({
+        where,
+        select: { id: true, email: true, perfil: true },
+        orderBy: [{ email: 'asc' }, { id: 'asc' }],
+        ...skipTake(request),
+      }),
       this.db.acesso.count({ where }),
     ]);
     return { itens, total };
@@ -85,12 +90,18 @@ export class AcessosRepository {
   }
 
   byEmail(email: string) {
-    return this.db.acesso.findFirst({ where: { email, ...vivo }, include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } } });
+    return this.db.acesso.findFirst({
+      where: { email, ...vivo },
+      include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } },
+    });
   }
 
   /** Creates an access, linked at once to the collaborator of the same e-mail if one is known. */
   async create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
-    const colaborador = await this.db.colaborador.findFirst({ where: { email: data.email, removido: false }, orderBy: { versao: 'desc' } });
+    const colaborador = await this.db.colaborador.findFirst({
+      where: { email: data.email, removido: false },
+      orderBy: { versao: 'desc' },
+    });
     const now = new Date();
     return this.db.acesso.create({
       data: {
@@ -112,7 +123,10 @@ export class AcessosRepository {
       const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
       if (data.email !== undefined) {
         // The link follows the e-mail: the collaborator of the new address, or none.
-        const colaborador = await tx.colaborador.findFirst({ where: { email: data.email, removido: false }, orderBy: { versao: 'desc' } });
+        const colaborador = await tx.colaborador.findFirst({
+          where: { email: data.email, removido: false },
+          orderBy: { versao: 'desc' },
+        });
         changes.termoauthId = colaborador?.termoauthId ?? null;
         changes.nome = colaborador?.nome ?? null;
       }

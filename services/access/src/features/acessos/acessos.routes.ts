@@ -9,11 +9,24 @@ const tag = 'Auth';
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 
 /** The eight /auth routes except /auth/acesso (see acesso-atual). */
-export function acessosRoutes(router: ApiRouter, guards: Guards, service: AcessosService, repository: AcessosRepository): ApiRouter {
+export function acessosRoutes(
+  router: ApiRouter,
+  guards: Guards,
+  service: AcessosService,
+  repository: AcessosRepository,
+): ApiRouter {
   const ler = guards.permission('colaboradores', 'qualquer');
   return router
     .route(
-      { method: 'get', path: '/auth', summary: 'Page of accesses, by perfil then e-mail', tag, ...ler, query: pageQuery(), response: pagina(authSchema) },
+      {
+        method: 'get',
+        path: '/auth',
+        summary: 'Page of accesses, by perfil then e-mail',
+        tag,
+        ...ler,
+        query: pageQuery(),
+        response: pagina(authSchema),
+      },
       async ({ query }) => {
         const { itens, total } = await repository.page(query);
         return page(itens.map(toAuth), query, total);
@@ -93,4 +106,3 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       },
     );
 }
-

@@ -22,9 +22,15 @@ export class AcessosService {
   async create(input: { email: string; perfil: string }): Promise<Acesso> {
     const email = this.validEmail(input.email);
     if (input.perfil !== PERFIL_COLABORADOR) {
-      throw invalidField('/perfil', 'perfil_invalido', `only the perfil "${PERFIL_COLABORADOR}" is accepted on creation`);
+      throw invalidField(
+        '/perfil',
+        'perfil_invalido',
+        `only the perfil "${PERFIL_COLABORADOR}" is accepted on creation`,
+      );
     }
-    const acesso = await this.repository.create({ email, perfil: PERFIL_COLABORADOR, master: false }).catch(rethrowEmailTaken);
+    const acesso = await this.repository
+      .create({ email, perfil: PERFIL_COLABORADOR, master: false })
+      .catch(rethrowEmailTaken);
     await this.events.changed({ email, acesso_id: acesso.id, motivo: 'criado' });
     return acesso;
   }
@@ -40,14 +46,18 @@ export class AcessosService {
     if (Object.keys(changes).length === 0) return acesso;
     const updated = await this.repository.update(id, changes).catch(rethrowEmailTaken);
     await this.events.changed({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
-    if (updated.email !== acesso.email) await this.events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });
+    if (updated.email !== acesso.email)
+      await this.events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });
     return updated;
   }
 
   async delete(id: string): Promise<void> {
     const acesso = await this.changeable(id, 'deleted');
     if (acesso.termoauthId !== null) {
-      throw conflict('acesso_vinculado', 'a collaborator is linked to this access; it is removed in the identity service only');
+      throw conflict(
+        'acesso_vinculado',
+        'a collaborator is linked to this access; it is removed in the identity service only',
+      );
     }
     await this.repository.markDeleted(id);
     await this.events.changed({ email: acesso.email, acesso_id: id, motivo: 'excluido' });

@@ -18,8 +18,16 @@ afterAll(async () => {
 
 const as = (token: string) => ({
   get: (path: string) => request(access.url).get(path).set('authorization', `Bearer ${token}`),
-  post: (path: string, body: unknown) => request(access.url).post(path).set('authorization', `Bearer ${token}`).send(body as object),
-  patch: (path: string, body: unknown) => request(access.url).patch(path).set('authorization', `Bearer ${token}`).send(body as object),
+  post: (path: string, body: unknown) =>
+    request(access.url)
+      .post(path)
+      .set('authorization', `Bearer ${token}`)
+      .send(body as object),
+  patch: (path: string, body: unknown) =>
+    request(access.url)
+      .patch(path)
+      .set('authorization', `Bearer ${token}`)
+      .send(body as object),
   delete: (path: string) => request(access.url).delete(path).set('authorization', `Bearer ${token}`),
 });
 const criar = (email: string) => as(master).post('/auth', { email, perfil: 'colaborador' });
@@ -27,9 +35,30 @@ const criar = (email: string) => as(master).post('/auth', { email, perfil: 'cola
 describe('POST /auth', () => {
   it('When the e-mail has spaces and capitals, then it is stored trimmed and lower-case, active, without profile', async () => {
     const response = await criar('  Ana.Souza@Empresa.com.BR ').expect(201);
-    expect(response.body).toMatchObject({ email: 'ana.souza@empresa.com.br', perfil: 'colaborador', ativo: true, master: false, vinculado: false, nome: null, termoauth_id: null });
+    expect(response.body).toMatchObject({
+      email: 'ana.souza@empresa.com.br',
+      perfil: 'colaborador',
+      ativo: true,
+      master: false,
+      vinculado: false,
+      nome: null,
+      termoauth_id: null,
+    });
     expect(Object.keys(response.body).sort()).toEqual(
-      ['atualizado_em', 'ativo', 'bloqueado_ate', 'criado_em', 'email', 'id', 'master', 'nome', 'perfil', 'termoauth_id', 'ultimo_login_em', 'vinculado'].sort(),
+      [
+        'atualizado_em',
+        'ativo',
+        'bloqueado_ate',
+        'criado_em',
+        'email',
+        'id',
+        'master',
+        'nome',
+        'perfil',
+        'termoauth_id',
+        'ultimo_login_em',
+        'vinculado',
+      ].sort(),
     );
     expect(response.body.criado_em).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -57,12 +86,19 @@ describe('POST /auth', () => {
 
   it('When the caller lacks colaboradores.criar, then 403', async () => {
     const token = await access.userWith('so-leitura@empresa.com.br', { colaboradores: { ler: true } });
-    expect((await as(token).post('/auth', { email: 'x@empresa.com.br', perfil: 'colaborador' }).expect(403)).body.codigo).toBe('sem_permissao');
+    expect(
+      (await as(token).post('/auth', { email: 'x@empresa.com.br', perfil: 'colaborador' }).expect(403)).body.codigo,
+    ).toBe('sem_permissao');
   });
 
   it('When the body is not JSON, then 400 json_invalido and nothing is created', async () => {
     const before = (await as(master).get('/auth').expect(200)).body.total;
-    const response = await request(access.url).post('/auth').set('authorization', `Bearer ${master}`).set('content-type', 'application/json').send('{"email": ').expect(400);
+    const response = await request(access.url)
+      .post('/auth')
+      .set('authorization', `Bearer ${master}`)
+      .set('content-type', 'application/json')
+      .send('{"email": ')
+      .expect(400);
     expect(response.body.codigo).toBe('json_invalido');
     expect((await as(master).get('/auth').expect(200)).body.total).toBe(before);
   });
@@ -74,7 +110,9 @@ describe('POST /auth', () => {
   });
 
   it('When the body is larger than the limit, then 413 in problem+json', async () => {
-    const response = await as(master).post('/auth', { email: 'x'.repeat(2_000_000), perfil: 'colaborador' }).expect(413);
+    const response = await as(master)
+      .post('/auth', { email: 'x'.repeat(2_000_000), perfil: 'colaborador' })
+      .expect(413);
     expect(response.headers['content-type']).toMatch(/problem\+json/);
     expect(response.body.codigo).toBe('corpo_grande_demais');
   });
@@ -84,7 +122,12 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
   let ids: Record<string, string>;
   beforeAll(async () => {
     ids = {};
-    for (const email of ['zeca@empresa.com.br', 'bia@empresa.com.br', 'caio@empresa.com.br', 'apagado@empresa.com.br']) {
+    for (const email of [
+      'zeca@empresa.com.br',
+      'bia@empresa.com.br',
+      'caio@empresa.com.br',
+      'apagado@empresa.com.br',
+    ]) {
       ids[email] = (await criar(email).expect(201)).body.id;
     }
     await as(master).patch(`/auth/${ids['caio@empresa.com.br']}`, { ativo: false }).expect(200);
@@ -108,7 +151,9 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
   it('When pagina is 2 and tamanho 2, then the third and fourth items come', async () => {
     const all = (await as(master).get('/auth?tamanho=1000').expect(200)).body.itens;
     const second = await as(master).get('/auth?pagina=2&tamanho=2').expect(200);
-    expect(second.body.itens.map((a: { id: string }) => a.id)).toEqual(all.slice(2, 4).map((a: { id: string }) => a.id));
+    expect(second.body.itens.map((a: { id: string }) => a.id)).toEqual(
+      all.slice(2, 4).map((a: { id: string }) => a.id),
+    );
   });
 
   it('When the page is past the end, then no items and the real total', async () => {
@@ -133,7 +178,9 @@ describe('GET /auth, /auth/autocomplete, /auth/filtro, /auth/{id}', () => {
 
   it('When autocomplete searches part of the e-mail in any case, then only id, email and perfil, by e-mail', async () => {
     const response = await as(master).get('/auth/autocomplete?busca=CAI').expect(200);
-    expect(response.body.itens).toEqual([{ id: ids['caio@empresa.com.br'], email: 'caio@empresa.com.br', perfil: 'colaborador' }]);
+    expect(response.body.itens).toEqual([
+      { id: ids['caio@empresa.com.br'], email: 'caio@empresa.com.br', perfil: 'colaborador' },
+    ]);
     const byPerfil = await as(master).get('/auth/autocomplete?perfil=master&tamanho=100').expect(200);
     expect(byPerfil.body.itens.every((a: { perfil: string }) => a.perfil === 'master')).toBe(true);
     const all = await as(master).get('/auth/autocomplete?tamanho=100').expect(200);

@@ -11,7 +11,15 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
   const busca = z.object({ busca: queryText() });
   return router
     .route(
-      { method: 'get', path: base, summary: 'Page of collaborators, by e-mail', tag, ...ler, query: pageQuery().extend(busca.shape), response: pagina(colaboradorSchema) },
+      {
+        method: 'get',
+        path: base,
+        summary: 'Page of collaborators, by e-mail',
+        tag,
+        ...ler,
+        query: pageQuery().extend(busca.shape),
+        response: pagina(colaboradorSchema),
+      },
       async ({ query }) => {
         const { itens, total } = await service.page(query);
         return page(itens, query, total);
@@ -33,11 +41,28 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
       },
     )
     .route(
-      { method: 'get', path: `${base}/filtro`, summary: 'Every matching collaborator', tag, ...ler, query: busca, response: z.array(colaboradorSchema) },
+      {
+        method: 'get',
+        path: `${base}/filtro`,
+        summary: 'Every matching collaborator',
+        tag,
+        ...ler,
+        query: busca,
+        response: z.array(colaboradorSchema),
+      },
       async ({ query }) => service.filtro(query.busca),
     )
-    .route({ method: 'get', path: `${base}/:id`, summary: 'One collaborator', tag, ...ler, params: idParams, response: colaboradorSchema }, async ({ params }) =>
-      service.get(params.id),
+    .route(
+      {
+        method: 'get',
+        path: `${base}/:id`,
+        summary: 'One collaborator',
+        tag,
+        ...ler,
+        params: idParams,
+        response: colaboradorSchema,
+      },
+      async ({ params }) => service.get(params.id),
     )
     .route(
       {

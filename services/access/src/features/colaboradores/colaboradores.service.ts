@@ -30,7 +30,14 @@ function whereOf(busca?: string): Prisma.AcessoWhereInput {
   return {
     excluidoEm: null,
     perfil: PERFIL_COLABORADOR,
-    ...(busca ? { OR: [{ email: { contains: likeLiteral(busca.toLowerCase()) } }, { nome: { contains: likeLiteral(busca), mode: 'insensitive' } }] } : {}),
+    ...(busca
+      ? {
+          OR: [
+            { email: { contains: likeLiteral(busca.toLowerCase()) } },
+            { nome: { contains: likeLiteral(busca), mode: 'insensitive' } },
+          ],
+        }
+      : {}),
   };
 }
 
@@ -56,7 +63,12 @@ export class ColaboradoresService {
   async autocomplete(request: PageRequest & { busca?: string }) {
     const where = whereOf(request.busca);
     const [rows, total] = await Promise.all([
-      this.db.acesso.findMany({ where, select: { id: true, email: true, nome: true }, orderBy: ordem, ...skipTake(request) }),
+      this.db.acesso.findMany({
+        where,
+        select: { id: true, email: true, nome: true },
+        orderBy: ordem,
+        ...skipTake(request),
+      }),
       this.db.acesso.count({ where }),
     ]);
     return { itens: rows.map((r) => ({ id: r.id, email: r.email, nome: r.nome ?? r.email })), total };
@@ -90,10 +102,12 @@ export class ColaboradoresService {
     const funcoes = new Map(
       ids.length === 0
         ? []
-        : (await this.db.colaborador.findMany({ where: { termoauthId: { in: ids } }, select: { termoauthId: true, funcaoId: true } })).map((c) => [
-            c.termoauthId,
-            c.funcaoId,
-          ]),
+        : (
+            await this.db.colaborador.findMany({
+              where: { termoauthId: { in: ids } },
+              select: { termoauthId: true, funcaoId: true },
+            })
+          ).map((c) => [c.termoauthId, c.funcaoId]),
     );
     return rows.map((r) => ({
       id: r.id,

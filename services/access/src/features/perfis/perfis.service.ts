@@ -9,7 +9,9 @@ import { iso, normalizePermissoes } from '../acessos/acessos.model';
 
 export const nomeDoPerfil = z.string().trim().min(1).max(120);
 export const perfilCriar = z.object({ nome: nomeDoPerfil, permissoes: permissoesSchema }).strict();
-export const perfilAtualizar = z.object({ nome: nomeDoPerfil.optional(), permissoes: permissoesSchema.optional() }).strict();
+export const perfilAtualizar = z
+  .object({ nome: nomeDoPerfil.optional(), permissoes: permissoesSchema.optional() })
+  .strict();
 
 export const perfilSchema = z.object({
   id: z.string(),
@@ -27,7 +29,8 @@ export const toPerfil = (perfil: PerfilDeAcesso) => ({
   atualizado_em: iso(perfil.atualizadoEm),
 });
 
-const byName = (busca?: string): Prisma.PerfilDeAcessoWhereInput => (busca ? { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } : {});
+const byName = (busca?: string): Prisma.PerfilDeAcessoWhereInput =>
+  busca ? { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } : {};
 const ordem = [{ nome: 'asc' }, { id: 'asc' }] satisfies Prisma.PerfilDeAcessoOrderByWithRelationInput[];
 
 /** Access profiles: a name and a permission map; an access has at most one. */
@@ -49,7 +52,12 @@ export class PerfisService {
   async autocomplete(request: PageRequest & { busca?: string }) {
     const where = byName(request.busca);
     const [itens, total] = await Promise.all([
-      this.db.perfilDeAcesso.findMany({ where, select: { id: true, nome: true }, orderBy: ordem, ...skipTake(request) }),
+      this.db.perfilDeAcesso.findMany({
+        where,
+        select: { id: true, nome: true },
+        orderBy: ordem,
+        ...skipTake(request),
+      }),
       this.db.perfilDeAcesso.count({ where }),
     ]);
     return { itens, total };
@@ -68,7 +76,15 @@ export class PerfisService {
   async create(input: z.infer<typeof perfilCriar>): Promise<PerfilDeAcesso> {
     const now = new Date();
     return this.db.perfilDeAcesso
-      .create({ data: { id: uuidv7(), nome: input.nome, permissoes: normalizePermissoes(input.permissoes), criadoEm: now, atualizadoEm: now } })
+      .create({
+        data: {
+          id: uuidv7(),
+          nome: input.nome,
+          permissoes: normalizePermissoes(input.permissoes),
+          criadoEm: now,
+          atualizadoEm: now,
+        },
+      })
       .catch(nameTaken);
   }
 

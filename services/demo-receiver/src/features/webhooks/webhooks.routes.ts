@@ -18,17 +18,27 @@ export function webhooksRoutes(service: WebhooksService): ApiRouter {
       {
         method: 'post',
         path: '/webhooks',
-        summary: 'Receive a delivery of the hub: 204 when its v1a signature verifies against the hub JWKS, else 401 assinatura_invalida',
+        summary:
+          'Receive a delivery of the hub: 204 when its v1a signature verifies against the hub JWKS, else 401 assinatura_invalida',
         tag,
         // No bearer token: the Standard Webhooks signature is the authentication.
         authenticated: false,
         status: 204,
-        refusals: { 400: 'signed, but the body is not JSON', 413: 'body over 1 MB', 415: 'not sent as JSON', 503: 'the hub JWKS cannot be fetched' },
+        refusals: {
+          400: 'signed, but the body is not JSON',
+          413: 'body over 1 MB',
+          415: 'not sent as JSON',
+          503: 'the hub JWKS cannot be fetched',
+        },
       },
       async ({ req }) => {
         // app.ts reads this body raw: the signature covers the exact bytes.
         if (!Buffer.isBuffer(req.body)) {
-          throw new AppError(415, 'tipo_de_conteudo_invalido', 'deliveries are JSON sent with Content-Type: application/json');
+          throw new AppError(
+            415,
+            'tipo_de_conteudo_invalido',
+            'deliveries are JSON sent with Content-Type: application/json',
+          );
         }
         await service.receber(req.headers, req.body);
       },

@@ -1,6 +1,12 @@
 import { AppError } from '@hub/http';
 import type { Logger } from '@hub/log';
-import { type HeaderSource, type Jwks, type VerifiedWebhook, verifyWebhook, WebhookVerificationError } from '@hub/signing/verify';
+import {
+  type HeaderSource,
+  type Jwks,
+  type VerifiedWebhook,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '@hub/signing/verify';
 import type { JwksProvider } from '../../jwks';
 import type { Recebido, RecebidosStore } from './recebidos.store';
 
@@ -25,7 +31,9 @@ export function webhooksService(deps: WebhooksDeps) {
     } catch (error) {
       deps.logger.error({ err: error }, 'the hub JWKS is unavailable; deliveries cannot be verified');
       // Not the sender's fault: a 503 makes the hub try again later.
-      throw new AppError(503, 'jwks_indisponivel', 'the public keys of the hub cannot be fetched now', undefined, { 'retry-after': '30' });
+      throw new AppError(503, 'jwks_indisponivel', 'the public keys of the hub cannot be fetched now', undefined, {
+        'retry-after': '30',
+      });
     }
     try {
       return verifyWebhook(headers, body, jwks, options);
@@ -61,7 +69,15 @@ export function webhooksService(deps: WebhooksDeps) {
       };
       const novo = deps.store.add(recebido);
       const tipo = (corpo as { tipo?: unknown } | null)?.tipo;
-      deps.logger.info({ webhook_id: verified.id, chave_id: verified.kid, tipo: typeof tipo === 'string' ? tipo : undefined, repetido: !novo }, novo ? 'delivery verified and kept' : 'repeated delivery acknowledged, not kept again');
+      deps.logger.info(
+        {
+          webhook_id: verified.id,
+          chave_id: verified.kid,
+          tipo: typeof tipo === 'string' ? tipo : undefined,
+          repetido: !novo,
+        },
+        novo ? 'delivery verified and kept' : 'repeated delivery acknowledged, not kept again',
+      );
       return { novo, recebido };
     },
     listar: (): Recebido[] => deps.store.list(),

@@ -58,7 +58,8 @@ function delivery(keys: KeySet, overrides: { id?: string; timestamp?: number } =
   return { id, body, headers: { ...headers, 'content-type': 'application/json' } as Record<string, string> };
 }
 
-const post = (app: ReturnType<typeof receiver>, d: ReturnType<typeof delivery>) => request(app).post('/webhooks').set(d.headers).send(d.body);
+const post = (app: ReturnType<typeof receiver>, d: ReturnType<typeof delivery>) =>
+  request(app).post('/webhooks').set(d.headers).send(d.body);
 
 describe('demo-receiver POST /webhooks', () => {
   it('When a delivery is signed by a key of the hub JWKS, then 204 and GET /recebidos lists it', async () => {
@@ -82,7 +83,11 @@ describe('demo-receiver POST /webhooks', () => {
     const d = delivery(hub.keys);
     const response = await post(app, { ...d, body: d.body.replace('1990', '1') }).expect(401);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.body).toMatchObject({ status: 401, codigo: 'assinatura_invalida', detail: expect.stringContaining('invalid_signature') });
+    expect(response.body).toMatchObject({
+      status: 401,
+      codigo: 'assinatura_invalida',
+      detail: expect.stringContaining('invalid_signature'),
+    });
     expect((await request(app).get('/recebidos').expect(200)).body).toEqual([]);
   });
 
@@ -90,7 +95,10 @@ describe('demo-receiver POST /webhooks', () => {
     const app = receiver();
     const d = delivery(hub.keys, { timestamp: Math.floor(Date.now() / 1000) - 301 });
     const response = await post(app, d).expect(401);
-    expect(response.body).toMatchObject({ codigo: 'assinatura_invalida', detail: expect.stringContaining('timestamp_too_old') });
+    expect(response.body).toMatchObject({
+      codigo: 'assinatura_invalida',
+      detail: expect.stringContaining('timestamp_too_old'),
+    });
   });
 
   it('When the delivery is signed by a key the hub does not publish, then 401 after one refetch, and no second refetch within 30 s', async () => {
@@ -99,7 +107,10 @@ describe('demo-receiver POST /webhooks', () => {
     expect(hub.hits).toBe(1);
     const stranger: KeySet = { keys: [generateKey()] };
     const response = await post(app, delivery(stranger)).expect(401);
-    expect(response.body).toMatchObject({ codigo: 'assinatura_invalida', detail: expect.stringContaining('no_usable_key') });
+    expect(response.body).toMatchObject({
+      codigo: 'assinatura_invalida',
+      detail: expect.stringContaining('no_usable_key'),
+    });
     expect(hub.hits).toBe(2);
     await post(app, delivery(stranger)).expect(401);
     expect(hub.hits).toBe(2);
@@ -137,7 +148,12 @@ describe('demo-receiver POST /webhooks', () => {
     const app = receiver();
     const d = delivery(hub.keys);
     await request(app).post('/webhooks').set('content-type', 'application/json').send(d.body).expect(401);
-    const notJson = await request(app).post('/webhooks').set(d.headers).set('content-type', 'text/plain').send(d.body).expect(415);
+    const notJson = await request(app)
+      .post('/webhooks')
+      .set(d.headers)
+      .set('content-type', 'text/plain')
+      .send(d.body)
+      .expect(415);
     expect(notJson.body.codigo).toBe('tipo_de_conteudo_invalido');
   });
 

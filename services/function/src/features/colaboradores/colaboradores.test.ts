@@ -14,7 +14,10 @@ let master: string;
 const auth = () => ({ authorization: `Bearer ${master}` });
 
 async function criarFuncao(): Promise<string> {
-  const response = await request(fn.url).post('/funcao').set(auth()).send({ nome: `Projeção ${randomUUID()}` });
+  const response = await request(fn.url)
+    .post('/funcao')
+    .set(auth())
+    .send({ nome: `Projeção ${randomUUID()}` });
   expect(response.status).toBe(201);
   return response.body.id;
 }
@@ -119,7 +122,11 @@ test('When an older message arrives after a removal, then the tombstone keeps th
   const id = pessoa();
   await sincronizar({ termoauth_id: id, versao: 30, funcao_id: funcao });
   await sincronizar({ termoauth_id: id, versao: 31, funcao_id: funcao, removido: true });
-  await publishMessage(fn.broker, colaboradorSincronizado, mensagemDe({ termoauth_id: id, versao: 30, funcao_id: funcao }));
+  await publishMessage(
+    fn.broker,
+    colaboradorSincronizado,
+    mensagemDe({ termoauth_id: id, versao: 30, funcao_id: funcao }),
+  );
   expect(await fn.handled(id, 30, 2)).toEqual({ changed: false });
   expect(await sincronizar({ termoauth_id: id, versao: 29, funcao_id: funcao })).toEqual({ changed: false });
   expect(await quantidade(funcao)).toBe(0);
@@ -154,8 +161,16 @@ test('When the lists are read, then each function carries its count', async () =
 
 test('When a message breaks its schema, then it is dropped and the next messages still apply', async () => {
   const funcao = await criarFuncao();
-  await fn.broker.publish(colaboradorSincronizado.exchange, colaboradorSincronizado.routingKey, Buffer.from('{"termoauth_id": 42'));
-  await fn.broker.publish(colaboradorSincronizado.exchange, colaboradorSincronizado.routingKey, Buffer.from(JSON.stringify({ termoauth_id: 'x' })));
+  await fn.broker.publish(
+    colaboradorSincronizado.exchange,
+    colaboradorSincronizado.routingKey,
+    Buffer.from('{"termoauth_id": 42'),
+  );
+  await fn.broker.publish(
+    colaboradorSincronizado.exchange,
+    colaboradorSincronizado.routingKey,
+    Buffer.from(JSON.stringify({ termoauth_id: 'x' })),
+  );
   await sincronizar({ termoauth_id: pessoa(), versao: 1, funcao_id: funcao });
   expect(await quantidade(funcao)).toBe(1);
 });

@@ -26,7 +26,8 @@ export interface DestinoDosAnuncios {
 const ORDEM = Prisma.sql`order by f.nome collate "pt-BR-x-icu", f.id`;
 
 /** Case-insensitive substring of the name; strpos needs no escaping of % and _. */
-const filtro = (busca?: string) => (busca ? Prisma.sql`where strpos(lower(f.nome), lower(${busca})) > 0` : Prisma.empty);
+const filtro = (busca?: string) =>
+  busca ? Prisma.sql`where strpos(lower(f.nome), lower(${busca})) > 0` : Prisma.empty;
 
 /** Active collaborators linked to the function (removed ones are tombstones, inactive ones not counted). */
 const QUANTIDADE = Prisma.sql`(select count(*)::int from colaborador c where c.funcao_id = f.id::text and c.ativo and not c.removido)`;
@@ -48,16 +49,18 @@ export function funcoesRepository(db: Db) {
 
   return {
     async listar(busca: string | undefined, janela: Janela): Promise<{ itens: FuncaoRow[]; total: number }> {
-      const [itens, n] = await Promise.all([
-        db.$queryRaw<FuncaoRow[]>(pagina(busca, janela)),
-        total(busca),
-      ]);
+      const [itens, n] = await Promise.all([db.$queryRaw<FuncaoRow[]>(pagina(busca, janela)), total(busca)]);
       return { itens, total: n };
     },
 
-    async resumos(busca: string | undefined, janela: Janela): Promise<{ itens: { id: string; nome: string }[]; total: number }> {
+    async resumos(
+      busca: string | undefined,
+      janela: Janela,
+    ): Promise<{ itens: { id: string; nome: string }[]; total: number }> {
       const [itens, n] = await Promise.all([
-        db.$queryRaw<{ id: string; nome: string }[]>`select f.id::text as id, f.nome from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}`,
+        db.$queryRaw<
+          { id: string; nome: string }[]
+        >`select f.id::text as id, f.nome from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}`,
         total(busca),
       ]);
       return { itens, total: n };
@@ -90,7 +93,9 @@ export function funcoesRepository(db: Db) {
       destino: DestinoDosAnuncios,
     ): Promise<{ funcao: FuncaoRow; anunciados: number } | undefined> {
       return db.$transaction(async (tx) => {
-        const [atual] = await tx.$queryRaw<{ nome: string }[]>`select nome from funcao where id = ${id}::uuid for update`;
+        const [atual] = await tx.$queryRaw<
+          { nome: string }[]
+        >`select nome from funcao where id = ${id}::uuid for update`;
         if (!atual) return undefined;
         let anunciados = 0;
         if (atual.nome !== nome) {

@@ -19,7 +19,15 @@ export function funcoesRoutes(service: FuncoesService, guards: Guards): ApiRoute
   const master = guards.master();
   return new ApiRouter()
     .route(
-      { method: 'get', path: '/funcao', summary: 'Functions, alphabetical, a page at a time', tag, ...master, query: listaQuery, response: paginaFuncao },
+      {
+        method: 'get',
+        path: '/funcao',
+        summary: 'Functions, alphabetical, a page at a time',
+        tag,
+        ...master,
+        query: listaQuery,
+        response: paginaFuncao,
+      },
       ({ query: { busca, pagina, tamanho } }) => service.listar(busca, { pagina, tamanho }),
     )
     .route(
@@ -49,18 +57,33 @@ export function funcoesRoutes(service: FuncoesService, guards: Guards): ApiRoute
       ({ query: { busca, pagina, tamanho } }) => service.autocomplete(busca, { pagina, tamanho }),
     )
     .route(
-      { method: 'get', path: '/funcao/filtro', summary: 'Every matching function, alphabetical, without pages', tag, ...master, query: filtroQuery },
+      {
+        method: 'get',
+        path: '/funcao/filtro',
+        summary: 'Every matching function, alphabetical, without pages',
+        tag,
+        ...master,
+        query: filtroQuery,
+      },
       ({ query }) => service.filtrar(query.busca),
     )
     .route(
-      { method: 'get', path: '/funcao/:id', summary: 'One function', tag, ...master, params: idParams, response: funcaoSchema },
+      {
+        method: 'get',
+        path: '/funcao/:id',
+        summary: 'One function',
+        tag,
+        ...master,
+        params: idParams,
+        response: funcaoSchema,
+      },
       ({ params }) => service.buscar(params.id),
     )
     .route(
       {
         method: 'patch',
         path: '/funcao/:id',
-        summary: "Rename a function; its collaborators are announced again with the new name",
+        summary: 'Rename a function; its collaborators are announced again with the new name',
         tag,
         ...master,
         params: idParams,

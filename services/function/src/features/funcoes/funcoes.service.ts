@@ -12,7 +12,8 @@ export const toFuncao = (row: FuncaoRow): FuncaoDto => ({
   atualizado_em: row.atualizado_em.toISOString(),
 });
 
-const nomeRepetido = (nome: string) => conflict('funcao_duplicada', `a function named "${nome}" already exists (names are compared without regard to case)`);
+const nomeRepetido = (nome: string) =>
+  conflict('funcao_duplicada', `a function named "${nome}" already exists (names are compared without regard to case)`);
 
 /** The rules of the function registry (area B), in its own words; no HTTP, no SQL. */
 export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnuncios, logger: Logger) {
@@ -64,7 +65,11 @@ export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnunc
         throw error;
       }
       if (!renomeada) throw notFound('function');
-      if (renomeada.anunciados > 0) logger.info({ funcao_id: id, anunciados: renomeada.anunciados }, 'function renamed; collaborators re-announced');
+      if (renomeada.anunciados > 0)
+        logger.info(
+          { funcao_id: id, anunciados: renomeada.anunciados },
+          'function renamed; collaborators re-announced',
+        );
       return toFuncao(renomeada.funcao);
     },
   };

@@ -62,7 +62,10 @@ describe('who may call area B', () => {
   test('When a non-master holds every permission of every area, then all six routes answer 403', async () => {
     const { id } = await criar(`${prefixo()} só master`);
     for (const [method, path] of routes(id)) {
-      const response = await api()[method](path).set(auth(everyPermission)).send({ nome: `${prefixo()} tentativa` });
+      const response = await api()
+        [method](path)
+        .set(auth(everyPermission))
+        .send({ nome: `${prefixo()} tentativa` });
       expect({ method, path, status: response.status }).toEqual({ method, path, status: 403 });
       expect(response.headers['content-type']).toMatch(/application\/problem\+json/);
     }
@@ -86,7 +89,13 @@ describe('POST /funcao', () => {
     const nome = `${prefixo()} Analista`;
     const response = await api().post('/funcao').set(auth(master)).send({ nome });
     expect(response.status).toBe(201);
-    expect(Object.keys(response.body).sort()).toEqual(['atualizado_em', 'criado_em', 'id', 'nome', 'quantidade_de_colaboradores']);
+    expect(Object.keys(response.body).sort()).toEqual([
+      'atualizado_em',
+      'criado_em',
+      'id',
+      'nome',
+      'quantidade_de_colaboradores',
+    ]);
     expect(response.body).toMatchObject({ nome, quantidade_de_colaboradores: 0 });
     expect(response.body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(response.body.criado_em).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -115,7 +124,10 @@ describe('POST /funcao', () => {
   test('When nome has 120 characters, then 201; with 121, then 422', async () => {
     const base = prefixo();
     expect((await criar(base.padEnd(120, 'x'))).nome).toHaveLength(120);
-    const response = await api().post('/funcao').set(auth(master)).send({ nome: base.padEnd(121, 'y') });
+    const response = await api()
+      .post('/funcao')
+      .set(auth(master))
+      .send({ nome: base.padEnd(121, 'y') });
     expect(response.status).toBe(422);
     expect(response.body).toMatchObject({ status: 422, codigo: 'dados_invalidos', erros: [{ caminho: '/nome' }] });
   });
@@ -129,7 +141,10 @@ describe('POST /funcao', () => {
   test('When the name repeats another in a different case, then 409 funcao_duplicada', async () => {
     const nome = `${prefixo()} Gerente de Projetos`;
     await criar(nome);
-    const response = await api().post('/funcao').set(auth(master)).send({ nome: `  ${nome.toUpperCase()} ` });
+    const response = await api()
+      .post('/funcao')
+      .set(auth(master))
+      .send({ nome: `  ${nome.toUpperCase()} ` });
     expect(response.status).toBe(409);
     expect(response.body).toMatchObject({ status: 409, codigo: 'funcao_duplicada' });
   });
@@ -155,8 +170,21 @@ describe('lists', () => {
     const response = await api().get('/funcao').query({ busca: p }).set(auth(master));
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ pagina: 1, tamanho: 10, total: 6 });
-    expect(response.body.itens.map((f: { nome: string }) => f.nome.slice(p.length + 1))).toEqual(['abacate', 'ameixa', 'Árvore', 'Banana', 'cereja', 'Zebra']);
-    expect(Object.keys(response.body.itens[0]).sort()).toEqual(['atualizado_em', 'criado_em', 'id', 'nome', 'quantidade_de_colaboradores']);
+    expect(response.body.itens.map((f: { nome: string }) => f.nome.slice(p.length + 1))).toEqual([
+      'abacate',
+      'ameixa',
+      'Árvore',
+      'Banana',
+      'cereja',
+      'Zebra',
+    ]);
+    expect(Object.keys(response.body.itens[0]).sort()).toEqual([
+      'atualizado_em',
+      'criado_em',
+      'id',
+      'nome',
+      'quantidade_de_colaboradores',
+    ]);
 
     const second = await api().get('/funcao').query({ busca: p, pagina: 2, tamanho: 4 }).set(auth(master));
     expect(second.body).toMatchObject({ pagina: 2, tamanho: 4, total: 6 });
@@ -187,8 +215,14 @@ describe('lists', () => {
     await criar(`${p} Desenvolvedora Backend`);
     await criar(`${p} Designer`);
     await criar(`${p} Contadora`);
-    const response = await api().get('/funcao').query({ busca: `${p.toUpperCase()} DE` }).set(auth(master));
-    expect(response.body.itens.map((f: { nome: string }) => f.nome)).toEqual([`${p} Desenvolvedora Backend`, `${p} Designer`]);
+    const response = await api()
+      .get('/funcao')
+      .query({ busca: `${p.toUpperCase()} DE` })
+      .set(auth(master));
+    expect(response.body.itens.map((f: { nome: string }) => f.nome)).toEqual([
+      `${p} Desenvolvedora Backend`,
+      `${p} Designer`,
+    ]);
     const inner = await api().get('/funcao/filtro').query({ busca: 'DORA' }).set(auth(master));
     const mine = inner.body.map((f: { nome: string }) => f.nome).filter((n: string) => n.startsWith(p));
     expect(mine).toEqual([`${p} Contadora`, `${p} Desenvolvedora Backend`]);
@@ -198,7 +232,10 @@ describe('lists', () => {
     const p = prefixo();
     await criar(`${p} 100% remoto`);
     await criar(`${p} 100 remoto`);
-    const response = await api().get('/funcao/filtro').query({ busca: `${p} 100%` }).set(auth(master));
+    const response = await api()
+      .get('/funcao/filtro')
+      .query({ busca: `${p} 100%` })
+      .set(auth(master));
     expect(response.body.map((f: { nome: string }) => f.nome)).toEqual([`${p} 100% remoto`]);
   });
 
@@ -212,7 +249,10 @@ describe('lists', () => {
     expect(response.body.itens.map((f: { nome: string }) => f.nome)).toEqual(
       Array.from({ length: 10 }, (_, i) => `${p} item ${String(i).padStart(2, '0')}`),
     );
-    const huge = await api().get('/funcao/autocomplete').query({ busca: p, tamanho: 1000, pagina: 1 }).set(auth(master));
+    const huge = await api()
+      .get('/funcao/autocomplete')
+      .query({ busca: p, tamanho: 1000, pagina: 1 })
+      .set(auth(master));
     expect(huge.body).toMatchObject({ tamanho: 100, total: 12 });
     expect(huge.body.itens).toHaveLength(12);
   });
@@ -223,8 +263,16 @@ describe('lists', () => {
     const response = await api().get('/funcao/filtro').query({ busca: p }).set(auth(master));
     expect(response.status).toBe(200);
     expect(Array.isArray(response.body)).toBe(true);
-    expect(response.body.map((f: { nome: string }) => f.nome)).toEqual(Array.from({ length: 15 }, (_, i) => `${p} f${String(i).padStart(2, '0')}`));
-    expect(Object.keys(response.body[0]).sort()).toEqual(['atualizado_em', 'criado_em', 'id', 'nome', 'quantidade_de_colaboradores']);
+    expect(response.body.map((f: { nome: string }) => f.nome)).toEqual(
+      Array.from({ length: 15 }, (_, i) => `${p} f${String(i).padStart(2, '0')}`),
+    );
+    expect(Object.keys(response.body[0]).sort()).toEqual([
+      'atualizado_em',
+      'criado_em',
+      'id',
+      'nome',
+      'quantidade_de_colaboradores',
+    ]);
   });
 });
 
@@ -236,9 +284,17 @@ describe('GET and PATCH /funcao/{id}', () => {
   });
 
   test('When PATCH renames, then 200 with the new name and a later atualizado_em', async () => {
-    const criada = (await api().post('/funcao').set(auth(master)).send({ nome: `${prefixo()} Antes` })).body;
+    const criada = (
+      await api()
+        .post('/funcao')
+        .set(auth(master))
+        .send({ nome: `${prefixo()} Antes` })
+    ).body;
     const nome = `${prefixo()} Depois`;
-    const response = await api().patch(`/funcao/${criada.id}`).set(auth(master)).send({ nome: ` ${nome} ` });
+    const response = await api()
+      .patch(`/funcao/${criada.id}`)
+      .set(auth(master))
+      .send({ nome: ` ${nome} ` });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ id: criada.id, nome, criado_em: criada.criado_em });
     expect(Date.parse(response.body.atualizado_em)).toBeGreaterThanOrEqual(Date.parse(criada.atualizado_em));
@@ -271,10 +327,16 @@ describe('GET and PATCH /funcao/{id}', () => {
     const p = prefixo();
     await criar(`${p} Ocupada`);
     const outra = await criar(`${p} Livre`);
-    const taken = await api().patch(`/funcao/${outra.id}`).set(auth(master)).send({ nome: `${p} OCUPADA` });
+    const taken = await api()
+      .patch(`/funcao/${outra.id}`)
+      .set(auth(master))
+      .send({ nome: `${p} OCUPADA` });
     expect(taken.status).toBe(409);
     expect(taken.body.codigo).toBe('funcao_duplicada');
-    const ownCase = await api().patch(`/funcao/${outra.id}`).set(auth(master)).send({ nome: `${p} LIVRE` });
+    const ownCase = await api()
+      .patch(`/funcao/${outra.id}`)
+      .set(auth(master))
+      .send({ nome: `${p} LIVRE` });
     expect(ownCase.status).toBe(200);
     expect(ownCase.body.nome).toBe(`${p} LIVRE`);
   });

@@ -39,11 +39,14 @@ async function sincronizar(c: Partial<ColaboradorSincronizado> & Pick<Colaborado
   await fn.handled(mensagem.termoauth_id, mensagem.versao);
 }
 
-const outboxDe = (funcaoId: string) => fn.db.outbox.count({ where: { body: { path: ['dados', 'funcao', 'id'], equals: funcaoId } } });
+const outboxDe = (funcaoId: string) =>
+  fn.db.outbox.count({ where: { body: { path: ['dados', 'funcao', 'id'], equals: funcaoId } } });
 
 /** Every outbox row published and the test queue emptied: nothing more can still arrive. */
 async function tudoEntregue() {
-  await waitFor(async () => (await fn.db.outbox.count({ where: { publicadoEm: null } })) === 0, { what: 'the outbox published' });
+  await waitFor(async () => (await fn.db.outbox.count({ where: { publicadoEm: null } })) === 0, {
+    what: 'the outbox published',
+  });
   await waitFor(async () => (await listener.withChannel((channel) => channel.checkQueue(queue))).messageCount === 0, {
     what: 'the test queue drained',
   });
@@ -134,7 +137,10 @@ test('When a function is renamed, then each of its collaborators is announced ex
 test('When the function id is written in upper case, then the rename still announces its collaborators', async () => {
   const funcao = await criarFuncao();
   await sincronizar({ termoauth_id: `tauth-${randomUUID()}`, funcao_id: funcao });
-  const response = await request(fn.url).patch(`/funcao/${funcao.toUpperCase()}`).set(auth()).send({ nome: `Maiúscula ${randomUUID()}` });
+  const response = await request(fn.url)
+    .patch(`/funcao/${funcao.toUpperCase()}`)
+    .set(auth())
+    .send({ nome: `Maiúscula ${randomUUID()}` });
   expect(response.status).toBe(200);
   expect(response.body.id).toBe(funcao);
   expect(await outboxDe(funcao)).toBe(1);
@@ -161,7 +167,10 @@ test('When the rename loses to a taken name, then 409 and nothing is announced (
 
 test('When a function without collaborators is renamed, then 200 and nothing is announced', async () => {
   const funcao = await criarFuncao();
-  const response = await request(fn.url).patch(`/funcao/${funcao}`).set(auth()).send({ nome: `Vazia ${randomUUID()}` });
+  const response = await request(fn.url)
+    .patch(`/funcao/${funcao}`)
+    .set(auth())
+    .send({ nome: `Vazia ${randomUUID()}` });
   expect(response.status).toBe(200);
   expect(await outboxDe(funcao)).toBe(0);
 });
@@ -171,7 +180,8 @@ test('When the function is renamed twice, then each rename announces every colla
   const pessoas = [`tauth-${randomUUID()}`, `tauth-${randomUUID()}`, `tauth-${randomUUID()}`];
   for (const id of pessoas) await sincronizar({ termoauth_id: id, funcao_id: funcao });
   const nomes = [`Primeiro ${randomUUID()}`, `Segundo ${randomUUID()}`];
-  for (const nome of nomes) expect((await request(fn.url).patch(`/funcao/${funcao}`).set(auth()).send({ nome })).status).toBe(200);
+  for (const nome of nomes)
+    expect((await request(fn.url).patch(`/funcao/${funcao}`).set(auth()).send({ nome })).status).toBe(200);
   await waitFor(() => deFuncao(funcao).length >= 6, { what: 'both rounds of announcements' });
   await tudoEntregue();
   const porNome = (nome: string) =>
@@ -194,6 +204,12 @@ test('When names hold quotes, backslashes, accents and control characters, then 
   await waitFor(() => deFuncao(funcao).length >= 1, { what: 'the announcement' });
   expect(deFuncao(funcao)[0]!.body).toMatchObject({
     entidade_id: termoauth,
-    dados: { termoauth_id: termoauth, email: 'zé@empresa.com.br', nome: nomePessoa, ativo: true, funcao: { id: funcao, nome } },
+    dados: {
+      termoauth_id: termoauth,
+      email: 'zé@empresa.com.br',
+      nome: nomePessoa,
+      ativo: true,
+      funcao: { id: funcao, nome },
+    },
   });
 });

@@ -13,7 +13,12 @@ function where(filtro: FiltroDeAplicativos): Prisma.AplicativoWhereInput {
   return {
     ...(filtro.ativo === undefined ? {} : { ativo: filtro.ativo }),
     ...(filtro.busca
-      ? { OR: [{ nome: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } }, { clientId: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } }] }
+      ? {
+          OR: [
+            { nome: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } },
+            { clientId: { contains: likeLiteral(filtro.busca), mode: 'insensitive' } },
+          ],
+        }
       : {}),
   };
 }
@@ -30,7 +35,8 @@ export function aplicativosRepository(db: DbClient) {
     buscar: (id: string) => db.aplicativo.findUnique({ where: { id } }),
     buscarPorClientId: (clientId: string) => db.aplicativo.findUnique({ where: { clientId } }),
     criar: (data: Prisma.AplicativoUncheckedCreateInput) => db.aplicativo.create({ data }),
-    atualizar: (id: string, data: Prisma.AplicativoUncheckedUpdateInput) => db.aplicativo.update({ where: { id }, data }),
+    atualizar: (id: string, data: Prisma.AplicativoUncheckedUpdateInput) =>
+      db.aplicativo.update({ where: { id }, data }),
   };
 }
 export type AplicativosRepository = ReturnType<typeof aplicativosRepository>;

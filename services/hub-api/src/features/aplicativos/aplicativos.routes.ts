@@ -1,7 +1,13 @@
 import type { Guards } from '@hub/auth';
 import { ApiRouter, idParams } from '@hub/http';
 import type { AplicativosService } from './aplicativos.service';
-import { aplicativoAtualizar, aplicativoCriar, aplicativoSchema, listaQuery, paginaAplicativo } from './aplicativos.schemas';
+import {
+  aplicativoAtualizar,
+  aplicativoCriar,
+  aplicativoSchema,
+  listaQuery,
+  paginaAplicativo,
+} from './aplicativos.schemas';
 
 const tag = 'Aplicativo';
 
@@ -34,7 +40,15 @@ export function aplicativosRoutes(service: AplicativosService, guards: Guards): 
       ({ body }) => service.criar(body),
     )
     .route(
-      { method: 'get', path: '/aplicativo/:id', summary: 'One application', tag, ...guards.permission('monitoramento', 'ler'), params: idParams, response: aplicativoSchema },
+      {
+        method: 'get',
+        path: '/aplicativo/:id',
+        summary: 'One application',
+        tag,
+        ...guards.permission('monitoramento', 'ler'),
+        params: idParams,
+        response: aplicativoSchema,
+      },
       ({ params }) => service.buscar(params.id),
     )
     .route(

@@ -4,12 +4,19 @@ import { LISTA_MAX, pagina } from '../../schemas';
 
 export const nomeDeAplicativo = z.string().trim().min(1).max(120);
 /** The `sub` of the application's tokens: visible ASCII, no spaces. */
-export const clientId = z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1 to 200 visible ASCII characters without spaces');
+export const clientId = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,200}$/, 'must be 1 to 200 visible ASCII characters without spaces');
 
 export const aplicativoCriar = z.object({ nome: nomeDeAplicativo, client_id: clientId }).strict();
-export const aplicativoAtualizar = z.object({ nome: nomeDeAplicativo.nullish(), ativo: z.boolean().nullish() }).strict();
+export const aplicativoAtualizar = z
+  .object({ nome: nomeDeAplicativo.nullish(), ativo: z.boolean().nullish() })
+  .strict();
 
-export const listaQuery = pageQuery({ maxTamanho: LISTA_MAX }).extend({ busca: queryText(200), ativo: queryBoolean.optional() });
+export const listaQuery = pageQuery({ maxTamanho: LISTA_MAX }).extend({
+  busca: queryText(200),
+  ativo: queryBoolean.optional(),
+});
 
 export const aplicativoSchema = z.object({
   id: z.string(),

@@ -31,10 +31,18 @@ export function aplicativosService(repository: AplicativosRepository) {
     async criar(input: { nome: string; client_id: string }) {
       const agora = new Date();
       try {
-        const criado = await repository.criar({ id: uuidv7(), nome: input.nome, clientId: input.client_id, ativo: true, criadoEm: agora, atualizadoEm: agora });
+        const criado = await repository.criar({
+          id: uuidv7(),
+          nome: input.nome,
+          clientId: input.client_id,
+          ativo: true,
+          criadoEm: agora,
+          atualizadoEm: agora,
+        });
         return aplicativoDto(criado);
       } catch (error) {
-        if (isUniqueViolation(error)) throw conflict('client_id_em_uso', `an application with client_id ${input.client_id} exists`);
+        if (isUniqueViolation(error))
+          throw conflict('client_id_em_uso', `an application with client_id ${input.client_id} exists`);
         throw error;
       }
     },
@@ -43,7 +51,10 @@ export function aplicativosService(repository: AplicativosRepository) {
 
     async atualizar(id: string, input: { nome?: string | null; ativo?: boolean | null }) {
       await existente(id);
-      const changes = { ...(input.nome == null ? {} : { nome: input.nome }), ...(input.ativo == null ? {} : { ativo: input.ativo }) };
+      const changes = {
+        ...(input.nome == null ? {} : { nome: input.nome }),
+        ...(input.ativo == null ? {} : { ativo: input.ativo }),
+      };
       if (Object.keys(changes).length === 0) return aplicativoDto(await existente(id));
       return aplicativoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }));
     },

@@ -1,4 +1,12 @@
-import { type Contexto, encerrarContexto, expectPagina, auth, ISO_MS, iniciarContexto, unico } from '../../test-support';
+import {
+  type Contexto,
+  encerrarContexto,
+  expectPagina,
+  auth,
+  ISO_MS,
+  iniciarContexto,
+  unico,
+} from '../../test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {
@@ -15,7 +23,12 @@ async function criar(nome = 'Loja', clientId = unico('loja')) {
 describe('who may call /aplicativo', () => {
   test('When no token is sent, then every route answers 401 with problem+json', async () => {
     const { id } = await criar();
-    for (const [method, path] of [['get', '/aplicativo'], ['post', '/aplicativo'], ['get', `/aplicativo/${id}`], ['patch', `/aplicativo/${id}`]] as const) {
+    for (const [method, path] of [
+      ['get', '/aplicativo'],
+      ['post', '/aplicativo'],
+      ['get', `/aplicativo/${id}`],
+      ['patch', `/aplicativo/${id}`],
+    ] as const) {
       const response = await ctx.api()[method](path).send({});
       expect({ method, path, status: response.status }).toEqual({ method, path, status: 401 });
       expect(response.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -31,7 +44,15 @@ describe('who may call /aplicativo', () => {
   test('When the caller may only read, then GET answers and POST and PATCH are 403', async () => {
     const { id } = await criar();
     expect((await ctx.api().get(`/aplicativo/${id}`).set(auth(ctx.leitor))).status).toBe(200);
-    expect((await ctx.api().post('/aplicativo').set(auth(ctx.leitor)).send({ nome: 'x', client_id: unico('x') })).status).toBe(403);
+    expect(
+      (
+        await ctx
+          .api()
+          .post('/aplicativo')
+          .set(auth(ctx.leitor))
+          .send({ nome: 'x', client_id: unico('x') })
+      ).status,
+    ).toBe(403);
     expect((await ctx.api().patch(`/aplicativo/${id}`).set(auth(ctx.leitor)).send({ ativo: false })).status).toBe(403);
   });
 
@@ -45,13 +66,22 @@ describe('/aplicativo', () => {
   test('When the hub starts for the first time, then the platform application identidade exists', async () => {
     const response = await ctx.api().get('/aplicativo').query({ busca: 'identidade' }).set(auth(ctx.leitor));
     expectPagina(response.body, 1, 10);
-    expect(response.body.itens).toEqual([expect.objectContaining({ nome: 'Identidade', client_id: 'identidade', ativo: true })]);
+    expect(response.body.itens).toEqual([
+      expect.objectContaining({ nome: 'Identidade', client_id: 'identidade', ativo: true }),
+    ]);
   });
 
   test('When an application is created, then it answers 201 with every field and can be read back', async () => {
     const clientId = unico('erp');
     const criado = await criar('  ERP Financeiro ', clientId);
-    expect(criado).toEqual({ id: expect.any(String), nome: 'ERP Financeiro', client_id: clientId, ativo: true, criado_em: expect.stringMatching(ISO_MS), atualizado_em: expect.stringMatching(ISO_MS) });
+    expect(criado).toEqual({
+      id: expect.any(String),
+      nome: 'ERP Financeiro',
+      client_id: clientId,
+      ativo: true,
+      criado_em: expect.stringMatching(ISO_MS),
+      atualizado_em: expect.stringMatching(ISO_MS),
+    });
     const lido = await ctx.api().get(`/aplicativo/${criado.id}`).set(auth(ctx.leitor));
     expect(lido.status).toBe(200);
     expect(lido.body).toEqual(criado);
@@ -79,23 +109,48 @@ describe('/aplicativo', () => {
   test('When the list is paged, then the frame holds the page and the total, ordered by name', async () => {
     const marca = unico('pag');
     for (const nome of ['C', 'A', 'B']) await criar(`${marca} ${nome}`, unico('pag'));
-    const first = await ctx.api().get('/aplicativo').query({ busca: marca, pagina: 1, tamanho: 2 }).set(auth(ctx.leitor));
+    const first = await ctx
+      .api()
+      .get('/aplicativo')
+      .query({ busca: marca, pagina: 1, tamanho: 2 })
+      .set(auth(ctx.leitor));
     expectPagina(first.body, 1, 2);
     expect(first.body.total).toBe(3);
     expect(first.body.itens.map((a) => a.nome)).toEqual([`${marca} A`, `${marca} B`]);
-    const second = await ctx.api().get('/aplicativo').query({ busca: marca, pagina: '2', tamanho: '2' }).set(auth(ctx.leitor));
+    const second = await ctx
+      .api()
+      .get('/aplicativo')
+      .query({ busca: marca, pagina: '2', tamanho: '2' })
+      .set(auth(ctx.leitor));
     expect(second.body.itens.map((a: { nome: string }) => a.nome)).toEqual([`${marca} C`]);
-    const clamped = await ctx.api().get('/aplicativo').query({ busca: marca, pagina: 0, tamanho: 100000 }).set(auth(ctx.leitor));
+    const clamped = await ctx
+      .api()
+      .get('/aplicativo')
+      .query({ busca: marca, pagina: 0, tamanho: 100000 })
+      .set(auth(ctx.leitor));
     expectPagina(clamped.body, 1, 500);
     expect((await ctx.api().get('/aplicativo').query({ tamanho: 'dez' }).set(auth(ctx.leitor))).status).toBe(400);
   });
 
   test('When an application is renamed and switched off, then only those fields change', async () => {
     const criado = await criar();
-    const response = await ctx.api().patch(`/aplicativo/${criado.id}`).set(auth(ctx.todas)).send({ nome: 'Renomeado', ativo: false });
+    const response = await ctx
+      .api()
+      .patch(`/aplicativo/${criado.id}`)
+      .set(auth(ctx.todas))
+      .send({ nome: 'Renomeado', ativo: false });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ id: criado.id, nome: 'Renomeado', client_id: criado.client_id, ativo: false });
-    const inativos = await ctx.api().get('/aplicativo').query({ busca: criado.client_id, ativo: 'false' }).set(auth(ctx.leitor));
+    expect(response.body).toMatchObject({
+      id: criado.id,
+      nome: 'Renomeado',
+      client_id: criado.client_id,
+      ativo: false,
+    });
+    const inativos = await ctx
+      .api()
+      .get('/aplicativo')
+      .query({ busca: criado.client_id, ativo: 'false' })
+      .set(auth(ctx.leitor));
     expect(inativos.body.itens.map((a: { id: string }) => a.id)).toEqual([criado.id]);
     const nada = await ctx.api().patch(`/aplicativo/${criado.id}`).set(auth(ctx.todas)).send({});
     expect(nada.body).toEqual(response.body);
@@ -103,14 +158,20 @@ describe('/aplicativo', () => {
 
   test('When PATCH tries to change the client_id, then 422', async () => {
     const criado = await criar();
-    const response = await ctx.api().patch(`/aplicativo/${criado.id}`).set(auth(ctx.todas)).send({ client_id: 'outro' });
+    const response = await ctx
+      .api()
+      .patch(`/aplicativo/${criado.id}`)
+      .set(auth(ctx.todas))
+      .send({ client_id: 'outro' });
     expect(response.status).toBe(422);
   });
 
   test('When the id does not exist or is not a uuid, then 404', async () => {
     const missing = '01900000-0000-7000-8000-00000000ffff';
     expect((await ctx.api().get(`/aplicativo/${missing}`).set(auth(ctx.leitor))).status).toBe(404);
-    expect((await ctx.api().patch(`/aplicativo/${missing}`).set(auth(ctx.todas)).send({ ativo: true })).status).toBe(404);
+    expect((await ctx.api().patch(`/aplicativo/${missing}`).set(auth(ctx.todas)).send({ ativo: true })).status).toBe(
+      404,
+    );
     expect((await ctx.api().get('/aplicativo/nao-e-uuid').set(auth(ctx.leitor))).status).toBe(404);
   });
 });
@@ -119,5 +180,10 @@ test('When names with accents and mixed case are listed, then they are in Portug
   const marca = unico('ordem');
   for (const nome of ['Banana', 'abacate', 'Árvore', 'cereja']) await criar(`${marca} ${nome}`, unico('ordem'));
   const response = await ctx.api().get('/aplicativo').query({ busca: marca }).set(auth(ctx.leitor));
-  expect(response.body.itens.map((a: { nome: string }) => a.nome.slice(marca.length + 1))).toEqual(['abacate', 'Árvore', 'Banana', 'cereja']);
+  expect(response.body.itens.map((a: { nome: string }) => a.nome.slice(marca.length + 1))).toEqual([
+    'abacate',
+    'Árvore',
+    'Banana',
+    'cereja',
+  ]);
 });

@@ -12,7 +12,10 @@ export interface FiltroDeAssinaturas {
   busca?: string;
 }
 
-const comNomes = { aplicativoAssinante: { select: { nome: true } }, versao: { select: { tipoDeEvento: { select: { nome: true } } } } } as const;
+const comNomes = {
+  aplicativoAssinante: { select: { nome: true } },
+  versao: { select: { tipoDeEvento: { select: { nome: true } } } },
+} as const;
 const ordem: Prisma.AssinaturaOrderByWithRelationInput[] = [
   { versao: { tipoDeEvento: { nome: 'asc' } } },
   { versaoDoEsquema: 'asc' },
@@ -49,13 +52,16 @@ export function assinaturasRepository(db: DbClient) {
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeAssinaturas) => db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
+    filtrar: (filtro: FiltroDeAssinaturas) =>
+      db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
     /** A deleted subscription is not found. */
     buscar: (id: string) => db.assinatura.findFirst({ where: { id, excluidaEm: null }, include: comNomes }),
     criar: (data: Prisma.AssinaturaUncheckedCreateInput) => db.assinatura.create({ data, include: comNomes }),
-    atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput) => db.assinatura.update({ where: { id }, data, include: comNomes }),
+    atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput) =>
+      db.assinatura.update({ where: { id }, data, include: comNomes }),
     /** Logical deletion: the row stays for the deliveries that refer to it. */
-    excluir: (id: string, agora: Date) => db.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
+    excluir: (id: string, agora: Date) =>
+      db.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
   };
 }
 export type AssinaturasRepository = ReturnType<typeof assinaturasRepository>;

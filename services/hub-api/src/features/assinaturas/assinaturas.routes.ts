@@ -14,13 +14,23 @@ import {
 } from './assinaturas.schemas';
 
 const tag = 'Assinatura';
-const destino = { 422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido)' };
+const destino = {
+  422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido)',
+};
 
 export function assinaturasRoutes(service: AssinaturasService, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(
-      { method: 'get', path: '/assinatura', summary: 'Subscriptions by type name and version, a page at a time', tag, ...ler, query: listaQuery, response: paginaAssinatura },
+      {
+        method: 'get',
+        path: '/assinatura',
+        summary: 'Subscriptions by type name and version, a page at a time',
+        tag,
+        ...ler,
+        query: listaQuery,
+        response: paginaAssinatura,
+      },
       ({ query: { pagina, tamanho, ...filtro } }) => service.listar(filtro, { pagina, tamanho }),
     )
     .route(
@@ -38,7 +48,15 @@ export function assinaturasRoutes(service: AssinaturasService, guards: Guards): 
       ({ body }) => service.criar(body),
     )
     .route(
-      { method: 'get', path: '/assinatura/filtro', summary: 'Every matching subscription (at most 1000), without pages', tag, ...ler, query: filtroQuery, response: z.array(assinaturaSchema) },
+      {
+        method: 'get',
+        path: '/assinatura/filtro',
+        summary: 'Every matching subscription (at most 1000), without pages',
+        tag,
+        ...ler,
+        query: filtroQuery,
+        response: z.array(assinaturaSchema),
+      },
       ({ query }) => service.filtrar(query),
     )
     .route(
@@ -54,7 +72,15 @@ export function assinaturasRoutes(service: AssinaturasService, guards: Guards): 
       ({ query: { pagina, tamanho, ...filtro } }) => service.autocomplete(filtro, { pagina, tamanho }),
     )
     .route(
-      { method: 'get', path: '/assinatura/:id', summary: 'One subscription', tag, ...ler, params: idParams, response: assinaturaSchema },
+      {
+        method: 'get',
+        path: '/assinatura/:id',
+        summary: 'One subscription',
+        tag,
+        ...ler,
+        params: idParams,
+        response: assinaturaSchema,
+      },
       ({ params }) => service.buscar(params.id),
     )
     .route(

@@ -26,7 +26,11 @@ export const assinaturaCriar = z
   .strict();
 
 export const assinaturaAtualizar = z
-  .object({ url_de_destino: urlDeDestino.nullish(), ativa: z.boolean().nullish(), maximo_de_tentativas: tentativas.nullish() })
+  .object({
+    url_de_destino: urlDeDestino.nullish(),
+    ativa: z.boolean().nullish(),
+    maximo_de_tentativas: tentativas.nullish(),
+  })
   .strict();
 
 const versaoQuery = z

@@ -31,7 +31,8 @@ export interface AssinaturasDeps {
   verificarDestino: (url: string) => Promise<void>;
 }
 
-const duplicada = () => conflict('assinatura_duplicada', 'this application already subscribes to this type and version at this URL');
+const duplicada = () =>
+  conflict('assinatura_duplicada', 'this application already subscribes to this type and version at this URL');
 
 /** Subscriptions: an application receives the events of one type and schema version at a URL. */
 export function assinaturasService(deps: AssinaturasDeps) {
@@ -51,13 +52,15 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     async autocomplete(filtro: FiltroDeAssinaturas, request: PageRequest) {
       const { itens, total } = await assinaturas.listar(filtro, request);
-      const resumo = itens.map(assinaturaDto).map(({ id, aplicativo_assinante_nome, tipo_de_evento_nome, versao_do_esquema, url_de_destino }) => ({
-        id,
-        aplicativo_assinante_nome,
-        tipo_de_evento_nome,
-        versao_do_esquema,
-        url_de_destino,
-      }));
+      const resumo = itens
+        .map(assinaturaDto)
+        .map(({ id, aplicativo_assinante_nome, tipo_de_evento_nome, versao_do_esquema, url_de_destino }) => ({
+          id,
+          aplicativo_assinante_nome,
+          tipo_de_evento_nome,
+          versao_do_esquema,
+          url_de_destino,
+        }));
       return page(resumo, request, total);
     },
 
@@ -65,7 +68,13 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     buscar: async (id: string) => assinaturaDto(await existente(id)),
 
-    async criar(input: { aplicativo_assinante_id: string; tipo_de_evento_id: string; versao_do_esquema: number; url_de_destino: string; maximo_de_tentativas: number }) {
+    async criar(input: {
+      aplicativo_assinante_id: string;
+      tipo_de_evento_id: string;
+      versao_do_esquema: number;
+      url_de_destino: string;
+      maximo_de_tentativas: number;
+    }) {
       if (!(await deps.aplicativos.buscar(input.aplicativo_assinante_id))) {
         throw invalidField('/aplicativo_assinante_id', 'aplicativo_inexistente', 'no application has this id');
       }
@@ -73,7 +82,11 @@ export function assinaturasService(deps: AssinaturasDeps) {
         throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
       }
       if (!(await deps.versoes.buscarPorNumero(input.tipo_de_evento_id, input.versao_do_esquema))) {
-        throw invalidField('/versao_do_esquema', 'versao_inexistente', `the event type has no schema version ${input.versao_do_esquema}`);
+        throw invalidField(
+          '/versao_do_esquema',
+          'versao_inexistente',
+          `the event type has no schema version ${input.versao_do_esquema}`,
+        );
       }
       await deps.verificarDestino(input.url_de_destino);
       const agora = new Date();
@@ -92,12 +105,16 @@ export function assinaturasService(deps: AssinaturasDeps) {
         return assinaturaDto(criada);
       } catch (error) {
         if (isUniqueViolation(error)) throw duplicada();
-        if (isForeignKeyViolation(error)) throw invalidField('', 'referencia_inexistente', 'the application, type or version no longer exists');
+        if (isForeignKeyViolation(error))
+          throw invalidField('', 'referencia_inexistente', 'the application, type or version no longer exists');
         throw error;
       }
     },
 
-    async atualizar(id: string, input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null }) {
+    async atualizar(
+      id: string,
+      input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null },
+    ) {
       await existente(id);
       if (input.url_de_destino != null) await deps.verificarDestino(input.url_de_destino);
       const changes = {

@@ -1,4 +1,14 @@
-import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao, encerrarContexto, expectPagina, ISO_MS, iniciarContexto } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  criarAplicativo,
+  criarTipo,
+  criarVersao,
+  encerrarContexto,
+  expectPagina,
+  ISO_MS,
+  iniciarContexto,
+} from '../../test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {
@@ -14,7 +24,16 @@ async function cenario(url = 'https://recebedor.example/webhook') {
   const tipo = await criarTipo(ctx);
   await criarVersao(ctx, tipo.id);
   await criarVersao(ctx, tipo.id);
-  return { assinante, tipo, corpo: { aplicativo_assinante_id: assinante.id, tipo_de_evento_id: tipo.id, versao_do_esquema: 1, url_de_destino: url } };
+  return {
+    assinante,
+    tipo,
+    corpo: {
+      aplicativo_assinante_id: assinante.id,
+      tipo_de_evento_id: tipo.id,
+      versao_do_esquema: 1,
+      url_de_destino: url,
+    },
+  };
 }
 
 async function assinar(corpo: Record<string, unknown>) {
@@ -36,12 +55,20 @@ describe('who may call /assinatura', () => {
       ['delete', `/assinatura/${id}`],
     ] as const;
     for (const [method, path] of routes) {
-      expect({ method, path, status: (await ctx.api()[method](path).send({})).status }).toEqual({ method, path, status: 401 });
+      expect({ method, path, status: (await ctx.api()[method](path).send({})).status }).toEqual({
+        method,
+        path,
+        status: 401,
+      });
       const refused = await ctx.api()[method](path).set(auth(ctx.semMonitoramento)).send({});
       expect({ method, path, status: refused.status }).toEqual({ method, path, status: 403 });
     }
     for (const [method, path] of routes.filter(([m]) => m !== 'get')) {
-      expect({ method, path, status: (await ctx.api()[method](path).set(auth(ctx.leitor)).send({})).status }).toEqual({ method, path, status: 403 });
+      expect({ method, path, status: (await ctx.api()[method](path).set(auth(ctx.leitor)).send({})).status }).toEqual({
+        method,
+        path,
+        status: 403,
+      });
     }
   });
 });
@@ -73,8 +100,17 @@ describe('/assinatura', () => {
       ['tipo_de_evento_id', MISSING, 'tipo_de_evento_inexistente'],
       ['versao_do_esquema', 3, 'versao_inexistente'],
     ] as const) {
-      const response = await ctx.api().post('/assinatura').set(auth(ctx.todas)).send({ ...corpo, [campo]: valor });
-      expect({ campo, status: response.status, codigo: response.body.codigo, caminho: response.body.erros[0].caminho }).toEqual({ campo, status: 422, codigo, caminho: `/${campo}` });
+      const response = await ctx
+        .api()
+        .post('/assinatura')
+        .set(auth(ctx.todas))
+        .send({ ...corpo, [campo]: valor });
+      expect({
+        campo,
+        status: response.status,
+        codigo: response.body.codigo,
+        caminho: response.body.erros[0].caminho,
+      }).toEqual({ campo, status: 422, codigo, caminho: `/${campo}` });
     }
   });
 
@@ -88,7 +124,11 @@ describe('/assinatura', () => {
     [{ versao_do_esquema: 0 }],
   ])('When the body has %j, then 422', async (change) => {
     const { corpo } = await cenario();
-    const response = await ctx.api().post('/assinatura').set(auth(ctx.todas)).send({ ...corpo, ...change });
+    const response = await ctx
+      .api()
+      .post('/assinatura')
+      .set(auth(ctx.todas))
+      .send({ ...corpo, ...change });
     expect(response.status).toBe(422);
     expect(response.body.erros[0].caminho).toBe(`/${Object.keys(change)[0]}`);
   });
@@ -104,13 +144,27 @@ describe('/assinatura', () => {
 
   test('When a subscription is updated, then URL, attempts and ativa change and nothing else can', async () => {
     const criada = await assinar((await cenario()).corpo);
-    const response = await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ url_de_destino: 'https://novo.example/h', maximo_de_tentativas: 50, ativa: false });
+    const response = await ctx
+      .api()
+      .patch(`/assinatura/${criada.id}`)
+      .set(auth(ctx.todas))
+      .send({ url_de_destino: 'https://novo.example/h', maximo_de_tentativas: 50, ativa: false });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ url_de_destino: 'https://novo.example/h', maximo_de_tentativas: 50, ativa: false, versao_do_esquema: 1 });
+    expect(response.body).toMatchObject({
+      url_de_destino: 'https://novo.example/h',
+      maximo_de_tentativas: 50,
+      ativa: false,
+      versao_do_esquema: 1,
+    });
     const back = await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ ativa: true });
     expect(back.body.ativa).toBe(true);
-    expect((await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ versao_do_esquema: 2 })).status).toBe(422);
-    expect((await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ url_de_destino: 'gopher://x' })).status).toBe(422);
+    expect(
+      (await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ versao_do_esquema: 2 })).status,
+    ).toBe(422);
+    expect(
+      (await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ url_de_destino: 'gopher://x' }))
+        .status,
+    ).toBe(422);
   });
 
   test('When a subscription is deleted, then 204, afterwards 404, and it is gone from the lists', async () => {
@@ -118,9 +172,15 @@ describe('/assinatura', () => {
     const criada = await assinar(corpo);
     expect((await ctx.api().delete(`/assinatura/${criada.id}`).set(auth(ctx.todas))).status).toBe(204);
     expect((await ctx.api().get(`/assinatura/${criada.id}`).set(auth(ctx.leitor))).status).toBe(404);
-    expect((await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ ativa: true })).status).toBe(404);
+    expect((await ctx.api().patch(`/assinatura/${criada.id}`).set(auth(ctx.todas)).send({ ativa: true })).status).toBe(
+      404,
+    );
     expect((await ctx.api().delete(`/assinatura/${criada.id}`).set(auth(ctx.todas))).status).toBe(404);
-    const lista = await ctx.api().get('/assinatura/filtro').query({ aplicativo_assinante_id: assinante.id }).set(auth(ctx.leitor));
+    const lista = await ctx
+      .api()
+      .get('/assinatura/filtro')
+      .query({ aplicativo_assinante_id: assinante.id })
+      .set(auth(ctx.leitor));
     expect(lista.body).toEqual([]);
     // The same subscription can be made again after the deletion.
     await assinar(corpo);
@@ -131,15 +191,36 @@ describe('/assinatura', () => {
     await assinar(corpo);
     await assinar({ ...corpo, url_de_destino: 'https://outro.example/a' });
     await assinar({ ...corpo, versao_do_esquema: 2 });
-    const pagina = await ctx.api().get('/assinatura').query({ aplicativo_assinante_id: assinante.id, tamanho: 2 }).set(auth(ctx.leitor));
+    const pagina = await ctx
+      .api()
+      .get('/assinatura')
+      .query({ aplicativo_assinante_id: assinante.id, tamanho: 2 })
+      .set(auth(ctx.leitor));
     expectPagina(pagina.body, 1, 2);
     expect(pagina.body.total).toBe(3);
-    const filtro = await ctx.api().get('/assinatura/filtro').query({ tipo_de_evento_id: tipo.id, versao_do_esquema: '1', ativa: 'true' }).set(auth(ctx.leitor));
-    expect(filtro.body.map((a: { url_de_destino: string }) => a.url_de_destino).sort()).toEqual(['https://outro.example/a', 'https://recebedor.example/webhook']);
-    const auto = await ctx.api().get('/assinatura/autocomplete').query({ busca: 'outro.example', tipo_de_evento_id: tipo.id }).set(auth(ctx.leitor));
+    const filtro = await ctx
+      .api()
+      .get('/assinatura/filtro')
+      .query({ tipo_de_evento_id: tipo.id, versao_do_esquema: '1', ativa: 'true' })
+      .set(auth(ctx.leitor));
+    expect(filtro.body.map((a: { url_de_destino: string }) => a.url_de_destino).sort()).toEqual([
+      'https://outro.example/a',
+      'https://recebedor.example/webhook',
+    ]);
+    const auto = await ctx
+      .api()
+      .get('/assinatura/autocomplete')
+      .query({ busca: 'outro.example', tipo_de_evento_id: tipo.id })
+      .set(auth(ctx.leitor));
     expectPagina(auto.body, 1, 10);
     expect(auto.body.itens).toEqual([
-      { id: expect.any(String), aplicativo_assinante_nome: 'Assinante', tipo_de_evento_nome: tipo.nome, versao_do_esquema: 1, url_de_destino: 'https://outro.example/a' },
+      {
+        id: expect.any(String),
+        aplicativo_assinante_nome: 'Assinante',
+        tipo_de_evento_nome: tipo.nome,
+        versao_do_esquema: 1,
+        url_de_destino: 'https://outro.example/a',
+      },
     ]);
   });
 

@@ -1,9 +1,20 @@
-import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao, encerrarContexto, iniciarContexto } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  criarAplicativo,
+  criarTipo,
+  criarVersao,
+  encerrarContexto,
+  iniciarContexto,
+} from '../../test-support';
 
 let sandbox: Contexto;
 let localhost: Contexto;
 beforeAll(async () => {
-  [sandbox, localhost] = await Promise.all([iniciarContexto({ ambiente: 'SANDBOX', allowlist: '10.77.0.0/16' }), iniciarContexto({ ambiente: 'LOCALHOST' })]);
+  [sandbox, localhost] = await Promise.all([
+    iniciarContexto({ ambiente: 'SANDBOX', allowlist: '10.77.0.0/16' }),
+    iniciarContexto({ ambiente: 'LOCALHOST' }),
+  ]);
 });
 afterAll(async () => {
   await encerrarContexto(sandbox);
@@ -29,31 +40,60 @@ const PROIBIDAS = [
 ];
 
 describe('destination safety of subscriptions', () => {
-  test.each(PROIBIDAS)('When the URL is %s in SANDBOX, then 422 destino_proibido; in LOCALHOST it is accepted', async (url) => {
-    const refused = await sandbox.api().post('/assinatura').set(auth(sandbox.todas)).send({ ...(await corpo(sandbox)), url_de_destino: url });
-    expect(refused.status).toBe(422);
-    expect(refused.body).toMatchObject({ codigo: 'destino_proibido', erros: [{ caminho: '/url_de_destino' }] });
-    const accepted = await localhost.api().post('/assinatura').set(auth(localhost.todas)).send({ ...(await corpo(localhost)), url_de_destino: url });
-    expect(accepted.status).toBe(201);
-  });
+  test.each(PROIBIDAS)(
+    'When the URL is %s in SANDBOX, then 422 destino_proibido; in LOCALHOST it is accepted',
+    async (url) => {
+      const refused = await sandbox
+        .api()
+        .post('/assinatura')
+        .set(auth(sandbox.todas))
+        .send({ ...(await corpo(sandbox)), url_de_destino: url });
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ codigo: 'destino_proibido', erros: [{ caminho: '/url_de_destino' }] });
+      const accepted = await localhost
+        .api()
+        .post('/assinatura')
+        .set(auth(localhost.todas))
+        .send({ ...(await corpo(localhost)), url_de_destino: url });
+      expect(accepted.status).toBe(201);
+    },
+  );
 
   test('When the URL is public or inside DESTINATION_ALLOWLIST in SANDBOX, then it is accepted', async () => {
     for (const url of ['https://93.184.215.14/webhook', 'http://10.77.3.4:9000/webhook']) {
-      const response = await sandbox.api().post('/assinatura').set(auth(sandbox.todas)).send({ ...(await corpo(sandbox)), url_de_destino: url });
+      const response = await sandbox
+        .api()
+        .post('/assinatura')
+        .set(auth(sandbox.todas))
+        .send({ ...(await corpo(sandbox)), url_de_destino: url });
       expect({ url, status: response.status }).toEqual({ url, status: 201 });
     }
   });
 
   test('When PATCH points a subscription at a forbidden address in SANDBOX, then 422 and the URL stays', async () => {
-    const criada = await sandbox.api().post('/assinatura').set(auth(sandbox.todas)).send({ ...(await corpo(sandbox)), url_de_destino: 'https://93.184.215.14/a' });
-    const response = await sandbox.api().patch(`/assinatura/${criada.body.id}`).set(auth(sandbox.todas)).send({ url_de_destino: 'http://169.254.169.254/' });
+    const criada = await sandbox
+      .api()
+      .post('/assinatura')
+      .set(auth(sandbox.todas))
+      .send({ ...(await corpo(sandbox)), url_de_destino: 'https://93.184.215.14/a' });
+    const response = await sandbox
+      .api()
+      .patch(`/assinatura/${criada.body.id}`)
+      .set(auth(sandbox.todas))
+      .send({ url_de_destino: 'http://169.254.169.254/' });
     expect(response.status).toBe(422);
     expect(response.body.codigo).toBe('destino_proibido');
-    expect((await sandbox.api().get(`/assinatura/${criada.body.id}`).set(auth(sandbox.leitor))).body.url_de_destino).toBe('https://93.184.215.14/a');
+    expect(
+      (await sandbox.api().get(`/assinatura/${criada.body.id}`).set(auth(sandbox.leitor))).body.url_de_destino,
+    ).toBe('https://93.184.215.14/a');
   });
 
   test('When the host does not resolve in SANDBOX, then 422 destino_nao_resolvido', async () => {
-    const response = await sandbox.api().post('/assinatura').set(auth(sandbox.todas)).send({ ...(await corpo(sandbox)), url_de_destino: 'https://nao-existe.invalid/x' });
+    const response = await sandbox
+      .api()
+      .post('/assinatura')
+      .set(auth(sandbox.todas))
+      .send({ ...(await corpo(sandbox)), url_de_destino: 'https://nao-existe.invalid/x' });
     expect(response.status).toBe(422);
     expect(response.body.codigo).toBe('destino_nao_resolvido');
   });

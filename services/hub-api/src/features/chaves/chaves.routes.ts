@@ -4,7 +4,14 @@ import { z } from 'zod';
 
 const jwks = z.object({
   keys: z.array(
-    z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string(), kid: z.string(), use: z.literal('sig'), alg: z.literal('EdDSA') }),
+    z.object({
+      kty: z.literal('OKP'),
+      crv: z.literal('Ed25519'),
+      x: z.string(),
+      kid: z.string(),
+      use: z.literal('sig'),
+      alg: z.literal('EdDSA'),
+    }),
   ),
 });
 

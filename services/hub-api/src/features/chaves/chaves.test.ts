@@ -1,5 +1,14 @@
 import { stat } from 'node:fs/promises';
-import { addKey, generateKey, type Jwks, readKeyFile, removeKey, retireKey, signWebhook, writeKeyFile } from '@hub/signing';
+import {
+  addKey,
+  generateKey,
+  type Jwks,
+  readKeyFile,
+  removeKey,
+  retireKey,
+  signWebhook,
+  writeKeyFile,
+} from '@hub/signing';
 import { verifyWebhook } from '@hub/signing/verify';
 import { encerrarContexto, type Contexto, iniciarContexto } from '../../test-support';
 import { startHubApiForTests } from '../../testing';
@@ -22,14 +31,22 @@ describe('GET /.well-known/jwks.json', () => {
     expect(response.status).toBe(200);
     expect(response.headers['cache-control']).toBe('public, max-age=300');
     expect(response.body.keys).toHaveLength(1);
-    expect(response.body.keys[0]).toEqual({ kty: 'OKP', crv: 'Ed25519', x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), kid: expect.any(String), use: 'sig', alg: 'EdDSA' });
+    expect(response.body.keys[0]).toEqual({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      kid: expect.any(String),
+      use: 'sig',
+      alg: 'EdDSA',
+    });
   });
 
   test('When the keys are served, then no private member appears anywhere in the answer', async () => {
     const response = await ctx.api().get('/.well-known/jwks.json');
     const file = (await readKeyFile(ctx.hub.keysFile))!;
     for (const key of file.keys) expect(response.text).not.toContain(key.private_jwk.d);
-    for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'private_jwk']) expect(response.text).not.toContain(`"${member}"`);
+    for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'private_jwk'])
+      expect(response.text).not.toContain(`"${member}"`);
   });
 
   test('When no key was configured, then the first start created a key file readable by its owner only', async () => {
@@ -65,7 +82,9 @@ describe('GET /.well-known/jwks.json', () => {
 
   test('When the keys come from HUB_SIGNING_KEYS, then they are served and no key file is written', async () => {
     const key = generateKey();
-    const hub = await startHubApiForTests(ctx.identity, ctx.access, { env: { HUB_SIGNING_KEYS: JSON.stringify({ keys: [key] }) } });
+    const hub = await startHubApiForTests(ctx.identity, ctx.access, {
+      env: { HUB_SIGNING_KEYS: JSON.stringify({ keys: [key] }) },
+    });
     try {
       const response = await fetch(`${hub.url}/.well-known/jwks.json`);
       expect(((await response.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid)).toEqual([key.kid]);

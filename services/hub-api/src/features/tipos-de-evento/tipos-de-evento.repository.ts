@@ -32,16 +32,23 @@ export function tiposRepository(db: DbClient) {
     },
     async autocomplete(filtro: FiltroDeTipos, page: PageRequest) {
       const [itens, total] = await Promise.all([
-        db.tipoDeEvento.findMany({ where: where(filtro), select: { id: true, nome: true }, orderBy: ordem, ...skipTake(page) }),
+        db.tipoDeEvento.findMany({
+          where: where(filtro),
+          select: { id: true, nome: true },
+          orderBy: ordem,
+          ...skipTake(page),
+        }),
         db.tipoDeEvento.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeTipos) => db.tipoDeEvento.findMany({ where: where(filtro), include: comAplicativo, orderBy: ordem, take: FILTRO_MAX }),
+    filtrar: (filtro: FiltroDeTipos) =>
+      db.tipoDeEvento.findMany({ where: where(filtro), include: comAplicativo, orderBy: ordem, take: FILTRO_MAX }),
     buscar: (id: string) => db.tipoDeEvento.findUnique({ where: { id }, include: comAplicativo }),
     buscarPorNome: (nome: string) => db.tipoDeEvento.findUnique({ where: { nome }, include: comAplicativo }),
     criar: (data: Prisma.TipoDeEventoUncheckedCreateInput) => db.tipoDeEvento.create({ data, include: comAplicativo }),
-    atualizar: (id: string, data: Prisma.TipoDeEventoUncheckedUpdateInput) => db.tipoDeEvento.update({ where: { id }, data, include: comAplicativo }),
+    atualizar: (id: string, data: Prisma.TipoDeEventoUncheckedUpdateInput) =>
+      db.tipoDeEvento.update({ where: { id }, data, include: comAplicativo }),
     async referencias(id: string) {
       const [versoes, assinaturas] = await Promise.all([
         db.versaoDeEsquema.count({ where: { tipoDeEventoId: id } }),

@@ -19,7 +19,15 @@ export function tiposRoutes(service: TiposService, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(
-      { method: 'get', path: '/tipo-de-evento', summary: 'Event types by name, a page at a time', tag, ...ler, query: listaQuery, response: paginaTipo },
+      {
+        method: 'get',
+        path: '/tipo-de-evento',
+        summary: 'Event types by name, a page at a time',
+        tag,
+        ...ler,
+        query: listaQuery,
+        response: paginaTipo,
+      },
       ({ query: { pagina, tamanho, ...filtro } }) => service.listar(filtro, { pagina, tamanho }),
     )
     .route(
@@ -32,12 +40,23 @@ export function tiposRoutes(service: TiposService, guards: Guards): ApiRouter {
         body: tipoCriar,
         response: tipoSchema,
         status: 201,
-        refusals: { 409: 'an event type with this name exists', 422: 'the body breaks a rule, or the application does not exist' },
+        refusals: {
+          409: 'an event type with this name exists',
+          422: 'the body breaks a rule, or the application does not exist',
+        },
       },
       ({ body }) => service.criar(body),
     )
     .route(
-      { method: 'get', path: '/tipo-de-evento/autocomplete', summary: 'Ids and names of event types', tag, ...ler, query: autocompleteQuery, response: paginaTipoAutoComplete },
+      {
+        method: 'get',
+        path: '/tipo-de-evento/autocomplete',
+        summary: 'Ids and names of event types',
+        tag,
+        ...ler,
+        query: autocompleteQuery,
+        response: paginaTipoAutoComplete,
+      },
       ({ query: { pagina, tamanho, ...filtro } }) => service.autocomplete(filtro, { pagina, tamanho }),
     )
     .route(
@@ -53,7 +72,15 @@ export function tiposRoutes(service: TiposService, guards: Guards): ApiRouter {
       ({ query: { nome, ...filtro } }) => service.filtrar({ busca: nome, ...filtro }),
     )
     .route(
-      { method: 'get', path: '/tipo-de-evento/:id', summary: 'One event type', tag, ...ler, params: idParams, response: tipoSchema },
+      {
+        method: 'get',
+        path: '/tipo-de-evento/:id',
+        summary: 'One event type',
+        tag,
+        ...ler,
+        params: idParams,
+        response: tipoSchema,
+      },
       ({ params }) => service.buscar(params.id),
     )
     .route(

@@ -21,7 +21,11 @@ export const tipoCriar = z
   .strict();
 
 export const tipoAtualizar = z
-  .object({ descricao: descricao.nullable().optional(), ativo: z.boolean().nullish(), retencao_em_dias: retencao.nullish() })
+  .object({
+    descricao: descricao.nullable().optional(),
+    ativo: z.boolean().nullish(),
+    retencao_em_dias: retencao.nullish(),
+  })
   .strict();
 
 const filtros = { aplicativo_id: queryId, ativo: queryBoolean.optional() };

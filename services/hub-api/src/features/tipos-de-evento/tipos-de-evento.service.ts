@@ -18,7 +18,8 @@ export const tipoDto = (t: TipoComAplicativo): TipoDto => ({
   atualizado_em: iso(t.atualizadoEm),
 });
 
-const aplicativoInexistente = () => invalidField('/aplicativo_id', 'aplicativo_inexistente', 'no application has this id');
+const aplicativoInexistente = () =>
+  invalidField('/aplicativo_id', 'aplicativo_inexistente', 'no application has this id');
 
 /** Event types: a unique dotted name, the owning (only publishing) application, a retention. */
 export function tiposService(repository: TiposRepository, aplicativos: AplicativosRepository) {
@@ -65,7 +66,10 @@ export function tiposService(repository: TiposRepository, aplicativos: Aplicativ
       }
     },
 
-    async atualizar(id: string, input: { descricao?: string | null; ativo?: boolean | null; retencao_em_dias?: number | null }) {
+    async atualizar(
+      id: string,
+      input: { descricao?: string | null; ativo?: boolean | null; retencao_em_dias?: number | null },
+    ) {
       await existente(id);
       const changes = {
         ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
@@ -81,12 +85,16 @@ export function tiposService(repository: TiposRepository, aplicativos: Aplicativ
       await existente(id);
       const { versoes, assinaturas } = await repository.referencias(id);
       if (versoes > 0 || assinaturas > 0) {
-        throw conflict('tipo_de_evento_em_uso', `the event type has ${versoes} schema version(s) and ${assinaturas} subscription(s); switch it off instead`);
+        throw conflict(
+          'tipo_de_evento_em_uso',
+          `the event type has ${versoes} schema version(s) and ${assinaturas} subscription(s); switch it off instead`,
+        );
       }
       try {
         await repository.excluir(id);
       } catch (error) {
-        if (isForeignKeyViolation(error)) throw conflict('tipo_de_evento_em_uso', 'something refers to the event type; switch it off instead');
+        if (isForeignKeyViolation(error))
+          throw conflict('tipo_de_evento_em_uso', 'something refers to the event type; switch it off instead');
         throw error;
       }
     },

@@ -21,7 +21,11 @@ const ESQUEMA = {
 describe('POST /versao-de-esquema/{id}/validar', () => {
   test('When the sample satisfies the schema, then valido true and no erros', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
-    const response = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados: { numero: 'P-1', itens: [1, 2] } });
+    const response = await ctx
+      .api()
+      .post(`/versao-de-esquema/${versao.id}/validar`)
+      .set(auth(ctx.todas))
+      .send({ dados: { numero: 'P-1', itens: [1, 2] } });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ valido: true, erros: [] });
   });
@@ -29,7 +33,11 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
   test('When the sample breaks the schema, then every error is listed with a pointer into dados', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
     const dados = { numero: 'X', cliente: { email: 'nope' }, extra: 1 };
-    const response = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados });
+    const response = await ctx
+      .api()
+      .post(`/versao-de-esquema/${versao.id}/validar`)
+      .set(auth(ctx.todas))
+      .send({ dados });
     expect(response.body.valido).toBe(false);
     expect(response.body.erros).toEqual(
       expect.arrayContaining([
@@ -44,7 +52,11 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
   test('When the answer is compared with the function publication uses, then they are the same', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
     for (const dados of [{ numero: 'P-9', itens: [] }, { itens: [0, 'a', 2] }, null, 'texto', [1]]) {
-      const response = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados });
+      const response = await ctx
+        .api()
+        .post(`/versao-de-esquema/${versao.id}/validar`)
+        .set(auth(ctx.todas))
+        .send({ dados });
       expect(response.body).toEqual(esquemas.validarDados({ id: versao.id, esquema: ESQUEMA }, dados));
     }
   });
@@ -52,14 +64,23 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
   test('When a version is validated many times, then its schema was compiled once, at creation', async () => {
     const antes = esquemas.compilacoes;
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
-    for (let i = 0; i < 5; i++) await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados: { numero: `P-${i}`, itens: [] } });
+    for (let i = 0; i < 5; i++)
+      await ctx
+        .api()
+        .post(`/versao-de-esquema/${versao.id}/validar`)
+        .set(auth(ctx.todas))
+        .send({ dados: { numero: `P-${i}`, itens: [] } });
     expect(esquemas.compilacoes - antes).toBe(1);
   });
 
   test('When the sample breaks the schema in more than 50 places, then 50 erros are answered', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
     const dados = { numero: 'P-1', itens: Array.from({ length: 120 }, () => 0) };
-    const response = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados });
+    const response = await ctx
+      .api()
+      .post(`/versao-de-esquema/${versao.id}/validar`)
+      .set(auth(ctx.todas))
+      .send({ dados });
     expect(response.body.valido).toBe(false);
     expect(response.body.erros).toHaveLength(50);
   });
@@ -67,7 +88,11 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
   test('When the switched-off version is validated, then it still answers (it is a check, not a publication)', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
     await ctx.api().patch(`/versao-de-esquema/${versao.id}`).set(auth(ctx.todas)).send({ ativa: false });
-    const response = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados: { numero: 'P-1', itens: [] } });
+    const response = await ctx
+      .api()
+      .post(`/versao-de-esquema/${versao.id}/validar`)
+      .set(auth(ctx.todas))
+      .send({ dados: { numero: 'P-1', itens: [] } });
     expect(response.body).toEqual({ valido: true, erros: [] });
   });
 
@@ -76,6 +101,9 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
     const missing = await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({});
     expect(missing.status).toBe(422);
     expect(missing.body.erros).toEqual([{ caminho: '/dados', mensagem: expect.any(String) }]);
-    expect((await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.leitor)).send({ dados: {} })).status).toBe(403);
+    expect(
+      (await ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.leitor)).send({ dados: {} }))
+        .status,
+    ).toBe(403);
   });
 });

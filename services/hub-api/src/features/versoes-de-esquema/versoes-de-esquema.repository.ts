@@ -49,7 +49,8 @@ export function versoesRepository(db: Db) {
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeVersoes) => db.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, take: FILTRO_MAX }),
+    filtrar: (filtro: FiltroDeVersoes) =>
+      db.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, take: FILTRO_MAX }),
     buscar: (id: string) => db.versaoDeEsquema.findUnique({ where: { id }, include: comTipo }),
     buscarPorNumero: (tipoDeEventoId: string, versao: number) =>
       db.versaoDeEsquema.findUnique({ where: { tipoDeEventoId_versao: { tipoDeEventoId, versao } }, include: comTipo }),
@@ -61,11 +62,22 @@ export function versoesRepository(db: Db) {
      * creations at once get 1 and 2, never the same number (the unique key backs this up).
      * Undefined when the type does not exist.
      */
-    criarProxima(data: { id: string; tipoDeEventoId: string; esquema: Prisma.InputJsonValue; descricao: string | null; agora: Date }) {
+    criarProxima(data: {
+      id: string;
+      tipoDeEventoId: string;
+      esquema: Prisma.InputJsonValue;
+      descricao: string | null;
+      agora: Date;
+    }) {
       return db.$transaction(async (tx) => {
-        const locked = await tx.$queryRaw<{ id: string }[]>`select id from tipo_de_evento where id = ${data.tipoDeEventoId}::uuid for update`;
+        const locked = await tx.$queryRaw<
+          { id: string }[]
+        >`select id from tipo_de_evento where id = ${data.tipoDeEventoId}::uuid for update`;
         if (locked.length === 0) return undefined;
-        const { _max } = await tx.versaoDeEsquema.aggregate({ where: { tipoDeEventoId: data.tipoDeEventoId }, _max: { versao: true } });
+        const { _max } = await tx.versaoDeEsquema.aggregate({
+          where: { tipoDeEventoId: data.tipoDeEventoId },
+          _max: { versao: true },
+        });
         return tx.versaoDeEsquema.create({
           data: {
             id: data.id,
@@ -81,7 +93,8 @@ export function versoesRepository(db: Db) {
         });
       });
     },
-    atualizar: (id: string, data: Prisma.VersaoDeEsquemaUncheckedUpdateInput) => db.versaoDeEsquema.update({ where: { id }, data, include: comTipo }),
+    atualizar: (id: string, data: Prisma.VersaoDeEsquemaUncheckedUpdateInput) =>
+      db.versaoDeEsquema.update({ where: { id }, data, include: comTipo }),
   };
 }
 export type VersoesRepository = ReturnType<typeof versoesRepository>;

@@ -21,7 +21,15 @@ export function versoesRoutes(service: VersoesService, guards: Guards): ApiRoute
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(
-      { method: 'get', path: '/versao-de-esquema', summary: 'Schema versions by type name and number, a page at a time', tag, ...ler, query: listaQuery, response: paginaVersao },
+      {
+        method: 'get',
+        path: '/versao-de-esquema',
+        summary: 'Schema versions by type name and number, a page at a time',
+        tag,
+        ...ler,
+        query: listaQuery,
+        response: paginaVersao,
+      },
       ({ query: { pagina, tamanho, ...filtro } }) => service.listar(filtro, { pagina, tamanho }),
     )
     .route(
@@ -34,7 +42,9 @@ export function versoesRoutes(service: VersoesService, guards: Guards): ApiRoute
         body: versaoCriar,
         response: versaoSchema,
         status: 201,
-        refusals: { 422: 'the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv)' },
+        refusals: {
+          422: 'the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv)',
+        },
       },
       ({ body }) => service.criar(body),
     )
@@ -63,7 +73,15 @@ export function versoesRoutes(service: VersoesService, guards: Guards): ApiRoute
       ({ query }) => service.filtrar(query),
     )
     .route(
-      { method: 'get', path: '/versao-de-esquema/:id', summary: 'One schema version', tag, ...ler, params: idParams, response: versaoSchema },
+      {
+        method: 'get',
+        path: '/versao-de-esquema/:id',
+        summary: 'One schema version',
+        tag,
+        ...ler,
+        params: idParams,
+        response: versaoSchema,
+      },
       ({ params }) => service.buscar(params.id),
     )
     .route(

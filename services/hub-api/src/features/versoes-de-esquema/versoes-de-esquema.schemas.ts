@@ -8,10 +8,14 @@ export const esquemaJson = z.custom<Record<string, unknown>>(
   'must be a JSON Schema object',
 );
 
-export const versaoCriar = z.object({ tipo_de_evento_id: z.uuid(), esquema: esquemaJson, descricao: descricao.nullish() }).strict();
+export const versaoCriar = z
+  .object({ tipo_de_evento_id: z.uuid(), esquema: esquemaJson, descricao: descricao.nullish() })
+  .strict();
 
 /** The schema itself is not here: it never changes after creation. */
-export const versaoAtualizar = z.object({ ativa: z.boolean().nullish(), descricao: descricao.nullable().optional() }).strict();
+export const versaoAtualizar = z
+  .object({ ativa: z.boolean().nullish(), descricao: descricao.nullable().optional() })
+  .strict();
 
 export const validarCorpo = z.object({ dados: z.unknown() }).strict();
 
@@ -40,7 +44,12 @@ export const versaoSchema = z.object({
   atualizado_em: z.string(),
 });
 export type VersaoDto = z.infer<typeof versaoSchema>;
-export const versaoResumoSchema = z.object({ id: z.string(), tipo_de_evento_id: z.string(), tipo_de_evento_nome: z.string(), versao: z.number().int() });
+export const versaoResumoSchema = z.object({
+  id: z.string(),
+  tipo_de_evento_id: z.string(),
+  tipo_de_evento_nome: z.string(),
+  versao: z.number().int(),
+});
 export const paginaVersao = pagina(versaoSchema);
 export const paginaVersaoAutoComplete = pagina(versaoResumoSchema);
 

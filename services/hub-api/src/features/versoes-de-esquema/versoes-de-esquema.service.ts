@@ -21,7 +21,8 @@ export const versaoDto = (v: VersaoComTipo): VersaoDto => ({
   atualizado_em: iso(v.atualizadoEm),
 });
 
-const tipoInexistente = () => invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
+const tipoInexistente = () =>
+  invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
 
 /**
  * Schema versions: numbered 1, 2, 3… per type, checked by ajv (strict) when created and never
@@ -42,7 +43,12 @@ export function versoesService(repository: VersoesRepository, validador: Validad
 
     async autocomplete(filtro: FiltroDeVersoes, request: PageRequest) {
       const { itens, total } = await repository.autocomplete(filtro, request);
-      const resumo = itens.map((v) => ({ id: v.id, tipo_de_evento_id: v.tipoDeEventoId, tipo_de_evento_nome: v.tipoDeEvento.nome, versao: v.versao }));
+      const resumo = itens.map((v) => ({
+        id: v.id,
+        tipo_de_evento_id: v.tipoDeEventoId,
+        tipo_de_evento_nome: v.tipoDeEvento.nome,
+        versao: v.versao,
+      }));
       return page(resumo, request, total);
     },
 
@@ -52,7 +58,11 @@ export function versoesService(repository: VersoesRepository, validador: Validad
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
       if (Buffer.byteLength(JSON.stringify(input.esquema)) > ESQUEMA_MAX_BYTES) {
-        throw invalidField('/esquema', 'esquema_grande_demais', `the schema must take at most ${ESQUEMA_MAX_BYTES} bytes`);
+        throw invalidField(
+          '/esquema',
+          'esquema_grande_demais',
+          `the schema must take at most ${ESQUEMA_MAX_BYTES} bytes`,
+        );
       }
       const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
       if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
