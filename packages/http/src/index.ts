@@ -5,3 +5,4 @@ export * from './openapi';
 export * from './pagination';
 export * from './route';
 export * from './validation';
+export * from './text';
