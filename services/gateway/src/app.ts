@@ -5,7 +5,7 @@ import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
 import { rateLimitPerIp } from './edge/rate-limit';
 import { healthRouter } from './health/health.routes';
-import { createMetrics } from './health/metrics';
+import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { createProxy } from './proxy/proxy';
@@ -18,13 +18,16 @@ export interface GatewayDeps {
 
 export interface GatewayApp {
   app: Express;
+  /** GET /metrics, for GATEWAY_METRICS_PORT only. */
+  metricsApp: Express;
   /** Drops the kept-alive upstream connections. */
   close(): void;
 }
 
 /**
  * The gateway: request ids, metrics, CORS, health, rate limit, then its own documents and the proxy to
- * the service owning each path. Bodies are never parsed here; they stream through.
+ * the service owning each path. Bodies are never parsed here; they stream through. Its metrics are a
+ * separate app, for a port of their own.
  */
 export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   const upstreams = upstreamsFrom(config);
@@ -48,7 +51,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   );
   const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
 
-  const metrics = createMetrics(upstreamOf);
+  const metrics = createMetrics(upstreamOf, logger);
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -57,11 +60,11 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(metrics.record);
   app.use(cors(origins));
   app.use(healthRouter(list));
-  app.use(metrics.router);
+  app.use(hideMetrics);
   app.use(rateLimitPerIp(config.RATE_LIMIT_PER_MINUTE));
   app.use(openApiRouter(openapi, list.filter((u) => u.enabled).length));
   app.use(proxy.handler);
   app.use(routeNotFound);
   app.use(problemHandler(logger));
-  return { app, close: proxy.close };
+  return { app, metricsApp: metrics.app, close: proxy.close };
 }

@@ -6,6 +6,12 @@ const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().u
 
 export const gatewayConfig = baseConfig.extend({
   GATEWAY_PORT: portFromEnv(8080),
+  GATEWAY_METRICS_PORT: portFromEnv(9080).describe('port of GET /metrics (Prometheus); never served on GATEWAY_PORT'),
+  GATEWAY_METRICS_HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('address the metrics port binds to; loopback unless a scraper on another host must reach it'),
   ACCESS_URL: z
     .string()
     .url()

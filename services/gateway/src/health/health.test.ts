@@ -1,5 +1,7 @@
 import request from 'supertest';
+import { readConfig } from '../config';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { rawGet } from '../testing/raw-request';
 
 describe('gateway health', () => {
   let gateway: GatewayUnderTest;
@@ -52,17 +54,51 @@ describe('gateway health', () => {
 });
 
 describe('gateway metrics', () => {
-  it('When requests went through, then /metrics shows their durations per upstream and status', async () => {
-    const gateway = await startGatewayWithFakes();
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithFakes();
+  });
+  afterAll(() => gateway.close());
+
+  it('When requests went through, then the metrics port shows their durations per upstream and status', async () => {
     await request(gateway.url).get('/auth/acesso').expect(200);
     await request(gateway.url).get('/nada').expect(404);
-    const response = await request(gateway.url).get('/metrics').expect(200);
+    const response = await request(gateway.metricsUrl).get('/metrics').expect(200);
+    expect(response.headers['content-type']).toContain('text/plain');
     expect(response.text).toContain(
       'gateway_http_request_duration_seconds_count{upstream="access",method="GET",status="200"} 1',
     );
     expect(response.text).toContain(
       'gateway_http_request_duration_seconds_count{upstream="gateway",method="GET",status="404"} 1',
     );
-    await gateway.close();
+    expect(response.text).toContain('nodejs_eventloop_delay_seconds{quantile="0.99"}');
+  });
+
+  it.each([
+    '/metrics',
+    '/metrics/',
+    '/METRICS',
+    '/auth/../metrics',
+    '/evento/%2e%2e/metrics',
+    '/funcao/%2E%2E/Metrics',
+  ])('When %s is asked on the public port, then 404 problem+json and no service is asked', async (path) => {
+    const seenBefore = Object.values(gateway.upstreams).map((u) => u.seen.length);
+    const response = await rawGet(gateway.url, path);
+    expect(response.status).toBe(404);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(JSON.parse(response.body).codigo).toBe('rota_inexistente');
+    expect(response.body).not.toContain('gateway_http_request_duration_seconds');
+    expect(Object.values(gateway.upstreams).map((u) => u.seen.length)).toEqual(seenBefore);
+  });
+
+  it('When the metrics port is asked anything but /metrics, then 404 problem+json', async () => {
+    const response = await request(gateway.metricsUrl).get('/auth/acesso').expect(404);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+  });
+
+  it('When nothing is configured, then the metrics port is 9080 on 127.0.0.1', () => {
+    const config = readConfig({});
+    expect(config.GATEWAY_METRICS_PORT).toBe(9080);
+    expect(config.GATEWAY_METRICS_HOST).toBe('127.0.0.1');
   });
 });

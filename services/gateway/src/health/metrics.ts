@@ -1,6 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { RequestHandler, Router } from 'express';
-import { Router as createRouter } from 'express';
+import { problemHandler, routeNotFound } from '@hub/http';
+import type { Logger } from '@hub/log';
+import express, { type Express, type RequestHandler } from 'express';
 
 const LOOP_RESOLUTION_MS = 10;
 const BUCKETS = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
@@ -13,11 +14,15 @@ interface Series {
 
 /**
  * Request durations per upstream and status in the Prometheus text format. Written by hand (a
- * few lines) so the gateway's hot path carries no metrics library.
+ * few lines) so the gateway's hot path carries no metrics library. `record` goes on the public app;
+ * `app` is served on its own port, so that what the gateway reveals about its traffic stays inside.
  */
-export function createMetrics(upstreamOfPath: (path: string) => string | undefined): {
+export function createMetrics(
+  upstreamOfPath: (path: string) => string | undefined,
+  logger: Logger,
+): {
   record: RequestHandler;
-  router: Router;
+  app: Express;
 } {
   const series = new Map<string, Series>();
   const startedAt = Date.now();
@@ -44,8 +49,9 @@ export function createMetrics(upstreamOfPath: (path: string) => string | undefin
     next();
   };
 
-  const router = createRouter();
-  router.get('/metrics', (_req, res) => {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', (_req, res) => {
     const lines = [
       '# HELP gateway_http_request_duration_seconds Duration of requests through the gateway',
       '# TYPE gateway_http_request_duration_seconds histogram',
@@ -73,5 +79,19 @@ export function createMetrics(upstreamOfPath: (path: string) => string | undefin
     loopDelay.reset();
     res.type('text/plain; version=0.0.4').send(`${lines.join('\n')}\n`);
   });
-  return { record, router };
+  app.use(routeNotFound);
+  app.use(problemHandler(logger));
+  return { record, app };
 }
+
+/**
+ * On the public port, /metrics is nobody's route, however it is spelt: not the gateway's (it has its
+ * own port) and never a service's, even through dot segments (`/auth/../metrics`, `%2e%2e`) or case
+ * (Express matches routes case-insensitively) that a service behind might resolve to its own /metrics.
+ */
+export const hideMetrics: RequestHandler = (req, res, next) => {
+  if (!/metrics/i.test(req.path)) return next();
+  const path = new URL(`http://gateway${req.path}`).pathname.toLowerCase();
+  if (path === '/metrics' || path.startsWith('/metrics/')) return routeNotFound(req, res, next);
+  next();
+};

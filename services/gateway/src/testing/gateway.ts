@@ -6,6 +6,8 @@ import { type FakeUpstream, startFakeUpstream } from './fake-upstream';
 
 export interface GatewayUnderTest {
   url: string;
+  /** The metrics port's base URL. */
+  metricsUrl: string;
   upstreams: { access: FakeUpstream; function: FakeUpstream; hubApi: FakeUpstream };
   close(): Promise<void>;
 }
@@ -28,12 +30,15 @@ export async function startGatewayWithFakes(
   });
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
   const server: RunningServer = await listen(gateway.app, 0);
+  const metrics: RunningServer = await listen(gateway.metricsApp, 0, config.GATEWAY_METRICS_HOST);
   return {
     url: server.url,
+    metricsUrl: metrics.url,
     upstreams,
     close: async () => {
       gateway.close();
       await server.close();
+      await metrics.close();
       // A test may have stopped an upstream already to play "service down".
       await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
     },
