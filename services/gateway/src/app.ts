@@ -1,9 +1,11 @@
+import { createTokenVerifier } from '@hub/auth';
 import { problemHandler, requestId, routeNotFound } from '@hub/http';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
-import { rateLimitPerIp } from './edge/rate-limit';
+import { createCallerIdentifier } from './edge/caller';
+import { rateLimitPerCaller } from './edge/rate-limit';
 import { healthRouter } from './health/health.routes';
 import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
@@ -49,6 +51,13 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
     config.GATEWAY_OPENAPI_CACHE,
     logger,
   );
+  const verifier = createTokenVerifier({
+    jwksUrl: config.IDENTITY_JWKS_URL,
+    issuer: config.IDENTITY_ISSUER,
+    audience: config.IDENTITY_AUDIENCE,
+    algorithms: config.IDENTITY_ALGORITHMS,
+  });
+  const identify = createCallerIdentifier(verifier, { ttlMs: config.GATEWAY_TOKEN_CACHE });
   const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
 
   const metrics = createMetrics(upstreamOf, logger);
@@ -61,7 +70,16 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(cors(origins));
   app.use(healthRouter(list));
   app.use(hideMetrics);
-  app.use(rateLimitPerIp(config.RATE_LIMIT_PER_MINUTE));
+  app.use(
+    rateLimitPerCaller(
+      {
+        usuario: config.RATE_LIMIT_USER_PER_MINUTE,
+        aplicativo: config.RATE_LIMIT_APPLICATION_PER_MINUTE,
+        ip: config.RATE_LIMIT_PER_MINUTE,
+      },
+      identify,
+    ),
+  );
   app.use(openApiRouter(openapi, list.filter((u) => u.enabled).length));
   app.use(proxy.handler);
   app.use(routeNotFound);

@@ -1,10 +1,10 @@
-import { baseConfig, durationFromEnv, loadConfig, portFromEnv } from '@hub/config';
+import { baseConfig, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
 import { z } from 'zod';
 import { parseByteSize } from './proxy/body-limit';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 
-export const gatewayConfig = baseConfig.extend({
+export const gatewayConfig = baseConfig.extend(identityConfig.shape).extend({
   GATEWAY_PORT: portFromEnv(8080),
   GATEWAY_METRICS_PORT: portFromEnv(9080).describe('port of GET /metrics (Prometheus); never served on GATEWAY_PORT'),
   GATEWAY_METRICS_HOST: z
@@ -53,7 +53,27 @@ export const gatewayConfig = baseConfig.extend({
       return bytes;
     })
     .describe('largest request body passed to a service'),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(6000).describe('requests per minute per client IP'),
+  RATE_LIMIT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(300)
+    .describe('requests per minute per client IP (IPv6 per /56) of requests without a valid token'),
+  RATE_LIMIT_USER_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(600)
+    .describe('requests per minute per user (a valid "usuario" token, by e-mail), from any address'),
+  RATE_LIMIT_APPLICATION_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(120_000)
+    .describe('requests per minute per application (a valid "aplicativo" token, by client_id); twice 1,000 events/s'),
+  GATEWAY_TOKEN_CACHE: durationFromEnv('1m').describe(
+    'how long the rate limit remembers a verified token (never past its expiry), so each request is not verified again',
+  ),
   GATEWAY_TRUST_PROXY: z
     .string()
     .default('false')

@@ -1,28 +1,55 @@
 import { AppError } from '@hub/http';
 import type { RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
+import type { IdentifyCaller } from './caller';
+import { createFixedWindows } from './fixed-windows';
+
+/** The budgets, per minute: a user (by e-mail), an application (by client_id), an address without a valid token. */
+export interface RateLimits {
+  usuario: number;
+  aplicativo: number;
+  ip: number;
+}
+
+type Policy = keyof RateLimits;
+
+const WINDOW_MS = 60_000;
+
+const WHO: Record<Policy, string> = {
+  usuario: 'for this user',
+  aplicativo: 'for this application',
+  ip: 'from this address without a valid token',
+};
 
 /**
- * A fixed one-minute window per client IP (IPv6 grouped by /56, the library's default), in memory:
- * each gateway instance counts its own clients. Over the limit: 429 with Retry-After.
+ * The rate limit, keyed on the verified caller: a valid user token counts against that user's
+ * budget wherever it comes from, an application token against its client_id's, and anything else
+ * (no token, a malformed, forged, expired or foreign one) against the client address (IPv6 per /56),
+ * so an invalid token never escapes the address budget. Every counted answer carries the IETF draft
+ * headers in structured-field form (`RateLimit-Policy: "usuario";q=600;w=60`,
+ * `RateLimit: "usuario";r=599;t=60`); over the budget: 429 `muitas_requisicoes` with Retry-After.
  */
-export function rateLimitPerIp(perMinute: number): RequestHandler {
-  return rateLimit({
-    windowMs: 60_000,
-    limit: perMinute,
-    // draft-7 headers: draft-8's partition key costs a hash per request for little use.
-    standardHeaders: 'draft-7',
-    legacyHeaders: false,
-    // The gateway decides trust proxy on purpose (GATEWAY_TRUST_PROXY); the warnings add nothing.
-    validate: { xForwardedForHeader: false, forwardedHeader: false, trustProxy: false },
-    handler: (_req, _res, next) => {
-      next(
-        new AppError(
-          429,
-          'muitas_requisicoes',
-          `more than ${perMinute} requests per minute from this address; wait for Retry-After seconds`,
-        ),
-      );
-    },
-  });
+export function rateLimitPerCaller(limits: RateLimits, identify: IdentifyCaller): RequestHandler {
+  const windows = createFixedWindows(WINDOW_MS);
+  const windowSeconds = WINDOW_MS / 1000;
+  return async (req, res, next) => {
+    const caller = await identify(req.get('authorization'));
+    const policy: Policy = caller?.tipo ?? 'ip';
+    const key = caller ? `${caller.tipo}:${caller.id}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+    const limit = limits[policy];
+    const { count, resetInMs } = windows.hit(key);
+    const resetSeconds = Math.ceil(resetInMs / 1000);
+    res.setHeader('RateLimit-Policy', `"${policy}";q=${limit};w=${windowSeconds}`);
+    res.setHeader('RateLimit', `"${policy}";r=${Math.max(0, limit - count)};t=${resetSeconds}`);
+    if (count <= limit) return next();
+    next(
+      new AppError(
+        429,
+        'muitas_requisicoes',
+        `more than ${limit} requests per minute ${WHO[policy]}; wait for Retry-After seconds`,
+        undefined,
+        { 'Retry-After': String(resetSeconds) },
+      ),
+    );
+  };
 }

@@ -1,0 +1,90 @@
+import { bearerToken, type TokenVerifier } from '@hub/auth';
+
+/** Who sent a request, as far as a verified token says: a user by e-mail, an application by client_id. */
+export interface Caller {
+  tipo: 'usuario' | 'aplicativo';
+  id: string;
+}
+
+export type IdentifyCaller = (authorization: string | undefined) => Promise<Caller | undefined>;
+
+export interface CallerCacheOptions {
+  /** How long a verified token is remembered at most (never past its `exp`). */
+  ttlMs: number;
+  /** Tokens remembered at once; the oldest are dropped first. */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  caller: Promise<Caller | undefined>;
+  until: number;
+}
+
+const NOBODY = Promise.resolve(undefined);
+
+/**
+ * The caller of a request, for the rate limit: the token is verified as the services verify it
+ * (signature, issuer, audience, algorithm, expiry), so a forged or stale token names nobody and the
+ * request is counted by its address. Verified tokens are remembered briefly, so the hop costs one
+ * map lookup; concurrent requests with the same new token share one verification. Refusals are
+ * not remembered: garbage tokens cannot fill the cache, and a token refused while the identity
+ * keys were unreachable is tried again on the next request.
+ */
+export function createCallerIdentifier(verifier: TokenVerifier, options: CallerCacheOptions): IdentifyCaller {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, Entry>();
+
+  async function verify(token: string): Promise<{ caller: Caller; expiresAt: number } | undefined> {
+    const claims = unverifiedClaims(token);
+    try {
+      // The claims only choose which check to run; the verifier decides whether they are true.
+      const caller: Caller =
+        claims?.typ === 'aplicativo'
+          ? { tipo: 'aplicativo', id: (await verifier.application(token)).sub }
+          : { tipo: 'usuario', id: (await verifier.user(token)).email.toLowerCase() };
+      return { caller, expiresAt: typeof claims?.exp === 'number' ? claims.exp * 1000 : Number.POSITIVE_INFINITY };
+    } catch {
+      return undefined;
+    }
+  }
+
+  return (authorization) => {
+    let token: string;
+    try {
+      token = bearerToken(authorization);
+    } catch {
+      return NOBODY;
+    }
+    const at = now();
+    const hit = cache.get(token);
+    if (hit && hit.until > at) return hit.caller;
+    if (hit) cache.delete(token);
+
+    const entry: Entry = { caller: NOBODY, until: at + options.ttlMs };
+    entry.caller = verify(token).then((verified) => {
+      if (!verified) {
+        if (cache.get(token) === entry) cache.delete(token);
+        return undefined;
+      }
+      entry.until = Math.min(entry.until, verified.expiresAt);
+      return verified.caller;
+    });
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(token, entry);
+    return entry.caller;
+  };
+}
+
+/** The payload of a JWT, unchecked; undefined when it is not one. */
+function unverifiedClaims(token: string): { typ?: unknown; exp?: unknown } | undefined {
+  const payload = token.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null ? claims : undefined;
+  } catch {
+    return undefined;
+  }
+}
