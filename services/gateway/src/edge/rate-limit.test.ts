@@ -193,3 +193,19 @@ describe('gateway rate limit defaults', () => {
     expect(q).toBeLessThan(600);
   });
 });
+
+describe('gateway rate limit while the identity keys cannot be read', () => {
+  it('When a token cannot be verified because the identity is down, then the request is counted by its address and still reaches the service', async () => {
+    const gone = await startTestIdentity();
+    const token = await gone.userToken({ email: 'gil@empresa.com.br' });
+    await gone.close();
+    const gateway = await startGatewayWithFakes(gone.env);
+    try {
+      const answer = await request(gateway.url).get('/funcao').set(bearer(token)).expect(200);
+      expect(rateLimitOf(answer).policy).toBe('ip');
+      expect(gateway.upstreams.function.seen.at(-1)?.headers.authorization).toBe(`Bearer ${token}`);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
