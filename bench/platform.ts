@@ -77,8 +77,8 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
       stop: async () => undefined,
     };
   }
-  const [gateway, access, fn, hubApi, worker, identity, receiver] = await Promise.all(
-    Array.from({ length: 7 }, freePort),
+  const [gateway, gatewayMetrics, access, fn, hubApi, worker, identity, receiver] = await Promise.all(
+    Array.from({ length: 8 }, freePort),
   );
   const run = Date.now().toString(36);
   await dropBenchDatabases();
@@ -87,6 +87,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
   const env = {
     ...process.env,
     GATEWAY_PORT: String(gateway),
+    GATEWAY_METRICS_PORT: String(gatewayMetrics),
     ACCESS_PORT: String(access),
     FUNCTION_PORT: String(fn),
     HUB_API_PORT: String(hubApi),
@@ -97,7 +98,10 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     FUNCTION_DATABASE_URL: benchDatabaseUrl(run, 'function'),
     HUB_DATABASE_URL: benchDatabaseUrl(run, 'events'),
     ...(vhost ? { RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:5672/${vhost}` } : {}),
+    // The benchmark measures the platform, not the limiter: every caller class is let through.
     RATE_LIMIT_PER_MINUTE: '1000000000',
+    RATE_LIMIT_USER_PER_MINUTE: '1000000000',
+    RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000000',
     START_SEED: 'false',
     START_LOG_FORMAT: 'json',
   };
