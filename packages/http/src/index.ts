@@ -6,3 +6,4 @@ export * from './pagination';
 export * from './route';
 export * from './validation';
 export * from './text';
+export * from './client-error';
