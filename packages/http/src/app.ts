@@ -4,6 +4,7 @@ import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { handleClientErrors } from './client-error';
+import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { problemHandler, requestId, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';
@@ -52,7 +53,15 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(urlGuard);
+  app.use(
+    express.json({
+      limit: options.bodyLimit ?? '1mb',
+      type: ['application/json', 'application/*+json'],
+      verify: verifyUtf8,
+    }),
+  );
+  app.use(bodyGuard);
 
   app.get('/saude', (_req, res) => {
     res.json({ situacao: 'ok', servico: options.service });

@@ -7,3 +7,4 @@ export * from './route';
 export * from './validation';
 export * from './text';
 export * from './client-error';
+export * from './guard';
