@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createHttpApp } from './app';
 import { MAX_BODY_DEPTH } from './guard';
 import { problemHandler } from './middleware';
-import { page, pageQuery, queryText } from './pagination';
+import { MAX_QUERY_INT, page, pageQuery, queryText } from './pagination';
 import { ApiRouter, idParams } from './route';
 
 /** What reached a handler: a refused request must leave this untouched. */
@@ -24,6 +24,9 @@ const router = new ApiRouter()
       reached.push(query);
       return { ...page([], query, 0), busca: query.busca ?? null };
     },
+  )
+  .route({ method: 'get', path: '/sem-maximo', summary: 'page', tag: 't', query: pageQuery() }, ({ query }) =>
+    page([], query, 0),
   )
   .route({ method: 'get', path: '/itens/:id', summary: 'one', tag: 't', params: idParams }, ({ params }) => {
     reached.push(params);
@@ -171,5 +174,28 @@ describe('The guard on paths', () => {
     });
     bare.use(problemHandler(createLogger('teste')));
     expect((await request(bare).get('/x/%ED%A0%80').expect(400)).body.codigo).toBe('caminho_invalido');
+  });
+});
+
+describe('Integer queries', () => {
+  it('When pagina or tamanho has more than 15 digits, then it is clamped, not refused', async () => {
+    const digits = '9'.repeat(400);
+    const response = await request(app).get(`/itens?pagina=${digits}&tamanho=${digits}`).expect(200);
+    expect(response.body).toMatchObject({ pagina: MAX_QUERY_INT, tamanho: 500 });
+    expect((await request(app).get(`/itens?pagina=-${digits}`).expect(200)).body.pagina).toBe(1);
+  });
+
+  it('When a route has no maximum for tamanho, then it is held at the largest PostgreSQL integer', async () => {
+    const response = await request(app).get('/sem-maximo?tamanho=99999999999999999').expect(200);
+    expect(response.body.tamanho).toBe(MAX_QUERY_INT);
+  });
+
+  it('When the OpenAPI document is read, then pagina and tamanho are integers with their maximum', async () => {
+    const doc = (await request(app).get('/openapi.json').expect(200)).body;
+    const schemaOf = (path: string, name: string) =>
+      doc.paths[path].get.parameters.find((p: { name: string }) => p.name === name).schema;
+    expect(schemaOf('/itens', 'tamanho')).toMatchObject({ type: 'integer', maximum: 500 });
+    expect(schemaOf('/itens', 'pagina')).toMatchObject({ type: 'integer', maximum: MAX_QUERY_INT });
+    expect(schemaOf('/sem-maximo', 'tamanho')).toMatchObject({ type: 'integer', maximum: MAX_QUERY_INT });
   });
 });
