@@ -27,11 +27,15 @@ export const MAX_BODY_DEPTH = 256;
 
 const NUL = 'must not contain the NUL character (U+0000)';
 const LONE_SURROGATE = 'must not contain a lone surrogate (text that is not Unicode)';
+const NOT_FINITE = 'must be a finite number (this one is too large)';
 
-/** Why a text cannot be stored as it is, or undefined when it can. */
-function textProblem(text: string): string | undefined {
-  if (text.includes('\0')) return NUL;
-  if (!text.isWellFormed()) return LONE_SURROGATE;
+/** Why a string or number cannot be stored as it is, or undefined when it can (or is neither). */
+function scalarProblem(value: unknown): string | undefined {
+  if (typeof value === 'string') {
+    if (value.includes('\0')) return NUL;
+    return value.isWellFormed() ? undefined : LONE_SURROGATE;
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : NOT_FINITE;
   return undefined;
 }
 
@@ -104,22 +108,19 @@ function pathOf(container: Container, key?: string | number): string {
 /**
  * Every string (values and object keys) with NUL or a lone surrogate, every non-finite number and
  * every container nested deeper than MAX_BODY_DEPTH, as JSON Pointers, at most MAX_ERROS. Walks with
- * an explicit stack (a deep body cannot overflow it) and keeps a frame only per container.
+ * an explicit stack (a deep body cannot overflow it), keeps a frame only per container and builds a
+ * pointer only for what it refuses: this runs on every body.
  */
 export function hostileValues(body: object): ErroDeValidacao[] {
   const erros: ErroDeValidacao[] = [];
   const stack: Container[] = [{ value: body, parent: undefined, key: undefined, depth: 1 }];
-  const check = (container: Container, key: string | number, value: unknown) => {
-    if (typeof value === 'string') {
-      const problem = textProblem(value);
-      if (problem) erros.push({ caminho: pathOf(container, key), mensagem: problem });
-    } else if (typeof value === 'number') {
-      if (!Number.isFinite(value)) {
-        erros.push({ caminho: pathOf(container, key), mensagem: 'must be a finite number (this one is too large)' });
-      }
-    } else if (typeof value === 'object' && value !== null) {
-      stack.push({ value, parent: container, key, depth: container.depth + 1 });
+  const visit = (container: Container, key: string | number, item: unknown) => {
+    if (typeof item === 'object' && item !== null) {
+      stack.push({ value: item, parent: container, key, depth: container.depth + 1 });
+      return;
     }
+    const problem = scalarProblem(item);
+    if (problem) erros.push({ caminho: pathOf(container, key), mensagem: problem });
   };
   while (stack.length > 0 && erros.length < MAX_ERROS) {
     const container = stack.pop() as Container;
@@ -127,15 +128,16 @@ export function hostileValues(body: object): ErroDeValidacao[] {
       erros.push({ caminho: pathOf(container), mensagem: `must not be nested deeper than ${MAX_BODY_DEPTH} levels` });
       continue;
     }
-    const { value } = container;
+    const value = container.value as Record<string, unknown>;
     if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index++) check(container, index, value[index]);
+      for (let index = 0; index < value.length; index++) visit(container, index, value[index]);
       continue;
     }
-    for (const key of Object.keys(value)) {
-      const problem = textProblem(key);
+    // for…in allocates no key array; JSON.parse makes plain objects, so it sees exactly their keys.
+    for (const key in value) {
+      const problem = scalarProblem(key);
       if (problem) erros.push({ caminho: pathOf(container, key), mensagem: `the field name ${problem}` });
-      check(container, key, (value as Record<string, unknown>)[key]);
+      visit(container, key, value[key]);
     }
   }
   return erros.slice(0, MAX_ERROS);
