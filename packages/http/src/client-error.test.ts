@@ -3,11 +3,19 @@ import { createLogger } from '@hub/log';
 import { createHttpApp, listen, type RunningServer } from './app';
 import { ApiRouter } from './route';
 
-const app = createHttpApp({
-  service: 'teste',
-  logger: createLogger('teste'),
-  routers: [new ApiRouter().route({ method: 'get', path: '/oi', summary: 'hi', tag: 't' }, () => ({ oi: true }))],
-});
+/** Holds GET /espera until the test lets it go, so a request can be in flight on purpose. */
+let release: () => void = () => {};
+let arrived: () => void = () => {};
+const router = new ApiRouter()
+  .route({ method: 'get', path: '/oi', summary: 'hi', tag: 't' }, () => ({ oi: true }))
+  .route({ method: 'get', path: '/espera', summary: 'wait', tag: 't' }, async () => {
+    arrived();
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { esperou: true };
+  });
+const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router] });
 let server: RunningServer;
 
 beforeAll(async () => {
@@ -98,5 +106,20 @@ describe('Requests the HTTP parser refuses', () => {
     await rawRequest('GET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ', 100_000);
     const response = await fetch(`${server.url}/oi`);
     expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { oi: true } });
+  });
+
+  it('When an oversized request is pipelined behind one still being answered, then the connection is cut without a stray answer', async () => {
+    const inside = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const answer = rawRequest(
+      'GET /espera HTTP/1.1\r\nHost: x\r\n\r\nGET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ',
+      20_000,
+    );
+    await inside;
+    const { status, body } = await answer;
+    release();
+    // Node's default answer would have been a 431 read by the client as the answer to /espera.
+    expect({ status, body }).toEqual({ status: Number.NaN, body: '' });
   });
 });

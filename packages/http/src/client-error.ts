@@ -37,8 +37,9 @@ export function clientErrorResponse(code: string | undefined): string {
   ].join('\r\n');
 }
 
+/** Node's own field for the response being written on a socket (null between requests). */
 interface InFlight {
-  _httpMessage?: { headersSent?: boolean } | null;
+  _httpMessage?: object | null;
 }
 
 const answered = new WeakSet<Socket>();
@@ -55,9 +56,10 @@ const answered = new WeakSet<Socket>();
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (answered.has(socket)) return;
   answered.add(socket);
-  // A response already under way cannot be followed by another one on the same connection.
+  // While an earlier request on this connection is still being answered, anything written now
+  // would be read as its answer (or land inside it), so the connection is only cut.
   const inFlight = (socket as Socket & InFlight)._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
     socket.destroy();
     return;
   }
