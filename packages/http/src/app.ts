@@ -1,8 +1,10 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { handleClientErrors } from './client-error';
+import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { problemHandler, requestId, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';
@@ -51,7 +53,15 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(urlGuard);
+  app.use(
+    express.json({
+      limit: options.bodyLimit ?? '1mb',
+      type: ['application/json', 'application/*+json'],
+      verify: verifyUtf8,
+    }),
+  );
+  app.use(bodyGuard);
 
   app.get('/saude', (_req, res) => {
     res.json({ situacao: 'ok', servico: options.service });
@@ -107,13 +117,17 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Listens on the port (0 for any) of 127.0.0.1 or HOST. */
+/**
+ * Listens on the port (0 for any) of 127.0.0.1 or HOST. Requests Node's parser refuses (headers
+ * over its limit, malformed HTTP) get a problem+json answer (see answerClientError).
+ */
 export async function listen(
   app: Express,
   port: number,
   host = process.env.HOST ?? '127.0.0.1',
 ): Promise<RunningServer> {
-  const server = app.listen(port, host);
+  const server = handleClientErrors(createServer(app));
+  server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -6,3 +6,5 @@ export * from './pagination';
 export * from './route';
 export * from './validation';
 export * from './text';
+export * from './client-error';
+export * from './guard';

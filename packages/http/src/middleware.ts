@@ -24,8 +24,13 @@ interface BodyParserError extends Error {
   status?: number;
 }
 
-/** Errors of express.json() turned into the platform's errors. */
-function fromBodyParser(error: BodyParserError): AppError | undefined {
+/** Errors of express.json() and of express's router turned into the platform's errors. */
+function fromLibrary(error: BodyParserError): AppError | undefined {
+  // The router decodes path params and throws this on bad percent-encoding; urlGuard refuses such
+  // paths first, so this only serves apps built without createHttpApp (the gateway).
+  if (error instanceof URIError) {
+    return new AppError(400, 'caminho_invalido', 'the path has percent-encoding that does not decode to UTF-8');
+  }
   switch (error.type) {
     case 'entity.parse.failed':
       return new AppError(400, 'json_invalido', 'the body is not valid JSON');
@@ -42,7 +47,7 @@ function fromBodyParser(error: BodyParserError): AppError | undefined {
 /** The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id. */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    const known = error instanceof AppError ? error : fromBodyParser(error as BodyParserError);
+    const known = error instanceof AppError ? error : fromLibrary(error as BodyParserError);
     if (res.headersSent) {
       logger.error({ err: error }, 'error after the response started');
       res.destroy();

@@ -36,11 +36,11 @@ const problemSchema = {
 };
 
 const REFUSALS: Record<number, string> = {
-  400: 'malformed JSON or query',
+  400: 'malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL)',
   401: 'missing or invalid token',
   403: 'inactive access or missing permission',
   404: 'not found',
-  422: 'the input breaks a rule',
+  422: 'the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included)',
 };
 
 const problemResponse = (description: string) => ({

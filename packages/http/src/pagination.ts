@@ -13,22 +13,39 @@ export interface PageRequest {
 }
 
 /**
- * A query number: must be an integer when present (400 otherwise); below 1 becomes 1; above
- * `max` becomes `max` (DESIGN §3).
+ * The largest value any integer query takes: PostgreSQL's integer. Routes whose contract says "no
+ * maximum" (GET /auth tamanho) are held here, beyond any table they could page, so that an offset
+ * (pagina - 1) × tamanho always fits the bigint OFFSET (skipTake holds it at 2^53).
  */
-export const clampedInt = (fallback: number, max = Number.MAX_SAFE_INTEGER) =>
+export const MAX_QUERY_INT = 2_147_483_647;
+
+/**
+ * A query number: must be an integer when present (400 otherwise, however many digits it has);
+ * below 1 becomes 1; above `max` becomes `max` (DESIGN §3). The OpenAPI document shows it as an
+ * integer with its maximum and default.
+ */
+export const clampedInt = (fallback: number, max = MAX_QUERY_INT) =>
   z
     .string()
-    .regex(/^-?\d{1,15}$/, 'must be an integer')
+    .regex(/^-?\d+$/, 'must be an integer')
+    // Number() of a very long run of digits is ±Infinity, which the clamp turns into 1 or max.
     .transform((v) => Math.min(Math.max(Number(v), 1), max))
     .optional()
-    .transform((v) => v ?? fallback);
+    .transform((v) => v ?? fallback)
+    .meta({
+      type: 'integer',
+      pattern: undefined,
+      maximum: max,
+      // zod drops `default` from input schemas with transforms, so the description carries it too.
+      default: fallback,
+      description: `default ${fallback}; below 1 is taken as 1, above ${max} as ${max}`,
+    });
 
 /** `pagina` (from 1, default 1) and `tamanho` (default 10, capped at max). */
 export function pageQuery(options: { maxTamanho?: number; tamanho?: number } = {}) {
   return z.object({
     pagina: clampedInt(1),
-    tamanho: clampedInt(options.tamanho ?? 10, options.maxTamanho),
+    tamanho: clampedInt(options.tamanho ?? 10, options.maxTamanho ?? MAX_QUERY_INT),
   });
 }
 

@@ -1,0 +1,125 @@
+import { connect } from 'node:net';
+import { createLogger } from '@hub/log';
+import { createHttpApp, listen, type RunningServer } from './app';
+import { ApiRouter } from './route';
+
+/** Holds GET /espera until the test lets it go, so a request can be in flight on purpose. */
+let release: () => void = () => {};
+let arrived: () => void = () => {};
+const router = new ApiRouter()
+  .route({ method: 'get', path: '/oi', summary: 'hi', tag: 't' }, () => ({ oi: true }))
+  .route({ method: 'get', path: '/espera', summary: 'wait', tag: 't' }, async () => {
+    arrived();
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { esperou: true };
+  });
+const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router] });
+let server: RunningServer;
+
+beforeAll(async () => {
+  server = await listen(app, 0);
+});
+afterAll(async () => {
+  await server.close();
+});
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The socket error the client saw, if any (ECONNRESET when the server cut it while we sent). */
+  error?: string;
+}
+
+/**
+ * Sends `head`, then `filler` bytes in 64 KiB writes that wait for the socket to drain (as a client
+ * streaming a huge header does), then the end of the head, and reads until the server closes.
+ */
+function rawRequest(head: string, filler = 0, tail = '\r\n\r\n'): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const socket = connect(server.port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      error = e.code;
+    });
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [top = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = top.split('\r\n');
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, error });
+    });
+    socket.write(head);
+    let left = filler;
+    const pump = () => {
+      while (left > 0 && !socket.destroyed) {
+        const size = Math.min(left, 65_536);
+        left -= size;
+        if (!socket.write('a'.repeat(size))) {
+          socket.once('drain', pump);
+          return;
+        }
+      }
+      if (!socket.destroyed) socket.end(tail);
+    };
+    pump();
+  });
+}
+
+function expectProblem(answer: RawAnswer, status: number, codigo: string) {
+  expect(answer.error).toBeUndefined();
+  expect(answer.status).toBe(status);
+  expect(answer.headers['content-type']).toBe('application/problem+json');
+  expect(answer.headers.connection).toBe('close');
+  expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+  expect(JSON.parse(answer.body)).toMatchObject({ status, codigo, type: `urn:event-hub:problema:${codigo}` });
+}
+
+describe('Requests the HTTP parser refuses', () => {
+  it('When a header is larger than the limit, then 431 problem+json cabecalhos_grandes_demais and Connection: close', async () => {
+    const answer = await rawRequest('GET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ', 20_000);
+    expectProblem(answer, 431, 'cabecalhos_grandes_demais');
+  });
+
+  it('When the request line is larger than the limit, then 431 problem+json too', async () => {
+    const answer = await rawRequest('GET /', 100_000, ' HTTP/1.1\r\nHost: x\r\n\r\n');
+    expectProblem(answer, 431, 'cabecalhos_grandes_demais');
+  });
+
+  it('When 4 MB of headers are streamed, then the whole 431 arrives and the connection is not reset', async () => {
+    const answer = await rawRequest('GET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ', 4_000_000);
+    expectProblem(answer, 431, 'cabecalhos_grandes_demais');
+  });
+
+  it('When the request is not HTTP, then 400 problem+json requisicao_invalida', async () => {
+    expectProblem(await rawRequest('GET /a\u0000b HTTP/1.1\r\nHost: x\r\n\r\n'), 400, 'requisicao_invalida');
+    expectProblem(await rawRequest('OI\r\n\r\n'), 400, 'requisicao_invalida');
+  });
+
+  it('When parser errors have been answered, then the server still serves requests', async () => {
+    await rawRequest('GET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ', 100_000);
+    const response = await fetch(`${server.url}/oi`);
+    expect({ status: response.status, body: await response.json() }).toEqual({ status: 200, body: { oi: true } });
+  });
+
+  it('When an oversized request is pipelined behind one still being answered, then the connection is cut without a stray answer', async () => {
+    const inside = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const answer = rawRequest(
+      'GET /espera HTTP/1.1\r\nHost: x\r\n\r\nGET /oi HTTP/1.1\r\nHost: x\r\nX-Grande: ',
+      20_000,
+    );
+    await inside;
+    const { status, body } = await answer;
+    release();
+    // Node's default answer would have been a 431 read by the client as the answer to /espera.
+    expect({ status, body }).toEqual({ status: Number.NaN, body: '' });
+  });
+});

@@ -1,0 +1,76 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { AppError, problemOf } from './errors';
+
+/** How long a refused connection is kept open, reading and discarding, before it is cut. */
+const DRAIN_MS = 5_000;
+
+/** What Node's HTTP parser error codes mean for the client. */
+function refusalOf(code: string | undefined): AppError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(
+        431,
+        'cabecalhos_grandes_demais',
+        'the request line or headers are larger than this server accepts',
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new AppError(413, 'corpo_grande_demais', 'the chunk extensions are larger than this server accepts');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(408, 'tempo_esgotado', 'the request was not received in time');
+    default:
+      return new AppError(400, 'requisicao_invalida', 'the request is not valid HTTP/1.1');
+  }
+}
+
+/** The raw HTTP/1.1 answer to a request the parser refused: problem+json, then the end. */
+export function clientErrorResponse(code: string | undefined): string {
+  const refusal = refusalOf(code);
+  const body = JSON.stringify(problemOf(refusal));
+  return [
+    `HTTP/1.1 ${refusal.status} ${refusal.title}`,
+    'Content-Type: application/problem+json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** Node's own field for the response being written on a socket (null between requests). */
+interface InFlight {
+  _httpMessage?: object | null;
+}
+
+const answered = new WeakSet<Socket>();
+
+/**
+ * `clientError` listener: answers requests Node's parser refuses (oversized request line or
+ * headers, malformed HTTP) with a problem+json body instead of a bare status.
+ *
+ * Closing at once would reset the connection while the client is still sending (at ~100 KB of
+ * headers curl saw ECONNRESET, and at a few MB the answer itself was lost), so the write side is
+ * ended and the rest is read and discarded (the parser keeps consuming it and calls here again)
+ * until the client closes or DRAIN_MS passes.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  // While an earlier request on this connection is still being answered, anything written now
+  // would be read as its answer (or land inside it), so the connection is only cut.
+  const inFlight = (socket as Socket & InFlight)._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
+    socket.destroy();
+    return;
+  }
+  socket.end(clientErrorResponse(error.code));
+  const cut = setTimeout(() => socket.destroy(), DRAIN_MS);
+  cut.unref();
+  socket.once('close', () => clearTimeout(cut));
+}
+
+/** Installs answerClientError on a server (listen() does it; a server made elsewhere calls this). */
+export function handleClientErrors(server: Server): Server {
+  server.on('clientError', answerClientError);
+  return server;
+}
