@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
+import { startAccessForTests, type TestAccess } from '@hub/access';
 import {
   dropDatabase,
   type SpawnedService,
