@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  service?.child.kill('SIGKILL');
+  await service?.kill();
   await dropDatabase(database.name);
   await access?.close();
   await identity?.close();

@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  service?.child.kill('SIGKILL');
+  await service?.kill();
   await dropDatabase(database.name);
   await rm(keysDir, { recursive: true, force: true });
   await access?.close();
