@@ -27,6 +27,8 @@ export function importsOf(text: string): string[] {
 }
 
 const isService = (dir: string) => dir.startsWith('services/');
+/** Tests and their support files: the only code of a service that may start another one. */
+const isTestCode = (file: string) => /\.test\.ts$|\/testing\.ts$|\/test-support\.ts$|\/testing\//.test(file);
 
 /** Subpaths a package declares public besides its main entry (`exports` keys like "./verify"). */
 function publicSubpaths(exports: unknown): string[] {
@@ -64,16 +66,23 @@ export function violations(workspace: Workspace): string[] {
         found.push(`${file}: the package ${ownDir} imports the service ${targetDir} ('${specifier}')`);
       } else if (specifier.startsWith('.')) {
         found.push(`${file}: '${specifier}' reaches into the source of ${targetDir}`);
+      } else if (!isTestCode(file)) {
+        found.push(`${file}: running code imports the service ${targetDir} ('${specifier}'); call it over HTTP`);
       } else if (subpath && !publicSubpaths(workspace.manifests.get(targetDir)!.exports).includes(subpath)) {
         found.push(`${file}: '${specifier}' reaches past the public entry of ${targetDir}`);
       }
     }
   }
   for (const [dir, manifest] of workspace.manifests) {
-    if (isService(dir)) continue;
-    for (const dependency of Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })) {
+    // A service may start another in its tests (devDependencies), never at run time.
+    const declared = isService(dir) ? manifest.dependencies : { ...manifest.dependencies, ...manifest.devDependencies };
+    for (const dependency of Object.keys(declared ?? {})) {
       const target = byName.get(dependency);
-      if (target && isService(target)) found.push(`${dir}/package.json: the package depends on the service ${target}`);
+      if (target && isService(target)) {
+        found.push(
+          `${dir}/package.json: ${isService(dir) ? 'the service' : 'the package'} depends on the service ${target}`,
+        );
+      }
     }
   }
   return [...found, ...dependencyCycles(workspace)];
@@ -150,8 +159,21 @@ describe('the import graph', () => {
       ["export * from '@hub/access/src/testing';", /public entry/],
       ["jest.mock('@hub/access/src/db');", /public entry/],
       ["import '../../../../packages/testing/src/wait';", /by path instead of its package name/],
-    ])('When a hub-api file holds %j, then it is reported', (text, problem) => {
-      expect(check('services/hub-api/src/x/y.ts', text)).toEqual([expect.stringMatching(problem)]);
+    ])('When a hub-api test file holds %j, then it is reported', (text, problem) => {
+      expect(check('services/hub-api/src/x/y.test.ts', text)).toEqual([expect.stringMatching(problem)]);
+    });
+
+    it('When the running code of a service imports another service, or lists it in dependencies, then it is reported', () => {
+      expect(check('services/hub-api/src/features/x/x.service.ts', "import { createApp } from '@hub/access';")).toEqual(
+        [expect.stringMatching(/running code imports the service services\/access/)],
+      );
+      const depending = new Map(manifests).set('services/hub-api', {
+        name: '@hub/hub-api',
+        dependencies: { '@hub/access': 'workspace:*' },
+      });
+      expect(violations({ manifests: depending, files: new Map() })).toEqual([
+        expect.stringMatching(/services\/hub-api\/package.json: the service depends on the service services\/access/),
+      ]);
     });
 
     it('When a package imports a service or depends on one, then it is reported', () => {
