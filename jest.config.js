@@ -19,6 +19,4 @@ module.exports = {
   setupFiles: ['<rootDir>/infra/test/setup-env.js'],
   testTimeout: 30_000,
   maxWorkers: 2,
-  // Undici keeps idle keep-alive sockets of fetch() for a few seconds after the servers close.
-  forceExit: true,
 };

@@ -2,13 +2,25 @@ import net from 'node:net';
 import { createLogger } from '@hub/log';
 import { Broker } from './broker';
 
-const URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+// infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; every address below derives from it.
+const RABBITMQ_URL = process.env.RABBITMQ_URL;
+if (!RABBITMQ_URL) throw new Error('RABBITMQ_URL is not set (jest.config.js sets it up for the tests)');
+const rabbit = new URL(RABBITMQ_URL);
+const rabbitHost = rabbit.hostname;
+const rabbitPort = Number(rabbit.port || (rabbit.protocol === 'amqps:' ? 5671 : 5672));
+/** The tests' broker URL (credentials and virtual host kept) at another address. */
+const at = (host: string, port: number) => {
+  const url = new URL(RABBITMQ_URL);
+  url.hostname = host;
+  url.port = String(port);
+  return url.toString();
+};
 const logger = createLogger('broker-test');
 const name = (what: string) => `test.broker.${what}.${process.pid}.${Date.now()}`;
 
 let broker: Broker;
 beforeEach(async () => {
-  broker = await new Broker(URL, logger, { name: 'broker-test' }).start();
+  broker = await new Broker(RABBITMQ_URL, logger, { name: 'broker-test' }).start();
 });
 afterEach(async () => {
   await broker.close();
@@ -70,17 +82,23 @@ describe('Broker', () => {
     await until(() => seen.includes('depois'));
   });
 
-  it('When publishing to an exchange that does not exist, then publish rejects and the broker heals', async () => {
+  it('When publishing to an exchange that does not exist, then publish rejects and the broker heals: a later message is consumed', async () => {
     await expect(broker.publish(name('nada'), 'x', Buffer.from('x'))).rejects.toThrow();
     const queue = name('after');
     await broker.declare(async (ch) => {
       await ch.assertQueue(queue, { exclusive: true, durable: false });
     });
+    const seen: string[] = [];
+    await broker.consume(queue, async (message) => {
+      seen.push(message.content.toString());
+    });
     await broker.publish('', queue, Buffer.from('ok'));
+    await until(() => seen.length > 0);
+    expect(seen).toEqual(['ok']);
   });
 
   it('When RabbitMQ cannot be reached, then start fails with a clear message instead of hanging', async () => {
-    const nowhere = new Broker('amqp://guest:guest@127.0.0.1:1', logger, { name: 'nowhere', connectTimeoutMs: 300 });
+    const nowhere = new Broker(at(rabbitHost, 1), logger, { name: 'nowhere', connectTimeoutMs: 300 });
     await expect(nowhere.start()).rejects.toThrow(/cannot reach RabbitMQ/);
   });
 });
@@ -138,7 +156,7 @@ describe('Broker under failure', () => {
     // A TCP relay to RabbitMQ that can be cut, as a network failure would.
     const sockets = new Set<net.Socket>();
     const relay = net.createServer((client) => {
-      const upstream = net.connect(5672, '127.0.0.1');
+      const upstream = net.connect(rabbitPort, rabbitHost);
       for (const socket of [client, upstream]) {
         sockets.add(socket);
         socket.on('error', () => undefined);
@@ -147,7 +165,7 @@ describe('Broker under failure', () => {
     });
     await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
     const port = (relay.address() as net.AddressInfo).port;
-    const cut = new Broker(URL.replace(':5672', `:${port}`), logger, { name: 'cut', publishWaitMs: 500 });
+    const cut = new Broker(at('127.0.0.1', port), logger, { name: 'cut', publishWaitMs: 500 });
     await cut.start();
     const lost = new Promise((resolve) => cut.once('disconnected', resolve));
     relay.close();

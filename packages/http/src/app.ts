@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
@@ -133,6 +133,13 @@ export async function listen(
     server.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  const answering = new Set<ServerResponse>();
+  let closing = false;
+  server.on('request', (_req, res: ServerResponse) => {
+    if (closing) res.shouldKeepAlive = false;
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  });
   const actual = (server.address() as AddressInfo).port;
   return {
     server,
@@ -141,6 +148,14 @@ export async function listen(
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
+        closing = true;
+        // A connection busy at close() would otherwise stay open for keepAliveTimeout after its answer
+        // (and close() resolve only then): answers still to be written say `Connection: close`, and the
+        // connection of an answer already under way is closed once it is sent.
+        for (const res of answering) {
+          if (!res.headersSent) res.shouldKeepAlive = false;
+          else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+        }
         server.closeIdleConnections();
       }),
   };

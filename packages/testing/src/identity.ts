@@ -4,7 +4,7 @@ import {
   generateSigningKey,
   signToken,
   type TokenIssuer,
-} from '@hub/identity-dev';
+} from '@hub/identity-stand-in';
 import { listen } from '@hub/http';
 import { createLogger } from '@hub/log';
 import { SignJWT } from 'jose';

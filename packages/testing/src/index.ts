@@ -2,6 +2,7 @@ import { Broker } from '@hub/broker';
 import { createLogger } from '@hub/log';
 
 export * from './identity';
+export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
 export * from './process';
 export * from './wait';
 export { createTestDatabase, dropDatabase, type TestDatabase, unusedTestDatabase } from '@hub/database';

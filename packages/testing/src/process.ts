@@ -12,6 +12,8 @@ export interface SpawnedService {
   url(service: string, timeoutMs?: number): Promise<string>;
   /** SIGTERM, then its exit code. */
   stop(): Promise<number | null>;
+  /** SIGKILL (for a teardown after a failed test), resolved once it is gone and its pipes are closed. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -31,7 +33,8 @@ export function spawnService(mainFile: string, env: NodeJS.ProcessEnv): SpawnedS
   child.stderr!.on('data', (chunk) => {
     output += chunk;
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': only then are its stdout and stderr pipes closed too (no handle left open).
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return {
     child,
     output: () => output,
@@ -41,8 +44,12 @@ export function spawnService(mainFile: string, env: NodeJS.ProcessEnv): SpawnedS
         what: `${service} listening`,
       }),
     stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
+import { startAccessForTests, type TestAccess } from '@hub/access';
 import {
   dropDatabase,
   type SpawnedService,
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  service?.child.kill('SIGKILL');
+  await service?.kill();
   await dropDatabase(database.name);
   await access?.close();
   await identity?.close();

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
+import { startAccessForTests, type TestAccess } from '@hub/access';
 import {
   dropDatabase,
   type SpawnedService,
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  service?.child.kill('SIGKILL');
+  await service?.kill();
   await dropDatabase(database.name);
   await rm(keysDir, { recursive: true, force: true });
   await access?.close();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startAccessForTests, type TestAccess } from '@hub/access/src/testing';
+import { startAccessForTests, type TestAccess } from '@hub/access';
 import type { Ambiente } from '@hub/config';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';

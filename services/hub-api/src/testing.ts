@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestAccess } from '@hub/access/src/testing';
+import type { TestAccess } from '@hub/access';
 import type { Ambiente } from '@hub/config';
 import { createLogger } from '@hub/log';
 import { createTestDatabase, type TestIdentity } from '@hub/testing';

@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Broker } from '@hub/broker';
 import { colaboradorSincronizado } from '@hub/contracts';
+import { createIdentityDevApp } from '@hub/identity-stand-in';
 import { createLogger } from '@hub/log';
 import { connectTestBroker, uniqueName, waitFor } from '@hub/testing';
-import { createLocalJWKSet, jwtVerify } from 'jose';
 import request from 'supertest';
-import { createIdentityDevApp } from './app';
-import { loadOrCreateKey } from './keys';
+import { loadOrCreateKey } from './key-file';
 
 let dir: string;
 let broker: Broker;
@@ -30,34 +29,6 @@ describe('identity-dev', () => {
     expect(second.kid).toBe(first.kid);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(first.publicJwk).not.toHaveProperty('d');
-  });
-
-  it('When a user or application token is issued, then it verifies against the served JWKS with the documented claims', async () => {
-    const key = await loadOrCreateKey(path.join(dir, 'k2.json'));
-    const app = createIdentityDevApp({
-      issuer: { issuer: 'http://id.test', audience: 'event-hub', ttlSeconds: 60, key },
-      logger: createLogger('identity-dev'),
-    });
-    const jwks = (await request(app).get('/.well-known/jwks.json').expect(200)).body;
-    expect(jwks.keys).toEqual([
-      expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', kid: key.kid, alg: 'EdDSA', use: 'sig' }),
-    ]);
-    expect(jwks.keys[0]).not.toHaveProperty('d');
-    const user = (
-      await request(app).post('/token').send({ email: 'Ana@empresa.com.br', nome: 'Ana', master: true }).expect(200)
-    ).body;
-    expect(user).toMatchObject({ token_type: 'Bearer', expires_in: 60 });
-    const verified = await jwtVerify(user.access_token, createLocalJWKSet(jwks), {
-      issuer: 'http://id.test',
-      audience: 'event-hub',
-    });
-    expect(verified.payload).toMatchObject({ email: 'ana@empresa.com.br', name: 'Ana', master: true, typ: 'usuario' });
-    const application = (await request(app).post('/token/aplicativo').send({ client_id: 'loja' }).expect(200)).body;
-    const appClaims = await jwtVerify(application.access_token, createLocalJWKSet(jwks), {
-      issuer: 'http://id.test',
-      audience: 'event-hub',
-    });
-    expect(appClaims.payload).toMatchObject({ sub: 'loja', typ: 'aplicativo' });
   });
 
   it('When a collaborator is stored and removed, then both synchronisations are published with increasing versions', async () => {

@@ -2,9 +2,9 @@ import { Broker } from '@hub/broker';
 import { declareInternalTopology } from '@hub/contracts';
 import { listen, runMain } from '@hub/http';
 import { createLogger } from '@hub/log';
-import { createIdentityDevApp } from './app';
+import { createIdentityDevApp } from '@hub/identity-stand-in';
 import { readConfig } from './config';
-import { loadOrCreateKey } from './keys';
+import { loadOrCreateKey } from './key-file';
 
 const logger = createLogger('identity-dev');
 

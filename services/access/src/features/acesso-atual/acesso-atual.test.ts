@@ -1,6 +1,5 @@
-import { startTestIdentity, type TestIdentity, unsignedToken } from '@hub/testing';
+import { generateSigningKey, startTestIdentity, type TestIdentity, unsignedToken } from '@hub/testing';
 import request from 'supertest';
-import { generateSigningKey } from '@hub/identity-dev';
 import { startAccessForTests, type TestAccess } from '../../testing';
 
 let identity: TestIdentity;

@@ -1,2 +1,0 @@
-export * from './app';
-export * from './keys';
