@@ -6,9 +6,6 @@ import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation
 import type { FiltroDeVersoes, VersaoComTipo, VersoesRepository } from './versoes-de-esquema.repository';
 import type { VersaoDto } from './versoes-de-esquema.schemas';
 
-/** Largest JSON Schema accepted, serialised. */
-export const ESQUEMA_MAX_BYTES = 256 * 1024;
-
 export const versaoDto = (v: VersaoComTipo): VersaoDto => ({
   id: v.id,
   tipo_de_evento_id: v.tipoDeEventoId,
@@ -57,13 +54,6 @@ export function versoesService(repository: VersoesRepository, validador: Validad
     buscar: async (id: string) => versaoDto(await existente(id)),
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
-      if (Buffer.byteLength(JSON.stringify(input.esquema)) > ESQUEMA_MAX_BYTES) {
-        throw invalidField(
-          '/esquema',
-          'esquema_grande_demais',
-          `the schema must take at most ${ESQUEMA_MAX_BYTES} bytes`,
-        );
-      }
       const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
       if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
       const criada = await repository.criarProxima({
