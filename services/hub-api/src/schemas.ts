@@ -22,4 +22,7 @@ export const descricao = z
   .max(2000)
   .transform((v) => (v === '' ? null : v));
 
+/** Largest value of a PostgreSQL integer (int4) column: zod integers bound to one stop here. */
+export const INT4_MAX = 2_147_483_647;
+
 export const iso = (date: Date) => date.toISOString();

@@ -1,6 +1,6 @@
 import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
-import { autocompletePage, descricao, LISTA_MAX, pagina, queryId } from '../../schemas';
+import { autocompletePage, descricao, INT4_MAX, LISTA_MAX, pagina, queryId } from '../../schemas';
 import {
   DADOS_PROFUNDIDADE_MAX,
   ESQUEMA_MAX_BYTES,
@@ -66,11 +66,14 @@ export const filtroQuery = z.object({
     .optional(),
 });
 
+/** Versions are numbered from 1 in an integer (int4) column. */
+const numeroDeVersao = z.number().int().min(1).max(INT4_MAX);
+
 export const versaoSchema = z.object({
   id: z.string(),
   tipo_de_evento_id: z.string(),
   tipo_de_evento_nome: z.string(),
-  versao: z.number().int(),
+  versao: numeroDeVersao,
   esquema: z.record(z.string(), z.unknown()),
   ativa: z.boolean(),
   descricao: z.string().nullable(),
@@ -82,7 +85,7 @@ export const versaoResumoSchema = z.object({
   id: z.string(),
   tipo_de_evento_id: z.string(),
   tipo_de_evento_nome: z.string(),
-  versao: z.number().int(),
+  versao: numeroDeVersao,
 });
 export const paginaVersao = pagina(versaoSchema);
 export const paginaVersaoAutoComplete = pagina(versaoResumoSchema);
