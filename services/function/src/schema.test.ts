@@ -72,6 +72,16 @@ test('When a name repeats another without regard to case, then the database itse
   });
 });
 
+test("When 'pz-x' and 'pz-x' + U+200B (or another invisible character) are inserted, then the database itself refuses the second", async () => {
+  const criar = (nome: string) =>
+    db.funcao.create({ data: { id: uuidv7(), nome, criadoEm: instante, atualizadoEm: instante } });
+  await criar('pz-x');
+  for (const nome of ['pz-x\u200B', '\u00ADPZ-X', 'pz\u180E-x', 'p\u200Cz\u2060-x\uFEFF', 'pz-\u200Dx']) {
+    await expect(criar(nome)).rejects.toMatchObject({ code: 'P2002' });
+  }
+  expect(await db.funcao.count({ where: { nome: { contains: 'z' } } })).toBe(1);
+});
+
 test('When uuid_v7() is called in SQL, then it returns distinct version-7 uuids of the current millisecond', async () => {
   const before = Date.now();
   const rows = await db.$queryRaw<{ id: string }[]>`select uuid_v7()::text as id from generate_series(1, 1000)`;

@@ -52,12 +52,13 @@ export function createApp(deps: HubApiAppDeps) {
     logger: deps.logger,
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(aplicativosService(aplicativos), guards),
-      tiposRoutes(tiposService(tipos, aplicativos), guards),
-      versoesRoutes(versoesService(versoes, validador), guards),
+      aplicativosRoutes(aplicativosService(deps.db, aplicativos), guards),
+      tiposRoutes(tiposService(deps.db, tipos, aplicativos), guards),
+      versoesRoutes(versoesService(deps.db, { versoes, tipos }, validador), guards),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
       assinaturasRoutes(
         assinaturasService({
+          db: deps.db,
           assinaturas,
           aplicativos,
           tipos,

@@ -143,4 +143,27 @@ describe('ValidadorDeEsquemas', () => {
       { caminho: '/dados/funcao/nome', mensagem: 'is required' },
     ]);
   });
+
+  it('When dados deeper than 64 levels are checked as publication checks them, then valido false, never a thrown overflow', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'arvore', { type: 'array', items: { $ref: '#' } });
+    let dados: unknown = [];
+    for (let i = 1; i < 64; i++) dados = [dados];
+    expect(validador.validarDados(versao, dados)).toEqual({ valido: true, erros: [] });
+    for (let i = 64; i < 50_000; i++) dados = [dados];
+    expect(validador.validarDados(versao, dados)).toEqual({
+      valido: false,
+      erros: [{ caminho: '/dados', mensagem: 'must be at most 64 levels deep' }],
+    });
+  });
+
+  it('When a stored schema without $id refers to itself with "#", then another process compiles it on first use', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = { id: 'lista', esquema: { type: 'object', properties: { proximo: { $ref: '#' } } } };
+    expect(validador.validarDados(versao, { proximo: { proximo: {} } }).valido).toBe(true);
+    expect(validador.validarDados(versao, { proximo: { proximo: 1 } }).erros).toEqual([
+      { caminho: '/dados/proximo/proximo', mensagem: 'must be object' },
+    ]);
+    expect(versao.esquema).not.toHaveProperty('$id');
+  });
 });

@@ -4,6 +4,8 @@ import type { RegExpEngine } from 'ajv/dist/types';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
+import { DADOS_PROFUNDIDADE_MAX, ESQUEMA_PROFUNDIDADE_MAX, mensagemDeProfundidade, profundidade } from './limites';
+import { recursaoSemFim } from './recursao';
 
 /**
  * The JSON Schemas that applications register, and the one function that checks `dados` against
@@ -50,6 +52,18 @@ const OPTIONS: Options = {
   addUsedSchema: false,
   logger: false,
 };
+
+/**
+ * The base URI given to a schema without `$id` while it compiles: without `addUsedSchema`, ajv
+ * resolves "#" against the schema's base URI only when it has one, and recursive schemas (trees)
+ * refer to themselves with "#".
+ */
+const BASE_SEM_ID = 'urn:event-hub:esquema';
+
+/** ajv compiles and validates recursively; a stack overflow means the input was too deep for it. */
+const estourouAPilha = (error: unknown) => error instanceof RangeError;
+const DEMASIADO_FUNDO =
+  'is nested too deeply to compile (too long a chain of $ref, or too deep a structure behind them)';
 
 /** Which draft a schema declares with $schema (2020-12 when absent); undefined for any other. */
 export function draftOf(esquema: AnySchemaObject): Draft | undefined {
@@ -99,15 +113,29 @@ export class ValidadorDeEsquemas {
     }
     if (schema.$async !== undefined)
       return { erros: [{ caminho: '/esquema/$async', mensagem: 'asynchronous schemas are not supported' }] };
+    // The HTTP schema refuses this already; checked again because nothing deeper may reach ajv.
+    if (profundidade(schema, ESQUEMA_PROFUNDIDADE_MAX) > ESQUEMA_PROFUNDIDADE_MAX)
+      return { erros: [{ caminho: '/esquema', mensagem: mensagemDeProfundidade(ESQUEMA_PROFUNDIDADE_MAX) }] };
     const ajv = this.ajvs[draft];
     if (!ajv.validateSchema(schema)) {
       return { erros: (ajv.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDoEsquema(e)) };
+    }
+    if (recursaoSemFim(schema)) {
+      return {
+        erros: [
+          {
+            caminho: '/esquema',
+            mensagem: 'refers to itself ($ref) without descending into the data, so validation would never end',
+          },
+        ],
+      };
     }
     let validador: ValidateFunction;
     try {
       validador = this.compilar(draft, schema);
     } catch (error) {
-      return { erros: [{ caminho: '/esquema', mensagem: (error as Error).message }] };
+      const mensagem = estourouAPilha(error) ? DEMASIADO_FUNDO : (error as Error).message;
+      return { erros: [{ caminho: '/esquema', mensagem }] };
     }
     return { erros: [], validador };
   }
@@ -123,8 +151,21 @@ export class ValidadorDeEsquemas {
 
   /** `dados` against the schema of a version; errors point into the body (`/dados/...`). */
   validarDados(versao: VersaoValidavel, dados: unknown): ResultadoDaValidacao {
+    if (profundidade(dados, DADOS_PROFUNDIDADE_MAX) > DADOS_PROFUNDIDADE_MAX)
+      return {
+        valido: false,
+        erros: [{ caminho: '/dados', mensagem: mensagemDeProfundidade(DADOS_PROFUNDIDADE_MAX) }],
+      };
     const validador = this.validadorDe(versao);
-    if (validador(dados)) return { valido: true, erros: [] };
+    let valido: boolean;
+    try {
+      valido = validador(dados) as boolean;
+    } catch (error) {
+      // Registration refuses endless recursion and dados are bounded, so this is a last resort.
+      if (!estourouAPilha(error)) throw error;
+      return { valido: false, erros: [{ caminho: '/dados', mensagem: 'is nested too deeply for this schema' }] };
+    }
+    if (valido) return { valido: true, erros: [] };
     return { valido: false, erros: (validador.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDosDados(e)) };
   }
 
@@ -143,11 +184,12 @@ export class ValidadorDeEsquemas {
   private compilar(draft: Draft, schema: AnySchemaObject): ValidateFunction {
     const ajv = this.ajvs[draft];
     this.compilacoes += 1;
+    const compilado = schema.$id === undefined ? { $id: BASE_SEM_ID, ...schema } : schema;
     try {
-      return ajv.compile(schema);
+      return ajv.compile(compilado);
     } finally {
       // The validator is a closure of its own; ajv's cache entry would only keep the schema alive.
-      ajv.removeSchema(schema);
+      ajv.removeSchema(compilado);
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
-import type { Db } from '../../db';
+import type { DbClient } from '../../db';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -14,7 +14,7 @@ const funcaoIdDe = (funcaoId: string | null) => {
 export const anuncioDe = (c: Pick<ColaboradorSincronizado, 'termoauth_id' | 'email' | 'nome' | 'ativo'>) =>
   JSON.stringify({ termoauth_id: c.termoauth_id, email: c.email, nome: c.nome, ativo: c.ativo }).slice(1, -1);
 
-export function colaboradoresRepository(db: Db) {
+export function colaboradoresRepository(db: DbClient) {
   return {
     /**
      * Applies one synchronisation message, idempotently: a message whose versao is not newer than
@@ -22,8 +22,8 @@ export function colaboradoresRepository(db: Db) {
      * tombstone carrying its versao, so an older message cannot resurrect the collaborator.
      * Returns whether the projection changed.
      */
-    async aplicar(mensagem: ColaboradorSincronizado): Promise<boolean> {
-      const changed = await db.$executeRaw`
+    async aplicar(mensagem: ColaboradorSincronizado, cliente: DbClient = db): Promise<boolean> {
+      const changed = await cliente.$executeRaw`
         insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, anuncio, atualizado_em)
         values (${mensagem.termoauth_id}, ${mensagem.email}, ${mensagem.nome}, ${funcaoIdDe(mensagem.funcao_id)},
                 ${mensagem.ativo}, ${mensagem.removido}, ${BigInt(mensagem.versao)}, ${anuncioDe(mensagem)}, now())

@@ -1,7 +1,5 @@
-import type { Db } from '../../db';
+import type { DbClient, Tx } from '../../db';
 import { Prisma } from '../../generated/prisma/client';
-
-type Tx = Prisma.TransactionClient;
 
 export interface FuncaoRow {
   id: string;
@@ -41,76 +39,80 @@ const COLUNAS = Prisma.sql`f.id::text as id, f.nome, ${QUANTIDADE} as quantidade
 const pagina = (busca: string | undefined, janela: Janela) =>
   Prisma.sql`select ${COLUNAS} from (select f.* from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}) f ${ORDEM}`;
 
-export function funcoesRepository(db: Db) {
-  async function total(busca?: string): Promise<number> {
-    const [row] = await db.$queryRaw<{ n: number }[]>`select count(*)::int as n from funcao f ${filtro(busca)}`;
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
+export function funcoesRepository(db: DbClient) {
+  async function total(busca: string | undefined, cliente: DbClient): Promise<number> {
+    const [row] = await cliente.$queryRaw<{ n: number }[]>`select count(*)::int as n from funcao f ${filtro(busca)}`;
     return row?.n ?? 0;
   }
 
   return {
-    async listar(busca: string | undefined, janela: Janela): Promise<{ itens: FuncaoRow[]; total: number }> {
-      const [itens, n] = await Promise.all([db.$queryRaw<FuncaoRow[]>(pagina(busca, janela)), total(busca)]);
+    async listar(
+      busca: string | undefined,
+      janela: Janela,
+      cliente: DbClient = db,
+    ): Promise<{ itens: FuncaoRow[]; total: number }> {
+      const [itens, n] = await Promise.all([
+        cliente.$queryRaw<FuncaoRow[]>(pagina(busca, janela)),
+        total(busca, cliente),
+      ]);
       return { itens, total: n };
     },
 
     async resumos(
       busca: string | undefined,
       janela: Janela,
+      cliente: DbClient = db,
     ): Promise<{ itens: { id: string; nome: string }[]; total: number }> {
       const [itens, n] = await Promise.all([
-        db.$queryRaw<
+        cliente.$queryRaw<
           { id: string; nome: string }[]
         >`select f.id::text as id, f.nome from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}`,
-        total(busca),
+        total(busca, cliente),
       ]);
       return { itens, total: n };
     },
 
-    todas(busca: string | undefined): Promise<FuncaoRow[]> {
-      return db.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f ${filtro(busca)} ${ORDEM}`;
+    todas(busca: string | undefined, cliente: DbClient = db): Promise<FuncaoRow[]> {
+      return cliente.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f ${filtro(busca)} ${ORDEM}`;
     },
 
-    async buscar(id: string): Promise<FuncaoRow | undefined> {
-      const [row] = await db.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f where f.id = ${id}::uuid`;
+    async buscar(id: string, cliente: DbClient = db): Promise<FuncaoRow | undefined> {
+      const [row] = await cliente.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f where f.id = ${id}::uuid`;
       return row;
     },
 
-    /** Inserts; a name taken without regard to case throws Prisma's P2002 (the unique index decides). */
-    async criar(id: string, nome: string, agora: Date): Promise<void> {
-      await db.funcao.create({ data: { id, nome, criadoEm: agora, atualizadoEm: agora } });
+    /** Inserts; a name taken (as nomeChave compares) throws Prisma's P2002 (the unique index decides). */
+    async criar(id: string, nome: string, agora: Date, cliente: DbClient = db): Promise<void> {
+      await cliente.funcao.create({ data: { id, nome, criadoEm: agora, atualizadoEm: agora } });
     },
 
-    /**
-     * Renames and, in the same transaction, writes one outbox row per collaborator of the function
-     * (one INSERT … SELECT, whatever their number). Returns undefined when the function does not
-     * exist; otherwise the function as renamed (read before the commit, so the answer is ready
-     * before the relay wakes up) and how many were announced (0 when the name did not change).
-     */
-    async renomear(
-      id: string,
-      nome: string,
-      agora: Date,
-      destino: DestinoDosAnuncios,
-    ): Promise<{ funcao: FuncaoRow; anunciados: number } | undefined> {
-      return db.$transaction(async (tx) => {
-        const [atual] = await tx.$queryRaw<
-          { nome: string }[]
-        >`select nome from funcao where id = ${id}::uuid for update`;
-        if (!atual) return undefined;
-        let anunciados = 0;
-        if (atual.nome !== nome) {
-          await tx.funcao.update({ where: { id }, data: { nome, atualizadoEm: agora } });
-          anunciados = await anunciar(tx, id, nome, agora, destino);
-        }
-        const [funcao] = await tx.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f where f.id = ${id}::uuid`;
-        return { funcao: funcao!, anunciados };
-      });
+    /** The function's current name, its row locked until the transaction ends; undefined when absent. */
+    async travar(id: string, tx: Tx): Promise<string | undefined> {
+      const [atual] = await tx.$queryRaw<{ nome: string }[]>`select nome from funcao where id = ${id}::uuid for update`;
+      return atual?.nome;
     },
+
+    /** Renames; a name taken throws Prisma's P2002. */
+    async renomear(id: string, nome: string, agora: Date, cliente: DbClient = db): Promise<void> {
+      await cliente.funcao.update({ where: { id }, data: { nome, atualizadoEm: agora } });
+    },
+
+    anunciar,
   };
 }
 
-/** One outbox row per collaborator of the function (removed ones excepted), in one statement. */
-function anunciar(tx: Tx, id: string, nome: string, agora: Date, destino: DestinoDosAnuncios): Promise<number> {
+/**
+ * One outbox row per collaborator of the function (removed ones excepted), in one statement,
+ * whatever their number; returns how many. Meant for the rename's own transaction.
+ */
+function anunciar(
+  id: string,
+  nome: string,
+  agora: Date,
+  destino: DestinoDosAnuncios,
+  cliente: DbClient,
+): Promise<number> {
   // The body is glued together as JSON text: the fixed parts once, here, and per row the
   // collaborator's fragment kept by the projection (see colaborador.anuncio). Three times cheaper
   // than jsonb_build_object for 10,000 rows, which keeps a large rename's answer within budget.
@@ -121,7 +123,7 @@ function anunciar(tx: Tx, id: string, nome: string, agora: Date, destino: Destin
     ocorrido_em: agora.toISOString(),
   }).slice(1, -1);
   const funcao = `"funcao":${JSON.stringify({ id, nome })}}}`;
-  return tx.$executeRaw`
+  return cliente.$executeRaw`
     insert into outbox (id, exchange, routing_key, message_id, body, criado_em)
     select a.id, ${destino.exchange}, ${destino.routingKey}, a.id::text,
       ('{"id":"' || a.id::text || '",' || ${cabecalho}::text || ',"entidade_id":' || to_json(a.termoauth_id)::text

@@ -1,14 +1,13 @@
-import { clampedInt, pageQuery, paginaSchema, queryText } from '@hub/http';
+import { clampedInt, nomeTexto, pageQuery, paginaSchema, queryText } from '@hub/http';
 import { z } from 'zod';
 
 export const NOME_MAX = 120;
 
-/** A function name: trimmed, 1 to 120 characters (code points, as PostgreSQL counts them). */
-export const nomeDeFuncao = z
-  .string()
-  .trim()
-  .refine((nome) => nome.length > 0, 'must have at least 1 character after trimming')
-  .refine((nome) => [...nome].length <= NOME_MAX, `must have at most ${NOME_MAX} characters`);
+/**
+ * A function name: trimmed, NFC, a visible character, 1 to 120 characters (code points, as
+ * PostgreSQL counts them). Unique as nomeChave compares (the database's funcao_nome_unico).
+ */
+export const nomeDeFuncao = nomeTexto(NOME_MAX);
 
 export const funcaoCriar = z.object({ nome: nomeDeFuncao }).strict();
 export const funcaoAtualizar = z.object({ nome: nomeDeFuncao.nullable().optional() }).strict();

@@ -1,6 +1,7 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, notFound, type Pagina, type PageRequest, page, skipTake } from '@hub/http';
 import type { Logger } from '@hub/log';
+import { type DbClient, transacao } from '../../db';
 import type { DestinoDosAnuncios, FuncaoRow, FuncoesRepository } from './funcoes.repository';
 import type { FuncaoDto } from './funcoes.schemas';
 
@@ -16,7 +17,7 @@ const nomeRepetido = (nome: string) =>
   conflict('funcao_duplicada', `a function named "${nome}" already exists (names are compared without regard to case)`);
 
 /** The rules of the function registry (area B), in its own words; no HTTP, no SQL. */
-export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnuncios, logger: Logger) {
+export function funcoesService(db: DbClient, repo: FuncoesRepository, destino: DestinoDosAnuncios, logger: Logger) {
   async function buscar(id: string): Promise<FuncaoDto> {
     const row = await repo.buscar(id);
     if (!row) throw notFound('function');
@@ -57,14 +58,25 @@ export function funcoesService(repo: FuncoesRepository, destino: DestinoDosAnunc
      */
     async atualizar(id: string, nome: string | null | undefined): Promise<FuncaoDto> {
       if (nome === undefined || nome === null) return buscar(id);
-      let renomeada: Awaited<ReturnType<FuncoesRepository['renomear']>>;
+      const agora = new Date();
+      let renomeada: { funcao: FuncaoRow; anunciados: number };
       try {
-        renomeada = await repo.renomear(id, nome, new Date(), destino);
+        renomeada = await transacao(db, async (tx) => {
+          const atual = await repo.travar(id, tx);
+          if (atual === undefined) throw notFound('function');
+          let anunciados = 0;
+          if (atual !== nome) {
+            await repo.renomear(id, nome, agora, tx);
+            anunciados = await repo.anunciar(id, nome, agora, destino, tx);
+          }
+          // read before the commit, so the answer is ready before the relay wakes up
+          const funcao = await repo.buscar(id, tx);
+          return { funcao: funcao!, anunciados };
+        });
       } catch (error) {
         if (isUniqueViolation(error)) throw nomeRepetido(nome);
         throw error;
       }
-      if (!renomeada) throw notFound('function');
       if (renomeada.anunciados > 0)
         logger.info(
           { funcao_id: id, anunciados: renomeada.anunciados },

@@ -23,20 +23,26 @@ function where(filtro: FiltroDeAplicativos): Prisma.AplicativoWhereInput {
   };
 }
 
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
 export function aplicativosRepository(db: DbClient) {
   return {
-    async listar(filtro: FiltroDeAplicativos, page: PageRequest) {
+    async listar(filtro: FiltroDeAplicativos, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.aplicativo.findMany({ where: where(filtro), orderBy: [{ nome: 'asc' }, { id: 'asc' }], ...skipTake(page) }),
-        db.aplicativo.count({ where: where(filtro) }),
+        cliente.aplicativo.findMany({
+          where: where(filtro),
+          orderBy: [{ nome: 'asc' }, { id: 'asc' }],
+          ...skipTake(page),
+        }),
+        cliente.aplicativo.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    buscar: (id: string) => db.aplicativo.findUnique({ where: { id } }),
-    buscarPorClientId: (clientId: string) => db.aplicativo.findUnique({ where: { clientId } }),
-    criar: (data: Prisma.AplicativoUncheckedCreateInput) => db.aplicativo.create({ data }),
-    atualizar: (id: string, data: Prisma.AplicativoUncheckedUpdateInput) =>
-      db.aplicativo.update({ where: { id }, data }),
+    buscar: (id: string, cliente: DbClient = db) => cliente.aplicativo.findUnique({ where: { id } }),
+    buscarPorClientId: (clientId: string, cliente: DbClient = db) =>
+      cliente.aplicativo.findUnique({ where: { clientId } }),
+    criar: (data: Prisma.AplicativoUncheckedCreateInput, cliente: DbClient = db) => cliente.aplicativo.create({ data }),
+    atualizar: (id: string, data: Prisma.AplicativoUncheckedUpdateInput, cliente: DbClient = db) =>
+      cliente.aplicativo.update({ where: { id }, data }),
   };
 }
 export type AplicativosRepository = ReturnType<typeof aplicativosRepository>;

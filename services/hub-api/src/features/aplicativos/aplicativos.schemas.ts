@@ -1,8 +1,9 @@
-import { pageQuery, queryBoolean, queryText } from '@hub/http';
+import { nomeTexto, pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { LISTA_MAX, pagina } from '../../schemas';
 
-export const nomeDeAplicativo = z.string().trim().min(1).max(120);
+/** Trimmed, NFC, a visible character, at most 120 characters; not unique (client_id is). */
+export const nomeDeAplicativo = nomeTexto(120);
 /** The `sub` of the application's tokens: visible ASCII, no spaces. */
 export const clientId = z
   .string()

@@ -1,5 +1,6 @@
 import { uuidv7, isUniqueViolation } from '@hub/database';
 import { conflict, notFound, type PageRequest, page } from '@hub/http';
+import { type DbClient, transacao } from '../../db';
 import type { Aplicativo } from '../../generated/prisma/client';
 import { iso } from '../../schemas';
 import type { AplicativosRepository, FiltroDeAplicativos } from './aplicativos.repository';
@@ -15,9 +16,9 @@ export const aplicativoDto = (a: Aplicativo): AplicativoDto => ({
 });
 
 /** Applications: publishers (owners of event types) and subscribers, named by their client id. */
-export function aplicativosService(repository: AplicativosRepository) {
-  async function existente(id: string): Promise<Aplicativo> {
-    const aplicativo = await repository.buscar(id);
+export function aplicativosService(db: DbClient, repository: AplicativosRepository) {
+  async function existente(id: string, cliente: DbClient = db): Promise<Aplicativo> {
+    const aplicativo = await repository.buscar(id, cliente);
     if (!aplicativo) throw notFound('application');
     return aplicativo;
   }
@@ -49,15 +50,16 @@ export function aplicativosService(repository: AplicativosRepository) {
 
     buscar: async (id: string) => aplicativoDto(await existente(id)),
 
-    async atualizar(id: string, input: { nome?: string | null; ativo?: boolean | null }) {
-      await existente(id);
-      const changes = {
-        ...(input.nome == null ? {} : { nome: input.nome }),
-        ...(input.ativo == null ? {} : { ativo: input.ativo }),
-      };
-      if (Object.keys(changes).length === 0) return aplicativoDto(await existente(id));
-      return aplicativoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }));
-    },
+    atualizar: (id: string, input: { nome?: string | null; ativo?: boolean | null }) =>
+      transacao(db, async (tx) => {
+        const atual = await existente(id, tx);
+        const changes = {
+          ...(input.nome == null ? {} : { nome: input.nome }),
+          ...(input.ativo == null ? {} : { ativo: input.ativo }),
+        };
+        if (Object.keys(changes).length === 0) return aplicativoDto(atual);
+        return aplicativoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));
+      }),
   };
 }
 export type AplicativosService = ReturnType<typeof aplicativosService>;

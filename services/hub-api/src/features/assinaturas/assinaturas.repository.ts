@@ -43,25 +43,28 @@ function where(filtro: FiltroDeAssinaturas): Prisma.AssinaturaWhereInput {
   };
 }
 
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
 export function assinaturasRepository(db: DbClient) {
   return {
-    async listar(filtro: FiltroDeAssinaturas, page: PageRequest) {
+    async listar(filtro: FiltroDeAssinaturas, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, ...skipTake(page) }),
-        db.assinatura.count({ where: where(filtro) }),
+        cliente.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, ...skipTake(page) }),
+        cliente.assinatura.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeAssinaturas) =>
-      db.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
+    filtrar: (filtro: FiltroDeAssinaturas, cliente: DbClient = db) =>
+      cliente.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
     /** A deleted subscription is not found. */
-    buscar: (id: string) => db.assinatura.findFirst({ where: { id, excluidaEm: null }, include: comNomes }),
-    criar: (data: Prisma.AssinaturaUncheckedCreateInput) => db.assinatura.create({ data, include: comNomes }),
-    atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput) =>
-      db.assinatura.update({ where: { id }, data, include: comNomes }),
+    buscar: (id: string, cliente: DbClient = db) =>
+      cliente.assinatura.findFirst({ where: { id, excluidaEm: null }, include: comNomes }),
+    criar: (data: Prisma.AssinaturaUncheckedCreateInput, cliente: DbClient = db) =>
+      cliente.assinatura.create({ data, include: comNomes }),
+    atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput, cliente: DbClient = db) =>
+      cliente.assinatura.update({ where: { id }, data, include: comNomes }),
     /** Logical deletion: the row stays for the deliveries that refer to it. */
-    excluir: (id: string, agora: Date) =>
-      db.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
+    excluir: (id: string, agora: Date, cliente: DbClient = db) =>
+      cliente.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
   };
 }
 export type AssinaturasRepository = ReturnType<typeof assinaturasRepository>;

@@ -1,25 +1,34 @@
 import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
-import { parseDestinationUrl } from '../../destinations/url';
-import { autocompletePage, LISTA_MAX, pagina, queryId } from '../../schemas';
+import { MAX_URL, parseDestinationUrl } from '../../destinations/url';
+import { autocompletePage, INT4_MAX, LISTA_MAX, pagina, queryId } from '../../schemas';
 
 export const TENTATIVAS_PADRAO = 8;
 
-/** http(s), at most 2048 characters, no credentials; where it may point is checked by the service. */
+/**
+ * http(s) with a host and a port 1–65535, no credentials, no control characters, at most 2048
+ * characters; stored as the parser normalises it (href). Where it may point is checked by the service.
+ */
 export const urlDeDestino = z
   .string()
-  .trim()
-  .superRefine((text, ctx) => {
+  .transform((text, ctx) => {
     const parsed = parseDestinationUrl(text);
-    if ('problema' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problema });
-  });
+    if ('problema' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.problema });
+      return z.NEVER;
+    }
+    return parsed.url.href;
+  })
+  .meta({ format: 'uri', maxLength: MAX_URL });
 const tentativas = z.number().int().min(1).max(50);
+/** A schema version number: the column is an integer (int4). */
+const versaoDoEsquema = z.number().int().min(1).max(INT4_MAX);
 
 export const assinaturaCriar = z
   .object({
     aplicativo_assinante_id: z.uuid(),
     tipo_de_evento_id: z.uuid(),
-    versao_do_esquema: z.number().int().min(1),
+    versao_do_esquema: versaoDoEsquema,
     url_de_destino: urlDeDestino,
     maximo_de_tentativas: tentativas.optional().default(TENTATIVAS_PADRAO),
   })
@@ -54,9 +63,9 @@ export const assinaturaSchema = z.object({
   aplicativo_assinante_nome: z.string(),
   tipo_de_evento_id: z.string(),
   tipo_de_evento_nome: z.string(),
-  versao_do_esquema: z.number().int(),
+  versao_do_esquema: versaoDoEsquema,
   url_de_destino: z.string(),
-  maximo_de_tentativas: z.number().int(),
+  maximo_de_tentativas: tentativas,
   ativa: z.boolean(),
   criado_em: z.string(),
   atualizado_em: z.string(),

@@ -1,6 +1,6 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, invalidField, notFound, type PageRequest, page } from '@hub/http';
-import { isForeignKeyViolation } from '../../db';
+import { type DbClient, isForeignKeyViolation, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
@@ -23,6 +23,7 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
 });
 
 export interface AssinaturasDeps {
+  db: DbClient;
   assinaturas: AssinaturasRepository;
   aplicativos: AplicativosRepository;
   tipos: TiposRepository;
@@ -34,12 +35,23 @@ export interface AssinaturasDeps {
 const duplicada = () =>
   conflict('assinatura_duplicada', 'this application already subscribes to this type and version at this URL');
 
-/** Subscriptions: an application receives the events of one type and schema version at a URL. */
-export function assinaturasService(deps: AssinaturasDeps) {
-  const { assinaturas } = deps;
+/** Conflicts of a write, told by Prisma's error codes: the same subscription, or a reference gone. */
+function traduzirConflito(error: unknown): never {
+  if (isUniqueViolation(error)) throw duplicada();
+  if (isForeignKeyViolation(error))
+    throw invalidField('', 'referencia_inexistente', 'the application, type or version no longer exists');
+  throw error;
+}
 
-  async function existente(id: string): Promise<AssinaturaComNomes> {
-    const assinatura = await assinaturas.buscar(id);
+/**
+ * Subscriptions: an application receives the events of one type and schema version at a URL. The
+ * destination is checked (DNS, up to 5 s) before a transaction opens, never while one is held.
+ */
+export function assinaturasService(deps: AssinaturasDeps) {
+  const { db, assinaturas } = deps;
+
+  async function existente(id: string, cliente: DbClient = db): Promise<AssinaturaComNomes> {
+    const assinatura = await assinaturas.buscar(id, cliente);
     if (!assinatura) throw notFound('subscription');
     return assinatura;
   }
@@ -75,66 +87,63 @@ export function assinaturasService(deps: AssinaturasDeps) {
       url_de_destino: string;
       maximo_de_tentativas: number;
     }) {
-      if (!(await deps.aplicativos.buscar(input.aplicativo_assinante_id))) {
-        throw invalidField('/aplicativo_assinante_id', 'aplicativo_inexistente', 'no application has this id');
-      }
-      if (!(await deps.tipos.buscar(input.tipo_de_evento_id))) {
-        throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
-      }
-      if (!(await deps.versoes.buscarPorNumero(input.tipo_de_evento_id, input.versao_do_esquema))) {
-        throw invalidField(
-          '/versao_do_esquema',
-          'versao_inexistente',
-          `the event type has no schema version ${input.versao_do_esquema}`,
-        );
-      }
       await deps.verificarDestino(input.url_de_destino);
       const agora = new Date();
-      try {
-        const criada = await assinaturas.criar({
-          id: uuidv7(),
-          aplicativoAssinanteId: input.aplicativo_assinante_id,
-          tipoDeEventoId: input.tipo_de_evento_id,
-          versaoDoEsquema: input.versao_do_esquema,
-          urlDeDestino: input.url_de_destino,
-          maximoDeTentativas: input.maximo_de_tentativas,
-          ativa: true,
-          criadoEm: agora,
-          atualizadoEm: agora,
-        });
-        return assinaturaDto(criada);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw duplicada();
-        if (isForeignKeyViolation(error))
-          throw invalidField('', 'referencia_inexistente', 'the application, type or version no longer exists');
-        throw error;
-      }
+      const criada = await transacao(db, async (tx) => {
+        if (!(await deps.aplicativos.buscar(input.aplicativo_assinante_id, tx))) {
+          throw invalidField('/aplicativo_assinante_id', 'aplicativo_inexistente', 'no application has this id');
+        }
+        if (!(await deps.tipos.buscar(input.tipo_de_evento_id, tx))) {
+          throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
+        }
+        if (!(await deps.versoes.buscarPorNumero(input.tipo_de_evento_id, input.versao_do_esquema, tx))) {
+          throw invalidField(
+            '/versao_do_esquema',
+            'versao_inexistente',
+            `the event type has no schema version ${input.versao_do_esquema}`,
+          );
+        }
+        return assinaturas.criar(
+          {
+            id: uuidv7(),
+            aplicativoAssinanteId: input.aplicativo_assinante_id,
+            tipoDeEventoId: input.tipo_de_evento_id,
+            versaoDoEsquema: input.versao_do_esquema,
+            urlDeDestino: input.url_de_destino,
+            maximoDeTentativas: input.maximo_de_tentativas,
+            ativa: true,
+            criadoEm: agora,
+            atualizadoEm: agora,
+          },
+          tx,
+        );
+      }).catch(traduzirConflito);
+      return assinaturaDto(criada);
     },
 
     async atualizar(
       id: string,
       input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null },
     ) {
-      await existente(id);
       if (input.url_de_destino != null) await deps.verificarDestino(input.url_de_destino);
-      const changes = {
-        ...(input.url_de_destino == null ? {} : { urlDeDestino: input.url_de_destino }),
-        ...(input.ativa == null ? {} : { ativa: input.ativa }),
-        ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
-      };
-      if (Object.keys(changes).length === 0) return assinaturaDto(await existente(id));
-      try {
-        return assinaturaDto(await assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }));
-      } catch (error) {
-        if (isUniqueViolation(error)) throw duplicada();
-        throw error;
-      }
+      const atualizada = await transacao(db, async (tx) => {
+        const atual = await existente(id, tx);
+        const changes = {
+          ...(input.url_de_destino == null ? {} : { urlDeDestino: input.url_de_destino }),
+          ...(input.ativa == null ? {} : { ativa: input.ativa }),
+          ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
+        };
+        if (Object.keys(changes).length === 0) return atual;
+        return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
+      }).catch(traduzirConflito);
+      return assinaturaDto(atualizada);
     },
 
-    async excluir(id: string) {
-      await existente(id);
-      await assinaturas.excluir(id, new Date());
-    },
+    excluir: (id: string) =>
+      transacao(db, async (tx) => {
+        await existente(id, tx);
+        await assinaturas.excluir(id, new Date(), tx);
+      }),
   };
 }
 export type AssinaturasService = ReturnType<typeof assinaturasService>;

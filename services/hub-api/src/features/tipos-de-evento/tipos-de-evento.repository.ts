@@ -1,5 +1,5 @@
 import { type PageRequest, skipTake } from '@hub/http';
-import type { DbClient } from '../../db';
+import type { DbClient, Tx } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
 import { likeLiteral } from '@hub/database';
 import { FILTRO_MAX } from '../../schemas';
@@ -21,42 +21,61 @@ function where(filtro: FiltroDeTipos): Prisma.TipoDeEventoWhereInput {
   };
 }
 
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
 export function tiposRepository(db: DbClient) {
   return {
-    async listar(filtro: FiltroDeTipos, page: PageRequest) {
+    async listar(filtro: FiltroDeTipos, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.tipoDeEvento.findMany({ where: where(filtro), include: comAplicativo, orderBy: ordem, ...skipTake(page) }),
-        db.tipoDeEvento.count({ where: where(filtro) }),
+        cliente.tipoDeEvento.findMany({
+          where: where(filtro),
+          include: comAplicativo,
+          orderBy: ordem,
+          ...skipTake(page),
+        }),
+        cliente.tipoDeEvento.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    async autocomplete(filtro: FiltroDeTipos, page: PageRequest) {
+    async autocomplete(filtro: FiltroDeTipos, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.tipoDeEvento.findMany({
+        cliente.tipoDeEvento.findMany({
           where: where(filtro),
           select: { id: true, nome: true },
           orderBy: ordem,
           ...skipTake(page),
         }),
-        db.tipoDeEvento.count({ where: where(filtro) }),
+        cliente.tipoDeEvento.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeTipos) =>
-      db.tipoDeEvento.findMany({ where: where(filtro), include: comAplicativo, orderBy: ordem, take: FILTRO_MAX }),
-    buscar: (id: string) => db.tipoDeEvento.findUnique({ where: { id }, include: comAplicativo }),
-    buscarPorNome: (nome: string) => db.tipoDeEvento.findUnique({ where: { nome }, include: comAplicativo }),
-    criar: (data: Prisma.TipoDeEventoUncheckedCreateInput) => db.tipoDeEvento.create({ data, include: comAplicativo }),
-    atualizar: (id: string, data: Prisma.TipoDeEventoUncheckedUpdateInput) =>
-      db.tipoDeEvento.update({ where: { id }, data, include: comAplicativo }),
-    async referencias(id: string) {
+    filtrar: (filtro: FiltroDeTipos, cliente: DbClient = db) =>
+      cliente.tipoDeEvento.findMany({ where: where(filtro), include: comAplicativo, orderBy: ordem, take: FILTRO_MAX }),
+    buscar: (id: string, cliente: DbClient = db) =>
+      cliente.tipoDeEvento.findUnique({ where: { id }, include: comAplicativo }),
+    /**
+     * Locks the type's row until the transaction ends: creating its next version and deleting it
+     * take this lock, so they never interleave. False when the type does not exist.
+     */
+    async travar(id: string, tx: Tx): Promise<boolean> {
+      const rows = await tx.$queryRaw<
+        { id: string }[]
+      >`select id from tipo_de_evento where id = ${id}::uuid for update`;
+      return rows.length > 0;
+    },
+    buscarPorNome: (nome: string, cliente: DbClient = db) =>
+      cliente.tipoDeEvento.findUnique({ where: { nome }, include: comAplicativo }),
+    criar: (data: Prisma.TipoDeEventoUncheckedCreateInput, cliente: DbClient = db) =>
+      cliente.tipoDeEvento.create({ data, include: comAplicativo }),
+    atualizar: (id: string, data: Prisma.TipoDeEventoUncheckedUpdateInput, cliente: DbClient = db) =>
+      cliente.tipoDeEvento.update({ where: { id }, data, include: comAplicativo }),
+    async referencias(id: string, cliente: DbClient = db) {
       const [versoes, assinaturas] = await Promise.all([
-        db.versaoDeEsquema.count({ where: { tipoDeEventoId: id } }),
-        db.assinatura.count({ where: { tipoDeEventoId: id } }),
+        cliente.versaoDeEsquema.count({ where: { tipoDeEventoId: id } }),
+        cliente.assinatura.count({ where: { tipoDeEventoId: id } }),
       ]);
       return { versoes, assinaturas };
     },
-    excluir: (id: string) => db.tipoDeEvento.delete({ where: { id } }),
+    excluir: (id: string, cliente: DbClient = db) => cliente.tipoDeEvento.delete({ where: { id } }),
   };
 }
 export type TiposRepository = ReturnType<typeof tiposRepository>;

@@ -40,7 +40,7 @@ export const tipoSchema = z.object({
   aplicativo_id: z.string(),
   aplicativo_nome: z.string(),
   ativo: z.boolean(),
-  retencao_em_dias: z.number().int(),
+  retencao_em_dias: retencao,
   criado_em: z.string(),
   atualizado_em: z.string(),
 });

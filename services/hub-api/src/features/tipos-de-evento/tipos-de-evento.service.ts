@@ -1,6 +1,6 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, invalidField, notFound, type PageRequest, page } from '@hub/http';
-import { isForeignKeyViolation } from '../../db';
+import { type DbClient, isForeignKeyViolation, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import type { FiltroDeTipos, TipoComAplicativo, TiposRepository } from './tipos-de-evento.repository';
@@ -22,9 +22,9 @@ const aplicativoInexistente = () =>
   invalidField('/aplicativo_id', 'aplicativo_inexistente', 'no application has this id');
 
 /** Event types: a unique dotted name, the owning (only publishing) application, a retention. */
-export function tiposService(repository: TiposRepository, aplicativos: AplicativosRepository) {
-  async function existente(id: string): Promise<TipoComAplicativo> {
-    const tipo = await repository.buscar(id);
+export function tiposService(db: DbClient, repository: TiposRepository, aplicativos: AplicativosRepository) {
+  async function existente(id: string, cliente: DbClient = db): Promise<TipoComAplicativo> {
+    const tipo = await repository.buscar(id, cliente);
     if (!tipo) throw notFound('event type');
     return tipo;
   }
@@ -45,20 +45,25 @@ export function tiposService(repository: TiposRepository, aplicativos: Aplicativ
     buscar: async (id: string) => tipoDto(await existente(id)),
 
     async criar(input: { nome: string; descricao?: string | null; aplicativo_id: string; retencao_em_dias: number }) {
-      if (!(await aplicativos.buscar(input.aplicativo_id))) throw aplicativoInexistente();
       const agora = new Date();
       try {
-        const criado = await repository.criar({
-          id: uuidv7(),
-          nome: input.nome,
-          descricao: input.descricao ?? null,
-          aplicativoId: input.aplicativo_id,
-          ativo: true,
-          retencaoEmDias: input.retencao_em_dias,
-          criadoEm: agora,
-          atualizadoEm: agora,
+        return await transacao(db, async (tx) => {
+          if (!(await aplicativos.buscar(input.aplicativo_id, tx))) throw aplicativoInexistente();
+          const criado = await repository.criar(
+            {
+              id: uuidv7(),
+              nome: input.nome,
+              descricao: input.descricao ?? null,
+              aplicativoId: input.aplicativo_id,
+              ativo: true,
+              retencaoEmDias: input.retencao_em_dias,
+              criadoEm: agora,
+              atualizadoEm: agora,
+            },
+            tx,
+          );
+          return tipoDto(criado);
         });
-        return tipoDto(criado);
       } catch (error) {
         if (isUniqueViolation(error)) throw conflict('nome_em_uso', `an event type named ${input.nome} exists`);
         if (isForeignKeyViolation(error)) throw aplicativoInexistente();
@@ -66,32 +71,38 @@ export function tiposService(repository: TiposRepository, aplicativos: Aplicativ
       }
     },
 
-    async atualizar(
+    atualizar: (
       id: string,
       input: { descricao?: string | null; ativo?: boolean | null; retencao_em_dias?: number | null },
-    ) {
-      await existente(id);
-      const changes = {
-        ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
-        ...(input.ativo == null ? {} : { ativo: input.ativo }),
-        ...(input.retencao_em_dias == null ? {} : { retencaoEmDias: input.retencao_em_dias }),
-      };
-      if (Object.keys(changes).length === 0) return tipoDto(await existente(id));
-      return tipoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }));
-    },
+    ) =>
+      transacao(db, async (tx) => {
+        const atual = await existente(id, tx);
+        const changes = {
+          ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
+          ...(input.ativo == null ? {} : { ativo: input.ativo }),
+          ...(input.retencao_em_dias == null ? {} : { retencaoEmDias: input.retencao_em_dias }),
+        };
+        if (Object.keys(changes).length === 0) return tipoDto(atual);
+        return tipoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));
+      }),
 
-    /** Only a type nothing refers to (no schema version, no subscription, no event) can go. */
+    /**
+     * Only a type nothing refers to (no schema version, no subscription, no event) can go. The type
+     * is locked first, so a version being created for it at the same moment waits (or is waited for).
+     */
     async excluir(id: string) {
-      await existente(id);
-      const { versoes, assinaturas } = await repository.referencias(id);
-      if (versoes > 0 || assinaturas > 0) {
-        throw conflict(
-          'tipo_de_evento_em_uso',
-          `the event type has ${versoes} schema version(s) and ${assinaturas} subscription(s); switch it off instead`,
-        );
-      }
       try {
-        await repository.excluir(id);
+        await transacao(db, async (tx) => {
+          if (!(await repository.travar(id, tx))) throw notFound('event type');
+          const { versoes, assinaturas } = await repository.referencias(id, tx);
+          if (versoes > 0 || assinaturas > 0) {
+            throw conflict(
+              'tipo_de_evento_em_uso',
+              `the event type has ${versoes} schema version(s) and ${assinaturas} subscription(s); switch it off instead`,
+            );
+          }
+          await repository.excluir(id, tx);
+        });
       } catch (error) {
         if (isForeignKeyViolation(error))
           throw conflict('tipo_de_evento_em_uso', 'something refers to the event type; switch it off instead');

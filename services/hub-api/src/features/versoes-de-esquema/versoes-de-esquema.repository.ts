@@ -1,5 +1,5 @@
 import { type PageRequest, skipTake } from '@hub/http';
-import type { Db } from '../../db';
+import type { DbClient, Tx } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
 import { likeLiteral } from '@hub/database';
 import { FILTRO_MAX } from '../../schemas';
@@ -28,73 +28,52 @@ function where(filtro: FiltroDeVersoes): Prisma.VersaoDeEsquemaWhereInput {
   };
 }
 
-export function versoesRepository(db: Db) {
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
+export function versoesRepository(db: DbClient) {
   return {
-    async listar(filtro: FiltroDeVersoes, page: PageRequest) {
+    async listar(filtro: FiltroDeVersoes, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, ...skipTake(page) }),
-        db.versaoDeEsquema.count({ where: where(filtro) }),
+        cliente.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, ...skipTake(page) }),
+        cliente.versaoDeEsquema.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    async autocomplete(filtro: FiltroDeVersoes, page: PageRequest) {
+    async autocomplete(filtro: FiltroDeVersoes, page: PageRequest, cliente: DbClient = db) {
       const [itens, total] = await Promise.all([
-        db.versaoDeEsquema.findMany({
+        cliente.versaoDeEsquema.findMany({
           where: where(filtro),
           select: { id: true, tipoDeEventoId: true, versao: true, ...comTipo },
           orderBy: ordem,
           ...skipTake(page),
         }),
-        db.versaoDeEsquema.count({ where: where(filtro) }),
+        cliente.versaoDeEsquema.count({ where: where(filtro) }),
       ]);
       return { itens, total };
     },
-    filtrar: (filtro: FiltroDeVersoes) =>
-      db.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, take: FILTRO_MAX }),
-    buscar: (id: string) => db.versaoDeEsquema.findUnique({ where: { id }, include: comTipo }),
-    buscarPorNumero: (tipoDeEventoId: string, versao: number) =>
-      db.versaoDeEsquema.findUnique({ where: { tipoDeEventoId_versao: { tipoDeEventoId, versao } }, include: comTipo }),
-    buscarPorNomeDoTipo: (nome: string, versao: number) =>
-      db.versaoDeEsquema.findFirst({ where: { versao, tipoDeEvento: { nome } }, include: comTipo }),
+    filtrar: (filtro: FiltroDeVersoes, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.findMany({ where: where(filtro), include: comTipo, orderBy: ordem, take: FILTRO_MAX }),
+    buscar: (id: string, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.findUnique({ where: { id }, include: comTipo }),
+    buscarPorNumero: (tipoDeEventoId: string, versao: number, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.findUnique({
+        where: { tipoDeEventoId_versao: { tipoDeEventoId, versao } },
+        include: comTipo,
+      }),
+    buscarPorNomeDoTipo: (nome: string, versao: number, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.findFirst({ where: { versao, tipoDeEvento: { nome } }, include: comTipo }),
 
     /**
-     * Creates the next version of a type: the type's row is locked for the transaction, so two
-     * creations at once get 1 and 2, never the same number (the unique key backs this up).
-     * Undefined when the type does not exist.
+     * The number the type's next version takes. Only meaningful while the type's row is locked
+     * (tiposRepository.travar) in the same transaction; the unique key (type, number) backs it up.
      */
-    criarProxima(data: {
-      id: string;
-      tipoDeEventoId: string;
-      esquema: Prisma.InputJsonValue;
-      descricao: string | null;
-      agora: Date;
-    }) {
-      return db.$transaction(async (tx) => {
-        const locked = await tx.$queryRaw<
-          { id: string }[]
-        >`select id from tipo_de_evento where id = ${data.tipoDeEventoId}::uuid for update`;
-        if (locked.length === 0) return undefined;
-        const { _max } = await tx.versaoDeEsquema.aggregate({
-          where: { tipoDeEventoId: data.tipoDeEventoId },
-          _max: { versao: true },
-        });
-        return tx.versaoDeEsquema.create({
-          data: {
-            id: data.id,
-            tipoDeEventoId: data.tipoDeEventoId,
-            versao: (_max.versao ?? 0) + 1,
-            esquema: data.esquema,
-            descricao: data.descricao,
-            ativa: true,
-            criadoEm: data.agora,
-            atualizadoEm: data.agora,
-          },
-          include: comTipo,
-        });
-      });
+    async proximoNumero(tipoDeEventoId: string, tx: Tx): Promise<number> {
+      const { _max } = await tx.versaoDeEsquema.aggregate({ where: { tipoDeEventoId }, _max: { versao: true } });
+      return (_max.versao ?? 0) + 1;
     },
-    atualizar: (id: string, data: Prisma.VersaoDeEsquemaUncheckedUpdateInput) =>
-      db.versaoDeEsquema.update({ where: { id }, data, include: comTipo }),
+    criar: (data: Prisma.VersaoDeEsquemaUncheckedCreateInput, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.create({ data, include: comTipo }),
+    atualizar: (id: string, data: Prisma.VersaoDeEsquemaUncheckedUpdateInput, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.update({ where: { id }, data, include: comTipo }),
   };
 }
 export type VersoesRepository = ReturnType<typeof versoesRepository>;

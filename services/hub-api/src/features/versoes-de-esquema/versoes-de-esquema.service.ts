@@ -1,13 +1,12 @@
 import { uuidv7 } from '@hub/database';
 import { invalidField, notFound, type PageRequest, page, unprocessable } from '@hub/http';
+import { type DbClient, transacao } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
 import { iso } from '../../schemas';
 import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
+import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { FiltroDeVersoes, VersaoComTipo, VersoesRepository } from './versoes-de-esquema.repository';
 import type { VersaoDto } from './versoes-de-esquema.schemas';
-
-/** Largest JSON Schema accepted, serialised. */
-export const ESQUEMA_MAX_BYTES = 256 * 1024;
 
 export const versaoDto = (v: VersaoComTipo): VersaoDto => ({
   id: v.id,
@@ -28,9 +27,14 @@ const tipoInexistente = () =>
  * Schema versions: numbered 1, 2, 3… per type, checked by ajv (strict) when created and never
  * changed afterwards; a version can be switched off (publication refuses it) and on again.
  */
-export function versoesService(repository: VersoesRepository, validador: ValidadorDeEsquemas) {
-  async function existente(id: string): Promise<VersaoComTipo> {
-    const versao = await repository.buscar(id);
+export function versoesService(
+  db: DbClient,
+  repositories: { versoes: VersoesRepository; tipos: TiposRepository },
+  validador: ValidadorDeEsquemas,
+) {
+  const { versoes: repository, tipos } = repositories;
+  async function existente(id: string, cliente: DbClient = db): Promise<VersaoComTipo> {
+    const versao = await repository.buscar(id, cliente);
     if (!versao) throw notFound('schema version');
     return versao;
   }
@@ -57,36 +61,40 @@ export function versoesService(repository: VersoesRepository, validador: Validad
     buscar: async (id: string) => versaoDto(await existente(id)),
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
-      if (Buffer.byteLength(JSON.stringify(input.esquema)) > ESQUEMA_MAX_BYTES) {
-        throw invalidField(
-          '/esquema',
-          'esquema_grande_demais',
-          `the schema must take at most ${ESQUEMA_MAX_BYTES} bytes`,
-        );
-      }
       const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
       if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
-      const criada = await repository.criarProxima({
-        id: uuidv7(),
-        tipoDeEventoId: input.tipo_de_evento_id,
-        esquema: input.esquema as Prisma.InputJsonValue,
-        descricao: input.descricao ?? null,
-        agora: new Date(),
+      const agora = new Date();
+      // The type's row stays locked until commit, so two creations at once get 1 and 2.
+      const criada = await transacao(db, async (tx) => {
+        if (!(await tipos.travar(input.tipo_de_evento_id, tx))) throw tipoInexistente();
+        return repository.criar(
+          {
+            id: uuidv7(),
+            tipoDeEventoId: input.tipo_de_evento_id,
+            versao: await repository.proximoNumero(input.tipo_de_evento_id, tx),
+            esquema: input.esquema as Prisma.InputJsonValue,
+            descricao: input.descricao ?? null,
+            ativa: true,
+            criadoEm: agora,
+            atualizadoEm: agora,
+          },
+          tx,
+        );
       });
-      if (!criada) throw tipoInexistente();
       validador.lembrar(criada.id, compilado);
       return versaoDto(criada);
     },
 
-    async atualizar(id: string, input: { ativa?: boolean | null; descricao?: string | null }) {
-      await existente(id);
-      const changes = {
-        ...(input.ativa == null ? {} : { ativa: input.ativa }),
-        ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
-      };
-      if (Object.keys(changes).length === 0) return versaoDto(await existente(id));
-      return versaoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }));
-    },
+    atualizar: (id: string, input: { ativa?: boolean | null; descricao?: string | null }) =>
+      transacao(db, async (tx) => {
+        const atual = await existente(id, tx);
+        const changes = {
+          ...(input.ativa == null ? {} : { ativa: input.ativa }),
+          ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
+        };
+        if (Object.keys(changes).length === 0) return versaoDto(atual);
+        return versaoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));
+      }),
 
     /** Checks sample `dados` exactly as publication will. */
     async validar(id: string, dados: unknown): Promise<ResultadoDaValidacao> {
