@@ -1,5 +1,5 @@
 import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
+import { type ApiRouter, idParams, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
 import { z } from 'zod';
 import { type ColaboradoresService, colaboradorSchema } from './colaboradores.service';
 
@@ -20,10 +20,7 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
         query: pageQuery().extend(busca.shape),
         response: pagina(colaboradorSchema),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.page(query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.page(query),
     )
     .route(
       {
@@ -35,10 +32,7 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
         query: pageQuery().extend(busca.shape),
         response: pagina(z.object({ id: z.string(), email: z.string(), nome: z.string() })),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.autocomplete(query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.autocomplete(query),
     )
     .route(
       {
