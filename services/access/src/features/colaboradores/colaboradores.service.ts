@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type Db, transaction } from '../../db';
 import type { AccessEvents } from '../../events';
 import { iso } from '../acessos/acessos.model';
+import { type Chamador, exigirDentroDasPermissoes } from '../perfis/delegacao';
 import { perfisRepository } from '../perfis/perfis.repository';
 import { type ColaboradorRow, colaboradoresRepository } from './colaboradores.repository';
 
@@ -72,18 +73,29 @@ export function colaboradoresService(db: Db, events: AccessEvents) {
     filtro: async (busca?: string) => view(await colaboradores.filtro(busca)),
 
     /**
-     * Gives the access a profile (null removes it). Both rows stay locked until the change
-     * commits, so the profile cannot be deleted meanwhile.
+     * Gives the access a profile (null removes it). Nobody but a master changes their own profile,
+     * and a non-master neither hands out nor takes away more than they hold: the profile given and
+     * the one replaced must both be within the caller's permissions. Both rows stay locked until
+     * the change commits, so the profile can be neither deleted nor widened meanwhile.
      */
-    async assignProfile(id: string, perfilDeAcessoId: string | null): Promise<ColaboradorView> {
+    async assignProfile(id: string, perfilDeAcessoId: string | null, chamador: Chamador): Promise<ColaboradorView> {
+      if (!chamador.master && chamador.id === id) {
+        throw forbidden('only a master may change their own access profile', 'perfil_proprio');
+      }
       const acesso = await transaction(db, async (tx) => {
         const row = await colaboradoresRepository(tx).acessoParaAlterar(id);
         if (!row) throw notFound('collaborator');
         if (row.master) throw forbidden('the access of a master cannot be changed', 'acesso_master_protegido');
+        exigirDentroDasPermissoes(
+          row.perfilDeAcesso?.permissoes,
+          chamador,
+          'the current access profile of this access',
+        );
         if (perfilDeAcessoId !== null) {
           const perfil = await perfisRepository(tx).lockShared(perfilDeAcessoId);
           if (!perfil)
             throw invalidField('/perfil_de_acesso_id', 'perfil_inexistente', 'no access profile has this id');
+          exigirDentroDasPermissoes(perfil.permissoes, chamador, 'this access profile');
         }
         await colaboradoresRepository(tx).setPerfil(id, perfilDeAcessoId);
         return row;

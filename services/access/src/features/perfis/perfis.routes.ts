@@ -82,9 +82,12 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         params: idParams,
         body: perfilAtualizar,
         response: perfilSchema,
-        refusals: { 409: 'name taken' },
+        refusals: {
+          403: 'inactive access or missing permission; a non-master may edit only a profile within their own permissions, and keep it within them (permissoes_excedidas)',
+          409: 'name taken',
+        },
       },
-      async ({ params, body }) => service.update(params.id, body),
+      async ({ params, body, req }) => service.update(params.id, body, req.acesso!),
     )
     .route(
       {

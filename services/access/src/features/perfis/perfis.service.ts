@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { type Db, transaction } from '../../db';
 import type { AccessEvents } from '../../events';
 import { normalizePermissoes } from '../acessos/acessos.model';
+import { type Chamador, exigirDentroDasPermissoes } from './delegacao';
 import { perfisRepository } from './perfis.repository';
 import { type perfilAtualizar, type perfilCriar, toPerfil } from './perfis.schemas';
 
@@ -44,11 +45,18 @@ export function perfisService(db: Db, events: AccessEvents) {
       return toPerfil(perfil);
     },
 
-    /** Renames or changes permissions, holding the row lock against a concurrent delete. */
-    async update(id: string, input: z.infer<typeof perfilAtualizar>) {
+    /**
+     * Renames or changes permissions. A non-master may touch only a profile within their own
+     * permissions and keep it there: editing the profile one holds must not raise oneself.
+     */
+    async update(id: string, input: z.infer<typeof perfilAtualizar>, chamador: Chamador) {
       const updated = await transaction(db, async (tx) => {
         const repository = perfisRepository(tx);
-        if (!(await repository.lockForUpdate(id))) throw notFound('access profile');
+        const atual = await repository.lockForUpdate(id);
+        if (!atual) throw notFound('access profile');
+        exigirDentroDasPermissoes(atual.permissoes, chamador, 'this access profile');
+        if (input.permissoes !== undefined)
+          exigirDentroDasPermissoes(input.permissoes, chamador, 'the new permissions');
         return repository.update(id, {
           ...(input.nome !== undefined ? { nome: input.nome } : {}),
           ...(input.permissoes !== undefined ? { permissoes: normalizePermissoes(input.permissoes) } : {}),
