@@ -1,10 +1,12 @@
 import { permissoesSchema } from '@hub/contracts';
+import { nomeTexto } from '@hub/http';
 import { z } from 'zod';
 import type { PerfilDeAcesso } from '../../generated/prisma/client';
 import { iso, normalizePermissoes } from '../acessos/acessos.model';
 
 export const NOME_MAX = 120;
-export const nomeDoPerfil = z.string().trim().min(1).max(NOME_MAX);
+/** Trimmed, NFC, visible; unique without regard to case or zero-width characters (migration 002). */
+export const nomeDoPerfil = nomeTexto(NOME_MAX);
 export const perfilCriar = z.object({ nome: nomeDoPerfil, permissoes: permissoesSchema }).strict();
 export const perfilAtualizar = z
   .object({ nome: nomeDoPerfil.optional(), permissoes: permissoesSchema.optional() })
