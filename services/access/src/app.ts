@@ -5,14 +5,15 @@ import type { AccessConfig } from './config';
 import type { Db } from './db';
 import type { AccessEvents } from './events';
 import { acessoAtualRoutes } from './features/acesso-atual/acesso-atual.routes';
-import { LocalAccessResolver } from './features/acesso-atual/local-resolver';
-import { AcessosRepository } from './features/acessos/acessos.repository';
+import { localAccessResolver } from './features/acesso-atual/local-resolver';
+import { acessosRepository } from './features/acessos/acessos.repository';
 import { acessosRoutes } from './features/acessos/acessos.routes';
-import { AcessosService } from './features/acessos/acessos.service';
-import { ColaboradoresService } from './features/colaboradores/colaboradores.service';
+import { acessosService } from './features/acessos/acessos.service';
 import { colaboradoresRoutes } from './features/colaboradores/colaboradores.routes';
-import { PerfisService } from './features/perfis/perfis.service';
+import { colaboradoresService } from './features/colaboradores/colaboradores.service';
+import { sincronizacaoService } from './features/colaboradores/sincronizacao.service';
 import { perfisRoutes } from './features/perfis/perfis.routes';
+import { perfisService } from './features/perfis/perfis.service';
 
 export interface AccessDeps {
   config: Pick<
@@ -32,8 +33,9 @@ export interface AccessDeps {
 }
 
 /**
- * The composition root of the access service (area A). No I/O here. Returns the permission cache
- * too, so that the caller can also drop entries on changes made by other replicas.
+ * The composition root of the access service (area A): repositories, then services, then routes;
+ * no I/O here. Returns the permission cache too, so that the caller can also drop entries on
+ * changes made by other replicas, and the synchronisation use case for the caller's consumer.
  */
 export function createApp({ config, db, events: announce, logger, readiness }: AccessDeps) {
   const verifier = createTokenVerifier({
@@ -42,9 +44,8 @@ export function createApp({ config, db, events: announce, logger, readiness }: A
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const acessos = new AcessosRepository(db);
   const accessCache = new CachedAccessResolver(
-    new LocalAccessResolver(acessos, config.ACCESS_LOGIN_TOUCH_INTERVAL),
+    localAccessResolver(acessosRepository(db), config.ACCESS_LOGIN_TOUCH_INTERVAL),
     config.ACCESS_CACHE_TTL,
   );
   // This replica forgets before anybody is told, so its own next request already sees the change.
@@ -57,14 +58,14 @@ export function createApp({ config, db, events: announce, logger, readiness }: A
   const guards = createGuards(verifier, accessCache);
   const router = new ApiRouter();
   acessoAtualRoutes(router, guards);
-  acessosRoutes(router, guards, new AcessosService(acessos, events, config.COMPANY_DOMAIN), acessos);
-  perfisRoutes(router, guards, new PerfisService(db, events));
-  colaboradoresRoutes(router, guards, new ColaboradoresService(db, events));
+  acessosRoutes(router, guards, acessosService(db, events, config.COMPANY_DOMAIN));
+  perfisRoutes(router, guards, perfisService(db, events));
+  colaboradoresRoutes(router, guards, colaboradoresService(db, events));
   const app = createHttpApp({
     service: 'access',
     logger,
     routers: [router],
     readiness: { postgresql: () => db.$queryRaw`select 1`, ...readiness },
   });
-  return { app, accessCache, events };
+  return { app, accessCache, events, sincronizacao: sincronizacaoService(db, events) };
 }

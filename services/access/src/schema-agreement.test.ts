@@ -77,3 +77,14 @@ it('When an e-mail is stored not lower-case, then the database refuses it', asyn
     }),
   ).rejects.toThrow();
 });
+
+it('When two profile names differ only by case or zero-width characters, then the database itself refuses the second', async () => {
+  const now = new Date();
+  const perfil = (nome: string) =>
+    db.perfilDeAcesso.create({ data: { id: uuidv7(), nome, permissoes: {}, criadoEm: now, atualizadoEm: now } });
+  await perfil('pz-x');
+  for (const nome of ['pz-x\u200B', 'PZ-X', 'p\u00ADz\u180E-\u200Dx\u2060\uFEFF']) {
+    await expect(perfil(nome)).rejects.toMatchObject({ code: 'P2002' });
+  }
+  await perfil('pz-x2');
+});

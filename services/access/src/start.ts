@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { forgetOnAccessChange } from '@hub/auth';
-import { Broker, consumeMessages } from '@hub/broker';
-import { colaboradorSincronizado, declareInternalTopology, QUEUES } from '@hub/contracts';
+import { Broker } from '@hub/broker';
+import { declareInternalTopology, QUEUES } from '@hub/contracts';
 import { ensureDatabase, migrate } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
@@ -9,7 +9,7 @@ import { createApp } from './app';
 import type { AccessConfig } from './config';
 import { createDb } from './db';
 import { brokerAccessEvents } from './events';
-import { applyColaborador } from './jobs/colaboradores.consumer';
+import { consumeColaboradores } from './jobs/colaboradores.consumer';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
 
@@ -30,7 +30,7 @@ export async function startAccess(
   const db = createDb(config.ACCESS_DATABASE_URL);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'access' }).start();
   await broker.declare(declareInternalTopology);
-  const { app, accessCache, events } = createApp({
+  const { app, accessCache, sincronizacao } = createApp({
     config,
     db,
     events: brokerAccessEvents(broker, logger),
@@ -38,9 +38,7 @@ export async function startAccess(
     readiness: { rabbitmq: broker.ready },
   });
   await forgetOnAccessChange(broker, accessCache, 'access');
-  await consumeMessages(broker, QUEUES.acessoColaboradores, colaboradorSincronizado, async (message) => {
-    await applyColaborador(db, events, message);
-  });
+  await consumeColaboradores(broker, QUEUES.acessoColaboradores, sincronizacao);
   const server = await listen(app, port);
   return {
     url: server.url,

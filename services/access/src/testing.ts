@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { forgetOnAccessChange } from '@hub/auth';
-import { Broker, consumeMessages } from '@hub/broker';
-import { colaboradorSincronizado, declareInternalTopology, EXCHANGES } from '@hub/contracts';
+import { Broker } from '@hub/broker';
+import { declareInternalTopology, EXCHANGES } from '@hub/contracts';
 import type { Permissoes } from '@hub/contracts';
 import { createTestDatabase } from '@hub/database';
 import { listen } from '@hub/http';
@@ -11,7 +11,7 @@ import { createApp } from './app';
 import { accessConfig } from './config';
 import { createDb } from './db';
 import { brokerAccessEvents } from './events';
-import { applyColaborador } from './jobs/colaboradores.consumer';
+import { type AoSincronizar, consumeColaboradores } from './jobs/colaboradores.consumer';
 import { MIGRATIONS_DIR } from './start';
 
 export interface TestAccess {
@@ -34,8 +34,13 @@ export interface TestAccess {
 export async function startAccessForTests(
   identity: TestIdentity,
   options: {
-    companyDomain?: string /** consume collaborator synchronisation from this private queue */;
+    companyDomain?: string;
+    /** Consume collaborator synchronisation from this private queue. */
     syncQueue?: string;
+    /** Where the private queue dead-letters what its consumer rejects (an exchange the test declared). */
+    syncDeadLetterExchange?: string;
+    /** Told after each synchronisation message is applied. */
+    aoSincronizar?: AoSincronizar;
   } = {},
 ): Promise<TestAccess> {
   const database = await createTestDatabase('acc', MIGRATIONS_DIR);
@@ -47,18 +52,27 @@ export async function startAccessForTests(
   const logger = createLogger('access');
   const db = createDb(database.url);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'test:access' }).start();
-  const { app, accessCache, events } = createApp({ config, db, events: brokerAccessEvents(broker, logger), logger });
+  const { app, accessCache, sincronizacao } = createApp({
+    config,
+    db,
+    events: brokerAccessEvents(broker, logger),
+    logger,
+  });
   await forgetOnAccessChange(broker, accessCache, 'access-test');
   if (options.syncQueue) {
     const queue = options.syncQueue;
     await broker.declare(async (channel) => {
       await declareInternalTopology(channel);
-      await channel.assertQueue(queue, { durable: false, autoDelete: true });
+      await channel.assertQueue(queue, {
+        durable: false,
+        autoDelete: true,
+        ...(options.syncDeadLetterExchange
+          ? { arguments: { 'x-dead-letter-exchange': options.syncDeadLetterExchange } }
+          : {}),
+      });
       await channel.bindQueue(queue, EXCHANGES.identidade, '#');
     });
-    await consumeMessages(broker, queue, colaboradorSincronizado, async (message) => {
-      await applyColaborador(db, events, message);
-    });
+    await consumeColaboradores(broker, queue, sincronizacao, options.aoSincronizar);
   }
   const server = await listen(app, 0);
 

@@ -1,23 +1,42 @@
-import { type Broker, publishMessage } from '@hub/broker';
+import type { Broker } from '@hub/broker';
+import { publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado } from '@hub/contracts';
 import { connectTestBroker, startTestIdentity, type TestIdentity, uniqueName, waitFor } from '@hub/testing';
 import request from 'supertest';
 import { startAccessForTests, type TestAccess } from '../testing';
 
+// Handlers run concurrently (prefetch > 1), so no test relies on the order of messages: each one
+// waits for the consumer to report that specific message as applied (committed) or ignored.
 let broker: Broker;
 let identity: TestIdentity;
 let access: TestAccess;
 let master: string;
+const syncQueue = uniqueName('test.access.colaboradores');
+const deadLetters = uniqueName('test.access.colaboradores.dlx');
+const processados: { message: ColaboradorSincronizado; applied: boolean }[] = [];
 
 beforeAll(async () => {
   broker = await connectTestBroker('access-sync');
+  await broker.withChannel(async (channel) => {
+    await channel.assertExchange(deadLetters, 'fanout', { durable: false });
+    await channel.assertQueue(deadLetters, { durable: false });
+    await channel.bindQueue(deadLetters, deadLetters, '');
+  });
   identity = await startTestIdentity({ broker });
-  access = await startAccessForTests(identity, { syncQueue: uniqueName('test.access.colaboradores') });
+  access = await startAccessForTests(identity, {
+    syncQueue,
+    syncDeadLetterExchange: deadLetters,
+    aoSincronizar: (message, applied) => processados.push({ message, applied }),
+  });
   master = await access.masterToken();
 });
 afterAll(async () => {
   await access?.close();
   await identity?.close();
+  await broker?.withChannel(async (channel) => {
+    await channel.deleteQueue(deadLetters);
+    await channel.deleteExchange(deadLetters);
+  });
   await broker?.close();
 });
 
@@ -29,15 +48,27 @@ const auth = async (id: string) => (await call('get', `/auth/${id}`).expect(200)
 const sincronizar = (termoauthId: string, body: object) =>
   request(identity.url).put(`/colaboradores/${termoauthId}`).send(body).expect(200);
 
+/** The consumer's reports on messages matching `match`, once there are `count` of them. */
+const processadas = (match: (m: ColaboradorSincronizado) => boolean, count = 1) =>
+  waitFor(
+    () => {
+      const found = processados.filter((p) => match(p.message));
+      return found.length >= count ? found : undefined;
+    },
+    { what: `${count} processed synchronisation message(s)` },
+  );
+const de =
+  (termoauthId: string, extra: Partial<ColaboradorSincronizado> = {}) =>
+  (m: ColaboradorSincronizado) =>
+    m.termoauth_id === termoauthId &&
+    Object.entries(extra).every(([key, value]) => m[key as keyof ColaboradorSincronizado] === value);
+
 describe('Collaborator synchronisation over RabbitMQ', () => {
   it('When the identity service synchronises a collaborator with the same e-mail, then the access is linked with its name', async () => {
     const id = await criar('lia@empresa.com.br');
     await sincronizar('t-lia', { email: 'Lia@empresa.com.br', nome: 'Lia Costa', ativo: true });
-    const linked = await waitFor(async () => {
-      const acesso = await auth(id);
-      return acesso.vinculado && acesso;
-    });
-    expect(linked).toMatchObject({ vinculado: true, nome: 'Lia Costa', termoauth_id: 't-lia' });
+    expect((await processadas(de('t-lia')))[0]!.applied).toBe(true);
+    expect(await auth(id)).toMatchObject({ vinculado: true, nome: 'Lia Costa', termoauth_id: 't-lia' });
     const colaborador = await call('get', `/colaborador/${id}`).expect(200);
     expect(colaborador.body).toMatchObject({ nome: 'Lia Costa', vinculado: true, termoauth_id: 't-lia' });
   });
@@ -45,7 +76,7 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
   it('When an access is linked, then DELETE is refused with 409 and the access stays', async () => {
     const id = await criar('rui@empresa.com.br');
     await sincronizar('t-rui', { email: 'rui@empresa.com.br', nome: 'Rui', ativo: true });
-    await waitFor(async () => (await auth(id)).vinculado);
+    await processadas(de('t-rui'));
     expect((await call('delete', `/auth/${id}`).expect(409)).body.codigo).toBe('acesso_vinculado');
     await auth(id);
   });
@@ -53,23 +84,22 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
   it('When the collaborator is removed in the identity service, then the access is unlinked and may be deleted', async () => {
     const id = await criar('eva@empresa.com.br');
     await sincronizar('t-eva', { email: 'eva@empresa.com.br', nome: 'Eva', ativo: true });
-    await waitFor(async () => (await auth(id)).vinculado);
+    await processadas(de('t-eva', { removido: false }));
+    expect((await auth(id)).vinculado).toBe(true);
     await request(identity.url).delete('/colaboradores/t-eva').expect(204);
-    await waitFor(async () => !(await auth(id)).vinculado);
+    expect((await processadas(de('t-eva', { removido: true })))[0]!.applied).toBe(true);
     expect(await auth(id)).toMatchObject({ vinculado: false, nome: null, termoauth_id: null });
     await call('delete', `/auth/${id}`).expect(204);
   });
 
   it('When the collaborator was synchronised before the access existed, then the access is linked at creation', async () => {
     await sincronizar('t-ivo', { email: 'ivo@empresa.com.br', nome: 'Ivo', ativo: true });
-    const probe = await criar('sonda-ivo@empresa.com.br');
-    await sincronizar('t-sonda', { email: 'sonda-ivo@empresa.com.br', nome: 'Sonda', ativo: true });
-    await waitFor(async () => (await auth(probe)).vinculado); // messages of one queue arrive in order
+    expect((await processadas(de('t-ivo')))[0]!.applied).toBe(true);
     const id = await criar('ivo@empresa.com.br');
     expect(await auth(id)).toMatchObject({ vinculado: true, nome: 'Ivo' });
   });
 
-  it('When an older or repeated message arrives after a newer one, then it changes nothing', async () => {
+  it('When an older or repeated message arrives after a newer one, then it is ignored and changes nothing', async () => {
     const id = await criar('ana@empresa.com.br');
     const base: ColaboradorSincronizado = {
       termoauth_id: 't-ana',
@@ -82,28 +112,42 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
       ocorrido_em: new Date().toISOString(),
     };
     await publishMessage(broker, colaboradorSincronizado, base);
+    expect((await processadas(de('t-ana', { versao: 200 })))[0]!.applied).toBe(true);
     await publishMessage(broker, colaboradorSincronizado, base);
     await publishMessage(broker, colaboradorSincronizado, { ...base, nome: 'Ana Antiga', versao: 100 });
     await publishMessage(broker, colaboradorSincronizado, { ...base, removido: true, versao: 150 });
-    const probe = await criar('sonda-ana@empresa.com.br');
-    await publishMessage(broker, colaboradorSincronizado, {
-      ...base,
-      termoauth_id: 't-sonda-ana',
-      email: 'sonda-ana@empresa.com.br',
-      versao: 1,
-    });
-    await waitFor(async () => (await auth(probe)).vinculado);
+    const [, repetida] = await processadas(de('t-ana', { versao: 200 }), 2);
+    const [antiga] = await processadas(de('t-ana', { versao: 100 }));
+    const [remocaoAntiga] = await processadas(de('t-ana', { versao: 150 }));
+    expect([repetida!.applied, antiga!.applied, remocaoAntiga!.applied]).toEqual([false, false, false]);
     expect(await auth(id)).toMatchObject({ vinculado: true, nome: 'Ana Nova', termoauth_id: 't-ana' });
   });
 
-  it('When a message is not valid JSON of its schema, then it is dropped and the queue goes on', async () => {
-    await broker.publish(
-      colaboradorSincronizado.exchange,
-      colaboradorSincronizado.routingKey,
-      Buffer.from('{"nao": "serve"}'),
+  it('When a message breaks its schema, then it is rejected once to the dead-letter exchange, never redelivered, and the queue goes on', async () => {
+    const corpo = `{"nao": "serve", "marca": "${uniqueName('ruim')}"}`;
+    await broker.publish(colaboradorSincronizado.exchange, colaboradorSincronizado.routingKey, Buffer.from(corpo));
+    // A requeued message never reaches the dead-letter exchange: only a rejection without requeue does.
+    const morta = await waitFor(
+      () =>
+        broker.withChannel(async (channel) => {
+          const message = await channel.get(deadLetters, { noAck: true });
+          return message || undefined;
+        }),
+      { what: 'the bad message on the dead-letter queue' },
     );
+    expect(morta.content.toString()).toBe(corpo);
+    expect(morta.fields.redelivered).toBe(false);
+    const deaths = (morta.properties.headers?.['x-death'] ?? []) as { queue: string; reason: string; count: number }[];
+    expect(deaths).toEqual([expect.objectContaining({ queue: syncQueue, reason: 'rejected', count: 1 })]);
+
     const id = await criar('depois@empresa.com.br');
     await sincronizar('t-depois', { email: 'depois@empresa.com.br', nome: 'Depois', ativo: true });
-    await waitFor(async () => (await auth(id)).vinculado);
+    await processadas(de('t-depois'));
+    expect((await auth(id)).vinculado).toBe(true);
+    const filas = await broker.withChannel(async (channel) => ({
+      sync: (await channel.checkQueue(syncQueue)).messageCount,
+      mortas: (await channel.checkQueue(deadLetters)).messageCount,
+    }));
+    expect(filas).toEqual({ sync: 0, mortas: 0 });
   });
 });

@@ -9,52 +9,49 @@ import type { AcessosRepository } from '../acessos/acessos.repository';
  * The authority on "who is the caller and what may they do", reading the access service's own
  * database. Other services ask it over HTTP (GET /auth/acesso) and cache the answer briefly.
  */
-export class LocalAccessResolver implements AccessResolver {
-  constructor(
-    private readonly repository: AcessosRepository,
-    private readonly loginTouchIntervalMs: number,
-  ) {}
-
-  async resolve(claims: UserClaims): Promise<AcessoAtual> {
-    const email = normalizeEmail(claims.email);
-    let acesso = await this.repository.byEmail(email);
-    if (!acesso) {
-      if (!claims.master) throw forbidden('this user has no access to the panel', 'acesso_nao_cadastrado');
-      acesso = await this.registerMaster(email);
-    }
-    if (!acesso.ativo) throw forbidden('this access is inactive', 'acesso_inativo');
-    const now = new Date();
-    if (acesso.bloqueadoAte && acesso.bloqueadoAte > now)
-      throw forbidden('this access is blocked for now', 'acesso_bloqueado');
-    const master = claims.master;
-    if (
-      acesso.master !== master ||
-      !acesso.ultimoLoginEm ||
-      now.getTime() - acesso.ultimoLoginEm.getTime() > this.loginTouchIntervalMs
-    ) {
-      // The identity service is the authority on who is a master; the record follows it.
-      await this.repository.touchLogin(acesso.id, now, master);
-    }
-    return {
-      id: acesso.id,
-      email: acesso.email,
-      nome: claims.name || acesso.nome || acesso.email,
-      perfil: acesso.perfil,
-      master,
-      perfil_acesso: acesso.perfilDeAcesso?.nome ?? null,
-      permissoes: master ? permissoesDoMaster() : normalizePermissoes(acesso.perfilDeAcesso?.permissoes),
-    };
-  }
-
+export function localAccessResolver(repository: AcessosRepository, loginTouchIntervalMs: number): AccessResolver {
   /** A master's first access creates its registration. */
-  private async registerMaster(email: string) {
+  async function registerMaster(email: string) {
     try {
-      await this.repository.create({ email, perfil: PERFIL_MASTER, master: true });
+      await repository.create({ email, perfil: PERFIL_MASTER, master: true });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error; // two first requests at once: the other one won
     }
-    const acesso = await this.repository.byEmail(email);
+    const acesso = await repository.byEmail(email);
     if (!acesso) throw new Error('master registration vanished');
     return acesso;
   }
+
+  return {
+    async resolve(claims: UserClaims): Promise<AcessoAtual> {
+      const email = normalizeEmail(claims.email);
+      let acesso = await repository.byEmail(email);
+      if (!acesso) {
+        if (!claims.master) throw forbidden('this user has no access to the panel', 'acesso_nao_cadastrado');
+        acesso = await registerMaster(email);
+      }
+      if (!acesso.ativo) throw forbidden('this access is inactive', 'acesso_inativo');
+      const now = new Date();
+      if (acesso.bloqueadoAte && acesso.bloqueadoAte > now)
+        throw forbidden('this access is blocked for now', 'acesso_bloqueado');
+      const master = claims.master;
+      if (
+        acesso.master !== master ||
+        !acesso.ultimoLoginEm ||
+        now.getTime() - acesso.ultimoLoginEm.getTime() > loginTouchIntervalMs
+      ) {
+        // The identity service is the authority on who is a master; the record follows it.
+        await repository.touchLogin(acesso.id, now, master);
+      }
+      return {
+        id: acesso.id,
+        email: acesso.email,
+        nome: claims.name || acesso.nome || acesso.email,
+        perfil: acesso.perfil,
+        master,
+        perfil_acesso: acesso.perfilDeAcesso?.nome ?? null,
+        permissoes: master ? permissoesDoMaster() : normalizePermissoes(acesso.perfilDeAcesso?.permissoes),
+      };
+    },
+  };
 }

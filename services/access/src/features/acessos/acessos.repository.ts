@@ -1,7 +1,7 @@
 import { likeLiteral, uuidv7 } from '@hub/database';
 import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
-import type { Db } from '../../db';
+import type { DbClient } from '../../db';
 import type { Acesso, Prisma } from '../../generated/prisma/client';
 
 const vivo = { excluidoEm: null } satisfies Prisma.AcessoWhereInput;
@@ -54,92 +54,91 @@ const fromRaw = (row: RawAcesso): Acesso => ({
 });
 
 /** Accesses as stored; deleted ones (excluido_em set) are invisible to every query here. */
-export class AcessosRepository {
-  constructor(private readonly db: Db) {}
+export function acessosRepository(db: DbClient) {
+  /** The live collaborator of the e-mail in the projection, whose name and id an access takes. */
+  const colaboradorDe = (email: string) =>
+    db.colaborador.findFirst({ where: { email, removido: false }, orderBy: { versao: 'desc' } });
 
-  async page(request: PageRequest): Promise<{ itens: Acesso[]; total: number }> {
-    const { skip, take } = skipTake(request);
-    // One round trip: the page and the total of live accesses, by the partial index on (perfil, email).
-    const rows = await this.db.$queryRaw<(RawAcesso & { total: bigint })[]>`
-      select *, count(*) over () as total from acesso where excluido_em is null
-      order by perfil, email, id offset ${skip} limit ${take}`;
-    const total = rows[0] ? Number(rows[0].total) : await this.db.acesso.count({ where: vivo });
-    return { itens: rows.map(fromRaw), total };
-  }
+  return {
+    async page(request: PageRequest): Promise<{ itens: Acesso[]; total: number }> {
+      const { skip, take } = skipTake(request);
+      // One round trip: the page and the total of live accesses, by the partial index on (perfil, email).
+      const rows = await db.$queryRaw<(RawAcesso & { total: bigint })[]>`
+        select *, count(*) over () as total from acesso where excluido_em is null
+        order by perfil, email, id offset ${skip} limit ${take}`;
+      const total = rows[0] ? Number(rows[0].total) : await db.acesso.count({ where: vivo });
+      return { itens: rows.map(fromRaw), total };
+    },
 
-  async autocomplete(filtro: AcessoFiltro, request: PageRequest) {
-    const where = whereOf(filtro);
-    const [itens, total] = await Promise.all([
-      this.db.acesso.findMany({
-        where,
-        select: { id: true, email: true, perfil: true },
-        orderBy: [{ email: 'asc' }, { id: 'asc' }],
-        ...skipTake(request),
-      }),
-      this.db.acesso.count({ where }),
-    ]);
-    return { itens, total };
-  }
+    async autocomplete(filtro: AcessoFiltro, request: PageRequest) {
+      const where = whereOf(filtro);
+      const [itens, total] = await Promise.all([
+        db.acesso.findMany({
+          where,
+          select: { id: true, email: true, perfil: true },
+          orderBy: [{ email: 'asc' }, { id: 'asc' }],
+          ...skipTake(request),
+        }),
+        db.acesso.count({ where }),
+      ]);
+      return { itens, total };
+    },
 
-  filtro(filtro: AcessoFiltro): Promise<Acesso[]> {
-    return this.db.acesso.findMany({ where: whereOf(filtro), orderBy: [{ email: 'asc' }, { id: 'asc' }] });
-  }
+    filtro(filtro: AcessoFiltro): Promise<Acesso[]> {
+      return db.acesso.findMany({ where: whereOf(filtro), orderBy: [{ email: 'asc' }, { id: 'asc' }] });
+    },
 
-  byId(id: string): Promise<Acesso | null> {
-    return this.db.acesso.findFirst({ where: { id, ...vivo } });
-  }
+    byId(id: string): Promise<Acesso | null> {
+      return db.acesso.findFirst({ where: { id, ...vivo } });
+    },
 
-  byEmail(email: string) {
-    return this.db.acesso.findFirst({
-      where: { email, ...vivo },
-      include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } },
-    });
-  }
+    byEmail(email: string) {
+      return db.acesso.findFirst({
+        where: { email, ...vivo },
+        include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } },
+      });
+    },
 
-  /** Creates an access, linked at once to the collaborator of the same e-mail if one is known. */
-  async create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
-    const colaborador = await this.db.colaborador.findFirst({
-      where: { email: data.email, removido: false },
-      orderBy: { versao: 'desc' },
-    });
-    const now = new Date();
-    return this.db.acesso.create({
-      data: {
-        id: uuidv7(),
-        email: data.email,
-        perfil: data.perfil,
-        ativo: true,
-        master: data.master,
-        termoauthId: colaborador?.termoauthId ?? null,
-        nome: colaborador?.nome ?? null,
-        criadoEm: now,
-        atualizadoEm: now,
-      },
-    });
-  }
+    /** Creates an access, linked at once to the collaborator of the same e-mail if one is known. */
+    async create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
+      const colaborador = await colaboradorDe(data.email);
+      const now = new Date();
+      return db.acesso.create({
+        data: {
+          id: uuidv7(),
+          email: data.email,
+          perfil: data.perfil,
+          ativo: true,
+          master: data.master,
+          termoauthId: colaborador?.termoauthId ?? null,
+          nome: colaborador?.nome ?? null,
+          criadoEm: now,
+          atualizadoEm: now,
+        },
+      });
+    },
 
-  async update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
-    return this.db.$transaction(async (tx) => {
+    /** Two statements when the e-mail changes: give it a transaction so the link cannot go stale. */
+    async update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
       const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
       if (data.email !== undefined) {
         // The link follows the e-mail: the collaborator of the new address, or none.
-        const colaborador = await tx.colaborador.findFirst({
-          where: { email: data.email, removido: false },
-          orderBy: { versao: 'desc' },
-        });
+        const colaborador = await colaboradorDe(data.email);
         changes.termoauthId = colaborador?.termoauthId ?? null;
         changes.nome = colaborador?.nome ?? null;
       }
-      return tx.acesso.update({ where: { id }, data: changes });
-    });
-  }
+      return db.acesso.update({ where: { id }, data: changes });
+    },
 
-  async markDeleted(id: string): Promise<void> {
-    const now = new Date();
-    await this.db.acesso.update({ where: { id }, data: { excluidoEm: now, atualizadoEm: now } });
-  }
+    async markDeleted(id: string): Promise<void> {
+      const now = new Date();
+      await db.acesso.update({ where: { id }, data: { excluidoEm: now, atualizadoEm: now } });
+    },
 
-  async touchLogin(id: string, now: Date, master: boolean): Promise<void> {
-    await this.db.acesso.update({ where: { id }, data: { ultimoLoginEm: now, master } });
-  }
+    async touchLogin(id: string, now: Date, master: boolean): Promise<void> {
+      await db.acesso.update({ where: { id }, data: { ultimoLoginEm: now, master } });
+    },
+  };
 }
+
+export type AcessosRepository = ReturnType<typeof acessosRepository>;

@@ -1,20 +1,14 @@
 import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryBoolean, queryText } from '@hub/http';
+import { type ApiRouter, idParams, pageQuery, paginaSchema as pagina, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
-import { authSchema, toAuth } from './acessos.model';
-import type { AcessosRepository } from './acessos.repository';
+import { authSchema } from './acessos.model';
 import type { AcessosService } from './acessos.service';
 
 const tag = 'Auth';
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 
 /** The eight /auth routes except /auth/acesso (see acesso-atual). */
-export function acessosRoutes(
-  router: ApiRouter,
-  guards: Guards,
-  service: AcessosService,
-  repository: AcessosRepository,
-): ApiRouter {
+export function acessosRoutes(router: ApiRouter, guards: Guards, service: AcessosService): ApiRouter {
   const ler = guards.permission('colaboradores', 'qualquer');
   return router
     .route(
@@ -27,10 +21,7 @@ export function acessosRoutes(
         query: pageQuery(),
         response: pagina(authSchema),
       },
-      async ({ query }) => {
-        const { itens, total } = await repository.page(query);
-        return page(itens.map(toAuth), query, total);
-      },
+      async ({ query }) => service.page(query),
     )
     .route(
       {
@@ -44,7 +35,7 @@ export function acessosRoutes(
         status: 201,
         refusals: { 409: 'the e-mail is taken' },
       },
-      async ({ body }) => toAuth(await service.create(body)),
+      async ({ body }) => service.create(body),
     )
     .route(
       {
@@ -56,10 +47,7 @@ export function acessosRoutes(
         query: pageQuery().extend({ busca: queryText(), perfil: queryText() }),
         response: pagina(autoCompleteItem),
       },
-      async ({ query }) => {
-        const { itens, total } = await repository.autocomplete({ email: query.busca, perfil: query.perfil }, query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.autocomplete({ email: query.busca, perfil: query.perfil }, query),
     )
     .route(
       {
@@ -71,11 +59,11 @@ export function acessosRoutes(
         query: z.object({ email: queryText(), perfil: queryText(), ativo: queryBoolean.optional() }),
         response: z.array(authSchema),
       },
-      async ({ query }) => (await repository.filtro(query)).map(toAuth),
+      async ({ query }) => service.filtro(query),
     )
     .route(
       { method: 'get', path: '/auth/:id', summary: 'One access', tag, ...ler, params: idParams, response: authSchema },
-      async ({ params }) => toAuth(await service.get(params.id)),
+      async ({ params }) => service.get(params.id),
     )
     .route(
       {
@@ -89,7 +77,7 @@ export function acessosRoutes(
         response: authSchema,
         refusals: { 409: 'the e-mail is taken' },
       },
-      async ({ params, body }) => toAuth(await service.update(params.id, body)),
+      async ({ params, body }) => service.update(params.id, body),
     )
     .route(
       {

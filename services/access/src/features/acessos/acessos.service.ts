@@ -1,81 +1,96 @@
-import { conflict, forbidden, invalidField, notFound } from '@hub/http';
 import { isUniqueViolation } from '@hub/database';
+import { conflict, forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
+import { type Db, transaction } from '../../db';
 import type { AccessEvents } from '../../events';
 import type { Acesso } from '../../generated/prisma/client';
-import type { AcessosRepository } from './acessos.repository';
-import { emailProblem, normalizeEmail, PERFIL_COLABORADOR } from './acessos.model';
+import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './acessos.model';
+import { type AcessoFiltro, acessosRepository } from './acessos.repository';
 
-/** The rules of spec §3 (Access) and §4.1, in domain words. */
-export class AcessosService {
-  constructor(
-    private readonly repository: AcessosRepository,
-    private readonly events: AccessEvents,
-    private readonly companyDomain: string,
-  ) {}
+/** The rules of spec §3 (Access) and §4.1, in domain words; no HTTP, no SQL. */
+export function acessosService(db: Db, events: AccessEvents, companyDomain: string) {
+  const acessos = acessosRepository(db);
 
-  async get(id: string): Promise<Acesso> {
-    const acesso = await this.repository.byId(id);
+  async function get(id: string): Promise<Acesso> {
+    const acesso = await acessos.byId(id);
     if (!acesso) throw notFound('access');
     return acesso;
   }
 
-  async create(input: { email: string; perfil: string }): Promise<Acesso> {
-    const email = this.validEmail(input.email);
-    if (input.perfil !== PERFIL_COLABORADOR) {
-      throw invalidField(
-        '/perfil',
-        'perfil_invalido',
-        `only the perfil "${PERFIL_COLABORADOR}" is accepted on creation`,
-      );
-    }
-    const acesso = await this.repository
-      .create({ email, perfil: PERFIL_COLABORADOR, master: false })
-      .catch(rethrowEmailTaken);
-    await this.events.changed({ email, acesso_id: acesso.id, motivo: 'criado' });
-    return acesso;
-  }
-
-  async update(id: string, input: { email?: string | null; ativo?: boolean | null }): Promise<Acesso> {
-    const acesso = await this.changeable(id, 'changed');
-    const email = input.email === null || input.email === undefined ? undefined : this.validEmail(input.email);
-    const ativo = input.ativo ?? undefined;
-    const changes = {
-      ...(email !== undefined && email !== acesso.email ? { email } : {}),
-      ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
-    };
-    if (Object.keys(changes).length === 0) return acesso;
-    const updated = await this.repository.update(id, changes).catch(rethrowEmailTaken);
-    await this.events.changed({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
-    if (updated.email !== acesso.email)
-      await this.events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });
-    return updated;
-  }
-
-  async delete(id: string): Promise<void> {
-    const acesso = await this.changeable(id, 'deleted');
-    if (acesso.termoauthId !== null) {
-      throw conflict(
-        'acesso_vinculado',
-        'a collaborator is linked to this access; it is removed in the identity service only',
-      );
-    }
-    await this.repository.markDeleted(id);
-    await this.events.changed({ email: acesso.email, acesso_id: id, motivo: 'excluido' });
-  }
-
-  private async changeable(id: string, verb: string): Promise<Acesso> {
-    const acesso = await this.get(id);
+  async function changeable(id: string, verb: string): Promise<Acesso> {
+    const acesso = await get(id);
     if (acesso.master) throw forbidden(`the access of a master cannot be ${verb}`, 'acesso_master_protegido');
     return acesso;
   }
 
-  private validEmail(raw: string): string {
+  function validEmail(raw: string): string {
     const email = normalizeEmail(raw);
-    const problem = emailProblem(email, this.companyDomain);
+    const problem = emailProblem(email, companyDomain);
     if (problem) throw invalidField('/email', problem.codigo, problem.mensagem);
     return email;
   }
+
+  return {
+    get: async (id: string) => toAuth(await get(id)),
+
+    async page(request: PageRequest) {
+      const { itens, total } = await acessos.page(request);
+      return page(itens.map(toAuth), request, total);
+    },
+
+    async autocomplete(filtro: AcessoFiltro, request: PageRequest) {
+      const { itens, total } = await acessos.autocomplete(filtro, request);
+      return page(itens, request, total);
+    },
+
+    filtro: async (filtro: AcessoFiltro) => (await acessos.filtro(filtro)).map(toAuth),
+
+    async create(input: { email: string; perfil: string }) {
+      const email = validEmail(input.email);
+      if (input.perfil !== PERFIL_COLABORADOR) {
+        throw invalidField(
+          '/perfil',
+          'perfil_invalido',
+          `only the perfil "${PERFIL_COLABORADOR}" is accepted on creation`,
+        );
+      }
+      const acesso = await acessos
+        .create({ email, perfil: PERFIL_COLABORADOR, master: false })
+        .catch(rethrowEmailTaken);
+      await events.changed({ email, acesso_id: acesso.id, motivo: 'criado' });
+      return toAuth(acesso);
+    },
+
+    async update(id: string, input: { email?: string | null; ativo?: boolean | null }) {
+      const acesso = await changeable(id, 'changed');
+      const email = input.email === null || input.email === undefined ? undefined : validEmail(input.email);
+      const ativo = input.ativo ?? undefined;
+      const changes = {
+        ...(email !== undefined && email !== acesso.email ? { email } : {}),
+        ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
+      };
+      if (Object.keys(changes).length === 0) return toAuth(acesso);
+      const updated = await transaction(db, (tx) => acessosRepository(tx).update(id, changes)).catch(rethrowEmailTaken);
+      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
+      if (updated.email !== acesso.email)
+        await events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });
+      return toAuth(updated);
+    },
+
+    async delete(id: string): Promise<void> {
+      const acesso = await changeable(id, 'deleted');
+      if (acesso.termoauthId !== null) {
+        throw conflict(
+          'acesso_vinculado',
+          'a collaborator is linked to this access; it is removed in the identity service only',
+        );
+      }
+      await acessos.markDeleted(id);
+      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'excluido' });
+    },
+  };
 }
+
+export type AcessosService = ReturnType<typeof acessosService>;
 
 function rethrowEmailTaken(error: unknown): never {
   if (isUniqueViolation(error)) throw conflict('email_em_uso', 'another access already has this e-mail');

@@ -1,9 +1,25 @@
-import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
+import { type Guarded, type Guards, hasPermission } from '@hub/auth';
+import { type ApiRouter, forbidden, idParams, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
+import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import { type ColaboradoresService, colaboradorSchema } from './colaboradores.service';
 
 const tag = 'Colaborador';
+
+/** Assigning a profile hands out permissions, so it needs configuracoes.editar as well. */
+function editarColaboradoresEConfiguracoes(guards: Guards): Guarded {
+  const colaboradores = guards.permission('colaboradores', 'editar');
+  const configuracoes: RequestHandler = (req, _res, next) => {
+    if (!req.acesso || !hasPermission(req.acesso, 'configuracoes', 'editar')) {
+      throw forbidden('this route needs the permission configuracoes.editar as well');
+    }
+    next();
+  };
+  return {
+    guards: [...colaboradores.guards, configuracoes],
+    permission: 'colaboradores.editar and configuracoes.editar',
+  };
+}
 const base = '/colaborador';
 
 export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: ColaboradoresService): ApiRouter {
@@ -20,10 +36,7 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
         query: pageQuery().extend(busca.shape),
         response: pagina(colaboradorSchema),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.page(query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.page(query),
     )
     .route(
       {
@@ -35,10 +48,7 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
         query: pageQuery().extend(busca.shape),
         response: pagina(z.object({ id: z.string(), email: z.string(), nome: z.string() })),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.autocomplete(query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.autocomplete(query),
     )
     .route(
       {
@@ -70,11 +80,15 @@ export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: 
         path: `${base}/:id`,
         summary: "Set the collaborator's access profile (null removes it)",
         tag,
-        ...guards.permission('colaboradores', 'editar'),
+        ...editarColaboradoresEConfiguracoes(guards),
         params: idParams,
         body: z.object({ perfil_de_acesso_id: z.uuid().nullable() }).strict(),
         response: colaboradorSchema,
+        refusals: {
+          403: "inactive access or missing permission; only a master may change their own profile (perfil_proprio); a non-master may give or replace only a profile within their own permissions (permissoes_excedidas); a master's access is never changed (acesso_master_protegido)",
+          422: 'no access profile has this id (perfil_inexistente)',
+        },
       },
-      async ({ params, body }) => service.assignProfile(params.id, body.perfil_de_acesso_id),
+      async ({ params, body, req }) => service.assignProfile(params.id, body.perfil_de_acesso_id, req.acesso!),
     );
 }

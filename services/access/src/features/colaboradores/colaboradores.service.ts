@@ -1,10 +1,11 @@
-import { forbidden, invalidField, notFound, type PageRequest, skipTake } from '@hub/http';
-import { likeLiteral } from '@hub/database';
+import { forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
 import { z } from 'zod';
-import type { Db } from '../../db';
+import { type Db, transaction } from '../../db';
 import type { AccessEvents } from '../../events';
-import type { Prisma } from '../../generated/prisma/client';
-import { iso, PERFIL_COLABORADOR } from '../acessos/acessos.model';
+import { iso } from '../acessos/acessos.model';
+import { type Chamador, exigirDentroDasPermissoes } from '../perfis/delegacao';
+import { perfisRepository } from '../perfis/perfis.repository';
+import { type ColaboradorRow, colaboradoresRepository } from './colaboradores.repository';
 
 export const colaboradorSchema = z.object({
   id: z.string(),
@@ -21,94 +22,15 @@ export const colaboradorSchema = z.object({
 });
 export type ColaboradorView = z.infer<typeof colaboradorSchema>;
 
-const include = { perfilDeAcesso: { select: { nome: true } } } satisfies Prisma.AcessoInclude;
-type Row = Prisma.AcessoGetPayload<{ include: typeof include }>;
-
-const ordem = [{ email: 'asc' }, { id: 'asc' }] satisfies Prisma.AcessoOrderByWithRelationInput[];
-
-function whereOf(busca?: string): Prisma.AcessoWhereInput {
-  return {
-    excluidoEm: null,
-    perfil: PERFIL_COLABORADOR,
-    ...(busca
-      ? {
-          OR: [
-            { email: { contains: likeLiteral(busca.toLowerCase()) } },
-            { nome: { contains: likeLiteral(busca), mode: 'insensitive' } },
-          ],
-        }
-      : {}),
-  };
-}
-
 /**
  * A collaborator is an access of perfil colaborador seen with the identity service's data (name,
  * function, link). Its id is the access id. Only its access profile is changed here.
  */
-export class ColaboradoresService {
-  constructor(
-    private readonly db: Db,
-    private readonly events: AccessEvents,
-  ) {}
+export function colaboradoresService(db: Db, events: AccessEvents) {
+  const colaboradores = colaboradoresRepository(db);
 
-  async page(request: PageRequest & { busca?: string }) {
-    const where = whereOf(request.busca);
-    const [rows, total] = await Promise.all([
-      this.db.acesso.findMany({ where, include, orderBy: ordem, ...skipTake(request) }),
-      this.db.acesso.count({ where }),
-    ]);
-    return { itens: await this.view(rows), total };
-  }
-
-  async autocomplete(request: PageRequest & { busca?: string }) {
-    const where = whereOf(request.busca);
-    const [rows, total] = await Promise.all([
-      this.db.acesso.findMany({
-        where,
-        select: { id: true, email: true, nome: true },
-        orderBy: ordem,
-        ...skipTake(request),
-      }),
-      this.db.acesso.count({ where }),
-    ]);
-    return { itens: rows.map((r) => ({ id: r.id, email: r.email, nome: r.nome ?? r.email })), total };
-  }
-
-  async filtro(busca?: string) {
-    return this.view(await this.db.acesso.findMany({ where: whereOf(busca), include, orderBy: ordem }));
-  }
-
-  async get(id: string): Promise<ColaboradorView> {
-    const row = await this.db.acesso.findFirst({ where: { id, ...whereOf() }, include });
-    if (!row) throw notFound('collaborator');
-    const [view] = await this.view([row]);
-    return view!;
-  }
-
-  async assignProfile(id: string, perfilDeAcessoId: string | null): Promise<ColaboradorView> {
-    const row = await this.db.acesso.findFirst({ where: { id, excluidoEm: null } });
-    if (!row) throw notFound('collaborator');
-    if (row.master) throw forbidden('the access of a master cannot be changed', 'acesso_master_protegido');
-    if (perfilDeAcessoId && !(await this.db.perfilDeAcesso.findUnique({ where: { id: perfilDeAcessoId } }))) {
-      throw invalidField('/perfil_de_acesso_id', 'perfil_inexistente', 'no access profile has this id');
-    }
-    await this.db.acesso.update({ where: { id }, data: { perfilDeAcessoId, atualizadoEm: new Date() } });
-    await this.events.changed({ email: row.email, acesso_id: id, motivo: 'perfil_atribuido' });
-    return this.get(id);
-  }
-
-  private async view(rows: Row[]): Promise<ColaboradorView[]> {
-    const ids = rows.map((r) => r.termoauthId).filter((id): id is string => id !== null);
-    const funcoes = new Map(
-      ids.length === 0
-        ? []
-        : (
-            await this.db.colaborador.findMany({
-              where: { termoauthId: { in: ids } },
-              select: { termoauthId: true, funcaoId: true },
-            })
-          ).map((c) => [c.termoauthId, c.funcaoId]),
-    );
+  async function view(rows: ColaboradorRow[]): Promise<ColaboradorView[]> {
+    const funcoes = await colaboradores.funcoes(rows.flatMap((r) => (r.termoauthId === null ? [] : [r.termoauthId])));
     return rows.map((r) => ({
       id: r.id,
       email: r.email,
@@ -123,4 +45,65 @@ export class ColaboradoresService {
       atualizado_em: iso(r.atualizadoEm),
     }));
   }
+
+  async function get(id: string): Promise<ColaboradorView> {
+    const row = await colaboradores.byId(id);
+    if (!row) throw notFound('collaborator');
+    const [found] = await view([row]);
+    return found!;
+  }
+
+  return {
+    get,
+
+    async page(request: PageRequest & { busca?: string }) {
+      const { itens, total } = await colaboradores.page(request);
+      return page(await view(itens), request, total);
+    },
+
+    async autocomplete(request: PageRequest & { busca?: string }) {
+      const { itens, total } = await colaboradores.autocomplete(request);
+      return page(
+        itens.map((r) => ({ id: r.id, email: r.email, nome: r.nome ?? r.email })),
+        request,
+        total,
+      );
+    },
+
+    filtro: async (busca?: string) => view(await colaboradores.filtro(busca)),
+
+    /**
+     * Gives the access a profile (null removes it). Nobody but a master changes their own profile,
+     * and a non-master neither hands out nor takes away more than they hold: the profile given and
+     * the one replaced must both be within the caller's permissions. Both rows stay locked until
+     * the change commits, so the profile can be neither deleted nor widened meanwhile.
+     */
+    async assignProfile(id: string, perfilDeAcessoId: string | null, chamador: Chamador): Promise<ColaboradorView> {
+      if (!chamador.master && chamador.id === id) {
+        throw forbidden('only a master may change their own access profile', 'perfil_proprio');
+      }
+      const acesso = await transaction(db, async (tx) => {
+        const row = await colaboradoresRepository(tx).acessoParaAlterar(id);
+        if (!row) throw notFound('collaborator');
+        if (row.master) throw forbidden('the access of a master cannot be changed', 'acesso_master_protegido');
+        exigirDentroDasPermissoes(
+          row.perfilDeAcesso?.permissoes,
+          chamador,
+          'the current access profile of this access',
+        );
+        if (perfilDeAcessoId !== null) {
+          const perfil = await perfisRepository(tx).lockShared(perfilDeAcessoId);
+          if (!perfil)
+            throw invalidField('/perfil_de_acesso_id', 'perfil_inexistente', 'no access profile has this id');
+          exigirDentroDasPermissoes(perfil.permissoes, chamador, 'this access profile');
+        }
+        await colaboradoresRepository(tx).setPerfil(id, perfilDeAcessoId);
+        return row;
+      });
+      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'perfil_atribuido' });
+      return get(id);
+    },
+  };
 }
+
+export type ColaboradoresService = ReturnType<typeof colaboradoresService>;

@@ -1,7 +1,8 @@
 import type { Guards } from '@hub/auth';
-import { type ApiRouter, idParams, page, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
+import { type ApiRouter, idParams, pageQuery, paginaSchema as pagina, queryText } from '@hub/http';
 import { z } from 'zod';
-import { type PerfisService, perfilAtualizar, perfilCriar, perfilSchema, toPerfil } from './perfis.service';
+import { perfilAtualizar, perfilCriar, perfilSchema } from './perfis.schemas';
+import type { PerfisService } from './perfis.service';
 
 const tag = 'Perfil de acesso';
 const base = '/perfil-de-acesso';
@@ -19,10 +20,7 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         query: pageQuery().extend(busca.shape),
         response: pagina(perfilSchema),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.page(query);
-        return page(itens.map(toPerfil), query, total);
-      },
+      async ({ query }) => service.page(query),
     )
     .route(
       {
@@ -36,7 +34,7 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         status: 201,
         refusals: { 409: 'name taken' },
       },
-      async ({ body }) => toPerfil(await service.create(body)),
+      async ({ body }) => service.create(body),
     )
     .route(
       {
@@ -48,10 +46,7 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         query: pageQuery().extend(busca.shape),
         response: pagina(z.object({ id: z.string(), nome: z.string() })),
       },
-      async ({ query }) => {
-        const { itens, total } = await service.autocomplete(query);
-        return page(itens, query, total);
-      },
+      async ({ query }) => service.autocomplete(query),
     )
     .route(
       {
@@ -63,7 +58,7 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         query: busca,
         response: z.array(perfilSchema),
       },
-      async ({ query }) => (await service.filtro(query.busca)).map(toPerfil),
+      async ({ query }) => service.filtro(query.busca),
     )
     .route(
       {
@@ -75,7 +70,7 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         params: idParams,
         response: perfilSchema,
       },
-      async ({ params }) => toPerfil(await service.get(params.id)),
+      async ({ params }) => service.get(params.id),
     )
     .route(
       {
@@ -87,9 +82,12 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         params: idParams,
         body: perfilAtualizar,
         response: perfilSchema,
-        refusals: { 409: 'name taken' },
+        refusals: {
+          403: 'inactive access or missing permission; a non-master may edit only a profile within their own permissions, and keep it within them (permissoes_excedidas)',
+          409: 'name taken',
+        },
       },
-      async ({ params, body }) => toPerfil(await service.update(params.id, body)),
+      async ({ params, body, req }) => service.update(params.id, body, req.acesso!),
     )
     .route(
       {

@@ -43,6 +43,33 @@ describe('Access profiles (/perfil-de-acesso)', () => {
     ).toBe('nome_em_uso');
   });
 
+  it('When the name holds no visible character (zero-width space, blanks, NUL), then 422 on /nome and nothing is created', async () => {
+    const antes = (await call('get', '/perfil-de-acesso?tamanho=1').expect(200)).body.total;
+    for (const nome of ['\u200B', ' \u3164 ', '\u00AD\u2060', 'a\u0000b', 'x'.repeat(121)]) {
+      const response = await call('post', '/perfil-de-acesso').send({ nome, permissoes: {} }).expect(422);
+      expect(response.body.erros[0].caminho).toBe('/nome');
+    }
+    expect((await call('get', '/perfil-de-acesso?tamanho=1').expect(200)).body.total).toBe(antes);
+  });
+
+  it('When a name differs from another only by zero-width characters or case, then 409 nome_em_uso', async () => {
+    await call('post', '/perfil-de-acesso').send({ nome: 'pz-x', permissoes: {} }).expect(201);
+    for (const nome of ['pz-x\u200B', 'P\u00ADZ-\uFEFFX', '\u2060pz-x']) {
+      expect((await call('post', '/perfil-de-acesso').send({ nome, permissoes: {} }).expect(409)).body.codigo).toBe(
+        'nome_em_uso',
+      );
+    }
+    const outro = (await call('post', '/perfil-de-acesso').send({ nome: 'pz-y', permissoes: {} }).expect(201)).body.id;
+    await call('patch', `/perfil-de-acesso/${outro}`).send({ nome: 'pz-x\u200C' }).expect(409);
+  });
+
+  it('When the name comes decomposed (NFD) with spaces around, then it is stored trimmed in NFC and its composed twin is 409', async () => {
+    const decomposto = ' Gere\u0302ncia ';
+    const response = await call('post', '/perfil-de-acesso').send({ nome: decomposto, permissoes: {} }).expect(201);
+    expect(response.body.nome).toBe('Ger\u00EAncia');
+    await call('post', '/perfil-de-acesso').send({ nome: 'ger\u00EAncia', permissoes: {} }).expect(409);
+  });
+
   it('When permissoes names an unknown area or action, then 422', async () => {
     await call('post', '/perfil-de-acesso')
       .send({ nome: 'Errado', permissoes: { financeiro: { ler: true } } })
@@ -57,7 +84,7 @@ describe('Access profiles (/perfil-de-acesso)', () => {
       await call('post', '/perfil-de-acesso').send({ nome, permissoes: {} }).expect(201);
     const pageBody = (await call('get', '/perfil-de-acesso?tamanho=100').expect(200)).body;
     const nomes = pageBody.itens.map((p: { nome: string }) => p.nome);
-    expect(nomes).toEqual([...nomes].sort((a: string, b: string) => a.localeCompare(b)));
+    expect(nomes).toEqual([...nomes].sort((a: string, b: string) => a.localeCompare(b, 'pt-BR')));
     expect(Object.keys(pageBody).sort()).toEqual(['itens', 'pagina', 'tamanho', 'total']);
     expect((await call('get', '/perfil-de-acesso/autocomplete?busca=alf').expect(200)).body.itens).toEqual([
       { id: expect.any(String), nome: 'Alfa' },
@@ -65,6 +92,18 @@ describe('Access profiles (/perfil-de-acesso)', () => {
     expect(
       (await call('get', '/perfil-de-acesso/filtro?busca=eta').expect(200)).body.map((p: { nome: string }) => p.nome),
     ).toEqual(['Beta', 'Zeta']);
+  });
+
+  it('When names differ in case and accents, then they are listed as a Portuguese reader expects', async () => {
+    for (const nome of ['Banana', 'abacate', 'Árvore', 'cereja'])
+      await call('post', '/perfil-de-acesso').send({ nome, permissoes: {} }).expect(201);
+    const nomes = (await call('get', '/perfil-de-acesso/filtro').expect(200)).body.map((p: { nome: string }) => p.nome);
+    expect(nomes.filter((n: string) => ['Banana', 'abacate', 'Árvore', 'cereja'].includes(n))).toEqual([
+      'abacate',
+      'Árvore',
+      'Banana',
+      'cereja',
+    ]);
   });
 
   it('When renamed and its permissions change, then GET shows them', async () => {
