@@ -5,9 +5,40 @@ export function prismaAdapter(url: string, max = 10): PrismaPg {
   return new PrismaPg({ connectionString: url, max });
 }
 
-/** True when Prisma reports a unique-key violation (P2002), optionally on a given field/index. */
-export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
+const prismaCode = (error: unknown) =>
+  typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+
+/** True when Prisma reports a unique-key violation (P2002). */
+export const isUniqueViolation = (error: unknown) => prismaCode(error) === 'P2002';
+
+/** True when Prisma reports a foreign-key violation (P2003): something still refers to the row. */
+export const isForeignKeyViolation = (error: unknown) => prismaCode(error) === 'P2003';
+
+export interface TransactionOptions {
+  isolationLevel?: 'ReadUncommitted' | 'ReadCommitted' | 'RepeatableRead' | 'Serializable';
+  timeout?: number;
+}
+
+/** What `transacao` needs of a generated Prisma client. */
+export interface TransactionalClient<Tx> {
+  $connect(): Promise<void>;
+  $transaction<R>(work: (tx: Tx) => Promise<R>, options?: TransactionOptions): Promise<R>;
+}
+
+/**
+ * Runs `work` in a transaction opened where the use case starts; given a transaction already (a use
+ * case called by a larger one, such as a publication writing an event, its deliveries and outbox
+ * rows), it runs in that one, so the whole commits or rolls back together. Only the base client can
+ * connect: Prisma 7 gives transaction clients a nested `$transaction` of their own, so that is not
+ * the test.
+ */
+export function transacao<Tx, R>(
+  cliente: TransactionalClient<Tx> | Tx,
+  work: (tx: Tx) => Promise<R>,
+  options?: TransactionOptions,
+): Promise<R> {
+  const base = typeof cliente === 'object' && cliente !== null && '$connect' in cliente;
+  return base ? (cliente as TransactionalClient<Tx>).$transaction(work, options) : work(cliente as Tx);
 }
 
 /** A search text for Prisma's `contains` (SQL LIKE): its %, _ and \ match themselves, not anything. */

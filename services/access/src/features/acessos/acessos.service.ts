@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '@hub/database';
 import { conflict, forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
-import { type Db, transaction } from '../../db';
+import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import type { Acesso } from '../../generated/prisma/client';
 import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './acessos.model';
@@ -69,7 +69,7 @@ export function acessosService(db: Db, events: AccessEvents, companyDomain: stri
         ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
       };
       if (Object.keys(changes).length === 0) return toAuth(acesso);
-      const updated = await transaction(db, (tx) => acessosRepository(tx).update(id, changes)).catch(rethrowEmailTaken);
+      const updated = await transacao(db, (tx) => acessosRepository(tx).update(id, changes)).catch(rethrowEmailTaken);
       await events.changed({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
       if (updated.email !== acesso.email)
         await events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });

@@ -1,6 +1,6 @@
 import { forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
 import { z } from 'zod';
-import { type Db, transaction } from '../../db';
+import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import { iso } from '../acessos/acessos.model';
 import { type Chamador, exigirDentroDasPermissoes } from '../perfis/delegacao';
@@ -82,7 +82,7 @@ export function colaboradoresService(db: Db, events: AccessEvents) {
       if (!chamador.master && chamador.id === id) {
         throw forbidden('only a master may change their own access profile', 'perfil_proprio');
       }
-      const acesso = await transaction(db, async (tx) => {
+      const acesso = await transacao(db, async (tx) => {
         const row = await colaboradoresRepository(tx).acessoParaAlterar(id);
         if (!row) throw notFound('collaborator');
         if (row.master) throw forbidden('the access of a master cannot be changed', 'acesso_master_protegido');

@@ -1,5 +1,5 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
-import { type Db, transaction } from '../../db';
+import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import { normalizeEmail } from '../acessos/acessos.model';
 import { colaboradoresRepository } from './colaboradores.repository';
@@ -14,7 +14,7 @@ export function sincronizacaoService(db: Db, events: AccessEvents) {
     /** Returns whether the message changed the projection (false for duplicates and late ones). */
     async sincronizar(message: ColaboradorSincronizado): Promise<boolean> {
       const email = normalizeEmail(message.email);
-      const result = await transaction(db, async (tx) => {
+      const result = await transacao(db, async (tx) => {
         const colaboradores = colaboradoresRepository(tx);
         if (!(await colaboradores.aplicarProjecao(message, email))) return { applied: false, emails: [] };
         const unlinked = await colaboradores.desvincular(message, email);

@@ -1,7 +1,7 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, notFound, type PageRequest, page } from '@hub/http';
 import type { z } from 'zod';
-import { type Db, transaction } from '../../db';
+import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import { normalizePermissoes } from '../acessos/acessos.model';
 import { type Chamador, exigirDentroDasPermissoes } from './delegacao';
@@ -50,7 +50,7 @@ export function perfisService(db: Db, events: AccessEvents) {
      * permissions and keep it there: editing the profile one holds must not raise oneself.
      */
     async update(id: string, input: z.infer<typeof perfilAtualizar>, chamador: Chamador) {
-      const updated = await transaction(db, async (tx) => {
+      const updated = await transacao(db, async (tx) => {
         const repository = perfisRepository(tx);
         const atual = await repository.lockForUpdate(id);
         if (!atual) throw notFound('access profile');
@@ -74,7 +74,7 @@ export function perfisService(db: Db, events: AccessEvents) {
      * step against assignments (which share-lock the same row): exactly one of the two wins.
      */
     async delete(id: string): Promise<void> {
-      await transaction(db, async (tx) => {
+      await transacao(db, async (tx) => {
         const repository = perfisRepository(tx);
         if (!(await repository.lockForUpdate(id))) throw notFound('access profile');
         await repository.unlinkDeleted(id);

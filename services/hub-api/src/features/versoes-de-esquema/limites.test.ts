@@ -84,10 +84,16 @@ describe('limits of a registered JSON Schema', () => {
     expect((await registrar(comTamanho(256 * 1024))).status).toBe(201);
   });
 
-  test('When 800 `not`s are nested, then 422, not a 500', async () => {
+  test('When 800 `not`s are nested, then 422, not a 500 (the shared guard refuses bodies deeper than 256 first)', async () => {
     const response = await registrar(nots(800));
     expect(response.status).toBe(422);
-    expect(response.body.erros).toEqual([{ caminho: '/esquema', mensagem: 'must be at most 64 levels deep' }]);
+    expect(response.body.codigo).toBe('dados_invalidos');
+    expect(response.body.erros).toEqual([
+      { caminho: expect.stringMatching(/^\/esquema(\/not)+$/), mensagem: 'must not be nested deeper than 256 levels' },
+    ]);
+    const rasos = await registrar(nots(100));
+    expect(rasos.status).toBe(422);
+    expect(rasos.body.erros).toEqual([{ caminho: '/esquema', mensagem: 'must be at most 64 levels deep' }]);
   });
 
   test('When `properties` nest 1,000 deep, then 422, and a nesting of 20,000 too', async () => {
@@ -143,9 +149,15 @@ describe('limits of a registered JSON Schema', () => {
     const enviar = (texto: string) =>
       ctx.api().post(`/versao-de-esquema/${id}/validar`).set(auth(ctx.todas)).type('json').send(texto);
     expect((await enviar(aninhados(64))).body).toEqual({ valido: true, erros: [] });
-    const response = await enviar(aninhados(100_000));
-    expect(response.status).toBe(422);
-    expect(response.body.erros).toEqual([{ caminho: '/dados', mensagem: 'must be at most 64 levels deep' }]);
+    const fundo = await enviar(aninhados(100));
+    expect(fundo.status).toBe(422);
+    expect(fundo.body.erros).toEqual([{ caminho: '/dados', mensagem: 'must be at most 64 levels deep' }]);
+    // Deeper than the shared guard's bound (256), the guard answers before the route.
+    const muitoFundo = await enviar(aninhados(100_000));
+    expect(muitoFundo.status).toBe(422);
+    expect(muitoFundo.body.erros).toEqual([
+      { caminho: expect.stringMatching(/^\/dados(\/0)+$/), mensagem: 'must not be nested deeper than 256 levels' },
+    ]);
   });
 
   test('When a chain of 5,000 $refs is registered, then 422 esquema_invalido that says why, not a stack overflow', async () => {
