@@ -31,7 +31,7 @@ const SCALARS: Record<string, string[]> = {
   BigInt: ['bigint'],
   Boolean: ['boolean'],
   DateTime: ['timestamp with time zone'],
-  Json: ['json', 'jsonb'],
+  Json: ['jsonb', 'json'], // Prisma's default on PostgreSQL is jsonb; @db.Json says json
 };
 
 /** The tables and columns the Prisma schema describes (scalar fields only). */
@@ -146,6 +146,108 @@ it('When every model is written and read through Prisma, then the migrated table
     (await db.assinatura.update({ where: { id: assinatura.id }, data: { excluidaEm: null } })).excluidaEm,
   ).toBeNull();
   expect((await db.versaoDeEsquema.update({ where: { id: versao.id }, data: { ativa: false } })).ativa).toBe(false);
+
+  const evento = await db.evento.create({
+    data: {
+      id: uuidv7(),
+      tipoDeEventoId: tipo.id,
+      versaoDoEsquema: 1,
+      aplicativoPublicadorId: aplicativo.id,
+      entidadeId: 'pedido-1',
+      ocorridoEm: now,
+      recebidoEm: now,
+      publicadoPeloEmail: 'ana@empresa.com.br',
+      dados: { b: 1, a: [true, null] },
+    },
+  });
+  const entrega = await db.entrega.create({
+    data: {
+      id: uuidv7(),
+      eventoId: evento.id,
+      eventoRecebidoEm: now,
+      entidadeId: 'pedido-1',
+      assinaturaId: assinatura.id,
+      aplicativoAssinanteId: aplicativo.id,
+      tipoDeEventoId: tipo.id,
+      versaoDoEsquema: 1,
+      urlDeDestino: 'https://r.example/h',
+      situacao: 'pendente',
+      quantidadeDeTentativas: 1,
+      tentativasNoCicloAtual: 1,
+      maximoDeTentativas: 8,
+      proximaTentativaEm: now,
+      entregueEm: now,
+      ultimoErro: 'HTTP 500',
+      criadaEm: now,
+      atualizadaEm: now,
+    },
+  });
+  const tentativa = await db.tentativa.create({
+    data: {
+      id: uuidv7(),
+      entregaId: entrega.id,
+      numero: 1,
+      iniciadaEm: now,
+      duracaoMs: 12,
+      statusHttp: 500,
+      sucesso: false,
+      resposta: 'no',
+      erro: 'HTTP 500',
+      cabecalhos: { 'webhook-id': entrega.id },
+    },
+  });
+  const lido = await db.evento.findUniqueOrThrow({
+    where: { id: evento.id },
+    include: { entregas: { include: { tentativas: true } } },
+  });
+  expect(lido).toEqual({ ...evento, entregas: [{ ...entrega, tentativas: [tentativa] }] });
+  expect(Object.keys(lido.dados as object)).toEqual(['b', 'a']);
+
+  const recusado = await db.eventoRecusado.create({
+    data: {
+      id: uuidv7(),
+      codigo: 'dados_invalidos',
+      statusHttp: 422,
+      detalhe: 'd',
+      erros: [{ caminho: '/dados', mensagem: 'm' }],
+      corpo: '{}',
+      corpoTruncado: true,
+      tipoDeEventoId: tipo.id,
+      versaoDoEsquema: 1,
+      aplicativoId: aplicativo.id,
+      clientId: 'loja',
+      publicadoPeloEmail: null,
+      recebidoEm: now,
+    },
+  });
+  expect(await db.eventoRecusado.findUniqueOrThrow({ where: { id: recusado.id } })).toEqual(recusado);
+  const chave = await db.chaveDeIdempotencia.create({
+    data: { escopo: `aplicativo:${aplicativo.id}`, chave: 'k', impressao: 'h', eventoId: evento.id, criadaEm: now },
+  });
+  expect(
+    await db.chaveDeIdempotencia.findUniqueOrThrow({ where: { escopo_chave: { escopo: chave.escopo, chave: 'k' } } }),
+  ).toEqual(chave);
+  const hora = new Date('2026-11-21T21:00:00.000Z');
+  const faixa = await db.resumoPorHora.create({
+    data: { hora, fatia: 3, eventos: 1, recusados: 2, entregasConcluidas: 3, tentativasComFalha: 4 },
+  });
+  expect(await db.resumoPorHora.findUniqueOrThrow({ where: { hora_fatia: { hora, fatia: 3 } } })).toEqual(faixa);
+  const saida = await db.outbox.create({
+    data: {
+      id: uuidv7(),
+      exchange: 'x',
+      routingKey: 'k',
+      messageId: entrega.id,
+      body: { id: entrega.id },
+      headers: {},
+    },
+  });
+  expect(await db.outbox.findUniqueOrThrow({ where: { id: saida.id } })).toEqual(saida);
+
+  // Retention erases an event with its deliveries and attempts.
+  await db.evento.delete({ where: { id: evento.id } });
+  expect(await db.entrega.count({ where: { eventoId: evento.id } })).toBe(0);
+  expect(await db.tentativa.count({ where: { entregaId: entrega.id } })).toBe(0);
 });
 
 it('When a subscription names a version its type does not have, then the database refuses it', async () => {
