@@ -1,13 +1,15 @@
 // The gateway's route table is data; it is read from the gateway's public entry, nothing of it runs here.
 import { ROUTE_TABLE } from '@hub/gateway';
+import pg from 'pg';
 import { api, closeConnections, sendRaw } from './http-client';
-import { type Platform, startPlatform } from './platform';
+import { type Platform, SERVICE_NAMES, startPlatform } from './platform';
 import { type OpenApiDocument, operationsOf } from './sweep/operations';
 
 /** The services behind the gateway (identity-dev stands in for an external service and is not routed). */
 const ROUTED = ['access', 'function', 'hub-api'] as const;
 
 let platform: Platform;
+let stopped = false;
 let merged: OpenApiDocument;
 const own = {} as Record<(typeof ROUTED)[number], OpenApiDocument>;
 
@@ -20,7 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   closeConnections();
-  await platform?.stop();
+  if (!stopped) await platform?.stop();
 }, 60_000);
 
 /** A concrete path for a documented one: ids are uuids, other parameters a value their pattern takes. */
@@ -65,4 +67,27 @@ test('When the gateway merges the documents, then every operation it lists is on
       .filter((o) => !served.has(o.key))
       .map((o) => o.key),
   ).toEqual([]);
+});
+
+test('When the platform has started, then a master token from identity-dev is accepted through the gateway', async () => {
+  const token = await platform.userToken('admin.plataforma@empresa.com.br', { master: true });
+  const acesso = await api(platform.gatewayUrl, token, 'GET', '/auth/acesso');
+  expect(acesso).toMatchObject({ status: 200, body: { email: 'admin.plataforma@empresa.com.br', master: true } });
+});
+
+test('When the platform stops, then every service exits 0 on SIGTERM and its databases are dropped', async () => {
+  const names = Object.values(platform.databases).map((url) => new URL(url).pathname.slice(1));
+  stopped = true;
+  const codes = await platform.stop();
+  expect(codes).toEqual(Object.fromEntries(SERVICE_NAMES.map((name) => [name, 0])));
+  const admin = new pg.Client({
+    connectionString: process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  });
+  await admin.connect();
+  try {
+    const left = await admin.query('select datname from pg_database where datname = any($1)', [names]);
+    expect(left.rows).toEqual([]);
+  } finally {
+    await admin.end();
+  }
 });
