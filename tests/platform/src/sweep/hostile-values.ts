@@ -40,6 +40,14 @@ export interface Hostile<T> {
 }
 
 const around = fc.string({ maxLength: 6, unit: 'grapheme-ascii' });
+/**
+ * The two halves of a valid value cut at a place the seed picks (so the hostile part sits inside a
+ * value that passes every other rule and reaches the database), or two short random strings.
+ */
+const halves = (valid: unknown): fc.Arbitrary<[string, string]> =>
+  typeof valid === 'string' && valid.length > 0
+    ? fc.nat(valid.length).map((i) => [valid.slice(0, i), valid.slice(i)])
+    : fc.tuple(around, around);
 /** Deep enough to overflow any recursive walk of the value. */
 const depth = fc.integer({ min: 10_000, max: 12_000 });
 /** Strings in URLs stay under Node's 16 KB header limit, so they reach the service (oversized URLs are their own test). */
@@ -49,18 +57,27 @@ const surrogate = fc.integer({ min: 0xd800, max: 0xdfff });
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
 /** Values of one body field (or of the whole body), as raw JSON. */
-export function hostileJsonKinds(wrongType: fc.Arbitrary<unknown>): Record<string, fc.Arbitrary<RawJson>> {
+export function hostileJsonKinds(
+  wrongType: fc.Arbitrary<unknown>,
+  valid?: unknown,
+): Record<string, fc.Arbitrary<RawJson>> {
   return {
-    nul: fc.tuple(around, around).map(([a, b]) => RawJson.text(JSON.stringify(`${a}\u0000${b}`))),
+    nul: halves(valid).map(([a, b]) => RawJson.text(JSON.stringify(`${a}\u0000${b}`))),
     lone_surrogate: fc
-      .tuple(around, surrogate, around)
-      .map(([a, s, b]) => RawJson.text(`${JSON.stringify(a).slice(0, -1)}\\u${hex4(s)}${JSON.stringify(b).slice(1)}`)),
+      .tuple(halves(valid), surrogate)
+      .map(([[a, b], s]) =>
+        RawJson.text(`${JSON.stringify(a).slice(0, -1)}\\u${hex4(s)}${JSON.stringify(b).slice(1)}`),
+      ),
     invalid_utf8_bytes: fc
-      .tuple(around, fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]))
+      .tuple(halves(valid), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]))
       .map(
-        ([a, bytes]) =>
+        ([[a, b], bytes]) =>
           new RawJson(
-            Buffer.concat([Buffer.from(`"${a.replace(/["\\]/g, '')}`), Buffer.from(bytes), Buffer.from('"')]),
+            Buffer.concat([
+              Buffer.from(JSON.stringify(a).slice(0, -1)),
+              Buffer.from(bytes),
+              Buffer.from(JSON.stringify(b).slice(1)),
+            ]),
           ),
       ),
     string_200k: fc
@@ -142,10 +159,12 @@ export interface QueryCase {
 const enc = encodeURIComponent;
 const badPercent = fc.constantFrom('%ED%A0%80', '%FF', '%C0%AF', '%E0%80%80', '%F4%90%80%80', '%', '%zz', '%E2%82');
 
-export function hostileQueryKinds(name: string): Record<string, fc.Arbitrary<QueryCase>> {
+export function hostileQueryKinds(name: string, valid?: string): Record<string, fc.Arbitrary<QueryCase>> {
   return {
-    nul: fc.tuple(around, around).map(([a, b]) => ({ value: `${enc(a)}%00${enc(b)}` })),
-    invalid_percent: fc.tuple(around, badPercent).map(([a, bad]) => ({ value: `${enc(a)}${bad}` })),
+    nul: halves(valid).map(([a, b]) => ({ value: `${enc(a)}%00${enc(b)}` })),
+    invalid_percent: fc
+      .tuple(halves(valid), badPercent)
+      .map(([[a, b], bad]) => ({ value: `${enc(a)}${bad}${enc(b)}` })),
     lone_surrogate_escape: surrogate.map((s) => ({ value: enc(`\\u${hex4(s)}`) })),
     long_string: fc.constantFrom('a', '%C3%A9').map((c) => ({ value: c.repeat(URL_LONG / c.length) })),
     wrong_type: fc
@@ -174,10 +193,10 @@ export function hostileQueryKinds(name: string): Record<string, fc.Arbitrary<Que
 }
 
 /** Path parameter values, already percent-encoded (a segment each). */
-export function hostilePathKinds(): Record<string, fc.Arbitrary<string>> {
+export function hostilePathKinds(valid?: string): Record<string, fc.Arbitrary<string>> {
   return {
-    nul: fc.tuple(around, around).map(([a, b]) => `${enc(a)}%00${enc(b)}`),
-    invalid_percent: fc.tuple(around, badPercent).map(([a, bad]) => `${enc(a)}${bad}`),
+    nul: halves(valid).map(([a, b]) => `${enc(a)}%00${enc(b)}`),
+    invalid_percent: fc.tuple(halves(valid), badPercent).map(([[a, b], bad]) => `${enc(a)}${bad}${enc(b)}`),
     lone_surrogate: surrogate.map((s) =>
       `%${((s >> 12) | 0xe0).toString(16)}%${(((s >> 6) & 0x3f) | 0x80).toString(16)}%${((s & 0x3f) | 0x80).toString(16)}`.toUpperCase(),
     ),

@@ -118,7 +118,8 @@ export function casesOf(operation: Operation, context: SweepContext): Case[] {
     for (const param of operation.parameters.filter((p) => p.in === 'query')) {
       const target = `query ${param.name}`;
       const seed = seedFor(target);
-      for (const { kind, value } of sampleKinds(hostileQueryKinds(param.name), seed)) {
+      const valid = String(validValue(param.schema, param.name, fixtures));
+      for (const { kind, value } of sampleKinds(hostileQueryKinds(param.name, valid), seed)) {
         const pairs = [...(value.value === undefined ? [] : [`${param.name}=${value.value}`]), ...(value.extra ?? [])];
         const query = pairs.join('&');
         cases.push({
@@ -133,7 +134,8 @@ export function casesOf(operation: Operation, context: SweepContext): Case[] {
     for (const param of pathParams) {
       const target = `path ${param.name}`;
       const seed = seedFor(target);
-      for (const { kind, value } of sampleKinds(hostilePathKinds(), seed) as Hostile<string>[]) {
+      const valid = validPathValue(operation, param.name, fixtures);
+      for (const { kind, value } of sampleKinds(hostilePathKinds(valid), seed) as Hostile<string>[]) {
         cases.push({
           target,
           kind,
@@ -147,7 +149,8 @@ export function casesOf(operation: Operation, context: SweepContext): Case[] {
       for (const field of fieldPaths(operation.body)) {
         const target = `body ${field.join('.')}`;
         const seed = seedFor(target);
-        const kinds = hostileJsonKinds(wrongTypeFor(typesOf(schemaAt(operation.body, field))));
+        const valid = field.reduce<unknown>((v, name) => (v as Record<string, unknown> | undefined)?.[name], validBody);
+        const kinds = hostileJsonKinds(wrongTypeFor(typesOf(schemaAt(operation.body, field))), valid);
         for (const { kind, value } of sampleKinds(kinds, seed)) {
           cases.push({
             target,
