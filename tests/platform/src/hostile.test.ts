@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { api, closeConnections, sendRaw } from './http-client';
-import { type Platform, SERVICE_NAMES, startPlatform } from './platform';
+import { type Platform, startPlatform } from './platform';
 import { DatabaseFingerprints } from './sweep/fingerprint';
 import { type Callers, createFixtures } from './sweep/fixtures';
 import { type OpenApiDocument, type Operation, operationsOf } from './sweep/operations';
@@ -101,10 +101,10 @@ test.each([
 
 test('When the sweep is over, then every service is still running and ready', async () => {
   const states = await Promise.all(
-    SERVICE_NAMES.map(async (name) => {
+    platform.services.map(async (name) => {
       const response = await sendRaw(platform.urls[name], { method: 'GET', path: '/saude/prontidao' });
       return [name, response.status] as const;
     }),
   );
-  expect(Object.fromEntries(states)).toEqual(Object.fromEntries(SERVICE_NAMES.map((name) => [name, 200])));
+  expect(Object.fromEntries(states)).toEqual(Object.fromEntries(platform.services.map((name) => [name, 200])));
 });

@@ -1,12 +1,25 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dropDatabase, unusedTestDatabase } from '@hub/database';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 
-/** The services `pnpm start` runs, in start order (each needs the ones before it). */
-export type ServiceName = 'identity-dev' | 'access' | 'function' | 'hub-api' | 'gateway';
-export const SERVICE_NAMES: readonly ServiceName[] = ['identity-dev', 'access', 'function', 'hub-api', 'gateway'];
+/** The services `pnpm start` runs, in its start order (each needs the ones before it). */
+export const SERVICE_NAMES = [
+  'identity-dev',
+  'access',
+  'function',
+  'hub-api',
+  'delivery-worker',
+  'demo-receiver',
+  'gateway',
+] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+const ROOT = path.resolve(__dirname, '../../..');
+/** Like `pnpm start`, a service whose main.ts does not exist yet is not started. */
+export const isPresent = (name: ServiceName) => existsSync(path.join(ROOT, 'services', name, 'src', 'main.ts'));
 /** The services that own a database, and the database name prefix of each. */
 export const DATABASES = { access: 'hub_access', function: 'hub_function', 'hub-api': 'hub_events' } as const;
 export type ServiceWithDatabase = keyof typeof DATABASES;
@@ -21,7 +34,9 @@ export interface PlatformOptions {
 export interface Platform {
   /** The public entry. */
   gatewayUrl: string;
-  /** Every service's own address. */
+  /** The services running, in start order. */
+  services: ServiceName[];
+  /** The own address of each running service. */
   urls: Record<ServiceName, string>;
   /** Connection URL of each service's database (fresh, dropped by stop()). */
   databases: Record<ServiceWithDatabase, string>;
@@ -32,60 +47,79 @@ export interface Platform {
   /** The last log lines of a service, for failure messages. */
   output(name: ServiceName): string;
   /** SIGTERM to every service (gateway first), their exit codes, then the databases and key files are removed. */
-  stop(): Promise<Record<ServiceName, number | null>>;
+  stop(): Promise<Partial<Record<ServiceName, number | null>>>;
 }
 
-interface Shared {
+/** What the start functions share: the environment, the options and the addresses of the services started so far. */
+export interface PlatformSetup {
   base: NodeJS.ProcessEnv;
   options: PlatformOptions;
   urls: Partial<Record<ServiceName, string>>;
   keyDir: string;
 }
 
-const envOf = (shared: Shared, name: ServiceName, own: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
-  ...shared.base,
+const envOf = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...setup.base,
   ...own,
-  ...shared.options.env?.[name],
+  ...setup.options.env?.[name],
 });
-const start = (shared: Shared, name: ServiceName, own: NodeJS.ProcessEnv) =>
-  startServiceProcess(name, envOf(shared, name, own), shared.options.readyTimeoutMs);
+const start = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv) =>
+  startServiceProcess(name, envOf(setup, name, own), setup.options.readyTimeoutMs);
 
-export function startIdentityDev(shared: Shared): Promise<ServiceProcess> {
-  return start(shared, 'identity-dev', {
+export function startIdentityDev(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'identity-dev', {
     IDENTITY_DEV_PORT: '0',
-    IDENTITY_DEV_KEY_FILE: path.join(shared.keyDir, 'identity-dev.json'),
+    IDENTITY_DEV_KEY_FILE: path.join(setup.keyDir, 'identity-dev.json'),
   });
 }
 
 /** What every service that verifies tokens and asks access needs. */
-const identityEnv = (shared: Shared): NodeJS.ProcessEnv => ({
-  IDENTITY_JWKS_URL: `${shared.urls['identity-dev']}/.well-known/jwks.json`,
-  ACCESS_URL: shared.urls.access,
+const identityEnv = (setup: PlatformSetup): NodeJS.ProcessEnv => ({
+  IDENTITY_JWKS_URL: `${setup.urls['identity-dev']}/.well-known/jwks.json`,
+  ACCESS_URL: setup.urls.access,
 });
 
-export function startAccess(shared: Shared, databaseUrl: string): Promise<ServiceProcess> {
-  return start(shared, 'access', { ...identityEnv(shared), ACCESS_PORT: '0', ACCESS_DATABASE_URL: databaseUrl });
+export function startAccess(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'access', { ...identityEnv(setup), ACCESS_PORT: '0', ACCESS_DATABASE_URL: databaseUrl });
 }
 
-export function startFunction(shared: Shared, databaseUrl: string): Promise<ServiceProcess> {
-  return start(shared, 'function', { ...identityEnv(shared), FUNCTION_PORT: '0', FUNCTION_DATABASE_URL: databaseUrl });
+export function startFunction(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'function', { ...identityEnv(setup), FUNCTION_PORT: '0', FUNCTION_DATABASE_URL: databaseUrl });
 }
 
-export function startHubApi(shared: Shared, databaseUrl: string): Promise<ServiceProcess> {
-  return start(shared, 'hub-api', {
-    ...identityEnv(shared),
+export function startHubApi(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'hub-api', {
+    ...identityEnv(setup),
     HUB_API_PORT: '0',
     HUB_DATABASE_URL: databaseUrl,
-    HUB_SIGNING_KEYS_FILE: path.join(shared.keyDir, 'hub-signing-keys.json'),
+    HUB_SIGNING_KEYS_FILE: path.join(setup.keyDir, 'hub-signing-keys.json'),
   });
 }
 
-export function startGateway(shared: Shared): Promise<ServiceProcess> {
-  return start(shared, 'gateway', {
+/** The delivery worker shares the hub's database and signing keys (DESIGN §1). */
+export function startDeliveryWorker(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'delivery-worker', {
+    ...identityEnv(setup),
+    DELIVERY_WORKER_PORT: '0',
+    HUB_DATABASE_URL: databaseUrl,
+    HUB_API_URL: setup.urls['hub-api'],
+    HUB_SIGNING_KEYS_FILE: path.join(setup.keyDir, 'hub-signing-keys.json'),
+  });
+}
+
+export function startDemoReceiver(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'demo-receiver', {
+    DEMO_RECEIVER_PORT: '0',
+    HUB_JWKS_URL: `${setup.urls['hub-api']}/.well-known/jwks.json`,
+  });
+}
+
+export function startGateway(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'gateway', {
     GATEWAY_PORT: '0',
-    ACCESS_URL: shared.urls.access,
-    FUNCTION_URL: shared.urls.function,
-    HUB_API_URL: shared.urls['hub-api'],
+    ACCESS_URL: setup.urls.access,
+    FUNCTION_URL: setup.urls.function,
+    HUB_API_URL: setup.urls['hub-api'],
     GATEWAY_UPSTREAMS: 'access,function,hub-api',
     GATEWAY_OPENAPI_CACHE: '1s',
   });
@@ -114,7 +148,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     function: unusedTestDatabase(DATABASES.function),
     'hub-api': unusedTestDatabase(DATABASES['hub-api']),
   };
-  const shared: Shared = {
+  const setup: PlatformSetup = {
     base: {
       ...process.env,
       NODE_ENV: 'production',
@@ -129,35 +163,40 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   };
   const running: ServiceProcess[] = [];
   const stop = async () => {
-    const codes = {} as Record<ServiceName, number | null>;
+    const codes: Partial<Record<ServiceName, number | null>> = {};
     for (const service of [...running].reverse()) codes[service.name as ServiceName] = await service.stop();
     await Promise.all(Object.values(databases).map((d) => dropDatabase(d.name)));
-    await rm(shared.keyDir, { recursive: true, force: true });
+    await rm(setup.keyDir, { recursive: true, force: true });
     return codes;
   };
   const launch = async (starting: Promise<ServiceProcess>) => {
     const service = await starting;
     running.push(service);
-    shared.urls[service.name as ServiceName] = service.url;
+    setup.urls[service.name as ServiceName] = service.url;
   };
 
   try {
-    await launch(startIdentityDev(shared));
-    await launch(startAccess(shared, databases.access.url));
-    // function and hub-api need only identity and access: start them together.
-    await Promise.all([
-      launch(startFunction(shared, databases.function.url)),
-      launch(startHubApi(shared, databases['hub-api'].url)),
+    await launch(startIdentityDev(setup));
+    await launch(startAccess(setup, databases.access.url));
+    // function and hub-api need only identity and access: start them together (both settled before
+    // a failure of one stops the other, so no process is left behind).
+    const together = await Promise.allSettled([
+      launch(startFunction(setup, databases.function.url)),
+      launch(startHubApi(setup, databases['hub-api'].url)),
     ]);
-    await launch(startGateway(shared));
+    for (const result of together) if (result.status === 'rejected') throw result.reason;
+    if (isPresent('delivery-worker')) await launch(startDeliveryWorker(setup, databases['hub-api'].url));
+    if (isPresent('demo-receiver')) await launch(startDemoReceiver(setup));
+    await launch(startGateway(setup));
   } catch (error) {
     await stop();
     throw error;
   }
 
-  const urls = shared.urls as Record<ServiceName, string>;
+  const urls = setup.urls as Record<ServiceName, string>;
   return {
     gatewayUrl: urls.gateway,
+    services: running.map((s) => s.name as ServiceName),
     urls,
     databases: {
       access: databases.access.url,
