@@ -1,5 +1,7 @@
 // The gateway's route table is data; it is read from the gateway's public entry, nothing of it runs here.
 import { ROUTE_TABLE } from '@hub/gateway';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { api, closeConnections, sendRaw } from './http-client';
 import { type Platform, startPlatform } from './platform';
@@ -75,7 +77,7 @@ test('When the platform has started, then a master token from identity-dev is ac
   expect(acesso).toMatchObject({ status: 200, body: { email: 'admin.plataforma@empresa.com.br', master: true } });
 });
 
-test('When the platform stops, then every service exits 0 on SIGTERM and its databases are dropped', async () => {
+test('When the platform stops, then every service exits 0 on SIGTERM and its databases and virtual host are gone', async () => {
   const names = Object.values(platform.databases).map((url) => new URL(url).pathname.slice(1));
   stopped = true;
   const services = platform.services;
@@ -92,4 +94,7 @@ test('When the platform stops, then every service exits 0 on SIGTERM and its dat
   } finally {
     await admin.end();
   }
+  const vhost = decodeURIComponent(new URL(platform.rabbitmqUrl).pathname.slice(1));
+  const { stdout } = await promisify(execFile)('rabbitmqctl', ['-q', 'list_vhosts']);
+  expect(stdout.split('\n').map((line) => line.trim())).not.toContain(vhost);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { dropDatabase, unusedTestDatabase } from '@hub/database';
 import { type ServiceProcess, startServiceProcess } from './service-process';
+import { ownVhost } from './vhost';
 
 /** The services `pnpm start` runs, in its start order (each needs the ones before it). */
 export const SERVICE_NAMES = [
@@ -29,6 +30,8 @@ export interface PlatformOptions {
   env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   /** How long one service may take to be ready. */
   readyTimeoutMs?: number;
+  /** The broker as is; by default the platform gets a virtual host of its own beside RABBITMQ_URL's. */
+  rabbitmqUrl?: string;
 }
 
 export interface Platform {
@@ -38,6 +41,8 @@ export interface Platform {
   services: ServiceName[];
   /** The own address of each running service. */
   urls: Record<ServiceName, string>;
+  /** The broker and virtual host the services use (removed by stop() when it is the platform's own). */
+  rabbitmqUrl: string;
   /** Connection URL of each service's database (fresh, dropped by stop()). */
   databases: Record<ServiceWithDatabase, string>;
   /** A user token from identity-dev (POST /token). */
@@ -138,8 +143,8 @@ async function postToken(url: string, body: object): Promise<string> {
 /**
  * The platform as `pnpm start` runs it: every service its own process (node --import tsx
  * services/<name>/src/main.ts) on a free port, with fresh databases (created and migrated by the
- * services themselves), key files in a temporary folder and the broker of RABBITMQ_URL (the test
- * virtual host). Resolves when every /saude/prontidao is 200. Nothing of a service is imported: tests
+ * services themselves), key files in a temporary folder, and a virtual host of its own on the broker
+ * of RABBITMQ_URL (see ownVhost). Resolves when every /saude/prontidao is 200. Nothing of a service is imported: tests
  * talk to it over HTTP (and RabbitMQ).
  */
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
@@ -148,9 +153,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     function: unusedTestDatabase(DATABASES.function),
     'hub-api': unusedTestDatabase(DATABASES['hub-api']),
   };
+  const broker = options.rabbitmqUrl
+    ? { url: options.rabbitmqUrl, remove: async () => undefined }
+    : await ownVhost(process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   const setup: PlatformSetup = {
     base: {
       ...process.env,
+      RABBITMQ_URL: broker.url,
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       HUB_AMBIENTE: 'LOCALHOST',
@@ -167,6 +176,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     for (const service of [...running].reverse()) codes[service.name as ServiceName] = await service.stop();
     await Promise.all(Object.values(databases).map((d) => dropDatabase(d.name)));
     await rm(setup.keyDir, { recursive: true, force: true });
+    await broker.remove();
     return codes;
   };
   const launch = async (starting: Promise<ServiceProcess>) => {
@@ -198,6 +208,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     gatewayUrl: urls.gateway,
     services: running.map((s) => s.name as ServiceName),
     urls,
+    rabbitmqUrl: broker.url,
     databases: {
       access: databases.access.url,
       function: databases.function.url,
