@@ -55,6 +55,11 @@ const URL_LONG = 8_000;
 
 const surrogate = fc.integer({ min: 0xd800, max: 0xdfff });
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
+/** A surrogate as a URL can carry it: its three UTF-8-shaped bytes, which are not UTF-8. */
+const percentSurrogate = (s: number) =>
+  [(s >> 12) | 0xe0, ((s >> 6) & 0x3f) | 0x80, (s & 0x3f) | 0x80]
+    .map((b) => `%${b.toString(16).toUpperCase()}`)
+    .join('');
 
 /** Values of one body field (or of the whole body), as raw JSON. */
 export function hostileJsonKinds(
@@ -143,9 +148,14 @@ export function hostileBodyKinds(valid: unknown): Record<string, fc.Arbitrary<Ra
       .map((extra) => RawJson.text(plus(extra))),
     // (An empty body is not here: express reads it as {}, a PATCH that changes nothing.)
     malformed_json: fc.constantFrom('{"a":', '{a:1}', "{'a':1}", '{"a":1}}', '\u0000', '[1,]').map(RawJson.text),
-    invalid_utf8: fc.constant(
-      new RawJson(Buffer.concat([Buffer.from('{"nome":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
-    ),
+    // Bytes that are not UTF-8 at the start of the body's first string value.
+    invalid_utf8: fc.constantFrom([0xff, 0xfe], [0xc0, 0xaf], [0xed, 0xa0, 0x80]).map((bytes) => {
+      const text = validText.includes('":"') ? validText : '{"nome":""}';
+      const at = text.indexOf('":"') + 3;
+      return new RawJson(
+        Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]),
+      );
+    }),
   };
 }
 
@@ -165,7 +175,9 @@ export function hostileQueryKinds(name: string, valid?: string): Record<string, 
     invalid_percent: fc
       .tuple(halves(valid), badPercent)
       .map(([[a, b], bad]) => ({ value: `${enc(a)}${bad}${enc(b)}` })),
-    lone_surrogate_escape: surrogate.map((s) => ({ value: enc(`\\u${hex4(s)}`) })),
+    lone_surrogate: fc
+      .tuple(halves(valid), surrogate)
+      .map(([[a, b], s]) => ({ value: `${enc(a)}${percentSurrogate(s)}${enc(b)}` })),
     long_string: fc.constantFrom('a', '%C3%A9').map((c) => ({ value: c.repeat(URL_LONG / c.length) })),
     wrong_type: fc
       .constantFrom('abc', 'talvez', '[]', '{}', 'true', 'null', '', '%20', '1.5', '0x10')
@@ -197,9 +209,7 @@ export function hostilePathKinds(valid?: string): Record<string, fc.Arbitrary<st
   return {
     nul: halves(valid).map(([a, b]) => `${enc(a)}%00${enc(b)}`),
     invalid_percent: fc.tuple(halves(valid), badPercent).map(([[a, b], bad]) => `${enc(a)}${bad}${enc(b)}`),
-    lone_surrogate: surrogate.map((s) =>
-      `%${((s >> 12) | 0xe0).toString(16)}%${(((s >> 6) & 0x3f) | 0x80).toString(16)}%${((s & 0x3f) | 0x80).toString(16)}`.toUpperCase(),
-    ),
+    lone_surrogate: fc.tuple(halves(valid), surrogate).map(([[a, b], s]) => `${enc(a)}${percentSurrogate(s)}${enc(b)}`),
     long_string: fc.constantFrom('a', '%C3%A9').map((c) => c.repeat(URL_LONG / c.length)),
     wrong_type: fc.constantFrom('abc', 'true', 'null', '%20', '1.5', '-', '%7B%7D'),
     big_number: fc.constantFrom(
