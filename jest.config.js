@@ -1,7 +1,7 @@
 /** One jest run for the whole workspace. Tests talk to the real PostgreSQL and RabbitMQ. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/services'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/tests'],
   testMatch: ['**/src/**/*.test.ts'],
   transform: {
     '^.+\\.(ts|js|mjs)$': [

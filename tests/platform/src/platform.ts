@@ -1,0 +1,222 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { dropDatabase, unusedTestDatabase } from '@hub/database';
+import { type ServiceProcess, startServiceProcess } from './service-process';
+import { ownVhost } from './vhost';
+
+/** The services `pnpm start` runs, in its start order (each needs the ones before it). */
+export const SERVICE_NAMES = [
+  'identity-dev',
+  'access',
+  'function',
+  'hub-api',
+  'delivery-worker',
+  'demo-receiver',
+  'gateway',
+] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+const ROOT = path.resolve(__dirname, '../../..');
+/** Like `pnpm start`, a service whose main.ts does not exist yet is not started. */
+export const isPresent = (name: ServiceName) => existsSync(path.join(ROOT, 'services', name, 'src', 'main.ts'));
+/** The services that own a database, and the database name prefix of each. */
+export const DATABASES = { access: 'hub_access', function: 'hub_function', 'hub-api': 'hub_events' } as const;
+export type ServiceWithDatabase = keyof typeof DATABASES;
+
+export interface PlatformOptions {
+  /** Extra environment of one service, over the harness's (e.g. `{ gateway: { RATE_LIMIT_PER_MINUTE: '10' } }`). */
+  env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+  /** How long one service may take to be ready. */
+  readyTimeoutMs?: number;
+  /** The broker as is; by default the platform gets a virtual host of its own beside RABBITMQ_URL's. */
+  rabbitmqUrl?: string;
+}
+
+export interface Platform {
+  /** The public entry. */
+  gatewayUrl: string;
+  /** The services running, in start order. */
+  services: ServiceName[];
+  /** The own address of each running service. */
+  urls: Record<ServiceName, string>;
+  /** The broker and virtual host the services use (removed by stop() when it is the platform's own). */
+  rabbitmqUrl: string;
+  /** Connection URL of each service's database (fresh, dropped by stop()). */
+  databases: Record<ServiceWithDatabase, string>;
+  /** A user token from identity-dev (POST /token). */
+  userToken(email: string, options?: { nome?: string; master?: boolean }): Promise<string>;
+  /** An application token from identity-dev (POST /token/aplicativo). */
+  applicationToken(clientId: string): Promise<string>;
+  /** The last log lines of a service, for failure messages. */
+  output(name: ServiceName): string;
+  /** SIGTERM to every service (gateway first), their exit codes, then the databases and key files are removed. */
+  stop(): Promise<Partial<Record<ServiceName, number | null>>>;
+}
+
+/** What the start functions share: the environment, the options and the addresses of the services started so far. */
+export interface PlatformSetup {
+  base: NodeJS.ProcessEnv;
+  options: PlatformOptions;
+  urls: Partial<Record<ServiceName, string>>;
+  keyDir: string;
+}
+
+const envOf = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...setup.base,
+  ...own,
+  ...setup.options.env?.[name],
+});
+const start = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv) =>
+  startServiceProcess(name, envOf(setup, name, own), setup.options.readyTimeoutMs);
+
+export function startIdentityDev(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'identity-dev', {
+    IDENTITY_DEV_PORT: '0',
+    IDENTITY_DEV_KEY_FILE: path.join(setup.keyDir, 'identity-dev.json'),
+  });
+}
+
+/** What every service that verifies tokens and asks access needs. */
+const identityEnv = (setup: PlatformSetup): NodeJS.ProcessEnv => ({
+  IDENTITY_JWKS_URL: `${setup.urls['identity-dev']}/.well-known/jwks.json`,
+  ACCESS_URL: setup.urls.access,
+});
+
+export function startAccess(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'access', { ...identityEnv(setup), ACCESS_PORT: '0', ACCESS_DATABASE_URL: databaseUrl });
+}
+
+export function startFunction(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'function', { ...identityEnv(setup), FUNCTION_PORT: '0', FUNCTION_DATABASE_URL: databaseUrl });
+}
+
+export function startHubApi(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'hub-api', {
+    ...identityEnv(setup),
+    HUB_API_PORT: '0',
+    HUB_DATABASE_URL: databaseUrl,
+    HUB_SIGNING_KEYS_FILE: path.join(setup.keyDir, 'hub-signing-keys.json'),
+  });
+}
+
+/** The delivery worker shares the hub's database and signing keys (DESIGN §1). */
+export function startDeliveryWorker(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
+  return start(setup, 'delivery-worker', {
+    ...identityEnv(setup),
+    DELIVERY_WORKER_PORT: '0',
+    HUB_DATABASE_URL: databaseUrl,
+    HUB_API_URL: setup.urls['hub-api'],
+    HUB_SIGNING_KEYS_FILE: path.join(setup.keyDir, 'hub-signing-keys.json'),
+  });
+}
+
+export function startDemoReceiver(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'demo-receiver', {
+    DEMO_RECEIVER_PORT: '0',
+    HUB_JWKS_URL: `${setup.urls['hub-api']}/.well-known/jwks.json`,
+  });
+}
+
+export function startGateway(setup: PlatformSetup): Promise<ServiceProcess> {
+  return start(setup, 'gateway', {
+    GATEWAY_PORT: '0',
+    ACCESS_URL: setup.urls.access,
+    FUNCTION_URL: setup.urls.function,
+    HUB_API_URL: setup.urls['hub-api'],
+    GATEWAY_UPSTREAMS: 'access,function,hub-api',
+    GATEWAY_OPENAPI_CACHE: '1s',
+  });
+}
+
+async function postToken(url: string, body: object): Promise<string> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/**
+ * The platform as `pnpm start` runs it: every service its own process (node --import tsx
+ * services/<name>/src/main.ts) on a free port, with fresh databases (created and migrated by the
+ * services themselves), key files in a temporary folder, and a virtual host of its own on the broker
+ * of RABBITMQ_URL (see ownVhost). Resolves when every /saude/prontidao is 200. Nothing of a service is imported: tests
+ * talk to it over HTTP (and RabbitMQ).
+ */
+export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
+  const databases = {
+    access: unusedTestDatabase(DATABASES.access),
+    function: unusedTestDatabase(DATABASES.function),
+    'hub-api': unusedTestDatabase(DATABASES['hub-api']),
+  };
+  const broker = options.rabbitmqUrl
+    ? { url: options.rabbitmqUrl, remove: async () => undefined }
+    : await ownVhost(process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
+  const setup: PlatformSetup = {
+    base: {
+      ...process.env,
+      RABBITMQ_URL: broker.url,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      HUB_AMBIENTE: 'LOCALHOST',
+      IDENTITY_ISSUER: 'http://identity-dev.platform-tests',
+      IDENTITY_AUDIENCE: 'event-hub',
+    },
+    options,
+    urls: {},
+    keyDir: await mkdtemp(path.join(tmpdir(), 'hub-platform-')),
+  };
+  const running: ServiceProcess[] = [];
+  const stop = async () => {
+    const codes: Partial<Record<ServiceName, number | null>> = {};
+    for (const service of [...running].reverse()) codes[service.name as ServiceName] = await service.stop();
+    await Promise.all(Object.values(databases).map((d) => dropDatabase(d.name)));
+    await rm(setup.keyDir, { recursive: true, force: true });
+    await broker.remove();
+    return codes;
+  };
+  const launch = async (starting: Promise<ServiceProcess>) => {
+    const service = await starting;
+    running.push(service);
+    setup.urls[service.name as ServiceName] = service.url;
+  };
+
+  try {
+    await launch(startIdentityDev(setup));
+    await launch(startAccess(setup, databases.access.url));
+    // function and hub-api need only identity and access: start them together (both settled before
+    // a failure of one stops the other, so no process is left behind).
+    const together = await Promise.allSettled([
+      launch(startFunction(setup, databases.function.url)),
+      launch(startHubApi(setup, databases['hub-api'].url)),
+    ]);
+    for (const result of together) if (result.status === 'rejected') throw result.reason;
+    if (isPresent('delivery-worker')) await launch(startDeliveryWorker(setup, databases['hub-api'].url));
+    if (isPresent('demo-receiver')) await launch(startDemoReceiver(setup));
+    await launch(startGateway(setup));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const urls = setup.urls as Record<ServiceName, string>;
+  return {
+    gatewayUrl: urls.gateway,
+    services: running.map((s) => s.name as ServiceName),
+    urls,
+    rabbitmqUrl: broker.url,
+    databases: {
+      access: databases.access.url,
+      function: databases.function.url,
+      'hub-api': databases['hub-api'].url,
+    },
+    userToken: (email, extra = {}) => postToken(`${urls['identity-dev']}/token`, { email, ...extra }),
+    applicationToken: (clientId) => postToken(`${urls['identity-dev']}/token/aplicativo`, { client_id: clientId }),
+    output: (name) => running.find((s) => s.name === name)?.output() ?? '',
+    stop,
+  };
+}

@@ -1,0 +1,49 @@
+import { dropDatabase, ensureDatabase, unusedTestDatabase } from '@hub/database';
+import pg from 'pg';
+import { changedTables, DatabaseFingerprints } from './fingerprint';
+
+const database = unusedTestDatabase('hub_fingerprint');
+let client: pg.Client;
+let fingerprints: DatabaseFingerprints;
+
+beforeAll(async () => {
+  await ensureDatabase(database.url);
+  client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  await client.query(`
+    create table item (a int, b int, nome text, primary key (b, a));
+    create table sem_chave (x text);
+    create table outbox (id int primary key, routing_key text, tentativas int default 0, publicado_em timestamptz);
+    insert into item values (1, 1, 'um'), (2, 1, 'dois');
+    insert into sem_chave values ('x');`);
+  fingerprints = await DatabaseFingerprints.open({ db: database.url });
+});
+
+afterAll(async () => {
+  await fingerprints?.close();
+  await client?.end();
+  await dropDatabase(database.name);
+});
+
+test('When nothing is written, then two fingerprints agree', async () => {
+  expect(changedTables(await fingerprints.take(), await fingerprints.take())).toEqual([]);
+});
+
+test('When a row changes without changing the count, then its table (and only it) is named', async () => {
+  const before = await fingerprints.take();
+  await client.query(`update item set nome = 'dois!' where a = 2`);
+  expect(changedTables(before, await fingerprints.take())).toEqual(['db:public.item']);
+});
+
+test('When a table without a primary key gets a row, then it is named', async () => {
+  const before = await fingerprints.take();
+  await client.query(`insert into sem_chave values ('y')`);
+  expect(changedTables(before, await fingerprints.take())).toEqual(['db:public.sem_chave']);
+});
+
+test('When an outbox row waits for its relay, then it is counted as pending until published', async () => {
+  await client.query(`insert into outbox (id, routing_key) values (1, 'x')`);
+  expect(await fingerprints.pendingOutbox()).toBe(1);
+  await client.query('update outbox set publicado_em = now()');
+  expect(await fingerprints.pendingOutbox()).toBe(0);
+});
