@@ -1,18 +1,17 @@
-import { baseConfig, durationFromEnv, loadConfig, portFromEnv } from '@hub/config';
+import { baseConfig, durationFromEnv, loadConfig, portFromEnv, serviceUrlFromEnv } from '@hub/config';
 import { z } from 'zod';
 import { parseByteSize } from './proxy/body-limit';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 
-export const gatewayConfig = baseConfig.extend({
+// The gateway talks HTTP only: RabbitMQ is not its business, so SANDBOX does not ask it for a URL.
+export const gatewayConfig = baseConfig.omit({ RABBITMQ_URL: true }).extend({
   GATEWAY_PORT: portFromEnv(8080),
-  ACCESS_URL: z
-    .string()
-    .url()
-    .default('http://127.0.0.1:8081')
-    .describe('access service (/auth, /perfil-de-acesso, /colaborador)'),
-  FUNCTION_URL: z.string().url().default('http://127.0.0.1:8082').describe('function service (/funcao)'),
-  HUB_API_URL: z.string().url().default('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
+  ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe(
+    'access service (/auth, /perfil-de-acesso, /colaborador)',
+  ),
+  FUNCTION_URL: serviceUrlFromEnv('http://127.0.0.1:8082').describe('function service (/funcao)'),
+  HUB_API_URL: serviceUrlFromEnv('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
   GATEWAY_UPSTREAMS: z
     .string()
     .default('access,function,hub-api')
