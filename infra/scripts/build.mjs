@@ -1,7 +1,8 @@
 // `pnpm build`: bundles each service (services/<name>/src/main.ts → services/<name>/dist/main.js) with
 // esbuild, so that production runs plain node on compiled JavaScript instead of tsx compiling at start
 // (about half the memory at idle: docs/benchmarks.md). The Prisma clients must be generated first
-// (`pnpm generate`, which `pnpm build` runs). `node infra/scripts/build.mjs <service>…` builds only those.
+// (`pnpm generate`, which `pnpm build` runs). `node infra/scripts/build.mjs <service>…` builds only
+// those; `--outdir <dir>` (one service) writes the bundle elsewhere, e.g. for a test.
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,10 +50,9 @@ export function services() {
   );
 }
 
-/** Bundles one service; returns the bundle's path. */
-export async function buildService(name) {
+/** Bundles one service into `outdir` (its dist/ by default); returns the bundle's path. */
+export async function buildService(name, outdir = path.join(root, 'services', name, 'dist')) {
   const dir = path.join(root, 'services', name);
-  const outdir = path.join(dir, 'dist');
   await build({
     entryPoints: [path.join(dir, 'src', 'main.ts')],
     outfile: path.join(outdir, 'main.js'),
@@ -75,12 +75,15 @@ export async function buildService(name) {
 }
 
 async function main() {
-  const wanted = process.argv.slice(2);
-  const names = wanted.length ? wanted : services();
-  const unknown = wanted.filter((name) => !services().includes(name));
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--outdir');
+  const outdir = at >= 0 ? path.resolve(args.splice(at, 2)[1] ?? '') : undefined;
+  const names = args.length ? args : services();
+  const unknown = args.filter((name) => !services().includes(name));
   if (unknown.length) throw new Error(`no such service: ${unknown.join(', ')}`);
+  if (outdir && names.length !== 1) throw new Error('--outdir takes exactly one service');
   const started = Date.now();
-  await Promise.all(names.map(buildService));
+  await Promise.all(names.map((name) => buildService(name, outdir)));
   console.log(`built ${names.join(', ')} in ${Date.now() - started} ms`);
 }
 
