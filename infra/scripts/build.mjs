@@ -13,7 +13,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 /**
  * Workspace code finds files beside it at run time (SQL migrations, the outbox DDL) through
  * `__dirname`. In a bundle `__dirname` is the bundle's folder, so each workspace file gets its own
- * folder back, written relative to the bundle: the tree keeps working wherever it is copied.
+ * folder back, relative to the bundle: it works wherever the tree is, as long as it is whole.
  */
 const sourceDirname = (outdir) => ({
   name: 'source-dirname',
@@ -61,7 +61,7 @@ export async function buildService(name, outdir = path.join(root, 'services', na
     target: 'node20',
     format: 'cjs',
     sourcemap: true,
-    // Sources in the map are enough for stack traces (node --enable-source-maps); their text is not.
+    // Stack traces need the map's file names and positions, not the sources' text.
     sourcesContent: false,
     // Optional native bindings that the libraries try and do without (pg's pg-native).
     external: ['pg-native'],
