@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { booleanFromEnv, durationListFromEnv, loadConfig, parseDuration, portFromEnv } from './index';
+import {
+  baseConfig,
+  booleanFromEnv,
+  ConfigError,
+  databaseUrlFromEnv,
+  durationListFromEnv,
+  identityConfig,
+  loadConfig,
+  parseDuration,
+  portFromEnv,
+  serviceUrlFromEnv,
+} from './index';
 
 describe('loadConfig', () => {
   const schema = z.object({
@@ -32,3 +43,76 @@ describe('loadConfig', () => {
     expect(['200ms', '5s', '2m', '1h', '1d'].map(parseDuration)).toEqual([200, 5000, 120000, 3600000, 86400000]);
   });
 });
+
+describe('development defaults', () => {
+  const service = baseConfig.extend(identityConfig.shape).extend({
+    X_DATABASE_URL: databaseUrlFromEnv('hub_x'),
+    ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081'),
+    PORT: portFromEnv(8080),
+  });
+  const deployed = {
+    RABBITMQ_URL: 'amqps://hub:secret@mq.internal:5671/hub',
+    IDENTITY_JWKS_URL: 'https://id.example.com/.well-known/jwks.json',
+    IDENTITY_ISSUER: 'https://id.example.com',
+    X_DATABASE_URL: 'postgresql://hub@db.internal:5432/hub_x',
+    ACCESS_URL: 'http://access.internal:8081',
+  };
+
+  it('When HUB_AMBIENTE is absent, then it is LOCALHOST and the development defaults apply', () => {
+    expect(loadConfig(service, {})).toMatchObject({
+      HUB_AMBIENTE: 'LOCALHOST',
+      RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:5672',
+      IDENTITY_JWKS_URL: 'http://127.0.0.1:8085/.well-known/jwks.json',
+      IDENTITY_ISSUER: 'http://127.0.0.1:8085',
+      X_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/hub_x',
+      ACCESS_URL: 'http://127.0.0.1:8081',
+    });
+  });
+
+  it.each(['SANDBOX', 'PRODUCTION'])(
+    'When HUB_AMBIENTE is %s and nothing is set, then loading fails naming every variable that has only a development default',
+    (ambiente) => {
+      const error = catchError(() => loadConfig(service, { HUB_AMBIENTE: ambiente }));
+      expect(error).toBeInstanceOf(ConfigError);
+      const named = [...error.message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is (\w+)/gm)];
+      expect(named.map((m) => m[1]).sort()).toEqual(Object.keys(deployed).sort());
+      expect(named.every((m) => m[2] === ambiente)).toBe(true);
+    },
+  );
+
+  it('When HUB_AMBIENTE is SANDBOX and only RABBITMQ_URL is missing, then the error names RABBITMQ_URL alone', () => {
+    const { RABBITMQ_URL: _, ...rest } = deployed;
+    expect(() => loadConfig(service, { HUB_AMBIENTE: 'SANDBOX', ...rest })).toThrow(
+      /^invalid configuration:\n {2}RABBITMQ_URL: required when HUB_AMBIENTE is SANDBOX[^\n]*$/,
+    );
+  });
+
+  it('When HUB_AMBIENTE is PRODUCTION and every variable is set, then the values given are used', () => {
+    expect(loadConfig(service, { HUB_AMBIENTE: 'PRODUCTION', ...deployed })).toMatchObject({
+      HUB_AMBIENTE: 'PRODUCTION',
+      ...deployed,
+      PORT: 8080,
+    });
+  });
+
+  it('When a variable is set to an empty string outside LOCALHOST, then it is wrong, not missing and not defaulted', () => {
+    expect(() => loadConfig(service, { HUB_AMBIENTE: 'SANDBOX', ...deployed, RABBITMQ_URL: '' })).toThrow(
+      /RABBITMQ_URL: (?!required)/,
+    );
+  });
+
+  it('When a schema does not read HUB_AMBIENTE and the variable is not one of the three, then loading fails naming it', () => {
+    const small = z.object({ HUB_JWKS_URL: serviceUrlFromEnv('http://127.0.0.1:8083/.well-known/jwks.json') });
+    expect(() => loadConfig(small, { HUB_AMBIENTE: 'staging' })).toThrow(/HUB_AMBIENTE/);
+    expect(() => loadConfig(small, { HUB_AMBIENTE: 'SANDBOX' })).toThrow(/HUB_JWKS_URL: required/);
+  });
+});
+
+function catchError(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected an error, none was thrown');
+}

@@ -6,18 +6,48 @@ export class ConfigError extends Error {
 
 /**
  * Parses the environment once against a service's schema. A wrong or missing variable stops the
- * service at start with a message naming each variable and what is wrong with it.
+ * service at start with a message naming each variable and what is wrong with it. Outside
+ * LOCALHOST a variable with a development default (see `developmentDefault`) must be set.
  */
 export function loadConfig<S extends z.ZodObject>(
   schema: S,
   env: NodeJS.ProcessEnv = process.env,
 ): Readonly<z.infer<S>> {
+  const lines = withoutDevelopmentDefaults(schema, env);
   const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  return Object.freeze(parsed.data);
+  if (!parsed.success)
+    lines.push(...parsed.error.issues.map((issue) => `  ${issue.path.join('.') || '(env)'}: ${issue.message}`));
+  if (lines.length) throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  return Object.freeze(parsed.data as z.infer<S>);
+}
+
+/**
+ * A default that only fits a developer's machine (local broker with guest credentials, services on
+ * 127.0.0.1). `loadConfig` applies it only when HUB_AMBIENTE is LOCALHOST (or absent); in SANDBOX
+ * and PRODUCTION the variable must be set, so a forgotten one stops the start instead of reaching
+ * for localhost.
+ */
+export function developmentDefault(value: string, schema: z.ZodType<string, string>) {
+  return schema.default(value).meta({ [DEVELOPMENT_DEFAULT]: value });
+}
+
+const DEVELOPMENT_DEFAULT = 'developmentDefault';
+
+/** The variables of `schema` that are missing and may not fall back, as lines of the error. */
+function withoutDevelopmentDefaults(schema: z.ZodObject, env: NodeJS.ProcessEnv): string[] {
+  const where = ambiente.safeParse(env.HUB_AMBIENTE);
+  // A schema without HUB_AMBIENTE (demo-receiver's) still must not take a bad one for LOCALHOST.
+  if (!where.success)
+    return 'HUB_AMBIENTE' in schema.shape ? [] : ['  HUB_AMBIENTE: expected LOCALHOST, SANDBOX or PRODUCTION'];
+  if (where.data === 'LOCALHOST') return [];
+  return Object.entries(schema.shape)
+    .filter(
+      ([key, field]) => env[key] === undefined && (field as z.ZodType).meta()?.[DEVELOPMENT_DEFAULT] !== undefined,
+    )
+    .map(
+      ([key]) =>
+        `  ${key}: required when HUB_AMBIENTE is ${where.data} (its development default applies only in LOCALHOST)`,
+    );
 }
 
 /** "true"/"1" are true, "false"/"0" are false; anything else is an error, never a silent false. */
@@ -73,12 +103,18 @@ export const durationListFromEnv = (fallback: string) =>
 export const baseConfig = z.object({
   HUB_AMBIENTE: ambiente.describe('LOCALHOST, SANDBOX or PRODUCTION'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  RABBITMQ_URL: z.string().url().default('amqp://guest:guest@127.0.0.1:5672').describe('AMQP URL of RabbitMQ'),
+  RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', z.string().url()).describe(
+    'AMQP URL of RabbitMQ, with its credentials',
+  ),
 });
 
 export const identityConfig = z.object({
-  IDENTITY_JWKS_URL: z.string().url().default('http://127.0.0.1:8085/.well-known/jwks.json'),
-  IDENTITY_ISSUER: z.string().min(1).default('http://127.0.0.1:8085'),
+  IDENTITY_JWKS_URL: developmentDefault('http://127.0.0.1:8085/.well-known/jwks.json', z.string().url()).describe(
+    "the identity service's public keys",
+  ),
+  IDENTITY_ISSUER: developmentDefault('http://127.0.0.1:8085', z.string().min(1)).describe(
+    'the iss claim every identity token must carry',
+  ),
   IDENTITY_AUDIENCE: z.string().min(1).default('event-hub'),
   IDENTITY_ALGORITHMS: z
     .string()
@@ -92,5 +128,9 @@ export const identityConfig = z.object({
     .describe('algorithms accepted on identity tokens, comma separated'),
 });
 
+/** A PostgreSQL URL; on a developer's machine the local server's database of that name. */
 export const databaseUrlFromEnv = (database: string) =>
-  z.string().url().default(`postgresql://postgres@127.0.0.1:5432/${database}`);
+  developmentDefault(`postgresql://postgres@127.0.0.1:5432/${database}`, z.string().url());
+
+/** Where another service answers; on a developer's machine 127.0.0.1 at its default port. */
+export const serviceUrlFromEnv = (localUrl: string) => developmentDefault(localUrl, z.string().url());

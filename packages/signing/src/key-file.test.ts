@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
-import { KeyStore, loadOrCreateKeySet, readKeyFile, writeKeyFile } from './key-file';
+import { KeyStore, loadOrCreateKeySet, MissingKeyFileError, readKeyFile, writeKeyFile } from './key-file';
 import { addKey, generateKey, KeySetError, parseKeySet, publicJwks, removeKey, retireKey } from './keys';
 
 let dir: string;
@@ -24,6 +24,12 @@ describe('key file', () => {
     const second = await loadOrCreateKeySet({ file });
     expect(second.created).toBe(false);
     expect(second.set).toEqual(first.set);
+  });
+
+  it('When the key file is missing and may not be created, then the store refuses to open and writes nothing', async () => {
+    const file = path.join(dir, 'nested', 'signing-keys.json');
+    await expect(KeyStore.open({ file }, { create: false })).rejects.toThrow(MissingKeyFileError);
+    await expect(stat(path.dirname(file))).rejects.toThrow(/ENOENT/);
   });
 
   it('When two processes start together, then they agree on one key', async () => {
@@ -84,7 +90,7 @@ describe('key file', () => {
 describe('KeyStore', () => {
   it('When the key file is changed by the CLI, then a running store picks the change up', async () => {
     const file = path.join(dir, 'signing-keys.json');
-    const store = await KeyStore.open({ file }, { reloadIntervalMs: 0 });
+    const store = await KeyStore.open({ file }, { create: true, reloadIntervalMs: 0 });
     const [first] = await store.signers();
     const { set } = addKey((await readKeyFile(file))!);
     await writeKeyFile(file, set);
@@ -95,7 +101,10 @@ describe('KeyStore', () => {
   it('When the key file becomes unreadable garbage, then the store keeps the last good keys and warns', async () => {
     const file = path.join(dir, 'signing-keys.json');
     const warnings: string[] = [];
-    const store = await KeyStore.open({ file }, { reloadIntervalMs: 0, onWarning: (m) => warnings.push(m) });
+    const store = await KeyStore.open(
+      { file },
+      { create: true, reloadIntervalMs: 0, onWarning: (m) => warnings.push(m) },
+    );
     const before = await store.jwks();
     await writeFile(file, 'not json', { mode: 0o600 });
     expect(await store.jwks()).toEqual(before);

@@ -58,14 +58,21 @@ export async function writeKeyFile(file: string, set: KeySet, options: { exclusi
   }
 }
 
+/** The key file named by a KeySource does not exist, and it may not be created. */
+export class MissingKeyFileError extends Error {
+  override name = 'MissingKeyFileError';
+}
+
 /**
- * Loads the keys: from `json` when given (never written back), else from the key file, which is
- * created with one fresh active key when it does not exist. Two processes starting together agree
- * on one file (exclusive create).
+ * Loads the keys: from `json` when given (never written back), else from the key file. A missing
+ * file is created with one fresh active key unless `create` is false (outside a developer's
+ * machine keys are made on purpose, never on the spot), which is a MissingKeyFileError. Two
+ * processes starting together agree on one file (exclusive create).
  */
 export async function loadOrCreateKeySet(
   source: KeySource,
   onWarning: (message: string) => void = () => undefined,
+  { create = true }: { create?: boolean } = {},
 ): Promise<{ set: KeySet; origin: KeyOrigin; created: boolean }> {
   if (source.json?.trim()) return { set: parseKeySet(source.json, 'HUB_SIGNING_KEYS'), origin: 'env', created: false };
   const existing = await readKeyFile(source.file);
@@ -73,6 +80,7 @@ export async function loadOrCreateKeySet(
     await warnIfExposed(source.file, onWarning);
     return { set: existing, origin: 'file', created: false };
   }
+  if (!create) throw new MissingKeyFileError(`the key file ${source.file} does not exist`);
   try {
     await writeKeyFile(source.file, { keys: [generateKey()] }, { exclusive: true });
   } catch (error) {
@@ -90,6 +98,8 @@ async function warnIfExposed(file: string, onWarning: (message: string) => void)
 }
 
 export interface KeyStoreOptions {
+  /** Whether a missing key file is created with a new key (a developer's machine only). */
+  create: boolean;
   /** How often, at most, the key file is checked for changes. Default 5 s. */
   reloadIntervalMs?: number;
   onWarning?: (message: string) => void;
@@ -116,8 +126,8 @@ export class KeyStore {
     this.signersCache = signersOf(set);
   }
 
-  static async open(source: KeySource, options: KeyStoreOptions = {}): Promise<KeyStore & { created: boolean }> {
-    const { set, origin, created } = await loadOrCreateKeySet(source, options.onWarning);
+  static async open(source: KeySource, options: KeyStoreOptions): Promise<KeyStore & { created: boolean }> {
+    const { set, origin, created } = await loadOrCreateKeySet(source, options.onWarning, { create: options.create });
     const store = new KeyStore(source, origin, set, options);
     if (origin === 'file') store.stamp = await fileStamp(source.file).catch(() => undefined);
     return Object.assign(store, { created });

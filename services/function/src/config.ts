@@ -1,14 +1,18 @@
-import { baseConfig, databaseUrlFromEnv, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
-import { z } from 'zod';
+import {
+  baseConfig,
+  databaseUrlFromEnv,
+  durationFromEnv,
+  identityConfig,
+  loadConfig,
+  portFromEnv,
+  serviceUrlFromEnv,
+} from '@hub/config';
+import type { z } from 'zod';
 
 export const functionConfig = baseConfig.extend(identityConfig.shape).extend({
   FUNCTION_PORT: portFromEnv(8082),
   FUNCTION_DATABASE_URL: databaseUrlFromEnv('hub_function'),
-  ACCESS_URL: z
-    .string()
-    .url()
-    .default('http://127.0.0.1:8081')
-    .describe('the access service, asked who each caller is'),
+  ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who each caller is'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused'),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows are kept'),

@@ -1,94 +1,97 @@
-import { baseConfig, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
+import { baseConfig, durationFromEnv, identityConfig, loadConfig, portFromEnv, serviceUrlFromEnv } from '@hub/config';
 import { z } from 'zod';
 import { parseByteSize } from './proxy/body-limit';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 
-export const gatewayConfig = baseConfig.extend(identityConfig.shape).extend({
-  GATEWAY_PORT: portFromEnv(8080),
-  GATEWAY_METRICS_PORT: portFromEnv(9080).describe('port of GET /metrics (Prometheus); never served on GATEWAY_PORT'),
-  GATEWAY_METRICS_HOST: z
-    .string()
-    .min(1)
-    .default('127.0.0.1')
-    .describe('address the metrics port binds to; loopback unless a scraper on another host must reach it'),
-  ACCESS_URL: z
-    .string()
-    .url()
-    .default('http://127.0.0.1:8081')
-    .describe('access service (/auth, /perfil-de-acesso, /colaborador)'),
-  FUNCTION_URL: z.string().url().default('http://127.0.0.1:8082').describe('function service (/funcao)'),
-  HUB_API_URL: z.string().url().default('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
-  GATEWAY_UPSTREAMS: z
-    .string()
-    .default('access,function,hub-api')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .describe('upstreams that are deployed; routes of the others answer 502 and readiness ignores them'),
-  CORS_ORIGINS: z
-    .string()
-    .optional()
-    .transform((v) =>
-      v === undefined
-        ? undefined
-        : v
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-    )
-    .describe('allowed browser origins, comma separated, or *; default * in LOCALHOST and none elsewhere'),
-  GATEWAY_BODY_LIMIT: z
-    .string()
-    .default('1mb')
-    .transform((text, ctx) => {
-      const bytes = parseByteSize(text);
-      if (bytes === undefined) {
-        ctx.addIssue({ code: 'custom', message: `"${text}" is not a size like 512kb or 1mb` });
-        return z.NEVER;
-      }
-      return bytes;
-    })
-    .describe('largest request body passed to a service'),
-  RATE_LIMIT_PER_MINUTE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(300)
-    .describe('requests per minute per client IP (IPv6 per /56) of requests without a valid token'),
-  RATE_LIMIT_USER_PER_MINUTE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(600)
-    .describe('requests per minute per user (a valid "usuario" token, by e-mail), from any address'),
-  RATE_LIMIT_APPLICATION_PER_MINUTE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(120_000)
-    .describe('requests per minute per application (a valid "aplicativo" token, by client_id); twice 1,000 events/s'),
-  GATEWAY_TOKEN_CACHE: durationFromEnv('1m').describe(
-    'how long the rate limit remembers a verified token (never past its expiry), so each request is not verified again',
-  ),
-  GATEWAY_TRUST_PROXY: z
-    .string()
-    .default('false')
-    .transform((v): boolean | number | string =>
-      v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v,
-    )
-    .describe(
-      'Express "trust proxy": false when clients reach the gateway directly; hops or subnets behind a load balancer',
+// The gateway talks HTTP only: RabbitMQ is not its business, so SANDBOX does not ask it for a URL. It
+// verifies tokens (to key the rate limit on the caller), hence the identity settings.
+export const gatewayConfig = baseConfig
+  .omit({ RABBITMQ_URL: true })
+  .extend(identityConfig.shape)
+  .extend({
+    GATEWAY_PORT: portFromEnv(8080),
+    GATEWAY_METRICS_PORT: portFromEnv(9080).describe('port of GET /metrics (Prometheus); never served on GATEWAY_PORT'),
+    GATEWAY_METRICS_HOST: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('address the metrics port binds to; loopback unless a scraper on another host must reach it'),
+    ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe(
+      'access service (/auth, /perfil-de-acesso, /colaborador)',
     ),
-  GATEWAY_UPSTREAM_TIMEOUT: durationFromEnv('30s').describe('an upstream silent for this long is a 504'),
-  GATEWAY_OPENAPI_CACHE: durationFromEnv('10s').describe('how long the merged OpenAPI document is reused'),
-  GATEWAY_LOCALHOST_URL: z.string().url().default('http://localhost:8080'),
-  GATEWAY_SANDBOX_URL: optionalUrl,
-  GATEWAY_PRODUCTION_URL: optionalUrl,
-});
+    FUNCTION_URL: serviceUrlFromEnv('http://127.0.0.1:8082').describe('function service (/funcao)'),
+    HUB_API_URL: serviceUrlFromEnv('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
+    GATEWAY_UPSTREAMS: z
+      .string()
+      .default('access,function,hub-api')
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .describe('upstreams that are deployed; routes of the others answer 502 and readiness ignores them'),
+    CORS_ORIGINS: z
+      .string()
+      .optional()
+      .transform((v) =>
+        v === undefined
+          ? undefined
+          : v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+      )
+      .describe('allowed browser origins, comma separated, or *; default * in LOCALHOST and none elsewhere'),
+    GATEWAY_BODY_LIMIT: z
+      .string()
+      .default('1mb')
+      .transform((text, ctx) => {
+        const bytes = parseByteSize(text);
+        if (bytes === undefined) {
+          ctx.addIssue({ code: 'custom', message: `"${text}" is not a size like 512kb or 1mb` });
+          return z.NEVER;
+        }
+        return bytes;
+      })
+      .describe('largest request body passed to a service'),
+    RATE_LIMIT_PER_MINUTE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(300)
+      .describe('requests per minute per client IP (IPv6 per /56) of requests without a valid token'),
+    RATE_LIMIT_USER_PER_MINUTE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(600)
+      .describe('requests per minute per user (a valid "usuario" token, by e-mail), from any address'),
+    RATE_LIMIT_APPLICATION_PER_MINUTE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(120_000)
+      .describe('requests per minute per application (a valid "aplicativo" token, by client_id); twice 1,000 events/s'),
+    GATEWAY_TOKEN_CACHE: durationFromEnv('1m').describe(
+      'how long the rate limit remembers a verified token (never past its expiry), so each request is not verified again',
+    ),
+    GATEWAY_TRUST_PROXY: z
+      .string()
+      .default('false')
+      .transform((v): boolean | number | string =>
+        v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v,
+      )
+      .describe(
+        'Express "trust proxy": false when clients reach the gateway directly; hops or subnets behind a load balancer',
+      ),
+    GATEWAY_UPSTREAM_TIMEOUT: durationFromEnv('30s').describe('an upstream silent for this long is a 504'),
+    GATEWAY_OPENAPI_CACHE: durationFromEnv('10s').describe('how long the merged OpenAPI document is reused'),
+    GATEWAY_LOCALHOST_URL: z.string().url().default('http://localhost:8080'),
+    GATEWAY_SANDBOX_URL: optionalUrl,
+    GATEWAY_PRODUCTION_URL: optionalUrl,
+  });
 export type GatewayConfig = z.infer<typeof gatewayConfig>;
 
 export const readConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(gatewayConfig, env);

@@ -1,4 +1,12 @@
-import { baseConfig, databaseUrlFromEnv, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
+import {
+  baseConfig,
+  databaseUrlFromEnv,
+  durationFromEnv,
+  identityConfig,
+  loadConfig,
+  portFromEnv,
+  serviceUrlFromEnv,
+} from '@hub/config';
 import { z } from 'zod';
 import { parseAllowlist } from './destinations/safety';
 
@@ -7,7 +15,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
     'PostgreSQL database of the hub (created and migrated at start)',
   ),
-  ACCESS_URL: z.string().url().default('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
+  ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
   DESTINATION_ALLOWLIST: z
     .string()
@@ -25,7 +33,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .string()
     .min(1)
     .default('.data/hub/signing-keys.json')
-    .describe('key file of the delivery-signing keys (mode 0600)'),
+    .describe('key file of the delivery-signing keys (mode 0600); created on first start only in LOCALHOST'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
     'how often the key file is checked for changes made by hub-keys',

@@ -60,3 +60,21 @@ test('When main starts, then it creates and migrates its database, creates a key
   expect({ code, output: code === 0 ? '' : service.output() }).toEqual({ code: 0, output: '' });
   expect(service.output()).toMatch(/"signal":"SIGTERM".*stopping/);
 }, 40_000);
+
+test('When HUB_AMBIENTE is SANDBOX and RABBITMQ_URL is not set, then main exits 1 naming RABBITMQ_URL and touches nothing', async () => {
+  const keysFile = path.join(keysDir, 'sandbox', 'signing-keys.json');
+  const sandbox = spawnService(path.join(__dirname, 'main.ts'), {
+    ...identity.env,
+    HUB_AMBIENTE: 'SANDBOX',
+    RABBITMQ_URL: undefined,
+    HUB_API_PORT: '0',
+    HUB_DATABASE_URL: database.url,
+    ACCESS_URL: access.url,
+    HUB_SIGNING_KEYS_FILE: keysFile,
+    HUB_SIGNING_KEYS: undefined,
+  });
+  const code = await new Promise<number | null>((resolve) => sandbox.child.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(sandbox.output()).toMatch(/RABBITMQ_URL: required when HUB_AMBIENTE is SANDBOX/);
+  await expect(stat(keysFile)).rejects.toThrow(/ENOENT/);
+}, 30_000);

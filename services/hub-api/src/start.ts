@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
+import { ConfigError } from '@hub/config';
 import { ensureDatabase, migrate } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
@@ -28,23 +30,37 @@ export interface RunningHubApi {
   stop(): Promise<void>;
 }
 
-/** Migrates, loads (or creates) the signing keys, listens for access changes and serves HTTP. */
+/**
+ * Where the signing keys come from. Only in LOCALHOST may a missing key file be created: elsewhere
+ * a key made on the spot would sign deliveries with a key nobody published on purpose (and each
+ * replica would make its own), so the start is refused naming the variables.
+ */
+export function keySource(config: HubApiConfig): { file: string; json?: string; create: boolean } {
+  const create = config.HUB_AMBIENTE === 'LOCALHOST';
+  if (!create && !config.HUB_SIGNING_KEYS?.trim() && !existsSync(config.HUB_SIGNING_KEYS_FILE))
+    throw new ConfigError(
+      `invalid configuration:\n  HUB_SIGNING_KEYS_FILE: the key file ${config.HUB_SIGNING_KEYS_FILE} does not exist and ` +
+        `HUB_SIGNING_KEYS is not set; with HUB_AMBIENTE=${config.HUB_AMBIENTE} no key is created (docs/keys.md)`,
+    );
+  return { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS, create };
+}
+
+/** Migrates, loads (or, in LOCALHOST, creates) the signing keys, listens for access changes and serves HTTP. */
 export async function startHubApi(
   config: HubApiConfig,
   logger: Logger,
   options: StartOptions = {},
 ): Promise<RunningHubApi> {
+  const { create, ...source } = keySource(config);
   await ensureDatabase(config.HUB_DATABASE_URL);
   await migrate(config.HUB_DATABASE_URL, MIGRATIONS_DIR, logger);
 
-  const keys = await KeyStore.open(
-    { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS },
-    {
-      reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
-      onWarning: (message) => logger.warn(message),
-      onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
-    },
-  );
+  const keys = await KeyStore.open(source, {
+    create,
+    reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
+    onWarning: (message) => logger.warn(message),
+    onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
+  });
   if (keys.created)
     logger.info(
       { file: config.HUB_SIGNING_KEYS_FILE },

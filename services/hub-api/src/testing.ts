@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { TestAccess } from '@hub/access';
 import type { Ambiente } from '@hub/config';
 import { createLogger } from '@hub/log';
+import { generateKey, writeKeyFile } from '@hub/signing';
 import { createTestDatabase, type TestIdentity } from '@hub/testing';
 import { hubApiConfig } from './config';
 import { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
@@ -26,6 +27,8 @@ export async function startHubApiForTests(
   const database = await createTestDatabase('hub', MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
   const keysFile = path.join(keysDir, 'signing-keys.json');
+  // Outside LOCALHOST the hub creates no key: the key is given, as a deployment must give it.
+  if ((options.ambiente ?? 'LOCALHOST') !== 'LOCALHOST') await writeKeyFile(keysFile, { keys: [generateKey()] });
   const config = hubApiConfig.parse({
     ...identity.env,
     HUB_DATABASE_URL: database.url,

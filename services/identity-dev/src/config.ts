@@ -1,10 +1,16 @@
-import { baseConfig, durationFromEnv, loadConfig, portFromEnv } from '@hub/config';
+import { ambiente, baseConfig, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
 import { z } from 'zod';
 
 export const identityDevConfig = baseConfig.extend({
+  // Said in the configuration too, so that this refusal comes with the variables that are missing.
+  HUB_AMBIENTE: ambiente
+    .refine((value): boolean => value !== 'PRODUCTION', {
+      message: 'identity-dev is a stand-in for local runs and tests; it refuses to start with HUB_AMBIENTE=PRODUCTION',
+    })
+    .describe('LOCALHOST or SANDBOX'),
   IDENTITY_DEV_PORT: portFromEnv(8085),
-  IDENTITY_ISSUER: z.string().min(1).default('http://127.0.0.1:8085'),
-  IDENTITY_AUDIENCE: z.string().min(1).default('event-hub'),
+  IDENTITY_ISSUER: identityConfig.shape.IDENTITY_ISSUER,
+  IDENTITY_AUDIENCE: identityConfig.shape.IDENTITY_AUDIENCE,
   IDENTITY_DEV_KEY_FILE: z
     .string()
     .default('.data/identity-dev/signing-key.json')

@@ -1,0 +1,95 @@
+// `pnpm build`: bundles each service (services/<name>/src/main.ts → services/<name>/dist/main.js) with
+// esbuild, so that production runs plain node on compiled JavaScript instead of tsx compiling at start
+// (about half the memory at idle: docs/benchmarks.md). The Prisma clients must be generated first
+// (`pnpm generate`, which `pnpm build` runs). `node infra/scripts/build.mjs <service>…` builds only
+// those; `--outdir <dir>` (one service) writes the bundle elsewhere, e.g. for a test.
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * Workspace code finds files beside it at run time (SQL migrations, the outbox DDL) through
+ * `__dirname`. In a bundle `__dirname` is the bundle's folder, so each workspace file gets its own
+ * folder back, relative to the bundle: it works wherever the tree is, as long as it is whole.
+ */
+const sourceDirname = (outdir) => ({
+  name: 'source-dirname',
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?ts$/ }, async (args) => {
+      if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      const contents = await readFile(args.path, 'utf8');
+      if (!contents.includes('__dirname')) return undefined;
+      const relative = path.relative(outdir, path.dirname(args.path)).split(path.sep).join('/');
+      return {
+        contents: contents.replace(
+          /\b__dirname\b/g,
+          `require('node:path').join(__dirname, ${JSON.stringify(relative)})`,
+        ),
+        loader: 'ts',
+      };
+    });
+  },
+});
+
+/**
+ * Prisma 7 compiles its queries with a 3.4 MB WebAssembly module. On the first query V8's dynamic
+ * tiering recompiles most of it with TurboFan, and the compiler's memory stays in the process:
+ * about 100 MB more RSS for good. A budget 50 times V8's default keeps the start-up queries on the
+ * baseline compiler (Prisma caches query plans, so the module runs rarely); functions that are
+ * really hot still tier up. Set before anything compiles WebAssembly, which is why it is the first
+ * line of the bundle. Figures: docs/benchmarks.md.
+ */
+const WASM_TIERING = "require('node:v8').setFlagsFromString('--wasm-tiering-budget=100000000');";
+
+export function services() {
+  return readdirSync(path.join(root, 'services')).filter((name) =>
+    existsSync(path.join(root, 'services', name, 'src', 'main.ts')),
+  );
+}
+
+/** Bundles one service into `outdir` (its dist/ by default); returns the bundle's path. */
+export async function buildService(name, outdir = path.join(root, 'services', name, 'dist')) {
+  const dir = path.join(root, 'services', name);
+  await build({
+    entryPoints: [path.join(dir, 'src', 'main.ts')],
+    outfile: path.join(outdir, 'main.js'),
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    sourcemap: true,
+    // Stack traces need the map's file names and positions, not the sources' text.
+    sourcesContent: false,
+    // Optional native bindings that the libraries try and do without (pg's pg-native).
+    external: ['pg-native'],
+    banner: { js: WASM_TIERING },
+    logLevel: 'warning',
+    absWorkingDir: root,
+    tsconfig: path.join(root, 'tsconfig.json'),
+    plugins: [sourceDirname(outdir)],
+  });
+  return path.join(outdir, 'main.js');
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--outdir');
+  const outdir = at >= 0 ? path.resolve(args.splice(at, 2)[1] ?? '') : undefined;
+  const names = args.length ? args : services();
+  const unknown = args.filter((name) => !services().includes(name));
+  if (unknown.length) throw new Error(`no such service: ${unknown.join(', ')}`);
+  if (outdir && names.length !== 1) throw new Error('--outdir takes exactly one service');
+  const started = Date.now();
+  await Promise.all(names.map((name) => buildService(name, outdir)));
+  console.log(`built ${names.join(', ')} in ${Date.now() - started} ms`);
+}
+
+if (process.argv[1] === import.meta.filename) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,22 @@
+import { readConfig } from './config';
+
+describe('gateway configuration', () => {
+  it('When HUB_AMBIENTE is SANDBOX and nothing is set, then the start is refused naming the upstream URLs and not RABBITMQ_URL, which it does not use', () => {
+    let message = '';
+    try {
+      readConfig({ HUB_AMBIENTE: 'SANDBOX' });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    const named = [...message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is SANDBOX/gm)].map((m) => m[1]);
+    expect(named.sort()).toEqual(['ACCESS_URL', 'FUNCTION_URL', 'HUB_API_URL']);
+  });
+
+  it('When HUB_AMBIENTE is absent, then the upstreams are the services on this machine', () => {
+    expect(readConfig({})).toMatchObject({
+      ACCESS_URL: 'http://127.0.0.1:8081',
+      FUNCTION_URL: 'http://127.0.0.1:8082',
+      HUB_API_URL: 'http://127.0.0.1:8083',
+    });
+  });
+});
