@@ -90,6 +90,19 @@ describe('The guard on bodies', () => {
     expect(body.erros.map((e: { caminho: string }) => e.caminho).sort()).toEqual(['/a', '/b/0']);
   });
 
+  it('When a key is __proto__ at any depth, then 422 with its caminho (Prisma would make it a prototype: a 500)', async () => {
+    const body = await refused(
+      await post('{"esquema":{"__proto__":null},"lista":[{"__proto__":{"x":1}}],"constructor":"ok"}'),
+      422,
+      'dados_invalidos',
+    );
+    expect(body.erros).toEqual([
+      { caminho: '/lista/0/__proto__', mensagem: 'the field name must not be __proto__' },
+      { caminho: '/esquema/__proto__', mensagem: 'the field name must not be __proto__' },
+    ]);
+    expect(reached).toEqual([]);
+  });
+
   it('When more than 50 strings break the rule, then 422 lists 50', async () => {
     const many = JSON.stringify({ lista: Array.from({ length: 80 }, () => 'x\u0000') });
     expect((await refused(await post(many), 422, 'dados_invalidos')).erros).toHaveLength(50);

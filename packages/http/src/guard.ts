@@ -7,7 +7,7 @@ import { pointer } from './validation';
 /**
  * The guard every request passes before any route sees it (createHttpApp installs it, so no route
  * can forget it): text that PostgreSQL cannot hold (NUL) or that is not Unicode (lone surrogates,
- * bytes that are not UTF-8), numbers JSON.parse made infinite, and bodies nested deeper than
+ * bytes that are not UTF-8), `__proto__` keys, numbers JSON.parse made infinite, and bodies nested deeper than
  * MAX_BODY_DEPTH are refused with a 4xx before they can become a 500 or be stored changed.
  */
 
@@ -28,6 +28,10 @@ export const MAX_BODY_DEPTH = 256;
 const NUL = 'must not contain the NUL character (U+0000)';
 const LONE_SURROGATE = 'must not contain a lone surrogate (text that is not Unicode)';
 const NOT_FINITE = 'must be a finite number (this one is too large)';
+// JSON.parse makes "__proto__" an own key; code that copies objects key by key (Prisma's JSON
+// serialisation among it) turns it into a prototype. Refused as Fastify refuses it by default.
+const PROTO = '__proto__';
+const PROTO_KEY = 'must not be __proto__';
 
 /** Why a string or number cannot be stored as it is, or undefined when it can (or is neither). */
 function scalarProblem(value: unknown): string | undefined {
@@ -135,7 +139,7 @@ export function hostileValues(body: object): ErroDeValidacao[] {
     }
     // for…in allocates no key array; JSON.parse makes plain objects, so it sees exactly their keys.
     for (const key in value) {
-      const problem = scalarProblem(key);
+      const problem = key === PROTO ? PROTO_KEY : scalarProblem(key);
       if (problem) erros.push({ caminho: pathOf(container, key), mensagem: `the field name ${problem}` });
       visit(container, key, value[key]);
     }

@@ -1,7 +1,7 @@
 import { readConfig } from './config';
 
 describe('gateway configuration', () => {
-  it('When HUB_AMBIENTE is SANDBOX and nothing is set, then the start is refused naming the upstream URLs and not RABBITMQ_URL, which it does not use', () => {
+  it('When HUB_AMBIENTE is SANDBOX and nothing is set, then the start is refused naming the upstream and identity URLs and not RABBITMQ_URL, which it does not use', () => {
     let message = '';
     try {
       readConfig({ HUB_AMBIENTE: 'SANDBOX' });
@@ -9,7 +9,8 @@ describe('gateway configuration', () => {
       message = (error as Error).message;
     }
     const named = [...message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is SANDBOX/gm)].map((m) => m[1]);
-    expect(named.sort()).toEqual(['ACCESS_URL', 'FUNCTION_URL', 'HUB_API_URL']);
+    // The identity settings are asked for: the gateway verifies tokens to key its rate limit.
+    expect(named.sort()).toEqual(['ACCESS_URL', 'FUNCTION_URL', 'HUB_API_URL', 'IDENTITY_ISSUER', 'IDENTITY_JWKS_URL']);
   });
 
   it('When HUB_AMBIENTE is absent, then the upstreams are the services on this machine', () => {

@@ -14,16 +14,11 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
   access: ['/auth', '/perfil-de-acesso', '/colaborador'],
   function: ['/funcao'],
   'hub-api': [
-    '/evento',
-    '/eventos',
     '/aplicativo',
     '/tipo-de-evento',
     '/versao-de-esquema',
     '/esquema',
     '/assinatura',
-    '/entrega',
-    '/evento-recusado',
-    '/reprocessamento',
     '/.well-known/jwks.json',
   ],
 };

@@ -25,7 +25,11 @@ beforeAll(async () => {
   platform = await startPlatform({
     env: {
       // The sweep is one caller sending thousands of requests: it must not be throttled.
-      gateway: { RATE_LIMIT_PER_MINUTE: '10000000' },
+      gateway: {
+        RATE_LIMIT_PER_MINUTE: '10000000',
+        RATE_LIMIT_USER_PER_MINUTE: '10000000',
+        RATE_LIMIT_APPLICATION_PER_MINUTE: '10000000',
+      },
       // Logging in stamps ultimo_login_em; within a day it is stamped once, before the fingerprints.
       access: { ACCESS_LOGIN_TOUCH_INTERVAL: '1d' },
     },

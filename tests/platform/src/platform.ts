@@ -121,7 +121,10 @@ export function startDemoReceiver(setup: PlatformSetup): Promise<ServiceProcess>
 
 export function startGateway(setup: PlatformSetup): Promise<ServiceProcess> {
   return start(setup, 'gateway', {
+    // The gateway verifies tokens to key its rate limit on the caller.
+    IDENTITY_JWKS_URL: `${setup.urls['identity-dev']}/.well-known/jwks.json`,
     GATEWAY_PORT: '0',
+    GATEWAY_METRICS_PORT: '0',
     ACCESS_URL: setup.urls.access,
     FUNCTION_URL: setup.urls.function,
     HUB_API_URL: setup.urls['hub-api'],

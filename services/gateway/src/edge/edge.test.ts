@@ -44,7 +44,7 @@ describe('gateway edge: CORS and rate limit', () => {
   it('When CORS_ORIGINS is unset in LOCALHOST, then every origin is allowed with *', async () => {
     const other = await startGatewayWithFakes();
     const response = await request(other.url)
-      .options('/evento')
+      .options('/aplicativo')
       .set('origin', 'http://anything:3000')
       .set('access-control-request-method', 'POST')
       .expect(204);

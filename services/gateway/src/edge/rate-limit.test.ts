@@ -150,7 +150,7 @@ describe('gateway rate limit for an application', () => {
     // 20 at a time, like a busy publisher's connection pool.
     for (let batch = 0; batch < 10; batch++) {
       const answers = await Promise.all(
-        Array.from({ length: 20 }, () => client.post('/eventos').set(bearer(token)).send({ entidade_id: 'x' })),
+        Array.from({ length: 20 }, () => client.post('/aplicativo').set(bearer(token)).send({ entidade_id: 'x' })),
       );
       statuses.push(...answers.map((a) => a.status));
       last = answers.at(-1);
@@ -173,7 +173,7 @@ describe('gateway rate limit defaults', () => {
 
   it('When nothing is configured, then an application gets room for 1,000 events a second', async () => {
     const answer = await request(gateway.url)
-      .post('/eventos')
+      .post('/aplicativo')
       .set(bearer(await identity.appToken('emissor-de-notas')))
       .send({ entidade_id: 'x' })
       .expect(200);

@@ -79,7 +79,7 @@ describe('gateway metrics', () => {
     '/metrics/',
     '/METRICS',
     '/auth/../metrics',
-    '/evento/%2e%2e/metrics',
+    '/aplicativo/%2e%2e/metrics',
     '/funcao/%2E%2E/Metrics',
   ])('When %s is asked on the public port, then 404 problem+json and no service is asked', async (path) => {
     const seenBefore = Object.values(gateway.upstreams).map((u) => u.seen.length);

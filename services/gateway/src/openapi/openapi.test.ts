@@ -37,7 +37,7 @@ const functionSpecs: RouteSpec[] = [
 const hubSpecs: RouteSpec[] = [
   {
     method: 'get',
-    path: '/evento/:id',
+    path: '/aplicativo/:id',
     summary: 'One event',
     tag: 'evento',
     permission: 'monitoramento.ler',
@@ -58,6 +58,8 @@ describe('gateway OpenAPI and docs', () => {
     gateway = await startGatewayWithFakes(
       {
         HUB_AMBIENTE: 'SANDBOX',
+        IDENTITY_JWKS_URL: 'https://identidade.example/.well-known/jwks.json',
+        IDENTITY_ISSUER: 'https://identidade.example',
         GATEWAY_SANDBOX_URL: 'https://sandbox.hub.example',
         GATEWAY_PRODUCTION_URL: 'https://hub.example',
       },
@@ -73,9 +75,9 @@ describe('gateway OpenAPI and docs', () => {
     expect(document.info.version).toBe('0.1.16');
     expect(Object.keys(document.paths).sort()).toEqual([
       '/.well-known/jwks.json',
+      '/aplicativo/{id}',
       '/auth',
       '/auth/acesso',
-      '/evento/{id}',
       '/funcao',
     ]);
     expect(document.paths['/auth'].post.description).toBe('Requires: colaboradores.criar');
@@ -100,7 +102,7 @@ describe('gateway OpenAPI and docs', () => {
     expect(html).toContain('0.1.16');
     for (const text of [
       '/auth/acesso',
-      '/evento/{id}',
+      '/aplicativo/{id}',
       'monitoramento.ler',
       'colaboradores.criar',
       'public (no token)',

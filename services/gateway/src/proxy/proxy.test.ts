@@ -50,9 +50,9 @@ describe('gateway proxy', () => {
     ['/perfil-de-acesso?pagina=2', 'access'],
     ['/colaborador/123', 'access'],
     ['/funcao/autocomplete?q=x', 'function'],
-    ['/evento/resumo', 'hub-api'],
-    ['/eventos', 'hub-api'],
-    ['/evento-recusado/filtro', 'hub-api'],
+    ['/aplicativo/autocomplete', 'hub-api'],
+    ['/versao-de-esquema?pagina=3', 'hub-api'],
+    ['/esquema/pedido.criado/1', 'hub-api'],
     ['/tipo-de-evento', 'hub-api'],
     ['/.well-known/jwks.json', 'hub-api'],
   ])('When GET %s, then the %s service answers it with the path and query intact', async (path, servico) => {
@@ -83,7 +83,7 @@ describe('gateway proxy', () => {
 
   it('When a body under the limit is posted, then the service receives all of it with forwarding headers', async () => {
     const body = { dados: 'x'.repeat(10_000) };
-    const response = await request(gateway.url).post('/evento').send(body).expect(200);
+    const response = await request(gateway.url).post('/aplicativo').send(body).expect(200);
     expect(response.body.bodyBytes).toBe(JSON.stringify(body).length);
     const seen = gateway.upstreams.hubApi.seen.at(-1)!;
     expect(seen.headers['x-forwarded-for']).toBeDefined();
@@ -92,7 +92,7 @@ describe('gateway proxy', () => {
   it('When the declared Content-Length is over the limit, then 413 corpo_grande_demais and the service sees nothing', async () => {
     const before = gateway.upstreams.hubApi.seen.length;
     const response = await request(gateway.url)
-      .post('/evento')
+      .post('/aplicativo')
       .set('content-type', 'application/json')
       .send(JSON.stringify({ dados: 'x'.repeat(100 * 1024) }))
       .expect(413);
@@ -103,14 +103,14 @@ describe('gateway proxy', () => {
 
   it('When a chunked body grows past the limit, then 413 corpo_grande_demais and the service sees nothing', async () => {
     const before = gateway.upstreams.hubApi.seen.length;
-    const response = await sendChunked(gateway.url, '/evento', 200 * 1024);
+    const response = await sendChunked(gateway.url, '/aplicativo', 200 * 1024);
     expect(response.status).toBe(413);
     expect(response.body.codigo).toBe('corpo_grande_demais');
     expect(gateway.upstreams.hubApi.seen.length).toBe(before);
   });
 
   it('When a chunked body stays under the limit, then the service receives it whole', async () => {
-    const response = await sendChunked(gateway.url, '/evento', 60 * 1024);
+    const response = await sendChunked(gateway.url, '/aplicativo', 60 * 1024);
     expect(response.status).toBe(200);
     expect(response.body.bodyBytes).toBe(60 * 1024);
   });

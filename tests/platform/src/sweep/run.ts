@@ -64,6 +64,8 @@ export function judge(
       return `accepted (${response.status}) a property its document does not allow`;
   }
   if (response.error) return `no answer (${response.error})`;
+  // A throttled request never reached the service: it proves nothing, so it must not pass as a refusal.
+  if (response.status === 429) return '429: the sweep was throttled and the service never saw the value';
   if (response.ms > SLOW_MS) return `slower than ${SLOW_MS} ms (${Math.round(response.ms)} ms)`;
   if (response.status >= 500) return `${response.status} ${codigoOf(response) ?? response.text.slice(0, 80)}`;
   if (response.status >= 400) {
