@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { INT4_MAX, pagina } from '../../schemas';
+
+/**
+ * The shapes of spec §2 (Evento, EventoDetalhado, Entrega, EventoCriar, ResumoDosEventos) and of the
+ * refused events (DESIGN §4), shared by publication and the panel's reads.
+ */
+
+/** DESIGN §5: the states of a delivery. In the queue = pendente + em_andamento + aguardando_nova_tentativa. */
+export const SITUACOES = [
+  'pendente',
+  'em_andamento',
+  'aguardando_nova_tentativa',
+  'concluida',
+  'fila_de_erro',
+  'cancelada',
+] as const;
+export type Situacao = (typeof SITUACOES)[number];
+export const SITUACOES_NA_FILA: readonly Situacao[] = ['pendente', 'em_andamento', 'aguardando_nova_tentativa'];
+
+/** entidade_id: trimmed, 1 to 200 characters (code points) after trimming (spec §4.3 r2, §8). */
+export const ENTIDADE_ID_MAX = 200;
+export const entidadeId = z
+  .string()
+  .transform((v) => v.trim())
+  .refine((v) => v.length > 0, 'must have at least 1 character after trimming')
+  .refine((v) => [...v].length <= ENTIDADE_ID_MAX, `must have at most ${ENTIDADE_ID_MAX} characters after trimming`)
+  .meta({ maxLength: ENTIDADE_ID_MAX });
+
+/** RFC 3339 with a time zone (Z or ±hh:mm), e.g. 2026-11-21T21:00:00.000Z. */
+export const rfc3339 = z.iso.datetime({ offset: true });
+
+/** Body of POST /evento and POST /eventos. dados is any JSON value, and must be present. */
+export const eventoCriar = z
+  .object({
+    tipo_de_evento_id: z.uuid(),
+    versao_do_esquema: z.number().int().min(1).max(INT4_MAX),
+    entidade_id: entidadeId,
+    dados: z.json().refine((v) => v !== undefined, 'is required'),
+    ocorrido_em: rfc3339.nullish(),
+  })
+  .strict();
+export type EventoCriar = z.infer<typeof eventoCriar>;
+
+export const contadoresSchema = z.object({
+  quantidade_de_entregas: z.number().int(),
+  entregas_concluidas: z.number().int(),
+  entregas_na_fila: z.number().int(),
+  entregas_na_fila_de_erro: z.number().int(),
+});
+export type Contadores = z.infer<typeof contadoresSchema>;
+
+export const eventoSchema = z
+  .object({
+    id: z.string(),
+    tipo_de_evento_id: z.string(),
+    tipo_de_evento_nome: z.string(),
+    versao_do_esquema: z.number().int(),
+    aplicativo_publicador_id: z.string(),
+    aplicativo_publicador_nome: z.string(),
+    entidade_id: z.string(),
+    ocorrido_em: z.string(),
+    recebido_em: z.string(),
+    publicado_pelo_email: z.string().nullable().optional(),
+  })
+  .extend(contadoresSchema.shape);
+export type EventoDto = z.infer<typeof eventoSchema>;
+
+export const entregaSchema = z.object({
+  id: z.string(),
+  evento_id: z.string(),
+  evento_recebido_em: z.string(),
+  entidade_id: z.string(),
+  assinatura_id: z.string(),
+  aplicativo_assinante_id: z.string(),
+  aplicativo_assinante_nome: z.string(),
+  tipo_de_evento_nome: z.string(),
+  versao_do_esquema: z.number().int(),
+  url_de_destino: z.string(),
+  situacao: z.enum(SITUACOES),
+  quantidade_de_tentativas: z.number().int(),
+  tentativas_no_ciclo_atual: z.number().int(),
+  maximo_de_tentativas: z.number().int(),
+  proxima_tentativa_em: z.string(),
+  entregue_em: z.string().nullable().optional(),
+  ultimo_erro: z.string().nullable().optional(),
+  criada_em: z.string(),
+  atualizada_em: z.string(),
+});
+export type EntregaDto = z.infer<typeof entregaSchema>;
+
+export const eventoDetalhadoSchema = eventoSchema.extend({
+  dados: z.json().describe('the published data, exactly as the publisher sent it'),
+  entregas: z.array(entregaSchema),
+});
+export type EventoDetalhadoDto = z.infer<typeof eventoDetalhadoSchema>;
+
+export const paginaEvento = pagina(eventoSchema);
+
+export const resumoPorHoraSchema = z.object({
+  hora: z.string(),
+  eventos: z.number().int(),
+  recusados: z.number().int(),
+  entregas_com_falha: z.number().int(),
+});
+
+export const resumoSchema = z.object({
+  eventos_nas_ultimas_24_horas: z.number().int(),
+  recusados_nas_ultimas_24_horas: z.number().int(),
+  entregues_nas_ultimas_24_horas: z.number().int(),
+  tentativas_com_falha_nas_ultimas_24_horas: z.number().int(),
+  entregas_pendentes: z.number().int(),
+  entregas_aguardando_nova_tentativa: z.number().int(),
+  entregas_na_fila_de_erro: z.number().int(),
+  aplicativos_ativos: z.number().int(),
+  tipos_de_evento_ativos: z.number().int(),
+  assinaturas_ativas: z.number().int(),
+  por_hora: z.array(resumoPorHoraSchema),
+});
+
+export const eventoRecusadoSchema = z.object({
+  id: z.string(),
+  codigo: z.string(),
+  status_http: z.number().int(),
+  detalhe: z.string(),
+  erros: z.array(z.object({ caminho: z.string(), mensagem: z.string() })),
+  corpo: z.string().nullable().describe('the body received, as text, truncated to 64 KiB'),
+  corpo_truncado: z.boolean(),
+  tipo_de_evento_id: z.string().nullable(),
+  versao_do_esquema: z.number().int().nullable(),
+  aplicativo_id: z.string().nullable(),
+  client_id: z.string().nullable(),
+  publicado_pelo_email: z.string().nullable(),
+  recebido_em: z.string(),
+});
+export type EventoRecusadoDto = z.infer<typeof eventoRecusadoSchema>;
+export const paginaEventoRecusado = pagina(eventoRecusadoSchema);
