@@ -17,7 +17,8 @@ import { colaboradorSincronizado, eventoDaPlataforma } from '../packages/contrac
 import { withDatabase } from '../packages/database/src';
 import { createLogger } from '../packages/log/src';
 import { connectTestBroker, startTestIdentity, uniqueName, waitFor } from '../packages/testing/src';
-import { startAccessForTests } from '../services/access/src/testing';
+// Access through its public entry (services meet only through those).
+import { startAccessForTests } from '../services/access/src/index';
 import { functionConfig } from '../services/function/src/config';
 import { createDb } from '../services/function/src/db';
 import { startFunction } from '../services/function/src/start';
