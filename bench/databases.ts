@@ -18,11 +18,14 @@ function pgClient(): PgClient {
 }
 
 /** Drops every database of earlier benchmark runs (the prefix is the benchmark's alone). */
-export async function dropBenchDatabases(): Promise<void> {
+export const dropBenchDatabases = () => dropDatabasesLike(BENCH_PREFIX);
+
+/** Drops every database whose name starts with `prefix` (a benchmark's scratch databases). */
+export async function dropDatabasesLike(prefix: string): Promise<void> {
   const client = pgClient();
   await client.connect();
   try {
-    const { rows } = await client.query('select datname from pg_database where datname like $1', [`${BENCH_PREFIX}%`]);
+    const { rows } = await client.query('select datname from pg_database where datname like $1', [`${prefix}%`]);
     for (const { datname } of rows)
       await client.query(`drop database if exists "${datname.replaceAll('"', '""')}" with (force)`);
   } finally {

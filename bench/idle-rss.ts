@@ -12,10 +12,10 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { dropDatabasesLike } from './databases';
+import { deleteVhost, freePort, freshVhost } from './local';
 
 const root = path.resolve(__dirname, '..');
 const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -39,47 +39,6 @@ const command: Record<Way, (name: string) => string[]> = {
   bundle: (name) => [path.join('services', name, 'dist/main.js')],
 };
 
-interface PgClient {
-  connect(): Promise<void>;
-  query(text: string, values?: unknown[]): Promise<{ rows: { datname: string }[] }>;
-  end(): Promise<void>;
-}
-
-/** The workspace's own pg driver (a dependency of @hub/database), so the benchmark adds none. */
-async function dropScratchDatabases(): Promise<void> {
-  const require = createRequire(path.join(root, 'packages/database/package.json'));
-  const pg = require('pg') as { Client: new (options: { connectionString: string }) => PgClient };
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query('select datname from pg_database where datname like $1', [`${PREFIX}%`]);
-    for (const { datname } of rows) await client.query(`drop database if exists "${datname}" with (force)`);
-  } finally {
-    await client.end();
-  }
-}
-
-const rabbitmqctl = (...args: string[]) =>
-  execFileSync('rabbitmqctl', ['-q', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-
-/** Anew for each way, so neither consumes what the other left in a queue. */
-function freshVhost(): void {
-  if (rabbitmqctl('list_vhosts').split('\n').includes(VHOST)) rabbitmqctl('delete_vhost', VHOST);
-  rabbitmqctl('add_vhost', VHOST);
-  rabbitmqctl('set_permissions', '-p', VHOST, 'guest', '.*', '.*', '.*');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function waitReady(url: string, child: ChildProcess, name: string, output: string[]): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -99,7 +58,8 @@ const statusKb = (pid: number, field: string) =>
 
 /** Starts the platform one way, lets it idle, and answers each service's RSS in MB. */
 async function measure(way: Way, run: string): Promise<Map<string, number>> {
-  freshVhost();
+  // Anew for each way, so neither consumes what the other left in a queue.
+  if (!freshVhost(VHOST)) throw new Error('rabbitmqctl is needed to make the virtual host ' + VHOST);
   const ports = Object.fromEntries(await Promise.all(services.map(async (name) => [name, await freePort()] as const)));
   const url = (name: string) => `http://127.0.0.1:${ports[name]}`;
   const keys = mkdtempSync(path.join(tmpdir(), 'hub-rss-'));
@@ -167,7 +127,7 @@ async function main() {
     stdio: 'inherit',
   });
   const run = Date.now().toString(36);
-  await dropScratchDatabases();
+  await dropDatabasesLike(PREFIX);
   try {
     const tsx = await measure('tsx', run);
     const bundle = await measure('bundle', run);
@@ -182,8 +142,8 @@ async function main() {
       console.log(`| ${name} | ${mb(before)} | ${mb(after)}${after > TARGET_MB ? ' (over target)' : ''} | ${change} |`);
     }
   } finally {
-    await dropScratchDatabases();
-    rabbitmqctl('delete_vhost', VHOST);
+    await dropDatabasesLike(PREFIX);
+    deleteVhost(VHOST);
   }
 }
 

@@ -1,8 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { benchDatabaseUrl, dropBenchDatabases } from './databases';
+import { freePort, freshVhost } from './local';
 
 export interface Platform {
   gatewayUrl: string;
@@ -14,40 +14,6 @@ export interface Platform {
 }
 
 const root = path.resolve(__dirname, '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * A RabbitMQ virtual host of its own, so the benchmark's services never consume messages meant
- * for a platform or tests running beside it. Needs rabbitmqctl (local broker); else the default.
- */
-function benchVhost(): string | undefined {
-  try {
-    const vhosts = execFileSync('rabbitmqctl', ['-q', 'list_vhosts'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    // Anew each run: no queue or message of an earlier run is left to consume.
-    if (vhosts.split('\n').includes('hub_bench'))
-      execFileSync('rabbitmqctl', ['-q', 'delete_vhost', 'hub_bench'], { stdio: 'ignore' });
-    execFileSync('rabbitmqctl', ['-q', 'add_vhost', 'hub_bench'], { stdio: 'ignore' });
-    execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', 'hub_bench', 'guest', '.*', '.*', '.*'], {
-      stdio: 'ignore',
-    });
-    return 'hub_bench';
-  } catch {
-    return undefined;
-  }
-}
 
 async function waitReady(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -82,7 +48,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
   );
   const run = Date.now().toString(36);
   await dropBenchDatabases();
-  const vhost = benchVhost();
+  const vhost = freshVhost('hub_bench') ? 'hub_bench' : undefined;
   if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
   const env = {
     ...process.env,

@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** Local plumbing every benchmark script needs: a free port, a RabbitMQ virtual host of its own. */
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const rabbitmqctl = (...args: string[]) =>
+  execFileSync('rabbitmqctl', ['-q', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+/**
+ * A virtual host made anew (no queue or message of an earlier run is left to consume), so a
+ * benchmark's services never consume messages meant for a platform or tests running beside it.
+ * False when rabbitmqctl is not there (a remote broker): the caller uses the default vhost.
+ */
+export function freshVhost(name: string): boolean {
+  try {
+    if (rabbitmqctl('list_vhosts').split('\n').includes(name)) rabbitmqctl('delete_vhost', name);
+    rabbitmqctl('add_vhost', name);
+    rabbitmqctl('set_permissions', '-p', name, 'guest', '.*', '.*', '.*');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function deleteVhost(name: string): void {
+  rabbitmqctl('delete_vhost', name);
+}
