@@ -8,7 +8,7 @@ import {
   serviceUrlFromEnv,
 } from '@hub/config';
 import { z } from 'zod';
-import { parseAllowlist } from './destinations/safety';
+import { parseAllowlist } from '@hub/destinations';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_API_PORT: portFromEnv(8083),

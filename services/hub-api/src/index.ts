@@ -1,14 +1,5 @@
 export { createApp, type HubApiAppDeps } from './app';
 export { hubApiConfig, type HubApiConfig } from './config';
 export { createDb, type Db } from './db';
-export {
-  checkDestination,
-  createSafeLookup,
-  type Cidr,
-  type DestinationPolicy,
-  isForbiddenAddress,
-  parseAllowlist,
-} from './destinations/safety';
-export { parseDestinationUrl } from './destinations/url';
 export { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
 export { esquemas, type ResultadoDaValidacao, ValidadorDeEsquemas } from './validation/esquemas';

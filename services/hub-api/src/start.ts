@@ -10,7 +10,7 @@ import { KeyStore } from '@hub/signing';
 import { createApp } from './app';
 import type { HubApiConfig } from './config';
 import { createDb, type Db } from './db';
-import type { LookupAll } from './destinations/safety';
+import type { LookupAll } from '@hub/destinations';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
 

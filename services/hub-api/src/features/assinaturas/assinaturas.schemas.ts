@@ -1,6 +1,6 @@
 import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
-import { MAX_URL, parseDestinationUrl } from '../../destinations/url';
+import { MAX_URL, parseDestinationUrl } from '@hub/destinations';
 import { autocompletePage, INT4_MAX, LISTA_MAX, pagina, queryId } from '../../schemas';
 
 export const TENTATIVAS_PADRAO = 8;

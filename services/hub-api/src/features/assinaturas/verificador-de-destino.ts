@@ -1,6 +1,5 @@
 import { invalidField } from '@hub/http';
-import { checkDestination, type DestinationPolicy } from './safety';
-import { parseDestinationUrl } from './url';
+import { checkDestination, type DestinationPolicy, parseDestinationUrl } from '@hub/destinations';
 
 /** Throws the 422 of a url_de_destino that deliveries may not go to under the policy. */
 export function verificadorDeDestino(policy: DestinationPolicy) {
