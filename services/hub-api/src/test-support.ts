@@ -20,7 +20,7 @@ export interface Contexto {
 }
 
 export async function iniciarContexto(
-  options: { ambiente?: Ambiente; allowlist?: string; relogio?: () => Date } = {},
+  options: { ambiente?: Ambiente; allowlist?: string; relogio?: () => Date; env?: Record<string, string> } = {},
 ): Promise<Contexto> {
   const identity = await startTestIdentity();
   const access = await startAccessForTests(identity);
