@@ -49,30 +49,39 @@ function condicoes(filtro: FiltroDeEventos): Prisma.Sql {
   return partes.length ? Prisma.sql`where ${Prisma.join(partes, ' and ')}` : Prisma.empty;
 }
 
-/** The panel's reads of events (spec §4.3). */
+/**
+ * A page, newest received first. OFFSET cannot be avoided with pagina/tamanho, so it is made
+ * cheap: the skipped rows are walked in the narrow evento_recebido index (an index-only scan, no
+ * heap visit), and only the page's ids are joined to the rows and names.
+ */
+export function sqlDaPagina({ pagina, tamanho }: PageRequest): Prisma.Sql {
+  const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
+  return comNomes(
+    Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`,
+  );
+}
+
+/** total of GET /evento: every stored event (an index-only count of the smallest index). */
+export const SQL_TOTAL = Prisma.sql`select count(*)::int as total from evento`;
+
+/** Every match (at most FILTRO_EVENTOS_MAX), newest received first, through the filter's index. */
+export const sqlDoFiltro = (filtro: FiltroDeEventos): Prisma.Sql =>
+  comNomes(Prisma.sql`select id, recebido_em from evento ${condicoes(filtro)}
+    order by recebido_em desc, id desc limit ${FILTRO_EVENTOS_MAX}`);
+
+/** The panel's reads of events (spec §4.3); the SQL is exported for the benchmark's plans. */
 export function eventosRepository(db: DbClient) {
   return {
-    /**
-     * A page, newest received first. OFFSET cannot be avoided with pagina/tamanho, so it is made
-     * cheap: the skipped rows are walked in the narrow evento_recebido index (an index-only scan,
-     * no heap visit), and only the page's ids are joined to the rows and names.
-     */
-    async listar({ pagina, tamanho }: PageRequest, cliente: DbClient = db) {
-      const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
-      const ids = Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`;
+    async listar(request: PageRequest, cliente: DbClient = db) {
       const [itens, contagem] = await Promise.all([
-        cliente.$queryRaw<LinhaDeEvento[]>(comNomes(ids)),
-        cliente.$queryRaw<[{ total: number }]>`select count(*)::int as total from evento`,
+        cliente.$queryRaw<LinhaDeEvento[]>(sqlDaPagina(request)),
+        cliente.$queryRaw<[{ total: number }]>(SQL_TOTAL),
       ]);
       return { itens, total: contagem[0].total };
     },
 
-    /** Every match (at most FILTRO_EVENTOS_MAX), newest received first. */
-    filtrar(filtro: FiltroDeEventos, cliente: DbClient = db) {
-      const ids = Prisma.sql`select id, recebido_em from evento ${condicoes(filtro)}
-        order by recebido_em desc, id desc limit ${FILTRO_EVENTOS_MAX}`;
-      return cliente.$queryRaw<LinhaDeEvento[]>(comNomes(ids));
-    },
+    filtrar: (filtro: FiltroDeEventos, cliente: DbClient = db) =>
+      cliente.$queryRaw<LinhaDeEvento[]>(sqlDoFiltro(filtro)),
   };
 }
 export type EventosRepository = ReturnType<typeof eventosRepository>;
