@@ -19,6 +19,7 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/versao-de-esquema',
     '/esquema',
     '/assinatura',
+    '/evento-recusado',
     '/.well-known/jwks.json',
   ],
 };

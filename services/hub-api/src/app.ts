@@ -15,6 +15,13 @@ import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
 import { chavesRoutes } from './features/chaves/chaves.routes';
 import { esquemasRoutes } from './features/esquemas/esquemas.routes';
+import { eventosRepository } from './features/eventos/eventos.repository';
+import { eventosRoutes } from './features/eventos/eventos.routes';
+import { eventosService } from './features/eventos/eventos.service';
+import { resumoRepository } from './features/eventos/resumo.repository';
+import { eventosRecusadosRepository } from './features/eventos-recusados/eventos-recusados.repository';
+import { eventosRecusadosRoutes } from './features/eventos-recusados/eventos-recusados.routes';
+import { eventosRecusadosService } from './features/eventos-recusados/eventos-recusados.service';
 import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
@@ -36,6 +43,8 @@ export interface HubApiAppDeps {
   esquemas?: ValidadorDeEsquemas;
   /** When given, readiness also needs RabbitMQ. */
   broker?: Broker;
+  /** The clock of the summary's hourly bands (tests drive it). */
+  relogio?: () => Date;
 }
 
 /** The HTTP app of the hub (area C), registry part. No I/O happens here. */
@@ -67,6 +76,16 @@ export function createApp(deps: HubApiAppDeps) {
         }),
         guards,
       ),
+      // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
+      eventosRoutes(
+        eventosService(
+          deps.db,
+          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
+          deps.relogio,
+        ),
+        guards,
+      ),
+      eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,

@@ -27,6 +27,8 @@ describe('hub-api configuration', () => {
       DESTINATION_ALLOWLIST: [],
       HUB_SIGNING_KEYS_FILE: '.data/hub/signing-keys.json',
       HUB_SIGNING_KEYS_RELOAD: 5000,
+      HUB_RECUSADOS_RETENCAO: 30 * 86_400_000,
+      HUB_RETENCAO_INTERVALO: 60_000,
       IDENTITY_ALGORITHMS: ['EdDSA'],
     });
     expect(config.HUB_SIGNING_KEYS).toBeUndefined();

@@ -38,6 +38,12 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
     'how often the key file is checked for changes made by hub-keys',
   ),
+  HUB_RECUSADOS_RETENCAO: durationFromEnv('30d').describe(
+    'how long refused publications (GET /evento-recusado) are kept before the retention job erases them',
+  ),
+  HUB_RETENCAO_INTERVALO: durationFromEnv('1m').describe(
+    'pause between passes of the retention job (expired events, refused events, idempotency keys, tallies)',
+  ),
 });
 export type HubApiConfig = z.infer<typeof hubApiConfig>;
 

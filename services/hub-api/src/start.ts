@@ -11,6 +11,7 @@ import { createApp } from './app';
 import type { HubApiConfig } from './config';
 import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
+import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
 
@@ -19,6 +20,8 @@ export interface StartOptions {
   port?: number;
   /** Name resolution for the destination checks (tests). */
   lookup?: LookupAll;
+  /** The clock of the summary and the retention job (tests). */
+  relogio?: () => Date;
 }
 
 export interface RunningHubApi {
@@ -27,6 +30,7 @@ export interface RunningHubApi {
   db: Db;
   broker: Broker;
   keys: KeyStore;
+  retencao: RetencaoJob;
   stop(): Promise<void>;
 }
 
@@ -85,7 +89,15 @@ export async function startHubApi(
     destinos: { ambiente: config.HUB_AMBIENTE, allowlist: config.DESTINATION_ALLOWLIST, lookup: options.lookup },
     logger,
     broker,
+    relogio: options.relogio,
   });
+  const retencao = retencaoJob({
+    db,
+    logger,
+    recusadosMs: config.HUB_RECUSADOS_RETENCAO,
+    intervaloMs: config.HUB_RETENCAO_INTERVALO,
+    relogio: options.relogio,
+  }).start();
   const server = await listen(app, options.port ?? config.HUB_API_PORT);
 
   return {
@@ -94,8 +106,10 @@ export async function startHubApi(
     db,
     broker,
     keys,
+    retencao,
     stop: async () => {
       await server.close();
+      await retencao.stop();
       await broker.close();
       await db.$disconnect();
     },

@@ -19,7 +19,9 @@ export interface Contexto {
   semMonitoramento: string;
 }
 
-export async function iniciarContexto(options: { ambiente?: Ambiente; allowlist?: string } = {}): Promise<Contexto> {
+export async function iniciarContexto(
+  options: { ambiente?: Ambiente; allowlist?: string; relogio?: () => Date; env?: Record<string, string> } = {},
+): Promise<Contexto> {
   const identity = await startTestIdentity();
   const access = await startAccessForTests(identity);
   const hub = await startHubApiForTests(identity, access, options);

@@ -22,7 +22,7 @@ export interface TestHubApi extends RunningHubApi {
 export async function startHubApiForTests(
   identity: TestIdentity,
   access: TestAccess,
-  options: { ambiente?: Ambiente; allowlist?: string; env?: Record<string, string> } = {},
+  options: { ambiente?: Ambiente; allowlist?: string; env?: Record<string, string>; relogio?: () => Date } = {},
 ): Promise<TestHubApi> {
   const database = await createTestDatabase('hub', MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
@@ -40,7 +40,7 @@ export async function startHubApiForTests(
     HUB_SIGNING_KEYS_RELOAD: '0ms',
     ...options.env,
   });
-  const running = await startHubApi(config, createLogger('hub-api'), { port: 0 });
+  const running = await startHubApi(config, createLogger('hub-api'), { port: 0, relogio: options.relogio });
   return {
     ...running,
     databaseUrl: database.url,

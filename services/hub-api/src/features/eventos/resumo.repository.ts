@@ -1,0 +1,50 @@
+import type { DbClient } from '../../db';
+import { Prisma } from '../../generated/prisma/client';
+
+export interface TotaisDaHora {
+  hora: Date;
+  eventos: number;
+  recusados: number;
+  entregas_concluidas: number;
+  tentativas_com_falha: number;
+}
+
+/** The tallies of each hour in [desde, ate], their slices summed; hours with no row are absent. */
+export const sqlPorHora = (desde: Date, ate: Date) => Prisma.sql`
+        select hora,
+               sum(eventos)::int as eventos,
+               sum(recusados)::int as recusados,
+               sum(entregas_concluidas)::int as entregas_concluidas,
+               sum(tentativas_com_falha)::int as tentativas_com_falha
+          from resumo_por_hora
+         where hora between ${desde} and ${ate}
+         group by hora`;
+
+/**
+ * The open deliveries by state. The predicate repeats entrega_em_aberto's, so only that partial
+ * index (the deliveries not yet final) is read, however many completed ones exist.
+ */
+export const SQL_FILA = Prisma.sql`
+        select count(*) filter (where situacao in ('pendente', 'em_andamento'))::int as pendentes,
+               count(*) filter (where situacao = 'aguardando_nova_tentativa')::int as aguardando,
+               count(*) filter (where situacao = 'fila_de_erro')::int as erro
+          from entrega
+         where situacao in ('pendente', 'em_andamento', 'aguardando_nova_tentativa', 'fila_de_erro')`;
+
+export const SQL_ATIVOS = Prisma.sql`
+        select (select count(*) from aplicativo where ativo)::int as aplicativos,
+               (select count(*) from tipo_de_evento where ativo)::int as tipos,
+               (select count(*) from assinatura where ativa and excluida_em is null)::int as assinaturas`;
+
+/** The summary's queries (spec §4.3 r4): hourly tallies, the open queue, active registrations. */
+export function resumoRepository(db: DbClient) {
+  return {
+    porHora: (desde: Date, ate: Date, cliente: DbClient = db) =>
+      cliente.$queryRaw<TotaisDaHora[]>(sqlPorHora(desde, ate)),
+    fila: async (cliente: DbClient = db) =>
+      (await cliente.$queryRaw<[{ pendentes: number; aguardando: number; erro: number }]>(SQL_FILA))[0],
+    ativos: async (cliente: DbClient = db) =>
+      (await cliente.$queryRaw<[{ aplicativos: number; tipos: number; assinaturas: number }]>(SQL_ATIVOS))[0],
+  };
+}
+export type ResumoRepository = ReturnType<typeof resumoRepository>;

@@ -1,0 +1,146 @@
+import type { Logger } from '@hub/log';
+import type { Db } from '../db';
+
+const DIA_MS = 86_400_000;
+const HORA_MS = 3_600_000;
+/** Idempotency keys answer repeats for 24 h (DESIGN §5); the summary reads 24 h, kept twice that. */
+const CHAVES_MS = 24 * HORA_MS;
+const RESUMO_MS = 48 * HORA_MS;
+
+export interface RetencaoOptions {
+  db: Db;
+  logger: Logger;
+  /** How long refused publications are kept (HUB_RECUSADOS_RETENCAO). */
+  recusadosMs: number;
+  /** Pause between passes (HUB_RETENCAO_INTERVALO). */
+  intervaloMs: number;
+  /** Events erased per statement: each batch is its own short transaction. */
+  lote?: number;
+  /** The clock; tests drive it instead of waiting. */
+  relogio?: () => Date;
+}
+
+export interface Apagados {
+  eventos: number;
+  outbox: number;
+  chaves: number;
+  recusados: number;
+  horas: number;
+}
+
+/**
+ * Erases what outlived its retention (spec §3, §6.6): events older than their type's
+ * retencao_em_dias with their deliveries and attempts (foreign-key cascade) and the outbox rows of
+ * those deliveries; idempotency keys past 24 h; refused publications past their configured time;
+ * summary tallies past 48 h. Everything goes in small batches, each one statement (its own
+ * transaction), so no lock is held for long and publication never waits behind a purge.
+ */
+export function retencaoJob(options: RetencaoOptions) {
+  const { db, logger } = options;
+  const lote = options.lote ?? 1_000;
+  const relogio = options.relogio ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let passando: Promise<unknown> | undefined;
+  let parado = false;
+
+  /** Repeats a batch until it erases less than a full one. */
+  async function emLotes(apagar: () => Promise<number>): Promise<number> {
+    let total = 0;
+    for (;;) {
+      if (parado) return total;
+      const apagados = await apagar();
+      total += apagados;
+      if (apagados < lote) return total;
+    }
+  }
+
+  async function eventosDoTipo(tipoId: string, limite: Date): Promise<{ eventos: number; outbox: number }> {
+    let outbox = 0;
+    const eventos = await emLotes(async () => {
+      // The oldest events of the type through evento_tipo; a row another pass holds is skipped.
+      // One statement: the outbox rows of the batch's deliveries go with it, then the events (whose
+      // deliveries and attempts the cascade takes).
+      const [linha] = await db.$queryRaw<[{ eventos: number; outbox: number }]>`
+        with lote as (
+          select id from evento
+           where tipo_de_evento_id = ${tipoId}::uuid and recebido_em < ${limite}
+           order by recebido_em
+           limit ${lote}
+             for update skip locked
+        ), saidas as (
+          delete from outbox
+           where message_id in (select e.id::text from entrega e where e.evento_id in (select id from lote))
+          returning 1
+        ), apagados as (
+          delete from evento where id in (select id from lote) returning 1
+        )
+        select (select count(*) from apagados)::int as eventos, (select count(*) from saidas)::int as outbox`;
+      outbox += linha.outbox;
+      return linha.eventos;
+    });
+    return { eventos, outbox };
+  }
+
+  async function passar(): Promise<Apagados> {
+    const agora = relogio().getTime();
+    const apagados: Apagados = { eventos: 0, outbox: 0, chaves: 0, recusados: 0, horas: 0 };
+    const tipos = await db.tipoDeEvento.findMany({ select: { id: true, retencaoEmDias: true } });
+    for (const tipo of tipos) {
+      const { eventos, outbox } = await eventosDoTipo(tipo.id, new Date(agora - tipo.retencaoEmDias * DIA_MS));
+      apagados.eventos += eventos;
+      apagados.outbox += outbox;
+    }
+    const chaves = new Date(agora - CHAVES_MS);
+    apagados.chaves = await emLotes(
+      () => db.$executeRaw`
+        delete from chave_de_idempotencia
+         where (escopo, chave) in (select escopo, chave from chave_de_idempotencia where criada_em < ${chaves} limit ${lote})`,
+    );
+    const recusados = new Date(agora - options.recusadosMs);
+    apagados.recusados = await emLotes(
+      () => db.$executeRaw`
+        delete from evento_recusado
+         where id in (select id from evento_recusado where recebido_em < ${recusados} order by recebido_em limit ${lote})`,
+    );
+    // At most 16 slices an hour: a small table, erased in one statement.
+    apagados.horas = await db.$executeRaw`delete from resumo_por_hora where hora < ${new Date(agora - RESUMO_MS)}`;
+    return apagados;
+  }
+
+  const job = {
+    /** One whole pass now; what it erased. Passes never overlap: a second call waits for the first. */
+    async executar(): Promise<Apagados> {
+      while (passando) await passando.catch(() => undefined);
+      const pass = passar();
+      passando = pass;
+      try {
+        const apagados = await pass;
+        if (Object.values(apagados).some((n) => n > 0)) logger.info({ apagados }, 'retention: expired rows erased');
+        return apagados;
+      } finally {
+        passando = undefined;
+      }
+    },
+
+    start() {
+      const agendar = () => {
+        timer = setTimeout(async () => {
+          await job.executar().catch((error) => logger.error({ err: error }, 'retention: a pass failed'));
+          if (!parado) agendar();
+        }, options.intervaloMs);
+        timer.unref();
+      };
+      agendar();
+      return job;
+    },
+
+    /** Stops scheduling, ends the running pass after its current batch, and waits for it. */
+    async stop() {
+      parado = true;
+      clearTimeout(timer);
+      await passando?.catch(() => undefined);
+    },
+  };
+  return job;
+}
+export type RetencaoJob = ReturnType<typeof retencaoJob>;

@@ -1,0 +1,156 @@
+import { uuidv7 } from '@hub/database';
+import { createLogger } from '@hub/log';
+import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../features/eventos/linhas.test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../test-support';
+import { retencaoJob } from './retencao.job';
+
+const DIA = 86_400_000;
+const HORA = 3_600_000;
+// The clock of the hub's retention job and summary: the test moves it, nothing waits.
+let agora = new Date('2040-06-10T12:00:00.000Z');
+const antes = (ms: number) => new Date(agora.getTime() - ms);
+
+let ctx: Contexto;
+let curto: Cenario;
+let longo: Cenario;
+beforeAll(async () => {
+  // Passes run when the tests say so; the scheduled one is tested on a job of its own.
+  ctx = await iniciarContexto({ relogio: () => agora, env: { HUB_RETENCAO_INTERVALO: '1h' } });
+  curto = await criarCenario(ctx, { retencao_em_dias: 1 });
+  longo = await criarCenario(ctx, { retencao_em_dias: 30 });
+});
+afterAll(() => encerrarContexto(ctx));
+
+const db = () => ctx.hub.db;
+const existe = async (id: string) => (await db().evento.count({ where: { id } })) === 1;
+
+async function comSaidas(evento: { id: string; entregas: string[] }) {
+  for (const [i, entregaId] of evento.entregas.entries()) {
+    await gravarTentativa(db(), entregaId, 1, 500 + i);
+    await db().outbox.create({
+      data: { id: uuidv7(), exchange: 'hub.entregas', routingKey: 'entrega', messageId: entregaId, body: {} },
+    });
+  }
+  return evento;
+}
+
+async function listados(ids: string[]) {
+  const achados = await Promise.all(
+    ids.map(async (id) => (await ctx.api().get('/evento/filtro').query({ id }).set(auth(ctx.leitor))).body),
+  );
+  return ids.filter((_, i) => achados[i].length === 1);
+}
+
+describe('retention', () => {
+  test("When an event is older than its type's retencao_em_dias, then it, its deliveries, their attempts and outbox rows are erased, and the panel no longer lists it", async () => {
+    const velho = await comSaidas(
+      await gravarEvento(db(), curto, { recebidoEm: antes(DIA + 1), entregas: ['concluida', 'fila_de_erro'] }),
+    );
+    const noLimite = await gravarEvento(db(), curto, { recebidoEm: antes(DIA), entregas: ['pendente'] });
+    const recente = await comSaidas(
+      await gravarEvento(db(), curto, { recebidoEm: antes(23 * HORA), entregas: ['pendente'] }),
+    );
+    const deOutroTipo = await gravarEvento(db(), longo, { recebidoEm: antes(2 * DIA), entregas: ['concluida'] });
+    const alheia = await db().outbox.create({
+      data: { id: uuidv7(), exchange: 'hub.entregas', routingKey: 'entrega', messageId: uuidv7(), body: {} },
+    });
+    const totalAntes = (await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total;
+
+    const apagados = await ctx.hub.retencao.executar();
+
+    expect(apagados).toMatchObject({ eventos: 1, outbox: 2 });
+    expect(await existe(velho.id)).toBe(false);
+    expect(await db().entrega.count({ where: { eventoId: velho.id } })).toBe(0);
+    expect(await db().tentativa.count({ where: { entregaId: { in: velho.entregas } } })).toBe(0);
+    expect(await db().outbox.count({ where: { messageId: { in: velho.entregas } } })).toBe(0);
+    // What is not older than its retention stays, with everything that hangs on it.
+    expect(await db().outbox.count({ where: { messageId: { in: [...recente.entregas, alheia.messageId] } } })).toBe(2);
+    expect(await db().tentativa.count({ where: { entregaId: { in: recente.entregas } } })).toBe(1);
+    for (const id of [noLimite.id, recente.id, deOutroTipo.id])
+      expect({ id, existe: await existe(id) }).toEqual({ id, existe: true });
+
+    expect(await listados([velho.id, noLimite.id, recente.id, deOutroTipo.id])).toEqual([
+      noLimite.id,
+      recente.id,
+      deOutroTipo.id,
+    ]);
+    expect((await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total).toBe(totalAntes - 1);
+  });
+
+  test('When the clock moves past more events than one batch holds, then one pass erases them all, batch after batch', async () => {
+    const eventos = [];
+    for (let i = 0; i < 5; i++)
+      eventos.push(await gravarEvento(db(), curto, { recebidoEm: antes(DIA - HORA), entregas: ['concluida'] }));
+    expect(await ctx.hub.retencao.executar()).toMatchObject({ eventos: 0 });
+
+    agora = new Date(agora.getTime() + 2 * HORA);
+    const job = retencaoJob({
+      db: db(),
+      logger: createLogger('retencao'),
+      recusadosMs: 30 * DIA,
+      intervaloMs: 60_000,
+      lote: 2,
+      relogio: () => agora,
+    });
+    const apagados = await job.executar();
+    expect(apagados.eventos).toBeGreaterThanOrEqual(5);
+    expect(await db().evento.count({ where: { id: { in: eventos.map((e) => e.id) } } })).toBe(0);
+  });
+
+  test('When idempotency keys pass 24 h, refused events their configured time and hourly tallies 48 h, then they are erased and younger ones kept', async () => {
+    const chave = (nome: string, criadaEm: Date) =>
+      db().chaveDeIdempotencia.create({
+        data: { escopo: 'aplicativo:teste', chave: nome, impressao: 'x', eventoId: uuidv7(), criadaEm },
+      });
+    await chave('velha', antes(24 * HORA + 1));
+    await chave('nova', antes(23 * HORA));
+    const recusado = (recebidoEm: Date) =>
+      db().eventoRecusado.create({
+        data: { id: uuidv7(), codigo: 'dados_invalidos', statusHttp: 422, detalhe: 'x', recebidoEm },
+      });
+    const recusadoVelho = await recusado(antes(31 * DIA));
+    const recusadoNovo = await recusado(antes(29 * DIA));
+    const hora = (h: Date) => db().resumoPorHora.create({ data: { hora: h, fatia: 0, eventos: 1 } });
+    const horaVelha = await hora(antes(49 * HORA));
+    const horaNova = await hora(antes(47 * HORA));
+
+    // The hub's job: HUB_RECUSADOS_RETENCAO at its default of 30 days.
+    await ctx.hub.retencao.executar();
+    expect(
+      (await db().chaveDeIdempotencia.findMany({ where: { escopo: 'aplicativo:teste' } })).map((c) => c.chave),
+    ).toEqual(['nova']);
+    expect(await db().eventoRecusado.count({ where: { id: recusadoVelho.id } })).toBe(0);
+    expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(1);
+    expect(await db().resumoPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
+    expect(await db().resumoPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
+
+    // A shorter configured time erases the younger one too.
+    const curtoPrazo = retencaoJob({
+      db: db(),
+      logger: createLogger('retencao'),
+      recusadosMs: 7 * DIA,
+      intervaloMs: 60_000,
+      relogio: () => agora,
+    });
+    expect((await curtoPrazo.executar()).recusados).toBeGreaterThanOrEqual(1);
+    expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(0);
+  });
+
+  test('When the job is started, then its passes run on their own every interval until it is stopped', async () => {
+    const evento = await gravarEvento(db(), curto, { recebidoEm: antes(2 * DIA), entregas: ['pendente'] });
+    const job = retencaoJob({
+      db: db(),
+      logger: createLogger('retencao'),
+      recusadosMs: 30 * DIA,
+      intervaloMs: 20,
+      relogio: () => agora,
+    }).start();
+    try {
+      const limite = Date.now() + 10_000;
+      while ((await existe(evento.id)) && Date.now() < limite) await new Promise((r) => setTimeout(r, 25));
+      expect(await existe(evento.id)).toBe(false);
+    } finally {
+      await job.stop();
+    }
+  });
+});
