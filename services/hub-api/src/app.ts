@@ -15,6 +15,10 @@ import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
 import { chavesRoutes } from './features/chaves/chaves.routes';
 import { esquemasRoutes } from './features/esquemas/esquemas.routes';
+import { publicacaoRepository } from './features/publicacao/publicacao.repository';
+import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
+import { publicacaoService } from './features/publicacao/publicacao.service';
+import { registradorDeRecusas } from './features/publicacao/recusas';
 import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
@@ -38,14 +42,32 @@ export interface HubApiAppDeps {
   broker?: Broker;
 }
 
-/** The HTTP app of the hub (area C), registry part. No I/O happens here. */
-export function createApp(deps: HubApiAppDeps) {
-  const guards = createGuards(deps.verifier, deps.resolver);
-  const aplicativos = aplicativosRepository(deps.db);
-  const tipos = tiposRepository(deps.db);
-  const versoes = versoesRepository(deps.db);
-  const assinaturas = assinaturasRepository(deps.db);
+/** Repositories and the publication use case, built once per process (the app and the consumers share them). */
+export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas'>) {
+  const repositorios = {
+    aplicativos: aplicativosRepository(deps.db),
+    tipos: tiposRepository(deps.db),
+    versoes: versoesRepository(deps.db),
+    assinaturas: assinaturasRepository(deps.db),
+    publicacao: publicacaoRepository(deps.db),
+  };
   const validador = deps.esquemas ?? esquemas;
+  const publicacao = publicacaoService({
+    db: deps.db,
+    repo: repositorios.publicacao,
+    tipos: repositorios.tipos,
+    versoes: repositorios.versoes,
+    validador,
+  });
+  const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger);
+  return { ...repositorios, validador, publicacao, registrarRecusa };
+}
+export type HubApiCasos = ReturnType<typeof createUseCases>;
+
+/** The HTTP app of the hub (area C). No I/O happens here. */
+export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
+  const guards = createGuards(deps.verifier, deps.resolver);
+  const { aplicativos, tipos, versoes, assinaturas, validador } = casos;
 
   return createHttpApp({
     service: 'hub-api',
@@ -67,6 +89,12 @@ export function createApp(deps: HubApiAppDeps) {
         }),
         guards,
       ),
+      publicacaoRoutes({
+        service: casos.publicacao,
+        aplicativos,
+        registrarRecusa: casos.registrarRecusa,
+        guards,
+      }),
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,

@@ -7,7 +7,7 @@ import { createLogger } from '@hub/log';
 import { generateKey, writeKeyFile } from '@hub/signing';
 import { createTestDatabase, type TestIdentity } from '@hub/testing';
 import { hubApiConfig } from './config';
-import { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
+import { MIGRATIONS_DIR, type RunningHubApi, type StartOptions, startHubApi } from './start';
 
 export interface TestHubApi extends RunningHubApi {
   databaseUrl: string;
@@ -22,7 +22,12 @@ export interface TestHubApi extends RunningHubApi {
 export async function startHubApiForTests(
   identity: TestIdentity,
   access: TestAccess,
-  options: { ambiente?: Ambiente; allowlist?: string; env?: Record<string, string> } = {},
+  options: {
+    ambiente?: Ambiente;
+    allowlist?: string;
+    env?: Record<string, string>;
+    start?: Omit<StartOptions, 'port'>;
+  } = {},
 ): Promise<TestHubApi> {
   const database = await createTestDatabase('hub', MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
@@ -40,7 +45,7 @@ export async function startHubApiForTests(
     HUB_SIGNING_KEYS_RELOAD: '0ms',
     ...options.env,
   });
-  const running = await startHubApi(config, createLogger('hub-api'), { port: 0 });
+  const running = await startHubApi(config, createLogger('hub-api'), { ...options.start, port: 0 });
   return {
     ...running,
     databaseUrl: database.url,
