@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
-import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma, EXCHANGES } from '@hub/contracts';
+import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
 import { ConfigError } from '@hub/config';
 import { ensureDatabase, migrate } from '@hub/database';
 import { listen } from '@hub/http';
@@ -24,7 +24,8 @@ export interface StartOptions {
   lookup?: LookupAll;
   /**
    * Consume platform events from this queue instead of the shared durable one; it is declared
-   * non-durable, bound to the platform-events exchange and deleted with the connection (tests).
+   * exclusive and bound to nothing, so only what is sent to it directly arrives (tests: a hub under
+   * test must not take the platform's announcements meant for another).
    */
   eventosDaPlataformaQueue?: string;
   /** Told after each platform event was published or refused. */
@@ -89,7 +90,6 @@ export async function startHubApi(
   if (queue) {
     await broker.declare(async (channel) => {
       await channel.assertQueue(queue, { durable: false, exclusive: true });
-      await channel.bindQueue(queue, EXCHANGES.eventosDaPlataforma, '#');
     });
   }
   await consumeEventosDaPlataforma({

@@ -5,7 +5,7 @@ import type { TestAccess } from '@hub/access';
 import type { Ambiente } from '@hub/config';
 import { createLogger } from '@hub/log';
 import { generateKey, writeKeyFile } from '@hub/signing';
-import { createTestDatabase, type TestIdentity } from '@hub/testing';
+import { createTestDatabase, type TestIdentity, uniqueName } from '@hub/testing';
 import { hubApiConfig } from './config';
 import { MIGRATIONS_DIR, type RunningHubApi, type StartOptions, startHubApi } from './start';
 
@@ -45,7 +45,12 @@ export async function startHubApiForTests(
     HUB_SIGNING_KEYS_RELOAD: '0ms',
     ...options.env,
   });
-  const running = await startHubApi(config, createLogger('hub-api'), { ...options.start, port: 0 });
+  const running = await startHubApi(config, createLogger('hub-api'), {
+    // Platform events only from a queue of its own: the shared one's messages belong to no test hub.
+    eventosDaPlataformaQueue: uniqueName('hub-api.eventos-da-plataforma'),
+    ...options.start,
+    port: 0,
+  });
   return {
     ...running,
     databaseUrl: database.url,
