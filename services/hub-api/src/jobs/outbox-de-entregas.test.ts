@@ -128,5 +128,8 @@ describe('delivery jobs through the outbox', () => {
       tipo: c.tipo.nome,
       dados: c.corpo().dados,
     });
+    // hub-api declared the worker's queue at start, so its copy was kept, not dropped as unroutable.
+    const worker = await observador.withChannel((channel) => channel.checkQueue(QUEUES.entregas));
+    expect(worker.messageCount).toBeGreaterThan(0);
   });
 });
