@@ -4,9 +4,11 @@ import { createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
 import { userOrApplication } from './auth/usuario-ou-aplicativo';
+import { CacheDeLeitura } from './cache';
 import type { Db } from './db';
 import type { DestinationPolicy } from './destinations/safety';
 import { verificadorDeDestino } from './destinations/verificador';
+import type { Aplicativo } from './generated/prisma/client';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
@@ -15,7 +17,7 @@ import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
 import { chavesRoutes } from './features/chaves/chaves.routes';
 import { esquemasRoutes } from './features/esquemas/esquemas.routes';
-import { publicacaoRepository } from './features/publicacao/publicacao.repository';
+import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
 import { registradorDeRecusas } from './features/publicacao/recusas';
@@ -40,10 +42,18 @@ export interface HubApiAppDeps {
   esquemas?: ValidadorDeEsquemas;
   /** When given, readiness also needs RabbitMQ. */
   broker?: Broker;
+  /** Life of publication's cached lookups; 5 s unless told. */
+  cacheTtlMs?: number;
 }
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
-export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas'>) {
+export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs'>) {
+  const caches = {
+    assinaturas: new CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>(
+      deps.cacheTtlMs ?? 5_000,
+    ),
+    aplicativos: new CacheDeLeitura<Aplicativo | null>(deps.cacheTtlMs ?? 5_000),
+  };
   const repositorios = {
     aplicativos: aplicativosRepository(deps.db),
     tipos: tiposRepository(deps.db),
@@ -58,9 +68,10 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
     tipos: repositorios.tipos,
     versoes: repositorios.versoes,
     validador,
+    assinaturasEmCache: caches.assinaturas,
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger);
-  return { ...repositorios, validador, publicacao, registrarRecusa };
+  return { ...repositorios, validador, publicacao, registrarRecusa, caches };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 
@@ -74,7 +85,10 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     logger: deps.logger,
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(aplicativosService(deps.db, aplicativos), guards),
+      aplicativosRoutes(
+        aplicativosService(deps.db, aplicativos, () => casos.caches.aplicativos.esquecer()),
+        guards,
+      ),
       tiposRoutes(tiposService(deps.db, tipos, aplicativos), guards),
       versoesRoutes(versoesService(deps.db, { versoes, tipos }, validador), guards),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
@@ -86,12 +100,14 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
           tipos,
           versoes,
           verificarDestino: verificadorDeDestino(deps.destinos),
+          aoMudar: () => casos.caches.assinaturas.esquecer(),
         }),
         guards,
       ),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,
+        aplicativosEmCache: casos.caches.aplicativos,
         registrarRecusa: casos.registrarRecusa,
         guards,
       }),

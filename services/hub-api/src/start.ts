@@ -84,7 +84,7 @@ export async function startHubApi(
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
-  const casos = createUseCases({ db, logger });
+  const casos = createUseCases({ db, logger, cacheTtlMs: config.HUB_CACHE_TTL });
 
   const queue = options.eventosDaPlataformaQueue;
   if (queue) {

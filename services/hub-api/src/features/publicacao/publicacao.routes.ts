@@ -3,6 +3,8 @@ import type { Guards } from '@hub/auth';
 import { ApiRouter, badRequest, forbidden, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import type { CacheDeLeitura } from '../../cache';
+import type { Aplicativo } from '../../generated/prisma/client';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import { type EventoCriar, eventoCriar, eventoDetalhadoSchema } from '../eventos/eventos.schemas';
 import { type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
@@ -53,15 +55,24 @@ const remetente = (req: Request, res: Response): Remetente => ({
 export interface PublicacaoRoutesDeps {
   service: PublicacaoService;
   aplicativos: AplicativosRepository;
+  /** Applications by client id, dropped when an application changes. */
+  aplicativosEmCache?: CacheDeLeitura<Aplicativo | null>;
   registrarRecusa: RegistrarRecusa;
   guards: Guards;
 }
 
 /** POST /eventos and GET /eventos/{id} (applications), POST /evento and GET /evento/{id} (the panel). */
-export function publicacaoRoutes({ service, aplicativos, registrarRecusa, guards }: PublicacaoRoutesDeps): ApiRouter {
+export function publicacaoRoutes({
+  service,
+  aplicativos,
+  aplicativosEmCache,
+  registrarRecusa,
+  guards,
+}: PublicacaoRoutesDeps): ApiRouter {
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
-    const aplicativo = await aplicativos.buscarPorClientId(clientId);
+    const carregar = () => aplicativos.buscarPorClientId(clientId);
+    const aplicativo = await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar());
     if (!aplicativo)
       throw forbidden(`the application ${clientId} is not registered in the hub`, 'aplicativo_nao_registrado');
     res.locals.aplicativoId = aplicativo.id;

@@ -2,6 +2,7 @@ import { trabalhoDeEntrega } from '@hub/contracts';
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
 import type { OutboxMessage } from '@hub/outbox';
+import type { CacheDeLeitura } from '../../cache';
 import { type Db, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
@@ -40,6 +41,8 @@ export interface PublicacaoDeps {
   tipos: TiposRepository;
   versoes: VersoesRepository;
   validador: ValidadorDeEsquemas;
+  /** Active subscriptions per (type, version), dropped when a subscription changes. */
+  assinaturasEmCache?: CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>;
 }
 
 const chaveReutilizada = () =>
@@ -110,7 +113,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
       if (!validacao.valido)
         throw unprocessable('dados_invalidos', 'dados does not satisfy the schema of the version', validacao.erros);
 
-      const assinaturas = await repo.assinaturasAtivas(tipo.id, versao.versao);
+      const carregar = () => repo.assinaturasAtivas(tipo.id, versao.versao);
+      const assinaturas = await (deps.assinaturasEmCache?.obter(`${tipo.id}:${versao.versao}`, carregar) ?? carregar());
       const id = uuidv7(recebidoEm.getTime());
       const ocorridoEm = corpo.ocorrido_em ? new Date(corpo.ocorrido_em) : recebidoEm;
       const entregas = assinaturas.map((a) => ({

@@ -332,3 +332,15 @@ describe('a refusal that cannot be stored', () => {
     }
   });
 });
+
+describe('cached lookups of publication', () => {
+  test('When a subscription is switched off or an application after a publication, then the next publication sees it at once', async () => {
+    const c = await cenario(ctx);
+    const assinatura = await assinar(ctx, c.tipo.id);
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).body.entregas).toHaveLength(1);
+    await patch(`/assinatura/${assinatura.id}`, { ativa: false });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).body.entregas).toHaveLength(0);
+    await patch(`/aplicativo/${c.dono.id}`, { ativo: false });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(403);
+  });
+});
