@@ -13,6 +13,8 @@ export const EXCHANGES = {
   acesso: 'hub.acesso',
   /** topic: events the platform itself publishes to the hub (outboxes of the services) */
   eventosDaPlataforma: 'hub.eventos-da-plataforma',
+  /** direct: delivery jobs, written to hub-api's outbox at publication and taken by the delivery worker */
+  entregas: 'hub.entregas',
 } as const;
 
 export const colaboradorSincronizado = defineMessage({
@@ -63,11 +65,45 @@ export const eventoDaPlataforma = defineMessage({
 });
 export type EventoDaPlataforma = z.infer<typeof eventoDaPlataforma.schema>;
 
+/**
+ * One attempt's worth of work for the delivery worker: everything its POST needs, so it sends
+ * without reading the database first (DESIGN §5). The message id is the delivery id.
+ */
+export const trabalhoDeEntrega = defineMessage({
+  exchange: EXCHANGES.entregas,
+  routingKey: 'entrega.tentar',
+  schema: z.object({
+    entrega_id: z.string(),
+    evento_id: z.string(),
+    url_de_destino: z.string(),
+    /**
+     * The delivery body (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
+     * recebido_em, aplicativo_publicador_id, dados) as JSON text, signed and sent as it is: dados
+     * inside it are the publisher's text verbatim (a 20-digit integer keeps every digit).
+     */
+    corpo: z.string(),
+    /** The request id of the publication, for the logs of the attempt. */
+    request_id: z.string().nullable(),
+  }),
+});
+export type TrabalhoDeEntrega = z.infer<typeof trabalhoDeEntrega.schema>;
+
 export const QUEUES = {
   acessoColaboradores: 'access.colaboradores',
   funcaoColaboradores: 'function.colaboradores',
   hubEventosDaPlataforma: 'hub-api.eventos-da-plataforma',
+  entregas: 'delivery-worker.entregas',
 } as const;
+
+/**
+ * The exchange of delivery jobs and the worker's queue bound to it. hub-api declares it at start,
+ * so a job published before the worker ever ran is kept, not dropped as unroutable. Idempotent.
+ */
+export async function declareDeliveryTopology(channel: Channel): Promise<void> {
+  await channel.assertExchange(EXCHANGES.entregas, 'direct', { durable: true });
+  await channel.assertQueue(QUEUES.entregas, quorumQueue());
+  await channel.bindQueue(QUEUES.entregas, EXCHANGES.entregas, trabalhoDeEntrega.routingKey);
+}
 
 /** Exchanges and the durable queues of the platform's internal messages. Idempotent. */
 export async function declareInternalTopology(channel: Channel): Promise<void> {

@@ -12,6 +12,15 @@ import { pointer } from './validation';
  */
 
 declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * The JSON body exactly as received (set by express.json's verify): for routes that must keep
+       * what JSON.parse changes, such as the digits of a 20-digit integer in event dados.
+       */
+      rawBody?: Buffer;
+    }
+  }
   interface String {
     /** ES2024; Node 20 has it, the project's lib (es2023) does not declare it yet. */
     isWellFormed(): boolean;
@@ -79,10 +88,13 @@ function percentProblem(part: string): string | undefined {
  * For express.json's `verify`: a body that is not UTF-8 would be decoded with U+FFFD in place of
  * the bad bytes and stored changed without a word.
  */
-export function verifyUtf8(_req: IncomingMessage, _res: unknown, body: Buffer, encoding: string | null): void {
+export function verifyUtf8(req: IncomingMessage, _res: unknown, body: Buffer, encoding: string | null): void {
   if (encoding === 'utf-8' && !isUtf8(body)) {
     throw new AppError(400, 'json_invalido', 'the body is not valid UTF-8');
   }
+  // Keeps a reference (no copy) for routes that need the exact text; only UTF-8 bodies, whose
+  // text is what the client wrote.
+  if (encoding === 'utf-8') (req as IncomingMessage & { rawBody?: Buffer }).rawBody = body;
 }
 
 /** Refuses a parsed JSON body holding what hostileValues finds, with 422 and every caminho. */

@@ -19,6 +19,8 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/versao-de-esquema',
     '/esquema',
     '/assinatura',
+    '/evento',
+    '/eventos',
     '/evento-recusado',
     '/.well-known/jwks.json',
   ],

@@ -4,9 +4,11 @@ import { createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
 import { userOrApplication } from './auth/usuario-ou-aplicativo';
+import { CacheDeLeitura } from './cache';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
+import type { Aplicativo } from './generated/prisma/client';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
@@ -22,6 +24,10 @@ import { resumoRepository } from './features/eventos/resumo.repository';
 import { eventosRecusadosRepository } from './features/eventos-recusados/eventos-recusados.repository';
 import { eventosRecusadosRoutes } from './features/eventos-recusados/eventos-recusados.routes';
 import { eventosRecusadosService } from './features/eventos-recusados/eventos-recusados.service';
+import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
+import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
+import { publicacaoService } from './features/publicacao/publicacao.service';
+import { registradorDeRecusas } from './features/publicacao/recusas';
 import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
@@ -45,23 +51,53 @@ export interface HubApiAppDeps {
   broker?: Broker;
   /** The clock of the summary's hourly bands (tests drive it). */
   relogio?: () => Date;
+  /** Life of publication's cached lookups; 5 s unless told. */
+  cacheTtlMs?: number;
 }
 
-/** The HTTP app of the hub (area C), registry part. No I/O happens here. */
-export function createApp(deps: HubApiAppDeps) {
-  const guards = createGuards(deps.verifier, deps.resolver);
-  const aplicativos = aplicativosRepository(deps.db);
-  const tipos = tiposRepository(deps.db);
-  const versoes = versoesRepository(deps.db);
-  const assinaturas = assinaturasRepository(deps.db);
+/** Repositories and the publication use case, built once per process (the app and the consumers share them). */
+export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs'>) {
+  const caches = {
+    assinaturas: new CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>(
+      deps.cacheTtlMs ?? 5_000,
+    ),
+    aplicativos: new CacheDeLeitura<Aplicativo | null>(deps.cacheTtlMs ?? 5_000),
+  };
+  const repositorios = {
+    aplicativos: aplicativosRepository(deps.db),
+    tipos: tiposRepository(deps.db),
+    versoes: versoesRepository(deps.db),
+    assinaturas: assinaturasRepository(deps.db),
+    publicacao: publicacaoRepository(deps.db),
+  };
   const validador = deps.esquemas ?? esquemas;
+  const publicacao = publicacaoService({
+    db: deps.db,
+    repo: repositorios.publicacao,
+    tipos: repositorios.tipos,
+    versoes: repositorios.versoes,
+    validador,
+    assinaturasEmCache: caches.assinaturas,
+  });
+  const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger);
+  return { ...repositorios, validador, publicacao, registrarRecusa, caches };
+}
+export type HubApiCasos = ReturnType<typeof createUseCases>;
+
+/** The HTTP app of the hub (area C). No I/O happens here. */
+export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
+  const guards = createGuards(deps.verifier, deps.resolver);
+  const { aplicativos, tipos, versoes, assinaturas, validador } = casos;
 
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(aplicativosService(deps.db, aplicativos), guards),
+      aplicativosRoutes(
+        aplicativosService(deps.db, aplicativos, () => casos.caches.aplicativos.esquecer()),
+        guards,
+      ),
       tiposRoutes(tiposService(deps.db, tipos, aplicativos), guards),
       versoesRoutes(versoesService(deps.db, { versoes, tipos }, validador), guards),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
@@ -73,6 +109,7 @@ export function createApp(deps: HubApiAppDeps) {
           tipos,
           versoes,
           verificarDestino: verificadorDeDestino(deps.destinos),
+          aoMudar: () => casos.caches.assinaturas.esquecer(),
         }),
         guards,
       ),
@@ -86,6 +123,13 @@ export function createApp(deps: HubApiAppDeps) {
         guards,
       ),
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
+      publicacaoRoutes({
+        service: casos.publicacao,
+        aplicativos,
+        aplicativosEmCache: casos.caches.aplicativos,
+        registrarRecusa: casos.registrarRecusa,
+        guards,
+      }),
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,

@@ -35,6 +35,11 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .default('.data/hub/signing-keys.json')
     .describe('key file of the delivery-signing keys (mode 0600); created on first start only in LOCALHOST'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
+  HUB_CACHE_TTL: durationFromEnv('5s').describe(
+    'life of the cached subscriptions and applications of publication (writes in the same process drop them at once)',
+  ),
+  OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
+  OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
     'how often the key file is checked for changes made by hub-keys',
   ),

@@ -2,16 +2,19 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
+import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
 import { ConfigError } from '@hub/config';
 import { ensureDatabase, migrate } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
+import { OutboxRelay } from '@hub/outbox';
 import { KeyStore } from '@hub/signing';
-import { createApp } from './app';
+import { createApp, createUseCases } from './app';
 import type { HubApiConfig } from './config';
 import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
+import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
 
@@ -22,6 +25,14 @@ export interface StartOptions {
   lookup?: LookupAll;
   /** The clock of the summary and the retention job (tests). */
   relogio?: () => Date;
+  /**
+   * Consume platform events from this queue instead of the shared durable one; it is declared
+   * exclusive and bound to nothing, so only what is sent to it directly arrives (tests: a hub under
+   * test must not take the platform's announcements meant for another).
+   */
+  eventosDaPlataformaQueue?: string;
+  /** Told after each platform event was published or refused. */
+  onEventoDaPlataforma?: (mensagem: EventoDaPlataforma) => void;
 }
 
 export interface RunningHubApi {
@@ -29,6 +40,7 @@ export interface RunningHubApi {
   port: number;
   db: Db;
   broker: Broker;
+  relay: OutboxRelay;
   keys: KeyStore;
   retencao: RetencaoJob;
   stop(): Promise<void>;
@@ -73,6 +85,36 @@ export async function startHubApi(
 
   const db = createDb(config.HUB_DATABASE_URL);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
+  // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
+  await broker.declare(declareInternalTopology);
+  await broker.declare(declareDeliveryTopology);
+  const casos = createUseCases({ db, logger, cacheTtlMs: config.HUB_CACHE_TTL });
+
+  const queue = options.eventosDaPlataformaQueue;
+  if (queue) {
+    await broker.declare(async (channel) => {
+      await channel.assertQueue(queue, { durable: false, exclusive: true });
+    });
+  }
+  await consumeEventosDaPlataforma({
+    broker,
+    publicacao: casos.publicacao,
+    aplicativos: casos.aplicativos,
+    tipos: casos.tipos,
+    registrarRecusa: casos.registrarRecusa,
+    logger,
+    queue,
+    onProcessado: options.onEventoDaPlataforma,
+  });
+
+  const relay = await new OutboxRelay({
+    databaseUrl: config.HUB_DATABASE_URL,
+    broker,
+    logger,
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    retentionMs: config.OUTBOX_RETENTION,
+  }).start();
+
   const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
   await forgetOnAccessChange(broker, resolver, 'hub-api');
   const verifier = createTokenVerifier({
@@ -81,16 +123,19 @@ export async function startHubApi(
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const app = createApp({
-    db,
-    verifier,
-    resolver,
-    keys,
-    destinos: { ambiente: config.HUB_AMBIENTE, allowlist: config.DESTINATION_ALLOWLIST, lookup: options.lookup },
-    logger,
-    broker,
-    relogio: options.relogio,
-  });
+  const app = createApp(
+    {
+      db,
+      verifier,
+      resolver,
+      keys,
+      destinos: { ambiente: config.HUB_AMBIENTE, allowlist: config.DESTINATION_ALLOWLIST, lookup: options.lookup },
+      logger,
+      broker,
+      relogio: options.relogio,
+    },
+    casos,
+  );
   const retencao = retencaoJob({
     db,
     logger,
@@ -105,11 +150,15 @@ export async function startHubApi(
     port: server.port,
     db,
     broker,
+    relay,
     keys,
     retencao,
     stop: async () => {
+      // HTTP first (no new publications), then the relay drains, then the consumers finish and the
+      // broker closes, and only then the database.
       await server.close();
       await retencao.stop();
+      await relay.stop();
       await broker.close();
       await db.$disconnect();
     },

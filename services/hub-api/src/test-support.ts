@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { startAccessForTests, type TestAccess } from '@hub/access';
-import type { Ambiente } from '@hub/config';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
 import { startHubApiForTests, type TestHubApi } from './testing';
@@ -19,9 +18,7 @@ export interface Contexto {
   semMonitoramento: string;
 }
 
-export async function iniciarContexto(
-  options: { ambiente?: Ambiente; allowlist?: string; relogio?: () => Date; env?: Record<string, string> } = {},
-): Promise<Contexto> {
+export async function iniciarContexto(options: Parameters<typeof startHubApiForTests>[2] = {}): Promise<Contexto> {
   const identity = await startTestIdentity();
   const access = await startAccessForTests(identity);
   const hub = await startHubApiForTests(identity, access, options);

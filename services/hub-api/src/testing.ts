@@ -5,9 +5,9 @@ import type { TestAccess } from '@hub/access';
 import type { Ambiente } from '@hub/config';
 import { createLogger } from '@hub/log';
 import { generateKey, writeKeyFile } from '@hub/signing';
-import { createTestDatabase, type TestIdentity } from '@hub/testing';
+import { createTestDatabase, type TestIdentity, uniqueName } from '@hub/testing';
 import { hubApiConfig } from './config';
-import { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
+import { MIGRATIONS_DIR, type RunningHubApi, type StartOptions, startHubApi } from './start';
 
 export interface TestHubApi extends RunningHubApi {
   databaseUrl: string;
@@ -22,7 +22,13 @@ export interface TestHubApi extends RunningHubApi {
 export async function startHubApiForTests(
   identity: TestIdentity,
   access: TestAccess,
-  options: { ambiente?: Ambiente; allowlist?: string; env?: Record<string, string>; relogio?: () => Date } = {},
+  options: {
+    ambiente?: Ambiente;
+    allowlist?: string;
+    env?: Record<string, string>;
+    relogio?: () => Date;
+    start?: Omit<StartOptions, 'port'>;
+  } = {},
 ): Promise<TestHubApi> {
   const database = await createTestDatabase('hub', MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
@@ -40,7 +46,13 @@ export async function startHubApiForTests(
     HUB_SIGNING_KEYS_RELOAD: '0ms',
     ...options.env,
   });
-  const running = await startHubApi(config, createLogger('hub-api'), { port: 0, relogio: options.relogio });
+  const running = await startHubApi(config, createLogger('hub-api'), {
+    // Platform events only from a queue of its own: the shared one's messages belong to no test hub.
+    eventosDaPlataformaQueue: uniqueName('hub-api.eventos-da-plataforma'),
+    relogio: options.relogio,
+    ...options.start,
+    port: 0,
+  });
   return {
     ...running,
     databaseUrl: database.url,

@@ -14,6 +14,9 @@ beforeAll(async () => {
     create table item (a int, b int, nome text, primary key (b, a));
     create table sem_chave (x text);
     create table outbox (id int primary key, routing_key text, tentativas int default 0, publicado_em timestamptz);
+    create table evento_recusado (id int primary key, codigo text);
+    create table resumo_por_hora (hora int, fatia int, eventos int default 0, recusados int default 0,
+      entregas_concluidas int default 0, tentativas_com_falha int default 0, primary key (hora, fatia));
     insert into item values (1, 1, 'um'), (2, 1, 'dois');
     insert into sem_chave values ('x');`);
   fingerprints = await DatabaseFingerprints.open({ db: database.url });
@@ -46,4 +49,13 @@ test('When an outbox row waits for its relay, then it is counted as pending unti
   expect(await fingerprints.pendingOutbox()).toBe(1);
   await client.query('update outbox set publicado_em = now()');
   expect(await fingerprints.pendingOutbox()).toBe(0);
+});
+
+test('When a refusal is stored and counted (evento_recusado, resumo_por_hora.recusados), then no table is named; a counted event is', async () => {
+  const before = await fingerprints.take();
+  await client.query(`insert into evento_recusado values (1, 'dados_invalidos')`);
+  await client.query('insert into resumo_por_hora (hora, fatia, recusados) values (1, 3, 1)');
+  expect(changedTables(before, await fingerprints.take())).toEqual([]);
+  await client.query('insert into resumo_por_hora (hora, fatia, eventos) values (1, 4, 1)');
+  expect(changedTables(before, await fingerprints.take())).toEqual(['db:public.resumo_por_hora']);
 });

@@ -16,7 +16,12 @@ export const aplicativoDto = (a: Aplicativo): AplicativoDto => ({
 });
 
 /** Applications: publishers (owners of event types) and subscribers, named by their client id. */
-export function aplicativosService(db: DbClient, repository: AplicativosRepository) {
+export function aplicativosService(
+  db: DbClient,
+  repository: AplicativosRepository,
+  /** Called after a change is committed: publication drops its cached applications. */
+  aoMudar: () => void = () => undefined,
+) {
   async function existente(id: string, cliente: DbClient = db): Promise<Aplicativo> {
     const aplicativo = await repository.buscar(id, cliente);
     if (!aplicativo) throw notFound('application');
@@ -59,7 +64,7 @@ export function aplicativosService(db: DbClient, repository: AplicativosReposito
         };
         if (Object.keys(changes).length === 0) return aplicativoDto(atual);
         return aplicativoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));
-      }),
+      }).finally(aoMudar),
   };
 }
 export type AplicativosService = ReturnType<typeof aplicativosService>;

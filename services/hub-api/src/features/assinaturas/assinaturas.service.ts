@@ -30,6 +30,8 @@ export interface AssinaturasDeps {
   versoes: VersoesRepository;
   /** Refuses (throws a 422) a destination deliveries may not go to. */
   verificarDestino: (url: string) => Promise<void>;
+  /** Called after a change is committed: publication drops its cached subscriptions. */
+  aoMudar?: () => void;
 }
 
 const duplicada = () =>
@@ -117,7 +119,9 @@ export function assinaturasService(deps: AssinaturasDeps) {
           },
           tx,
         );
-      }).catch(traduzirConflito);
+      })
+        .catch(traduzirConflito)
+        .finally(() => deps.aoMudar?.());
       return assinaturaDto(criada);
     },
 
@@ -135,7 +139,9 @@ export function assinaturasService(deps: AssinaturasDeps) {
         };
         if (Object.keys(changes).length === 0) return atual;
         return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
-      }).catch(traduzirConflito);
+      })
+        .catch(traduzirConflito)
+        .finally(() => deps.aoMudar?.());
       return assinaturaDto(atualizada);
     },
 
@@ -143,7 +149,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
       transacao(db, async (tx) => {
         await existente(id, tx);
         await assinaturas.excluir(id, new Date(), tx);
-      }),
+      }).finally(() => deps.aoMudar?.()),
   };
 }
 export type AssinaturasService = ReturnType<typeof assinaturasService>;

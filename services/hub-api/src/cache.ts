@@ -1,0 +1,34 @@
+/**
+ * A read-through cache for lookups on the publication path (DESIGN §5: subscriptions per type and
+ * version, the application by client id). Writes in this process drop it at once (`esquecer`, called
+ * after their commit); the short life bounds how long a write made by another replica goes unseen.
+ */
+export class CacheDeLeitura<V> {
+  private readonly entradas = new Map<string, { valor: Promise<V>; expiraEm: number }>();
+
+  constructor(
+    private readonly vidaMs: number,
+    private readonly max = 10_000,
+  ) {}
+
+  obter(chave: string, carregar: () => Promise<V>): Promise<V> {
+    const agora = Date.now();
+    const entrada = this.entradas.get(chave);
+    if (entrada && entrada.expiraEm > agora) return entrada.valor;
+    const valor = carregar();
+    if (this.vidaMs <= 0) return valor;
+    // The promise itself is kept, so concurrent misses share one query.
+    this.entradas.delete(chave);
+    this.entradas.set(chave, { valor, expiraEm: agora + this.vidaMs });
+    if (this.entradas.size > this.max) this.entradas.delete(this.entradas.keys().next().value!);
+    valor.catch(() => {
+      if (this.entradas.get(chave)?.valor === valor) this.entradas.delete(chave);
+    });
+    return valor;
+  }
+
+  /** Drops everything: writes are rare, and a wrong entry would send deliveries to the wrong place. */
+  esquecer(): void {
+    this.entradas.clear();
+  }
+}

@@ -1,0 +1,91 @@
+import type { DbClient } from '../../db';
+import { iso } from '../../schemas';
+import { contadoresDosEventos } from '../eventos/contadores.repository';
+import type { EntregaDto, EventoDto, Situacao } from '../eventos/eventos.schemas';
+
+/** EventoDetalhado split in two: dados stays the stored JSON text, never parsed into a JS value. */
+export interface EventoDetalhadoTexto {
+  evento: EventoDto;
+  dadosTexto: string;
+  entregas: EntregaDto[];
+}
+
+interface LinhaDoEvento {
+  id: string;
+  tipo_de_evento_id: string;
+  tipo_de_evento_nome: string;
+  versao_do_esquema: number;
+  aplicativo_publicador_id: string;
+  aplicativo_publicador_nome: string;
+  entidade_id: string;
+  ocorrido_em: Date;
+  recebido_em: Date;
+  publicado_pelo_email: string | null;
+  dados: string;
+}
+
+/**
+ * GET /evento/{id}, GET /eventos/{id} and the answer of a publication: the event, its dados as the
+ * stored text (`dados::text` is the json column's text verbatim), its counters and its deliveries.
+ */
+export async function lerEventoDetalhado(db: DbClient, id: string): Promise<EventoDetalhadoTexto | undefined> {
+  const [linha] = await db.$queryRaw<LinhaDoEvento[]>`
+    select e.id::text, e.tipo_de_evento_id::text, t.nome as tipo_de_evento_nome, e.versao_do_esquema,
+           e.aplicativo_publicador_id::text, a.nome as aplicativo_publicador_nome, e.entidade_id,
+           e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, e.dados::text as dados
+    from evento e
+    join tipo_de_evento t on t.id = e.tipo_de_evento_id
+    join aplicativo a on a.id = e.aplicativo_publicador_id
+    where e.id = ${id}::uuid`;
+  if (!linha) return undefined;
+  const [contadores, entregas] = await Promise.all([
+    contadoresDosEventos(db, [id]),
+    db.entrega.findMany({
+      where: { eventoId: id },
+      include: { aplicativoAssinante: { select: { nome: true } } },
+      orderBy: { id: 'asc' },
+    }),
+  ]);
+  const { dados, ...evento } = linha;
+  return {
+    evento: {
+      ...evento,
+      ocorrido_em: iso(linha.ocorrido_em),
+      recebido_em: iso(linha.recebido_em),
+      ...contadores.get(id)!,
+    },
+    dadosTexto: dados,
+    entregas: entregas.map(
+      (en): EntregaDto => ({
+        id: en.id,
+        evento_id: en.eventoId,
+        evento_recebido_em: iso(en.eventoRecebidoEm),
+        entidade_id: en.entidadeId,
+        assinatura_id: en.assinaturaId,
+        aplicativo_assinante_id: en.aplicativoAssinanteId,
+        aplicativo_assinante_nome: en.aplicativoAssinante.nome,
+        tipo_de_evento_nome: linha.tipo_de_evento_nome,
+        versao_do_esquema: en.versaoDoEsquema,
+        url_de_destino: en.urlDeDestino,
+        situacao: en.situacao as Situacao,
+        quantidade_de_tentativas: en.quantidadeDeTentativas,
+        tentativas_no_ciclo_atual: en.tentativasNoCicloAtual,
+        maximo_de_tentativas: en.maximoDeTentativas,
+        proxima_tentativa_em: iso(en.proximaTentativaEm),
+        entregue_em: en.entregueEm ? iso(en.entregueEm) : null,
+        ultimo_erro: en.ultimoErro,
+        criada_em: iso(en.criadaEm),
+        atualizada_em: iso(en.atualizadaEm),
+      }),
+    ),
+  };
+}
+
+/**
+ * The JSON text of EventoDetalhado with dados spliced in verbatim: JSON.stringify of a parsed value
+ * would round a 20-digit integer.
+ */
+export function jsonDoDetalhado({ evento, dadosTexto, entregas }: EventoDetalhadoTexto): string {
+  const semDados = JSON.stringify(evento);
+  return `${semDados.slice(0, -1)},"dados":${dadosTexto},"entregas":${JSON.stringify(entregas)}}`;
+}

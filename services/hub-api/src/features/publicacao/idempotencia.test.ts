@@ -1,0 +1,97 @@
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
+import { assinar, cenario, publicar } from './cenario';
+
+let ctx: Contexto;
+beforeAll(async () => {
+  ctx = await iniciarContexto();
+});
+afterAll(() => encerrarContexto(ctx));
+
+const chave = (valor: string) => ({ 'idempotency-key': valor });
+
+describe('Idempotency-Key on POST /eventos and POST /evento', () => {
+  test('When the same key comes again with the same body, then the first answer again (201, same event) and nothing more is created', async () => {
+    const c = await cenario(ctx);
+    await assinar(ctx, c.tipo.id);
+    const primeira = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('pedido-1:criado'));
+    const segunda = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('pedido-1:criado'));
+    expect(primeira.status).toBe(201);
+    expect(segunda.status).toBe(201);
+    expect(segunda.body).toEqual(primeira.body);
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(1);
+    expect(await ctx.hub.db.entrega.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(1);
+  });
+
+  test('When the key is a Structured Field string ("…"), then it is the same key as the bare one', async () => {
+    const c = await cenario(ctx);
+    const primeira = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('abc'));
+    const segunda = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('"abc"'));
+    expect(segunda.body.id).toBe(primeira.body.id);
+  });
+
+  test('When the same key comes with a different body, then 422 chave_de_idempotencia_reutilizada, stored as refused, and nothing is created', async () => {
+    const c = await cenario(ctx);
+    await publicar(ctx, c.tokenDoDono, c.corpo(), chave('k-1'));
+    const outra = await publicar(ctx, c.tokenDoDono, c.corpo({ entidade_id: 'pedido-2' }), chave('k-1'));
+    expect(outra.status).toBe(422);
+    expect(outra.body.codigo).toBe('chave_de_idempotencia_reutilizada');
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(1);
+    const recusas = await ctx.hub.db.eventoRecusado.findMany({ where: { aplicativoId: c.dono.id } });
+    expect(recusas.map((r) => r.codigo)).toEqual(['chave_de_idempotencia_reutilizada']);
+  });
+
+  test('When two requests with one key arrive together, then one event is created and both answer it', async () => {
+    const c = await cenario(ctx);
+    await assinar(ctx, c.tipo.id);
+    const respostas = await Promise.all(
+      Array.from({ length: 6 }, () => publicar(ctx, c.tokenDoDono, c.corpo(), chave('concorrente'))),
+    );
+    expect(respostas.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    expect(new Set(respostas.map((r) => r.body.id)).size).toBe(1);
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(1);
+    expect(await ctx.hub.db.outbox.count({ where: { messageId: respostas[0]!.body.entregas[0].id } })).toBe(1);
+  });
+
+  test('When the key is older than 24 hours, then it no longer counts and a new event is created', async () => {
+    const c = await cenario(ctx);
+    const primeira = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('antiga'));
+    await ctx.hub.db.chaveDeIdempotencia.updateMany({
+      where: { chave: 'antiga', eventoId: primeira.body.id },
+      data: { criadaEm: new Date(Date.now() - 25 * 3_600_000) },
+    });
+    const segunda = await publicar(ctx, c.tokenDoDono, c.corpo({ entidade_id: 'outro' }), chave('antiga'));
+    expect(segunda.status).toBe(201);
+    expect(segunda.body.id).not.toBe(primeira.body.id);
+  });
+
+  test('When the panel and an application use the same key, then they are different scopes', async () => {
+    const c = await cenario(ctx);
+    const aplicativo = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('mesma'));
+    const painel = await ctx
+      .api()
+      .post('/evento')
+      .set({ ...auth(ctx.todas), ...chave('mesma') })
+      .send(c.corpo());
+    expect(painel.status).toBe(201);
+    expect(painel.body.id).not.toBe(aplicativo.body.id);
+    const repetida = await ctx
+      .api()
+      .post('/evento')
+      .set({ ...auth(ctx.todas), ...chave('mesma') })
+      .send(c.corpo());
+    expect(repetida.body.id).toBe(painel.body.id);
+  });
+
+  test('When the key is empty, longer than 255 characters or not printable ASCII, then 400 and nothing is created', async () => {
+    const c = await cenario(ctx);
+    for (const valor of ['', 'x'.repeat(256), 'tab\there']) {
+      const response = await publicar(ctx, c.tokenDoDono, c.corpo(), chave(valor));
+      expect({ valor, status: response.status, codigo: response.body.codigo }).toEqual({
+        valor,
+        status: 400,
+        codigo: 'chave_de_idempotencia_invalida',
+      });
+    }
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(0);
+  });
+});

@@ -1,0 +1,102 @@
+import { type OutboxMessage, outboxInsert } from '@hub/outbox';
+import type { DbClient, Tx } from '../../db';
+import type { Prisma } from '../../generated/prisma/client';
+
+/** The tally slices of resumo_por_hora (0–15): concurrent publications spread over them. */
+const FATIAS = 16;
+const HORA_MS = 3_600_000;
+
+/** The hour (UTC) a tally of this instant belongs to. */
+export const horaDe = (instante: Date) => new Date(Math.floor(instante.getTime() / HORA_MS) * HORA_MS);
+
+export interface NovoEvento {
+  id: string;
+  tipoDeEventoId: string;
+  versaoDoEsquema: number;
+  aplicativoPublicadorId: string;
+  entidadeId: string;
+  ocorridoEm: Date;
+  recebidoEm: Date;
+  publicadoPeloEmail: string | null;
+  /** dados as the publisher wrote them (JSON text), stored verbatim in the json column. */
+  dadosTexto: string;
+}
+
+export interface ChaveGuardada {
+  impressao: string;
+  eventoId: string;
+  criadaEm: Date;
+}
+
+/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
+export function publicacaoRepository(db: DbClient) {
+  return {
+    /** The subscriptions that receive a new event of this type and version. */
+    assinaturasAtivas: (tipoDeEventoId: string, versaoDoEsquema: number, cliente: DbClient = db) =>
+      cliente.assinatura.findMany({
+        where: { tipoDeEventoId, versaoDoEsquema, ativa: true, excluidaEm: null },
+        select: { id: true, aplicativoAssinanteId: true, urlDeDestino: true, maximoDeTentativas: true },
+        orderBy: { id: 'asc' },
+      }),
+
+    /**
+     * Written with SQL, not Prisma's Json input: Prisma would parse and serialise dados again, and
+     * the json column keeps the text it is given byte for byte.
+     */
+    inserirEvento: (e: NovoEvento, tx: Tx) =>
+      tx.$executeRaw`
+        insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                            ocorrido_em, recebido_em, publicado_pelo_email, dados)
+        values (${e.id}::uuid, ${e.tipoDeEventoId}::uuid, ${e.versaoDoEsquema}, ${e.aplicativoPublicadorId}::uuid,
+                ${e.entidadeId}, ${e.ocorridoEm}, ${e.recebidoEm}, ${e.publicadoPeloEmail}, ${e.dadosTexto}::json)`,
+
+    inserirEntregas: (entregas: Prisma.EntregaCreateManyInput[], tx: Tx) =>
+      entregas.length === 0 ? Promise.resolve() : tx.entrega.createMany({ data: entregas }),
+
+    async inserirNaOutbox(mensagens: OutboxMessage[], tx: Tx): Promise<void> {
+      if (mensagens.length === 0) return;
+      const { text, values } = outboxInsert(mensagens);
+      await tx.$executeRawUnsafe(text, ...values);
+    },
+
+    /** +1 in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
+    async contar(campo: 'eventos' | 'recusados', instante: Date, cliente: DbClient = db): Promise<void> {
+      const hora = horaDe(instante);
+      const fatia = Math.floor(Math.random() * FATIAS);
+      if (campo === 'eventos')
+        await cliente.$executeRaw`
+          insert into resumo_por_hora (hora, fatia, eventos) values (${hora}, ${fatia}, 1)
+          on conflict (hora, fatia) do update set eventos = resumo_por_hora.eventos + 1`;
+      else
+        await cliente.$executeRaw`
+          insert into resumo_por_hora (hora, fatia, recusados) values (${hora}, ${fatia}, 1)
+          on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
+    },
+
+    buscarChave: (escopo: string, chave: string, cliente: DbClient = db): Promise<ChaveGuardada | null> =>
+      cliente.chaveDeIdempotencia.findUnique({
+        where: { escopo_chave: { escopo, chave } },
+        select: { impressao: true, eventoId: true, criadaEm: true },
+      }),
+
+    /**
+     * Claims the key first thing in the publication's transaction: a concurrent request with the
+     * same key waits here on the primary key until this one commits, then fails with P2002.
+     * A key older than `vencidaAntesDe` no longer counts and is replaced.
+     */
+    async guardarChave(
+      chave: { escopo: string; chave: string; impressao: string; eventoId: string; criadaEm: Date },
+      vencidaAntesDe: Date,
+      tx: Tx,
+    ): Promise<void> {
+      await tx.chaveDeIdempotencia.deleteMany({
+        where: { escopo: chave.escopo, chave: chave.chave, criadaEm: { lt: vencidaAntesDe } },
+      });
+      await tx.chaveDeIdempotencia.create({ data: chave });
+    },
+
+    inserirRecusado: (data: Prisma.EventoRecusadoUncheckedCreateInput, cliente: DbClient = db) =>
+      cliente.eventoRecusado.create({ data, select: { id: true } }),
+  };
+}
+export type PublicacaoRepository = ReturnType<typeof publicacaoRepository>;

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import type { Guards } from '@hub/auth';
+import { ApiRouter, badRequest, forbidden, idParams } from '@hub/http';
+import { currentRequestId } from '@hub/log';
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import type { CacheDeLeitura } from '../../cache';
+import type { Aplicativo } from '../../generated/prisma/client';
+import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
+import { type EventoCriar, eventoCriar, eventoDetalhadoSchema } from '../eventos/eventos.schemas';
+import { type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
+import { type Idempotencia, isRecusa, type PublicacaoService, type Publicador } from './publicacao.service';
+import type { RegistrarRecusa, Remetente } from './recusas';
+import { textoDoMembro } from './texto-json';
+
+const refusals = {
+  403: 'the application is not registered, is switched off, or does not own the event type',
+  409: 'the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada)',
+  422: 'the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body',
+};
+
+/** IETF httpapi idempotency-key draft: a Structured Field string; a bare token is accepted too. */
+const CHAVE = /^[\x20-\x7e]{1,255}$/;
+
+function chaveDeIdempotencia(req: Request): string | undefined {
+  const valor = req.get('idempotency-key');
+  if (valor === undefined) return undefined;
+  const chave = valor.length >= 2 && valor.startsWith('"') && valor.endsWith('"') ? valor.slice(1, -1) : valor;
+  if (!CHAVE.test(chave))
+    throw badRequest('chave_de_idempotencia_invalida', 'Idempotency-Key must be 1 to 255 printable ASCII characters');
+  return chave;
+}
+
+/** dados exactly as the client wrote it: cut from the raw body, so no digit is lost to a double. */
+function dadosComoEnviados(req: Request, corpo: EventoCriar): string {
+  const texto = req.rawBody?.toString('utf8').replace(/^\uFEFF/, '');
+  return (texto && textoDoMembro(texto, 'dados')) ?? JSON.stringify(corpo.dados);
+}
+
+const impressao = (req: Request) =>
+  createHash('sha256')
+    .update(req.rawBody ?? JSON.stringify(req.body ?? null))
+    .digest('hex');
+
+function responder(res: Response, status: number, evento: EventoDetalhadoTexto): void {
+  res.status(status).type('application/json').send(jsonDoDetalhado(evento));
+}
+
+/** Who is publishing, as far as the request has told so far (for a refusal's record). */
+const remetente = (req: Request, res: Response): Remetente => ({
+  clientId: req.aplicativo?.sub ?? null,
+  aplicativoId: (res.locals.aplicativoId as string | undefined) ?? null,
+  email: req.usuario?.email ?? null,
+});
+
+export interface PublicacaoRoutesDeps {
+  service: PublicacaoService;
+  aplicativos: AplicativosRepository;
+  /** Applications by client id, dropped when an application changes. */
+  aplicativosEmCache?: CacheDeLeitura<Aplicativo | null>;
+  registrarRecusa: RegistrarRecusa;
+  guards: Guards;
+}
+
+/** POST /eventos and GET /eventos/{id} (applications), POST /evento and GET /evento/{id} (the panel). */
+export function publicacaoRoutes({
+  service,
+  aplicativos,
+  aplicativosEmCache,
+  registrarRecusa,
+  guards,
+}: PublicacaoRoutesDeps): ApiRouter {
+  async function aplicativoDoToken(req: Request, res: Response) {
+    const clientId = req.aplicativo!.sub;
+    const carregar = () => aplicativos.buscarPorClientId(clientId);
+    const aplicativo = await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar());
+    if (!aplicativo)
+      throw forbidden(`the application ${clientId} is not registered in the hub`, 'aplicativo_nao_registrado');
+    res.locals.aplicativoId = aplicativo.id;
+    if (!aplicativo.ativo) throw forbidden(`the application ${clientId} is switched off`, 'aplicativo_inativo');
+    return aplicativo;
+  }
+
+  async function publicar(req: Request, res: Response, corpo: EventoCriar, publicador: Publicador, escopo: string) {
+    const chave = chaveDeIdempotencia(req);
+    const idempotencia: Idempotencia | undefined = chave ? { escopo, chave, impressao: impressao(req) } : undefined;
+    const evento = await service.publicar({
+      corpo,
+      dadosTexto: dadosComoEnviados(req, corpo),
+      publicador,
+      idempotencia,
+      requestId: currentRequestId() ?? null,
+    });
+    responder(res, 201, evento);
+  }
+
+  const router = new ApiRouter()
+    .route(
+      {
+        method: 'post',
+        path: '/eventos',
+        summary: 'Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured',
+        tag: 'Eventos',
+        ...guards.application(),
+        body: eventoCriar,
+        response: eventoDetalhadoSchema,
+        status: 201,
+        refusals,
+      },
+      async ({ req, res, body }) => {
+        const aplicativo = await aplicativoDoToken(req, res);
+        await publicar(req, res, body, { aplicativoId: aplicativo.id }, `aplicativo:${aplicativo.id}`);
+      },
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/eventos/:id',
+        summary: 'One event of the application of the token, with its data and deliveries',
+        tag: 'Eventos',
+        ...guards.application(),
+        params: idParams,
+        response: eventoDetalhadoSchema,
+        refusals: { 403: 'the application is not registered or is switched off' },
+      },
+      async ({ req, res, params }) => {
+        const aplicativo = await aplicativoDoToken(req, res);
+        responder(res, 200, await service.buscarDoAplicativo(params.id, aplicativo.id));
+      },
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/evento',
+        summary: 'Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured',
+        tag: 'Evento',
+        ...guards.permission('monitoramento', 'criar'),
+        body: eventoCriar,
+        response: eventoDetalhadoSchema,
+        status: 201,
+        refusals,
+      },
+      async ({ req, res, body }) => {
+        const email = req.usuario!.email;
+        await publicar(req, res, body, { email }, `usuario:${email}`);
+      },
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/evento/:id',
+        summary: 'One event with its data, delivery counters and deliveries',
+        tag: 'Evento',
+        ...guards.permission('monitoramento', 'ler'),
+        params: idParams,
+        response: eventoDetalhadoSchema,
+      },
+      async ({ res, params }) => {
+        responder(res, 200, await service.buscar(params.id));
+      },
+    );
+
+  // Every refusal of a publication (401 aside) is stored before the error handler answers it.
+  const guardarRecusa: ErrorRequestHandler = (error, req, res, next) => {
+    if (req.method !== 'POST' || !isRecusa(error)) return next(error);
+    void quemEnviou(req, res)
+      .then((enviou) => registrarRecusa({ erro: error, corpo: req.rawBody, valor: req.body, remetente: enviou }))
+      .finally(() => next(error));
+  };
+  /** A body refused before the handler ran leaves the application unknown: found by its client id. */
+  async function quemEnviou(req: Request, res: Response): Promise<Remetente> {
+    const enviou = remetente(req, res);
+    if (enviou.clientId && !enviou.aplicativoId)
+      enviou.aplicativoId = (await aplicativos.buscarPorClientId(enviou.clientId).catch(() => null))?.id ?? null;
+    return enviou;
+  }
+  router.router.use(guardarRecusa);
+  return router;
+}
