@@ -4,8 +4,49 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { addKey, generateKey, type KeySet, publicJwks, signersOf, signWebhook } from '@hub/signing';
+import { generateKeyPairSync, type KeyObject, randomUUID, sign as ed25519 } from 'node:crypto';
 import { createVerifier, type VerificationErrorCode, WebhookVerificationError } from './index';
+
+// Signed with node:crypto as the hub signs (a dependency on @hub/signing would be a workspace cycle).
+interface Key {
+  kid: string;
+  privateKey: KeyObject;
+  jwk: { kty: string; crv: string; x: string; kid: string; use: string; alg: string };
+}
+interface KeySet {
+  keys: Key[];
+}
+function generateKey(): Key {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const kid = randomUUID();
+  return {
+    kid,
+    privateKey,
+    jwk: {
+      ...(publicKey.export({ format: 'jwk' }) as { kty: string; crv: string; x: string }),
+      kid,
+      use: 'sig',
+      alg: 'EdDSA',
+    },
+  };
+}
+const publicJwks = (set: KeySet) => ({ keys: set.keys.map((k) => k.jwk) });
+function addKey(set: KeySet): { set: KeySet; key: Key } {
+  const key = generateKey();
+  return { set: { keys: [key, ...set.keys] }, key };
+}
+function signWebhook(message: { id: string; body: string; timestamp?: number }, set: KeySet): Record<string, string> {
+  const timestamp = message.timestamp ?? Math.floor(Date.now() / 1000);
+  const content = Buffer.from(`${message.id}.${timestamp}.${message.body}`);
+  return {
+    'webhook-id': message.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': set.keys
+      .map((k) => `v1a,${ed25519(null, content, k.privateKey).toString('base64')}`)
+      .join(' '),
+    'webhook-key-id': set.keys.map((k) => k.kid).join(' '),
+  };
+}
 
 /** The hub's GET /.well-known/jwks.json: a real HTTP server whose keys can change; counts its hits. */
 let keys: KeySet;
@@ -25,7 +66,7 @@ beforeEach(async () => {
 afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const body = JSON.stringify({ id: 'evt-1', tipo: 'pedido.criado', dados: { total_centavos: 1990 } });
-const sign = (set: KeySet, timestamp?: number, id = 'msg_1') => signWebhook({ id, body, timestamp }, signersOf(set));
+const sign = (set: KeySet, timestamp?: number, id = 'msg_1') => signWebhook({ id, body, timestamp }, set);
 const codeOf = (promise: Promise<unknown>): Promise<VerificationErrorCode | 'resolved'> =>
   promise.then(
     () => 'resolved' as const,
