@@ -121,7 +121,7 @@ describe('createVerifier', () => {
     await verifier.verify(sign(keys), body);
     const { set, key } = addKey(keys);
     const both = sign(set);
-    expect(both['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(both['webhook-signature']!.split(' ')).toHaveLength(2);
     // The cached JWKS holds only the old key: the old key's signature verifies without a refetch.
     expect((await verifier.verifyDelivery(both, body)).kid).toBe(keys.keys[0]!.kid);
     expect(hits).toBe(1);
