@@ -1,4 +1,3 @@
-export * from './base64';
 export * from './headers';
 export * from './key-file';
 export * from './keys';

@@ -1,5 +1,6 @@
 import { type KeyObject, sign } from 'node:crypto';
-import { SIGNATURE_VERSION, type WebhookHeaders } from './headers';
+import { SIGNATURE_VERSION } from '@hub/webhook-verifier';
+import type { WebhookHeaders } from './headers';
 
 /** A private key that signs deliveries, named by the `kid` the JWKS publishes. */
 export interface Signer {

@@ -1,17 +1,16 @@
 import { createHttpApp, problemHandler } from '@hub/http';
 import type { Logger } from '@hub/log';
+import type { WebhookVerifier } from '@hub/webhook-verifier';
 import express, { type Express } from 'express';
 import { RecebidosStore } from './features/webhooks/recebidos.store';
 import { webhooksRoutes } from './features/webhooks/webhooks.routes';
 import { webhooksService } from './features/webhooks/webhooks.service';
-import type { JwksProvider } from './jwks';
 
 export interface DemoReceiverDeps {
   logger: Logger;
-  /** The hub's public keys (createJwksSource in main). */
-  jwks: JwksProvider;
+  /** Verifies deliveries against the hub's JWKS (createVerifier of @hub/webhook-verifier, in main). */
+  verifier: WebhookVerifier;
   store?: RecebidosStore;
-  toleranceSeconds?: number;
 }
 
 export const WEBHOOK_BODY_LIMIT = '1mb';
@@ -22,17 +21,16 @@ export const WEBHOOK_BODY_LIMIT = '1mb';
  */
 export function createApp(deps: DemoReceiverDeps): Express {
   const service = webhooksService({
-    jwks: deps.jwks,
+    verifier: deps.verifier,
     store: deps.store ?? new RecebidosStore(),
     logger: deps.logger,
-    toleranceSeconds: deps.toleranceSeconds,
   });
   const frame = createHttpApp({
     service: 'demo-receiver',
     logger: deps.logger,
     routers: [webhooksRoutes(service)],
     // Ready once the keys that verify deliveries can be had (cached after the first fetch).
-    readiness: { jwks: () => deps.jwks.current() },
+    readiness: { jwks: () => deps.verifier.jwks() },
   });
 
   const app = express();

@@ -1,5 +1,4 @@
-// Portable base64 helpers (atob/btoa exist in Node ≥16, browsers, Deno, Bun and edge runtimes), so
-// the verifier needs no Buffer.
+// atob exists in Node ≥16, browsers, Deno, Bun and edge runtimes, so no Buffer is needed.
 
 /** Decodes standard or URL-safe base64, with or without padding; undefined when it is not base64. */
 export function decodeBase64(text: string): Uint8Array | undefined {
@@ -17,10 +16,4 @@ export function decodeBase64(text: string): Uint8Array | undefined {
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
-}
-
-export function encodeBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
 }

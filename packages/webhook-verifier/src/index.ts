@@ -1,0 +1,30 @@
+export {
+  InvalidPayloadError,
+  InvalidSignatureError,
+  InvalidTimestampError,
+  JwksUnavailableError,
+  MissingHeaderError,
+  NoSignatureError,
+  TimestampInFutureError,
+  TimestampTooOldError,
+  UnknownKeyError,
+  type VerificationErrorCode,
+  WebhookVerificationError,
+} from './errors.js';
+export {
+  type HeaderSource,
+  SIGNATURE_VERSION,
+  WEBHOOK_ID,
+  WEBHOOK_KEY_ID,
+  WEBHOOK_SIGNATURE,
+  WEBHOOK_TIMESTAMP,
+} from './headers.js';
+export type { Jwk, Jwks } from './keys.js';
+export {
+  createVerifier,
+  type FetchLike,
+  type VerifiedDelivery,
+  type VerifierOptions,
+  type WebhookVerifier,
+} from './verifier.js';
+export { type RawBody, type VerifiedSignature, type VerifyOptions, verifyWithKeys } from './verify.js';
