@@ -59,7 +59,7 @@ async function queueWithDeadLetters(what: string, options: { quorum?: { delivery
   const dead = async () => {
     for (let tries = 0; tries < 1500; tries += 1) {
       // The poison test cuts the connection again and again: a look during a cut is tried again.
-      const message = await broker.withChannel(async (ch) => ch.get(mortas, { noAck: true })).catch(() => false);
+      const message = await broker.withChannel(async (ch) => ch.get(mortas, { noAck: true })).catch(() => undefined);
       if (message) return message;
       await new Promise((r) => setTimeout(r, 10));
     }
