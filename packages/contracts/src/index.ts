@@ -114,21 +114,19 @@ export async function declareConsumingQueue(
 /**
  * Unbinds a queue of the earlier names, so it gathers nothing more (its successor is bound by
  * then, so every new message reaches the successor), and deletes it once empty with no consumer.
- * Runs last: a missing queue closes the channel, which ends the retirement and nothing else.
+ * It is asserted with its old arguments rather than checked: a check of a missing queue would
+ * close the channel, which callers go on using after this topology.
  */
 async function retireLegacyQueues(channel: Channel): Promise<void> {
-  try {
-    for (const [queue, exchange] of [
-      [LEGACY_QUEUES[0], EXCHANGES.identidade],
-      [LEGACY_QUEUES[1], EXCHANGES.identidade],
-      [LEGACY_QUEUES[2], EXCHANGES.eventosDaPlataforma],
-    ] as const) {
-      const { messageCount, consumerCount } = await channel.checkQueue(queue);
-      await channel.unbindQueue(queue, exchange, '#');
-      if (messageCount === 0 && consumerCount === 0) await channel.deleteQueue(queue); // quorum queues refuse if-empty; new messages reach the successor since the unbind
-    }
-  } catch {
-    // The queue is gone (a new machine, or retired already) or holds messages still: nothing to do.
+  for (const [queue, exchange] of [
+    [LEGACY_QUEUES[0], EXCHANGES.identidade],
+    [LEGACY_QUEUES[1], EXCHANGES.identidade],
+    [LEGACY_QUEUES[2], EXCHANGES.eventosDaPlataforma],
+  ] as const) {
+    const { messageCount, consumerCount } = await channel.assertQueue(queue, quorumQueue());
+    await channel.unbindQueue(queue, exchange, '#');
+    // Quorum queues refuse if-empty; a message arriving now was routed to the successor as well.
+    if (messageCount === 0 && consumerCount === 0) await channel.deleteQueue(queue);
   }
 }
 
