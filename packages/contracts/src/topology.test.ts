@@ -22,24 +22,28 @@ describe('Internal topology', () => {
     await broker.withChannel(declareInternalTopology);
     await broker.withChannel(declareInternalTopology);
     await expect(broker.withChannel((ch) => ch.checkQueue(LEGACY_QUEUES[0]))).rejects.toThrow(/NOT_FOUND/);
-    // A rejected message of the new queue rests in its dead-letter queue.
-    await broker.publish(EXCHANGES.identidade, 'colaborador.sincronizado', Buffer.from('{}'));
-    const message = await broker.withChannel(async (ch) => {
-      for (;;) {
-        const got = await ch.get(QUEUES.acessoColaboradores);
-        if (got) return got;
-      }
-    });
-    await broker.withChannel(async (ch) => {
-      const got = await ch.get(QUEUES.acessoColaboradores);
-      if (got) ch.nack(got, false, false);
-      return ch.checkQueue(QUEUES.acessoColaboradores);
-    });
-    expect(message.content.toString()).toBe('{}');
-    await broker.withChannel(async (ch) => {
-      await ch.purgeQueue(QUEUES.funcaoColaboradores);
-      await ch.purgeQueue(`${QUEUES.acessoColaboradores}.mortas`);
-    });
+    // A rejected message of the new queue rests in its dead-letter queue. Other test files publish
+    // to the same exchange, so the message is told apart by its body.
+    const body = `{"marca":"${process.pid}.${Date.now()}"}`;
+    await broker.publish(EXCHANGES.identidade, 'colaborador.sincronizado', Buffer.from(body));
+    const take = (queue: string, reject: boolean) =>
+      broker.withChannel(async (ch) => {
+        for (;;) {
+          const got = await ch.get(queue);
+          if (!got) continue;
+          if (got.content.toString() !== body) ch.ack(got);
+          else {
+            if (reject) ch.nack(got, false, false);
+            else ch.ack(got);
+            return got;
+          }
+        }
+      });
+    await take(QUEUES.acessoColaboradores, true);
+    const morta = await take(`${QUEUES.acessoColaboradores}.mortas`, false);
+    expect(morta.properties.headers?.['x-death']).toEqual([
+      expect.objectContaining({ queue: QUEUES.acessoColaboradores, reason: 'rejected' }),
+    ]);
   });
 
   it('When a consuming queue exists with other arguments, then the declaration fails with a message that says what to do', async () => {
