@@ -1,22 +1,40 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@hub/log';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
-
-/** A message that can never be handled (not JSON, breaks its schema): rejected, never requeued. */
-export class InvalidMessageError extends Error {
-  override name = 'InvalidMessageError';
-}
+import {
+  classifyFailure,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_RETRY_DELAYS_MS,
+  type RetryPolicy,
+  retryDelay,
+} from './failure';
 
 /** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
 export type Topology = (channel: Channel) => Promise<void>;
 
+/**
+ * Where failed messages wait before their next attempt: a headers exchange routing on DELAY_HEADER
+ * to one queue per delay step (`hub.novas-tentativas.<ms>ms`), whose TTL dead-letters them through
+ * the default exchange with their routing key, the name of the queue they came from. Shared by every
+ * consumer of the virtual host, so no queue of a consumer needs companions of its own.
+ */
+export const RETRY_EXCHANGE = 'hub.novas-tentativas';
+export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms`;
+/** The attempt a delivery is (absent on the first); on a dead-lettered message, the attempt that failed last. */
+export const ATTEMPT_HEADER = 'hub-tentativa';
+/** Headers exchanges ignore headers that start with `x-`, hence the name. */
+export const DELAY_HEADER = 'hub-atraso-ms';
+
 export interface ConsumeOptions {
   prefetch?: number;
   /**
-   * What happens to a message whose handler threw: 'requeue' puts it back (after a pause, so a
-   * failing dependency is not hammered); 'reject' drops it to the queue's dead-letter exchange.
+   * 'reject' makes every failure final (dead-lettered at once); 'requeue', the default, classifies
+   * failures: final ones are dead-lettered, the others retried with backoff up to `retry.maxAttempts`.
    */
   onFailure?: 'requeue' | 'reject';
+  /** Failures the consumer knows can never succeed (e.g. data the database refuses): dead-lettered at once. */
+  isFinal?: (error: unknown) => boolean;
+  retry?: RetryPolicy;
 }
 
 export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
@@ -231,6 +249,7 @@ export class Broker extends EventEmitter {
     // whole connection went, the reconnection restarts every consumer instead.
     channel.on('close', () => this.restartConsumer(consumer, connection, channel));
     await channel.prefetch(consumer.options.prefetch ?? 10);
+    await this.onChannel(connection, this.declareRetrySteps(consumer));
     consumer.channel = channel;
     const reply = await channel.consume(consumer.queue, (message) => {
       if (!message) {
@@ -272,9 +291,12 @@ export class Broker extends EventEmitter {
   }
 
   /**
-   * Runs the handler, then acks. A failure is nacked (requeued after a pause, or dead-lettered).
-   * If the channel closed meanwhile, ack and nack are impossible and unnecessary: the broker
-   * redelivers every unacknowledged message of a closed channel.
+   * Runs the handler, then acks. A final failure, or one that used up its attempts, is nacked without
+   * requeue (to the queue's dead-letter exchange). A retryable one is published again to the delay
+   * queue of its step, with its attempt in a header, and only then acked: the wait happens in
+   * RabbitMQ, not in this consumer's prefetch, so the other messages of the queue keep flowing and a
+   * crash during the wait loses nothing. If the channel closed meanwhile, ack and nack are impossible
+   * and unnecessary: the broker redelivers every unacknowledged message of a closed channel.
    */
   private async handle(channel: Channel, consumer: Consumer, message: ConsumeMessage): Promise<void> {
     let failure: unknown;
@@ -282,18 +304,104 @@ export class Broker extends EventEmitter {
       await consumer.handler(message);
     } catch (error) {
       failure = error;
-      this.logger.error(
-        { err: error, queue: consumer.queue, redelivered: message.fields.redelivered },
-        'message handler failed',
-      );
     }
     if (failure === undefined) {
       channel.ack(message);
-    } else if (consumer.options.onFailure === 'reject' || failure instanceof InvalidMessageError) {
+      return;
+    }
+    const { options, queue } = consumer;
+    const attempt = attemptOf(message);
+    const maxAttempts = options.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    const final = options.onFailure === 'reject' || classifyFailure(failure, options.isFinal) === 'final';
+    const context = { err: failure, queue, attempt, redelivered: message.fields.redelivered };
+    if (final || attempt >= maxAttempts) {
+      this.logger.error(
+        context,
+        final
+          ? 'message handler failed for good; dead-lettered'
+          : 'message handler failed on its last attempt; dead-lettered',
+      );
       channel.nack(message, false, false);
-    } else {
+      return;
+    }
+    const delay = retryDelay(attempt + 1, options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+    this.logger.warn({ ...context, retry_in_ms: delay.expirationMs }, 'message handler failed; will retry');
+    try {
+      await this.publish(RETRY_EXCHANGE, queue, message.content, {
+        ...retryProperties(message),
+        expiration: String(delay.expirationMs),
+        headers: { ...retryHeaders(message), [ATTEMPT_HEADER]: attempt + 1, [DELAY_HEADER]: String(delay.stepMs) },
+      });
+    } catch (error) {
+      // The delay queue could not take it: back to the queue after a pause, so a failing dependency
+      // is not hammered; the attempt is not counted, which the delivery limit of quorum queues bounds.
+      this.logger.warn({ err: error, queue }, 'could not schedule the retry; requeueing after a pause');
       await new Promise((resolve) => setTimeout(resolve, 1000));
       channel.nack(message, false, true);
+      return;
     }
+    channel.ack(message);
   }
+
+  /** The delay exchange and the queue of every step of the consumer's policy. Idempotent. */
+  private declareRetrySteps(consumer: Consumer): Topology {
+    return async (channel) => {
+      await channel.assertExchange(RETRY_EXCHANGE, 'headers', { durable: true });
+      for (const stepMs of new Set(consumer.options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS)) {
+        const queue = retryQueueName(stepMs);
+        await channel.assertQueue(queue, {
+          durable: true,
+          arguments: { 'x-message-ttl': stepMs, 'x-dead-letter-exchange': '' },
+        });
+        await channel.bindQueue(queue, RETRY_EXCHANGE, '', { 'x-match': 'all', [DELAY_HEADER]: String(stepMs) });
+      }
+    };
+  }
+}
+
+/** 1 for a first delivery; the header counts the attempts made through the delay queues. */
+function attemptOf(message: ConsumeMessage): number {
+  const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER]);
+  return Number.isInteger(attempt) && attempt > 1 ? attempt : 1;
+}
+
+/**
+ * The original's headers without the dead-lettering history: RabbitMQ reads x-death to detect
+ * dead-letter cycles and would drop a message that went round the same delay queue twice.
+ */
+function retryHeaders(message: ConsumeMessage): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(message.properties.headers ?? {}).filter(
+      ([key]) => !/^x-(death|first-death-|last-death-|delivery-count)/.test(key),
+    ),
+  );
+}
+
+/** The original's properties that describe the message (not its delivery), set ones only. */
+function retryProperties(message: ConsumeMessage): Options.Publish {
+  const {
+    contentType,
+    contentEncoding,
+    deliveryMode,
+    priority,
+    correlationId,
+    replyTo,
+    messageId,
+    timestamp,
+    type,
+    appId,
+  } = message.properties;
+  const properties = {
+    contentType,
+    contentEncoding,
+    deliveryMode,
+    priority,
+    correlationId,
+    replyTo,
+    messageId,
+    timestamp,
+    type,
+    appId,
+  };
+  return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== undefined)) as Options.Publish;
 }

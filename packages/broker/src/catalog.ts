@@ -1,6 +1,7 @@
 import type { ConsumeMessage } from 'amqplib';
 import type { z } from 'zod';
-import { type Broker, type ConsumeOptions, InvalidMessageError } from './broker';
+import type { Broker, ConsumeOptions } from './broker';
+import { InvalidMessageError } from './failure';
 
 /** A message kind: where it is published and what its body must look like. */
 export interface MessageDefinition<S extends z.ZodType> {

@@ -88,10 +88,12 @@ export const trabalhoDeEntrega = defineMessage({
 });
 export type TrabalhoDeEntrega = z.infer<typeof trabalhoDeEntrega.schema>;
 
+// `.v2`: the queues declared before these had no dead-lettering, and RabbitMQ refuses to redeclare
+// a queue with other arguments (docs/decisions.md, "Queues with dead letters").
 export const QUEUES = {
-  acessoColaboradores: 'access.colaboradores',
-  funcaoColaboradores: 'function.colaboradores',
-  hubEventosDaPlataforma: 'hub-api.eventos-da-plataforma',
+  acessoColaboradores: 'access.colaboradores.v2',
+  funcaoColaboradores: 'function.colaboradores.v2',
+  hubEventosDaPlataforma: 'hub-api.eventos-da-plataforma.v2',
   entregas: 'delivery-worker.entregas',
 } as const;
 
@@ -105,6 +107,65 @@ export async function declareDeliveryTopology(channel: Channel): Promise<void> {
   await channel.bindQueue(QUEUES.entregas, EXCHANGES.entregas, trabalhoDeEntrega.routingKey);
 }
 
+/** The names the queues had before dead-lettering: retired by declareInternalTopology once empty. */
+export const LEGACY_QUEUES = [
+  'access.colaboradores',
+  'function.colaboradores',
+  'hub-api.eventos-da-plataforma',
+] as const;
+
+/** Deliveries (crashes before the ack) after which a message is dead-lettered instead of delivered again. */
+export const DELIVERY_LIMIT = 10;
+
+/** The dead-letter exchange and queue of a consuming queue: where its final failures rest. */
+export const deadLetters = (queue: string) => `${queue}.mortas`;
+
+/**
+ * A consuming queue of the platform, idempotently: a quorum queue with a delivery limit that
+ * dead-letters to `<queue>.mortas` (a fanout exchange and a durable quorum queue), bound to its exchange.
+ */
+export async function declareConsumingQueue(
+  channel: Channel,
+  queue: string,
+  exchange: string,
+  routingKey: string,
+): Promise<void> {
+  const mortas = deadLetters(queue);
+  await channel.assertExchange(mortas, 'fanout', { durable: true });
+  await channel.assertQueue(mortas, quorumQueue());
+  await channel.bindQueue(mortas, mortas, '');
+  try {
+    await channel.assertQueue(queue, quorumQueue({ deadLetterExchange: mortas, deliveryLimit: DELIVERY_LIMIT }));
+  } catch (error) {
+    if ((error as { code?: number }).code !== 406) throw error;
+    throw new Error(
+      `queue ${queue} exists with other arguments than dead-lettering to ${mortas} with x-delivery-limit ` +
+        `${DELIVERY_LIMIT}; drain and delete it, or see docs/decisions.md ("Queues with dead letters")`,
+      { cause: error },
+    );
+  }
+  await channel.bindQueue(queue, exchange, routingKey);
+}
+
+/**
+ * Unbinds a queue of the earlier names, so it gathers nothing more (its successor is bound by
+ * then, so every new message reaches the successor), and deletes it once empty with no consumer.
+ * It is asserted with its old arguments rather than checked: a check of a missing queue would
+ * close the channel, which callers go on using after this topology.
+ */
+async function retireLegacyQueues(channel: Channel): Promise<void> {
+  for (const [queue, exchange] of [
+    [LEGACY_QUEUES[0], EXCHANGES.identidade],
+    [LEGACY_QUEUES[1], EXCHANGES.identidade],
+    [LEGACY_QUEUES[2], EXCHANGES.eventosDaPlataforma],
+  ] as const) {
+    const { messageCount, consumerCount } = await channel.assertQueue(queue, quorumQueue());
+    await channel.unbindQueue(queue, exchange, '#');
+    // Quorum queues refuse if-empty; a message arriving now was routed to the successor as well.
+    if (messageCount === 0 && consumerCount === 0) await channel.deleteQueue(queue);
+  }
+}
+
 /** Exchanges and the durable queues of the platform's internal messages. Idempotent. */
 export async function declareInternalTopology(channel: Channel): Promise<void> {
   await channel.assertExchange(EXCHANGES.identidade, 'topic', { durable: true });
@@ -115,9 +176,9 @@ export async function declareInternalTopology(channel: Channel): Promise<void> {
     [QUEUES.funcaoColaboradores, EXCHANGES.identidade, '#'],
     [QUEUES.hubEventosDaPlataforma, EXCHANGES.eventosDaPlataforma, '#'],
   ] as const) {
-    await channel.assertQueue(queue, quorumQueue());
-    await channel.bindQueue(queue, exchange, key);
+    await declareConsumingQueue(channel, queue, exchange, key);
   }
+  await retireLegacyQueues(channel);
 }
 
 export const AREAS = ['aplicativos', 'colaboradores', 'configuracoes', 'monitoramento'] as const;

@@ -7,7 +7,8 @@ export type AoSincronizar = (message: ColaboradorSincronizado, applied: boolean)
 
 /**
  * Consumes the identity service's collaborator synchronisation. A message that breaks its schema
- * is rejected without requeue (to the queue's dead-letter exchange, when it has one).
+ * or whose data the database refuses is rejected without requeue (to the queue's dead-letter
+ * exchange, when it has one); an unreachable database means another try later, with backoff.
  */
 export function consumeColaboradores(
   broker: Broker,
@@ -15,8 +16,24 @@ export function consumeColaboradores(
   sincronizacao: SincronizacaoService,
   aoSincronizar?: AoSincronizar,
 ): Promise<void> {
-  return consumeMessages(broker, queue, colaboradorSincronizado, async (message) => {
-    const applied = await sincronizacao.sincronizar(message);
-    aoSincronizar?.(message, applied);
-  });
+  return consumeMessages(
+    broker,
+    queue,
+    colaboradorSincronizado,
+    async (message) => {
+      const applied = await sincronizacao.sincronizar(message);
+      aoSincronizar?.(message, applied);
+    },
+    { isFinal: dadosRecusados },
+  );
+}
+
+/**
+ * The database refused the message's data (SQLSTATE class 22, data exception, e.g. a NUL in a text;
+ * or 23, an integrity violation): trying again cannot help, so the message is dead-lettered at once.
+ */
+export function dadosRecusados(error: unknown): boolean {
+  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } })?.meta;
+  const sqlState = meta?.driverAdapterError?.cause?.originalCode;
+  return typeof sqlState === 'string' && /^2[23]/.test(sqlState);
 }

@@ -150,4 +150,30 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
     }));
     expect(filas).toEqual({ sync: 0, mortas: 0 });
   });
+
+  it('When the database refuses the data of a message (a NUL in the name), then it goes to the dead-letter exchange once instead of being retried forever', async () => {
+    const termoauthId = uniqueName('t-nul');
+    await publishMessage(broker, colaboradorSincronizado, {
+      termoauth_id: termoauthId,
+      email: 'nul@empresa.com.br',
+      nome: 'Nu\u0000l',
+      funcao_id: null,
+      ativo: true,
+      removido: false,
+      versao: 1,
+      ocorrido_em: new Date().toISOString(),
+    });
+    const morta = await waitFor(
+      () =>
+        broker.withChannel(async (channel) => {
+          const message = await channel.get(deadLetters, { noAck: true });
+          return message || undefined;
+        }),
+      { what: 'the refused message on the dead-letter queue' },
+    );
+    expect(JSON.parse(morta.content.toString()).termoauth_id).toBe(termoauthId);
+    const deaths = (morta.properties.headers?.['x-death'] ?? []) as { queue: string; reason: string; count: number }[];
+    expect(deaths).toEqual([expect.objectContaining({ queue: syncQueue, reason: 'rejected', count: 1 })]);
+    expect(processados.some((p) => p.message.termoauth_id === termoauthId)).toBe(false);
+  });
 });

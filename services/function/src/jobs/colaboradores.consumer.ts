@@ -5,8 +5,9 @@ import type { ColaboradoresRepository } from '../features/colaboradores/colabora
 
 /**
  * Keeps the projection of the identity service's collaborators from its `colaborador.sincronizado`
- * messages. A message is acked once applied; a database failure puts it back for another try; a
- * message that breaks its schema is rejected for good.
+ * messages. A message is acked once applied; a database that is unreachable means another try later
+ * (with backoff); a message that breaks its schema, or whose data the database refuses, goes to the
+ * queue's dead-letter exchange.
  */
 export function consumeColaboradores(
   broker: Broker,
@@ -28,6 +29,16 @@ export function consumeColaboradores(
       );
       onApplied?.(mensagem, changed);
     },
-    { prefetch: 50 },
+    { prefetch: 50, isFinal: dadosRecusados },
   );
+}
+
+/**
+ * The database refused the message's data (SQLSTATE class 22, data exception, e.g. a NUL in a text;
+ * or 23, an integrity violation): trying again cannot help, so the message is dead-lettered at once.
+ */
+export function dadosRecusados(error: unknown): boolean {
+  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } })?.meta;
+  const sqlState = meta?.driverAdapterError?.cause?.originalCode;
+  return typeof sqlState === 'string' && /^2[23]/.test(sqlState);
 }

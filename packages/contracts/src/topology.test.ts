@@ -1,0 +1,61 @@
+import { Broker } from '@hub/broker';
+import { createLogger } from '@hub/log';
+import { declareConsumingQueue, declareInternalTopology, EXCHANGES, LEGACY_QUEUES, QUEUES } from './index';
+
+const RABBITMQ_URL = process.env.RABBITMQ_URL;
+if (!RABBITMQ_URL) throw new Error('RABBITMQ_URL is not set (jest.config.js sets it up for the tests)');
+let broker: Broker;
+beforeEach(async () => {
+  broker = await new Broker(RABBITMQ_URL, createLogger('contracts-test'), { name: 'contracts-test' }).start();
+});
+afterEach(async () => {
+  await broker.close();
+});
+
+describe('Internal topology', () => {
+  it('When the topology is declared twice over a legacy queue without dead letters, then the new queue dead-letters to <queue>.mortas and the legacy one is unbound and deleted once empty', async () => {
+    await broker.withChannel(async (ch) => {
+      await ch.assertExchange(EXCHANGES.identidade, 'topic', { durable: true });
+      await ch.assertQueue(LEGACY_QUEUES[0], { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+      await ch.bindQueue(LEGACY_QUEUES[0], EXCHANGES.identidade, '#');
+    });
+    await broker.withChannel(declareInternalTopology);
+    await broker.withChannel(declareInternalTopology);
+    await expect(broker.withChannel((ch) => ch.checkQueue(LEGACY_QUEUES[0]))).rejects.toThrow(/NOT_FOUND/);
+    // A rejected message of the new queue rests in its dead-letter queue. Other test files publish
+    // to the same exchange, so the message is told apart by its body.
+    const body = `{"marca":"${process.pid}.${Date.now()}"}`;
+    await broker.publish(EXCHANGES.identidade, 'colaborador.sincronizado', Buffer.from(body));
+    const take = (queue: string, reject: boolean) =>
+      broker.withChannel(async (ch) => {
+        for (;;) {
+          const got = await ch.get(queue);
+          if (!got) continue;
+          if (got.content.toString() !== body) ch.ack(got);
+          else {
+            if (reject) ch.nack(got, false, false);
+            else ch.ack(got);
+            return got;
+          }
+        }
+      });
+    await take(QUEUES.acessoColaboradores, true);
+    const morta = await take(`${QUEUES.acessoColaboradores}.mortas`, false);
+    expect(morta.properties.headers?.['x-death']).toEqual([
+      expect.objectContaining({ queue: QUEUES.acessoColaboradores, reason: 'rejected' }),
+    ]);
+  });
+
+  it('When a consuming queue exists with other arguments, then the declaration fails with a message that says what to do', async () => {
+    const queue = `test.contracts.${process.pid}.${Date.now()}`;
+    await broker.withChannel((ch) => ch.assertQueue(queue, { durable: true }));
+    await expect(
+      broker.withChannel((ch) => declareConsumingQueue(ch, queue, EXCHANGES.identidade, '#')),
+    ).rejects.toThrow(/exists with other arguments.*docs\/decisions.md/);
+    await broker.withChannel(async (ch) => {
+      await ch.deleteQueue(queue);
+      await ch.deleteQueue(`${queue}.mortas`);
+      await ch.deleteExchange(`${queue}.mortas`);
+    });
+  });
+});
