@@ -43,3 +43,14 @@ export function transacao<Tx, R>(
 
 /** A search text for Prisma's `contains` (SQL LIKE): its %, _ and \ match themselves, not anything. */
 export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, '\\$&');
+
+/**
+ * The database refused the data itself (SQLSTATE class 22, data exception, e.g. a NUL in a text;
+ * or 23, an integrity violation): trying the same write again cannot help. Consumers treat it as a
+ * final failure, so the message is dead-lettered at once instead of retried.
+ */
+export function dadosRecusados(error: unknown): boolean {
+  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } })?.meta;
+  const sqlState = meta?.driverAdapterError?.cause?.originalCode;
+  return typeof sqlState === 'string' && /^2[23]/.test(sqlState);
+}

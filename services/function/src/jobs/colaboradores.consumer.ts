@@ -1,3 +1,4 @@
+import { dadosRecusados } from '@hub/database';
 import { type Broker, consumeMessages } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado, QUEUES } from '@hub/contracts';
 import type { Logger } from '@hub/log';
@@ -31,14 +32,4 @@ export function consumeColaboradores(
     },
     { prefetch: 50, isFinal: dadosRecusados },
   );
-}
-
-/**
- * The database refused the message's data (SQLSTATE class 22, data exception, e.g. a NUL in a text;
- * or 23, an integrity violation): trying again cannot help, so the message is dead-lettered at once.
- */
-export function dadosRecusados(error: unknown): boolean {
-  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } })?.meta;
-  const sqlState = meta?.driverAdapterError?.cause?.originalCode;
-  return typeof sqlState === 'string' && /^2[23]/.test(sqlState);
 }
