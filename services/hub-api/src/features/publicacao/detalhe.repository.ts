@@ -1,6 +1,7 @@
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
 import { contadoresDosEventos } from '../eventos/contadores.repository';
+import type { LinhaDeEvento } from '../eventos/eventos.repository';
 import type { EntregaDto, EventoDto, Situacao } from '../eventos/eventos.schemas';
 
 /** EventoDetalhado split in two: dados stays the stored JSON text, never parsed into a JS value. */
@@ -10,19 +11,8 @@ export interface EventoDetalhadoTexto {
   entregas: EntregaDto[];
 }
 
-interface LinhaDoEvento {
-  id: string;
-  tipo_de_evento_id: string;
-  tipo_de_evento_nome: string;
-  versao_do_esquema: number;
-  aplicativo_publicador_id: string;
-  aplicativo_publicador_nome: string;
-  entidade_id: string;
-  ocorrido_em: Date;
-  recebido_em: Date;
-  publicado_pelo_email: string | null;
-  dados: string;
-}
+/** The list's row (names joined) with dados as the stored text. */
+type LinhaDoEvento = LinhaDeEvento & { dados: string };
 
 /**
  * GET /evento/{id}, GET /eventos/{id} and the answer of a publication: the event, its dados as the
