@@ -377,31 +377,24 @@ function retryHeaders(message: ConsumeMessage): Record<string, unknown> {
   );
 }
 
+/** The original's properties that describe the message (not its delivery): kept on a retry. */
+const RETRY_PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'deliveryMode',
+  'priority',
+  'correlationId',
+  'replyTo',
+  'messageId',
+  'timestamp',
+  'type',
+  'appId',
+] as const;
+
 /** The original's properties that describe the message (not its delivery), set ones only. */
 function retryProperties(message: ConsumeMessage): Options.Publish {
-  const {
-    contentType,
-    contentEncoding,
-    deliveryMode,
-    priority,
-    correlationId,
-    replyTo,
-    messageId,
-    timestamp,
-    type,
-    appId,
-  } = message.properties;
-  const properties = {
-    contentType,
-    contentEncoding,
-    deliveryMode,
-    priority,
-    correlationId,
-    replyTo,
-    messageId,
-    timestamp,
-    type,
-    appId,
-  };
-  return Object.fromEntries(Object.entries(properties).filter(([, value]) => value !== undefined)) as Options.Publish;
+  const properties = message.properties as Record<(typeof RETRY_PROPERTIES)[number], unknown>;
+  return Object.fromEntries(
+    RETRY_PROPERTIES.flatMap((key) => (properties[key] === undefined ? [] : [[key, properties[key]]])),
+  ) as Options.Publish;
 }
