@@ -107,7 +107,11 @@ export async function declareDeliveryTopology(channel: Channel): Promise<void> {
   await channel.bindQueue(QUEUES.entregas, EXCHANGES.entregas, trabalhoDeEntrega.routingKey);
 }
 
-/** The names the queues had before dead-lettering: retired by declareInternalTopology once empty. */
+/**
+ * The names the queues had before dead-lettering. Starts do not touch them: deleting quorum queues
+ * while another process starting at the same moment declares the topology closed its whole
+ * connection. An operator drains and deletes them once (README, Operations).
+ */
 export const LEGACY_QUEUES = [
   'access.colaboradores',
   'function.colaboradores',
@@ -147,25 +151,6 @@ export async function declareConsumingQueue(
   await channel.bindQueue(queue, exchange, routingKey);
 }
 
-/**
- * Unbinds a queue of the earlier names, so it gathers nothing more (its successor is bound by
- * then, so every new message reaches the successor), and deletes it once empty with no consumer.
- * It is asserted with its old arguments rather than checked: a check of a missing queue would
- * close the channel, which callers go on using after this topology.
- */
-async function retireLegacyQueues(channel: Channel): Promise<void> {
-  for (const [queue, exchange] of [
-    [LEGACY_QUEUES[0], EXCHANGES.identidade],
-    [LEGACY_QUEUES[1], EXCHANGES.identidade],
-    [LEGACY_QUEUES[2], EXCHANGES.eventosDaPlataforma],
-  ] as const) {
-    const { messageCount, consumerCount } = await channel.assertQueue(queue, quorumQueue());
-    await channel.unbindQueue(queue, exchange, '#');
-    // Quorum queues refuse if-empty; a message arriving now was routed to the successor as well.
-    if (messageCount === 0 && consumerCount === 0) await channel.deleteQueue(queue);
-  }
-}
-
 /** Exchanges and the durable queues of the platform's internal messages. Idempotent. */
 export async function declareInternalTopology(channel: Channel): Promise<void> {
   await channel.assertExchange(EXCHANGES.identidade, 'topic', { durable: true });
@@ -178,7 +163,6 @@ export async function declareInternalTopology(channel: Channel): Promise<void> {
   ] as const) {
     await declareConsumingQueue(channel, queue, exchange, key);
   }
-  await retireLegacyQueues(channel);
 }
 
 export const AREAS = ['aplicativos', 'colaboradores', 'configuracoes', 'monitoramento'] as const;
