@@ -13,6 +13,23 @@ function claimedType(token: string): unknown {
   }
 }
 
+interface AplicativoDoToken {
+  id: string;
+  ativo: boolean;
+}
+
+/** The application of a token must be registered in the hub (403 otherwise). */
+export function exigirRegistrado<A extends AplicativoDoToken>(aplicativo: A | null, clientId: string): A {
+  if (!aplicativo)
+    throw forbidden(`the application ${clientId} is not registered in the hub`, 'aplicativo_nao_registrado');
+  return aplicativo;
+}
+
+/** The application of a token must be switched on (403 otherwise). */
+export function exigirAtivo(aplicativo: AplicativoDoToken, clientId: string): void {
+  if (!aplicativo.ativo) throw forbidden(`the application ${clientId} is switched off`, 'aplicativo_inativo');
+}
+
 /**
  * A guard that accepts a signed-in user with an active access (any permission), or the token of
  * a registered, active application. For what both the panel and the applications read (schemas).
@@ -26,10 +43,7 @@ export function userOrApplication(
     const token = bearerToken(req.get('authorization'));
     if (claimedType(token) === 'aplicativo') {
       const claims = await verifier.application(token);
-      const aplicativo = await aplicativos.buscarPorClientId(claims.sub);
-      if (!aplicativo)
-        throw forbidden(`the application ${claims.sub} is not registered in the hub`, 'aplicativo_nao_registrado');
-      if (!aplicativo.ativo) throw forbidden(`the application ${claims.sub} is switched off`, 'aplicativo_inativo');
+      exigirAtivo(exigirRegistrado(await aplicativos.buscarPorClientId(claims.sub), claims.sub), claims.sub);
       req.aplicativo = claims;
     } else {
       const claims = await verifier.user(token);

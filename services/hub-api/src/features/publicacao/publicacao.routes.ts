@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Guards } from '@hub/auth';
-import { ApiRouter, badRequest, forbidden, idParams } from '@hub/http';
+import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { CacheDeLeitura } from '../../cache';
 import type { Aplicativo } from '../../generated/prisma/client';
+import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import { type EventoCriar, eventoCriar, eventoDetalhadoSchema } from '../eventos/eventos.schemas';
 import { type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
@@ -72,11 +73,10 @@ export function publicacaoRoutes({
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
     const carregar = () => aplicativos.buscarPorClientId(clientId);
-    const aplicativo = await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar());
-    if (!aplicativo)
-      throw forbidden(`the application ${clientId} is not registered in the hub`, 'aplicativo_nao_registrado');
+    const aplicativo = exigirRegistrado(await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar()), clientId);
+    // Known before the next refusal, so a refused publication records which application sent it.
     res.locals.aplicativoId = aplicativo.id;
-    if (!aplicativo.ativo) throw forbidden(`the application ${clientId} is switched off`, 'aplicativo_inativo');
+    exigirAtivo(aplicativo, clientId);
     return aplicativo;
   }
 
