@@ -17,7 +17,7 @@ import { createLogger } from '../packages/log/src';
 import { startTestIdentity } from '../packages/testing/src';
 import { startAccessForTests } from '../services/access/src/testing';
 import { hubApiConfig } from '../services/hub-api/src/config';
-import type { Prisma } from '../services/hub-api/src/generated/prisma/client';
+import type { Prisma } from '../packages/hub-data/src';
 import { SQL_TOTAL, sqlDaPagina, sqlDoFiltro } from '../services/hub-api/src/features/eventos/eventos.repository';
 import { SQL_ATIVOS, SQL_FILA, sqlPorHora } from '../services/hub-api/src/features/eventos/resumo.repository';
 import { startHubApi } from '../services/hub-api/src/start';

@@ -1,4 +1,4 @@
-// Generates the Prisma client of every service that has a prisma/schema.prisma.
+// Generates the Prisma client of every service and package that has a prisma/schema.prisma.
 // `prisma generate` runs on WASM; PRISMA_SCHEMA_ENGINE_BINARY only has to point somewhere, so that
 // prisma never tries to download a native engine (the registries are all this machine reaches).
 import { execFileSync } from 'node:child_process';
@@ -7,8 +7,11 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const prisma = path.join(root, 'node_modules/.bin/prisma');
-for (const service of readdirSync(path.join(root, 'services'))) {
-  const dir = path.join(root, 'services', service);
+const owners = ['services', 'packages'].flatMap((folder) =>
+  readdirSync(path.join(root, folder)).map((name) => path.join(folder, name)),
+);
+for (const owner of owners) {
+  const dir = path.join(root, owner);
   if (!existsSync(path.join(dir, 'prisma/schema.prisma'))) continue;
   execFileSync(prisma, ['generate'], {
     cwd: dir,
@@ -19,5 +22,5 @@ for (const service of readdirSync(path.join(root, 'services'))) {
       PRISMA_HIDE_UPDATE_MESSAGE: '1',
     },
   });
-  console.log(`prisma client generated for ${service}`);
+  console.log(`prisma client generated for ${owner}`);
 }

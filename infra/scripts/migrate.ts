@@ -7,23 +7,24 @@ import { ensureDatabase, migrate } from '../../packages/database/src';
 
 const root = path.resolve(__dirname, '../..');
 const DATABASES = [
-  { service: 'access', variable: 'ACCESS_DATABASE_URL', database: 'hub_access' },
-  { service: 'function', variable: 'FUNCTION_DATABASE_URL', database: 'hub_function' },
-  { service: 'hub-api', variable: 'HUB_DATABASE_URL', database: 'hub_events' },
+  { owner: 'services/access', variable: 'ACCESS_DATABASE_URL', database: 'hub_access' },
+  { owner: 'services/function', variable: 'FUNCTION_DATABASE_URL', database: 'hub_function' },
+  // hub-api and the delivery worker share hub_events; its migrations live in @hub/hub-data
+  { owner: 'packages/hub-data', variable: 'HUB_DATABASE_URL', database: 'hub_events' },
 ];
 
 async function main() {
-  for (const { service, variable, database } of DATABASES) {
-    const dir = path.join(root, 'services', service, 'migrations');
+  for (const { owner, variable, database } of DATABASES) {
+    const dir = path.join(root, owner, 'migrations');
     if (!existsSync(dir)) {
-      process.stdout.write(`· ${service}: no migrations folder yet\n`);
+      process.stdout.write(`· ${owner}: no migrations folder yet\n`);
       continue;
     }
     const url = process.env[variable] ?? `postgresql://postgres@127.0.0.1:5432/${database}`;
     await ensureDatabase(url);
     const applied = await migrate(url, dir);
     process.stdout.write(
-      `✓ ${service}: ${new URL(url).pathname.slice(1)} up to date (${applied} migration${applied === 1 ? '' : 's'} applied)\n`,
+      `✓ ${owner}: ${new URL(url).pathname.slice(1)} up to date (${applied} migration${applied === 1 ? '' : 's'} applied)\n`,
     );
   }
 }

@@ -8,7 +8,7 @@ import { CacheDeLeitura } from './cache';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
-import type { Aplicativo } from './generated/prisma/client';
+import type { Aplicativo } from '@hub/hub-data';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';

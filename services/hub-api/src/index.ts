@@ -1,5 +1,5 @@
 export { createApp, type HubApiAppDeps } from './app';
 export { hubApiConfig, type HubApiConfig } from './config';
 export { createDb, type Db } from './db';
-export { MIGRATIONS_DIR, type RunningHubApi, startHubApi } from './start';
+export { type RunningHubApi, startHubApi } from './start';
 export { esquemas, type ResultadoDaValidacao, ValidadorDeEsquemas } from './validation/esquemas';

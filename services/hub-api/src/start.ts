@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
 import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
@@ -15,8 +14,7 @@ import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
-
-export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
+import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 
 export interface StartOptions {
   /** Port to listen on; config.HUB_API_PORT unless given (0 for any). */
@@ -69,7 +67,7 @@ export async function startHubApi(
 ): Promise<RunningHubApi> {
   const { create, ...source } = keySource(config);
   await ensureDatabase(config.HUB_DATABASE_URL);
-  await migrate(config.HUB_DATABASE_URL, MIGRATIONS_DIR, logger);
+  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
 
   const keys = await KeyStore.open(source, {
     create,

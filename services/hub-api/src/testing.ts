@@ -1,3 +1,4 @@
+import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { createLogger } from '@hub/log';
 import { generateKey, writeKeyFile } from '@hub/signing';
 import { createTestDatabase, type TestIdentity, uniqueName } from '@hub/testing';
 import { hubApiConfig } from './config';
-import { MIGRATIONS_DIR, type RunningHubApi, type StartOptions, startHubApi } from './start';
+import { type RunningHubApi, type StartOptions, startHubApi } from './start';
 
 export interface TestHubApi extends RunningHubApi {
   databaseUrl: string;
@@ -30,7 +31,7 @@ export async function startHubApiForTests(
     start?: Omit<StartOptions, 'port'>;
   } = {},
 ): Promise<TestHubApi> {
-  const database = await createTestDatabase('hub', MIGRATIONS_DIR);
+  const database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
   const keysFile = path.join(keysDir, 'signing-keys.json');
   // Outside LOCALHOST the hub creates no key: the key is given, as a deployment must give it.

@@ -1,8 +1,8 @@
+import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
 import { createDb, type Db, transacao } from './db';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
-import { MIGRATIONS_DIR } from './start';
 
 // Repositories take the client or a transaction, and `transacao` joins the caller's transaction, so
 // that a larger use case (a publication: event, deliveries, outbox) commits or rolls back as one.
@@ -10,7 +10,7 @@ let database: TestDatabase;
 let db: Db;
 
 beforeAll(async () => {
-  database = await createTestDatabase('hubtx', MIGRATIONS_DIR);
+  database = await createTestDatabase('hubtx', HUB_DATA_MIGRATIONS_DIR);
   db = createDb(database.url, 4);
 });
 afterAll(async () => {

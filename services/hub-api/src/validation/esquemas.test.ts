@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import path from 'node:path';
 import { ValidadorDeEsquemas } from './esquemas';
 
@@ -126,7 +127,7 @@ describe('ValidadorDeEsquemas', () => {
   });
 
   it('When the seeded colaborador.atualizado v1 schema is checked, then it compiles strictly and describes a collaborator', () => {
-    const sql = readFileSync(path.join(__dirname, '../../migrations/002.do.plataforma.sql'), 'utf8');
+    const sql = readFileSync(path.join(HUB_DATA_MIGRATIONS_DIR, '002.do.plataforma.sql'), 'utf8');
     const literal = /1,\n {2}'(\{[\s\S]*?\n\})',/.exec(sql)![1]!.replaceAll("''", "'");
     const validador = new ValidadorDeEsquemas();
     const versao = registrar(validador, 'colaborador', JSON.parse(literal));

@@ -1,7 +1,7 @@
 import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '@hub/hub-data';
 import { likeLiteral } from '@hub/database';
 
 export interface FiltroDeAplicativos {

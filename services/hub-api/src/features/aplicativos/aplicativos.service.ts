@@ -1,7 +1,7 @@
 import { uuidv7, isUniqueViolation } from '@hub/database';
 import { conflict, notFound, type PageRequest, page } from '@hub/http';
 import { type DbClient, transacao } from '../../db';
-import type { Aplicativo } from '../../generated/prisma/client';
+import type { Aplicativo } from '@hub/hub-data';
 import { iso } from '../../schemas';
 import type { AplicativosRepository, FiltroDeAplicativos } from './aplicativos.repository';
 import type { AplicativoDto } from './aplicativos.schemas';

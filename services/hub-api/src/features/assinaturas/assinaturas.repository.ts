@@ -1,6 +1,6 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '@hub/hub-data';
 import { likeLiteral } from '@hub/database';
 import { FILTRO_MAX } from '../../schemas';
 

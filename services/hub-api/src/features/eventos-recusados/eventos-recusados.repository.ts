@@ -1,6 +1,6 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '@hub/hub-data';
 import { FILTRO_EVENTOS_MAX } from '../eventos/eventos.consultas';
 
 export interface FiltroDeRecusados {

@@ -1,6 +1,6 @@
 import type { PageRequest } from '@hub/http';
 import type { DbClient } from '../../db';
-import { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '@hub/hub-data';
 import { FILTRO_EVENTOS_MAX } from './eventos.consultas';
 
 /** An event as the lists show it: names joined, no dados. */

@@ -1,5 +1,5 @@
 import type { DbClient } from '../../db';
-import { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '@hub/hub-data';
 
 export interface TotaisDaHora {
   hora: Date;

@@ -1,6 +1,6 @@
 import { type OutboxMessage, outboxInsert } from '@hub/outbox';
 import type { DbClient, Tx } from '../../db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '@hub/hub-data';
 
 /** The tally slices of resumo_por_hora (0–15): concurrent publications spread over them. */
 const FATIAS = 16;

@@ -4,7 +4,7 @@ import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { CacheDeLeitura } from '../../cache';
-import type { Aplicativo } from '../../generated/prisma/client';
+import type { Aplicativo } from '@hub/hub-data';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import { type EventoCriar, eventoCriar, eventoDetalhadoSchema } from '../eventos/eventos.schemas';

@@ -1,7 +1,7 @@
 import { uuidv7 } from '@hub/database';
 import { invalidField, notFound, type PageRequest, page, unprocessable } from '@hub/http';
 import { type DbClient, transacao } from '../../db';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '@hub/hub-data';
 import { iso } from '../../schemas';
 import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
-import { createDb, type Db } from './db';
-import { MIGRATIONS_DIR } from './start';
+import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 
 // The SQL migrations are the source of truth; this proves the Prisma schema mirrors them: the same
 // tables and columns, with matching types and nullability, and every model written and read.
@@ -10,7 +9,7 @@ let database: TestDatabase;
 let db: Db;
 
 beforeAll(async () => {
-  database = await createTestDatabase('hub', MIGRATIONS_DIR);
+  database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
   db = createDb(database.url);
 });
 afterAll(async () => {

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import { prismaAdapter } from '@hub/database';
+import { type Prisma, PrismaClient } from './generated/prisma/client';
+
+/**
+ * The data of the hub (database `hub_events`): its SQL migrations, its Prisma schema and the
+ * generated client. hub-api and the delivery worker are two deployables of one hub and both use
+ * this package; neither imports the other (DESIGN §1).
+ */
+
+export type * from './generated/prisma/client';
+export { Prisma } from './generated/prisma/client';
+
+/** The SQL migrations of `hub_events`, applied by `migrate` of `@hub/database` under its advisory lock. */
+export const HUB_DATA_MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
+
+export type Db = PrismaClient;
+/** An interactive transaction of the client. */
+export type Tx = Prisma.TransactionClient;
+/** The client or a transaction of it: every repository function takes either, so use cases compose. */
+export type DbClient = Db | Tx;
+
+export const createDb = (url: string, max = 10): Db => new PrismaClient({ adapter: prismaAdapter(url, max) });
