@@ -15,6 +15,10 @@ export const EXCHANGES = {
   eventosDaPlataforma: 'hub.eventos-da-plataforma',
   /** direct: delivery jobs, written to hub-api's outbox at publication and taken by the delivery worker */
   entregas: 'hub.entregas',
+  /** direct: a delivery job waiting for its next attempt; the routing key names the delay queue */
+  entregasAtraso: 'hub.entregas.atraso',
+  /** fanout: deliveries that ran out of attempts (and poison jobs), into the error queue */
+  entregasErro: 'hub.entregas.erro',
 } as const;
 
 export const colaboradorSincronizado = defineMessage({
@@ -75,6 +79,7 @@ export const trabalhoDeEntrega = defineMessage({
   schema: z.object({
     entrega_id: z.string(),
     evento_id: z.string(),
+    assinatura_id: z.string(),
     url_de_destino: z.string(),
     /**
      * The delivery body (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
@@ -94,17 +99,64 @@ export const QUEUES = {
   acessoColaboradores: 'access.colaboradores.v2',
   funcaoColaboradores: 'function.colaboradores.v2',
   hubEventosDaPlataforma: 'hub-api.eventos-da-plataforma.v2',
-  entregas: 'delivery-worker.entregas',
+  /** the work queue of delivery jobs */
+  entregas: 'delivery-worker.entregas.v2',
+  /** the error queue: one message per delivery in `fila_de_erro` (its last job, with why in headers) */
+  entregasErro: 'delivery-worker.erro',
+} as const;
+
+/** The delay queue of one retry step: its TTL sends the job back to the work exchange. */
+export const delayQueueName = (stepMs: number) => `delivery-worker.atraso.${stepMs}ms`;
+
+/** Headers of a job in the error queue: why it is there (the body is the job, unchanged). */
+export const ERROR_QUEUE_HEADERS = {
+  /** attempts made in the cycle that ended (number) */
+  tentativas: 'hub-tentativas',
+  /** the last attempt's error or HTTP status, short text */
+  ultimoErro: 'hub-ultimo-erro',
+  /** `tentativas_esgotadas`, `assinatura_encerrada` (410), `limite_de_entregas` (poison job) */
+  motivo: 'hub-motivo',
 } as const;
 
 /**
- * The exchange of delivery jobs and the worker's queue bound to it. hub-api declares it at start,
- * so a job published before the worker ever ran is kept, not dropped as unroutable. Idempotent.
+ * The delivery topology (DESIGN §5), idempotently:
+ * - `hub.entregas` (direct) → the work queue, a quorum queue whose poison jobs (redelivered
+ *   DELIVERY_LIMIT times after crashes) are dead-lettered to the error queue;
+ * - `hub.entregas.atraso` (direct) → one quorum queue per retry step, routed by its name, with a
+ *   queue-level TTL of the step that dead-letters back to the work exchange (at-least-once), so a
+ *   short delay never waits behind a long one;
+ * - `hub.entregas.erro` (fanout) → the durable error queue, which nobody consumes: reprocessing
+ *   takes jobs out of it.
+ * hub-api declares it with no steps at start (a job published before any worker ran is kept); the
+ * worker declares it with its DELIVERY_RETRY_DELAYS.
  */
-export async function declareDeliveryTopology(channel: Channel): Promise<void> {
+export async function declareDeliveryTopology(channel: Channel, delayStepsMs: readonly number[] = []): Promise<void> {
   await channel.assertExchange(EXCHANGES.entregas, 'direct', { durable: true });
-  await channel.assertQueue(QUEUES.entregas, quorumQueue());
+  await channel.assertExchange(EXCHANGES.entregasAtraso, 'direct', { durable: true });
+  await channel.assertExchange(EXCHANGES.entregasErro, 'fanout', { durable: true });
+  await channel.assertQueue(QUEUES.entregasErro, quorumQueue());
+  await channel.bindQueue(QUEUES.entregasErro, EXCHANGES.entregasErro, '');
+  await channel.assertQueue(
+    QUEUES.entregas,
+    quorumQueue({ deadLetterExchange: EXCHANGES.entregasErro, deliveryLimit: DELIVERY_LIMIT }),
+  );
   await channel.bindQueue(QUEUES.entregas, EXCHANGES.entregas, trabalhoDeEntrega.routingKey);
+  for (const stepMs of new Set(delayStepsMs)) {
+    const queue = delayQueueName(stepMs);
+    await channel.assertQueue(queue, {
+      durable: true,
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-message-ttl': stepMs,
+        'x-dead-letter-exchange': EXCHANGES.entregas,
+        'x-dead-letter-routing-key': trabalhoDeEntrega.routingKey,
+        // at-least-once dead-lettering needs reject-publish overflow; a job is never dropped on the way back
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+      },
+    });
+    await channel.bindQueue(queue, EXCHANGES.entregasAtraso, queue);
+  }
 }
 
 /**
@@ -116,6 +168,7 @@ export const LEGACY_QUEUES = [
   'access.colaboradores',
   'function.colaboradores',
   'hub-api.eventos-da-plataforma',
+  'delivery-worker.entregas',
 ] as const;
 
 /** Deliveries (crashes before the ack) after which a message is dead-lettered instead of delivered again. */

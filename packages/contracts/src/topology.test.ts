@@ -1,6 +1,14 @@
 import { Broker } from '@hub/broker';
 import { createLogger } from '@hub/log';
-import { declareConsumingQueue, declareInternalTopology, EXCHANGES, QUEUES } from './index';
+import {
+  declareConsumingQueue,
+  declareDeliveryTopology,
+  declareInternalTopology,
+  delayQueueName,
+  EXCHANGES,
+  QUEUES,
+  trabalhoDeEntrega,
+} from './index';
 
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
 if (!RABBITMQ_URL) throw new Error('RABBITMQ_URL is not set (jest.config.js sets it up for the tests)');
@@ -12,6 +20,24 @@ afterEach(async () => {
   await broker.close();
 });
 
+/** Takes the message with this body out of a queue (acking the others, which other files left there). */
+const take = (queue: string, body: string, reject: boolean) =>
+  broker.withChannel(async (ch) => {
+    for (;;) {
+      const got = await ch.get(queue);
+      if (!got) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        continue;
+      }
+      if (got.content.toString() !== body) ch.ack(got);
+      else {
+        if (reject) ch.nack(got, false, false);
+        else ch.ack(got);
+        return got;
+      }
+    }
+  });
+
 describe('Internal topology', () => {
   it('When the topology is declared twice, then the new queue dead-letters to <queue>.mortas', async () => {
     await broker.withChannel(declareInternalTopology);
@@ -20,21 +46,8 @@ describe('Internal topology', () => {
     // to the same exchange, so the message is told apart by its body.
     const body = `{"marca":"${process.pid}.${Date.now()}"}`;
     await broker.publish(EXCHANGES.identidade, 'colaborador.sincronizado', Buffer.from(body));
-    const take = (queue: string, reject: boolean) =>
-      broker.withChannel(async (ch) => {
-        for (;;) {
-          const got = await ch.get(queue);
-          if (!got) continue;
-          if (got.content.toString() !== body) ch.ack(got);
-          else {
-            if (reject) ch.nack(got, false, false);
-            else ch.ack(got);
-            return got;
-          }
-        }
-      });
-    await take(QUEUES.acessoColaboradores, true);
-    const morta = await take(`${QUEUES.acessoColaboradores}.mortas`, false);
+    await take(QUEUES.acessoColaboradores, body, true);
+    const morta = await take(`${QUEUES.acessoColaboradores}.mortas`, body, false);
     expect(morta.properties.headers?.['x-death']).toEqual([
       expect.objectContaining({ queue: QUEUES.acessoColaboradores, reason: 'rejected' }),
     ]);
@@ -59,5 +72,76 @@ describe('Internal topology', () => {
       await ch.deleteQueue(`${queue}.mortas`);
       await ch.deleteExchange(`${queue}.mortas`);
     });
+  });
+});
+
+describe('Delivery topology', () => {
+  const steps = [40, 400];
+  const job = () =>
+    JSON.stringify({
+      entrega_id: `${process.pid}.${Date.now()}.${Math.random()}`,
+      evento_id: 'e',
+      assinatura_id: 'a',
+      url_de_destino: 'http://127.0.0.1:1/',
+      corpo: '{}',
+      request_id: null,
+    });
+
+  it('When hub-api (no steps) and workers (steps) declare it at the same moment and again, then every declaration succeeds and every queue exists', async () => {
+    await Promise.all([
+      broker.withChannel((ch) => declareDeliveryTopology(ch)),
+      broker.withChannel((ch) => declareDeliveryTopology(ch, steps)),
+      broker.withChannel((ch) => declareDeliveryTopology(ch, steps)),
+    ]);
+    await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
+    for (const queue of [QUEUES.entregas, QUEUES.entregasErro, ...steps.map(delayQueueName)])
+      await expect(broker.withChannel((ch) => ch.checkQueue(queue))).resolves.toMatchObject({ queue });
+  });
+
+  it('When a job is published to a delay step, then it comes back to the work queue after the step, not before', async () => {
+    await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
+    const body = job();
+    const sent = Date.now();
+    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(400), Buffer.from(body), { mandatory: true });
+    const back = await take(QUEUES.entregas, body, false);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(400);
+    expect(back.fields.routingKey).toBe(trabalhoDeEntrega.routingKey);
+    expect(back.properties.headers?.['x-death']).toEqual([
+      expect.objectContaining({ queue: delayQueueName(400), reason: 'expired' }),
+    ]);
+  });
+
+  it('When a short step is published after a long one, then the short one comes back first', async () => {
+    await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
+    const longo = job();
+    const curto = job();
+    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(400), Buffer.from(longo));
+    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(40), Buffer.from(curto));
+    const order: string[] = [];
+    await broker.withChannel(async (ch) => {
+      while (order.length < 2) {
+        const got = await ch.get(QUEUES.entregas);
+        if (!got) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          continue;
+        }
+        ch.ack(got);
+        const text = got.content.toString();
+        if (text === longo) order.push('longo');
+        if (text === curto) order.push('curto');
+      }
+    });
+    expect(order).toEqual(['curto', 'longo']);
+  });
+
+  it('When a job of the work queue is rejected, then it rests in the error queue', async () => {
+    await broker.withChannel((ch) => declareDeliveryTopology(ch));
+    const body = job();
+    await broker.publish(EXCHANGES.entregas, trabalhoDeEntrega.routingKey, Buffer.from(body));
+    await take(QUEUES.entregas, body, true);
+    const erro = await take(QUEUES.entregasErro, body, false);
+    expect(erro.properties.headers?.['x-death']).toEqual([
+      expect.objectContaining({ queue: QUEUES.entregas, reason: 'rejected' }),
+    ]);
   });
 });

@@ -151,6 +151,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
         body: trabalhoDeEntrega.schema.parse({
           entrega_id: e.id,
           evento_id: id,
+          assinatura_id: e.assinaturaId,
           url_de_destino: e.urlDeDestino,
           corpo: corpoDaEntrega,
           request_id: p.requestId,
