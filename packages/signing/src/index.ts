@@ -1,5 +1,6 @@
 export * from './headers';
 export * from './key-file';
 export * from './keys';
+export * from './published';
 export * from './sign';
 export * from './verify';
