@@ -22,6 +22,7 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/evento',
     '/eventos',
     '/evento-recusado',
+    '/tentativa',
     '/.well-known/jwks.json',
   ],
 };

@@ -24,6 +24,9 @@ import { resumoRepository } from './features/eventos/resumo.repository';
 import { eventosRecusadosRepository } from './features/eventos-recusados/eventos-recusados.repository';
 import { eventosRecusadosRoutes } from './features/eventos-recusados/eventos-recusados.routes';
 import { eventosRecusadosService } from './features/eventos-recusados/eventos-recusados.service';
+import { tentativasRepository } from './features/tentativas/tentativas.repository';
+import { tentativasRoutes } from './features/tentativas/tentativas.routes';
+import { tentativasService } from './features/tentativas/tentativas.service';
 import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
@@ -123,6 +126,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       ),
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
+      tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,
