@@ -37,3 +37,9 @@ export function parseDestinationUrl(text: string): { url: URL } | { problema: st
   if (url.href.length > MAX_URL) return { problema: `must be at most ${MAX_URL} characters once normalised` };
   return { url };
 }
+
+/**
+ * The origin (scheme://host[:port]) of a stored, normalised url_de_destino: what destinations are
+ * keyed by. The same text as `origem_da_url` of the hub's database.
+ */
+export const origemDaUrl = (url: string): string => new URL(url).origin;

@@ -21,3 +21,4 @@ export type Tx = Prisma.TransactionClient;
 export type DbClient = Db | Tx;
 
 export const createDb = (url: string, max = 10): Db => new PrismaClient({ adapter: prismaAdapter(url, max) });
+export * from './duracoes';

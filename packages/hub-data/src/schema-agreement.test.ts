@@ -42,10 +42,11 @@ function colunasDoPrisma(): Coluna[] {
     if (!tabela) throw new Error('every model maps to a snake_case table');
     for (const line of body!.split('\n')) {
       const field = /^\s+(\w+)\s+(\w+)(\??)(\[\])?(.*)$/.exec(line);
-      if (!field || !SCALARS[field[2]!] || field[4]) continue;
+      if (!field || !SCALARS[field[2]!]) continue;
       const coluna = /@map\("(\w+)"\)/.exec(field[5]!)?.[1] ?? field[1]!;
-      const tipo =
-        field[2] === 'String' && field[5]!.includes('@db.Uuid')
+      const tipo = field[4]
+        ? 'ARRAY'
+        : field[2] === 'String' && field[5]!.includes('@db.Uuid')
           ? 'uuid'
           : field[2] === 'Json' && field[5]!.includes('@db.Json')
             ? 'json'
@@ -242,6 +243,23 @@ it('When every model is written and read through Prisma, then the migrated table
     },
   });
   expect(await db.outbox.findUniqueOrThrow({ where: { id: saida.id } })).toEqual(saida);
+  const destino = await db.destino.create({
+    data: { id: uuidv7(), origem: 'https://loja.example', limitePorSegundo: 50, criadoEm: now, atualizadoEm: now },
+  });
+  expect(destino).toMatchObject({ concorrenciaMaxima: 10, pausado: false });
+  const minuto = await db.destinoMinuto.create({
+    data: {
+      destinoId: destino.id,
+      minuto: hora,
+      tentativas: 3,
+      falhas: 1,
+      duracoes: [1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    },
+  });
+  expect(await db.destino.findUniqueOrThrow({ where: { id: destino.id }, include: { minutos: true } })).toEqual({
+    ...destino,
+    minutos: [minuto],
+  });
 
   // Retention erases an event with its deliveries and attempts.
   await db.evento.delete({ where: { id: evento.id } });

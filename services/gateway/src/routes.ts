@@ -23,6 +23,7 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/eventos',
     '/evento-recusado',
     '/tentativa',
+    '/destino',
     '/.well-known/jwks.json',
   ],
 };

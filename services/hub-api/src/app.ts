@@ -24,6 +24,9 @@ import { resumoRepository } from './features/eventos/resumo.repository';
 import { eventosRecusadosRepository } from './features/eventos-recusados/eventos-recusados.repository';
 import { eventosRecusadosRoutes } from './features/eventos-recusados/eventos-recusados.routes';
 import { eventosRecusadosService } from './features/eventos-recusados/eventos-recusados.service';
+import { destinosRepository } from './features/destinos/destinos.repository';
+import { destinosRoutes } from './features/destinos/destinos.routes';
+import { destinosService } from './features/destinos/destinos.service';
 import { tentativasRepository } from './features/tentativas/tentativas.repository';
 import { tentativasRoutes } from './features/tentativas/tentativas.routes';
 import { tentativasService } from './features/tentativas/tentativas.service';
@@ -71,6 +74,7 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
     tipos: tiposRepository(deps.db),
     versoes: versoesRepository(deps.db),
     assinaturas: assinaturasRepository(deps.db),
+    destinos: destinosRepository(deps.db),
     publicacao: publicacaoRepository(deps.db),
   };
   const validador = deps.esquemas ?? esquemas;
@@ -90,7 +94,7 @@ export type HubApiCasos = ReturnType<typeof createUseCases>;
 /** The HTTP app of the hub (area C). No I/O happens here. */
 export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
   const guards = createGuards(deps.verifier, deps.resolver);
-  const { aplicativos, tipos, versoes, assinaturas, validador } = casos;
+  const { aplicativos, tipos, versoes, assinaturas, destinos, validador } = casos;
 
   return createHttpApp({
     service: 'hub-api',
@@ -112,6 +116,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
           tipos,
           versoes,
           verificarDestino: verificadorDeDestino(deps.destinos),
+          garantirDestino: (url, tx) => destinos.garantir(url, tx),
           aoMudar: () => casos.caches.assinaturas.esquecer(),
         }),
         guards,
@@ -127,6 +132,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       ),
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
       tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
+      destinosRoutes(destinosService(destinos, deps.relogio), guards),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,

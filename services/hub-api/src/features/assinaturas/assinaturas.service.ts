@@ -30,6 +30,8 @@ export interface AssinaturasDeps {
   versoes: VersoesRepository;
   /** Refuses (throws a 422) a destination deliveries may not go to. */
   verificarDestino: (url: string) => Promise<void>;
+  /** Adds the row of the URL's destination origin when missing, in the transaction that stores the URL. */
+  garantirDestino: (url: string, tx: DbClient) => Promise<void>;
   /** Called after a change is committed: publication drops its cached subscriptions. */
   aoMudar?: () => void;
 }
@@ -105,6 +107,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             `the event type has no schema version ${input.versao_do_esquema}`,
           );
         }
+        await deps.garantirDestino(input.url_de_destino, tx);
         return assinaturas.criar(
           {
             id: uuidv7(),
@@ -138,6 +141,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
           ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
         };
         if (Object.keys(changes).length === 0) return atual;
+        if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);
         return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
       })
         .catch(traduzirConflito)

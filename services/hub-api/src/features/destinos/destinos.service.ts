@@ -1,0 +1,67 @@
+import { percentil } from '@hub/hub-data';
+import { notFound, type PageRequest, page } from '@hub/http';
+import { iso } from '../../schemas';
+import type { DestinoLinha, DestinosRepository } from './destinos.repository';
+import type { DestinoDto } from './destinos.schemas';
+
+const HORA_MS = 3_600_000;
+
+/**
+ * Destinations for operators (DESIGN §4, Destino): their limits and pause, which every delivery
+ * worker reads again within seconds, and what delivering to them looked like in the last hour.
+ */
+export function destinosService(repository: DestinosRepository, relogio: () => Date = () => new Date()) {
+  async function comFiguras(destinos: DestinoLinha[]): Promise<DestinoDto[]> {
+    const figuras = await repository.figuras(
+      destinos.map((d) => d.id),
+      new Date(relogio().getTime() - HORA_MS),
+    );
+    return destinos.map((d) => {
+      const f = figuras.get(d.id);
+      const duracoes = f?.duracoes ?? [];
+      return {
+        id: d.id,
+        origem: d.origem,
+        assinaturas: f?.assinaturas ?? 0,
+        em_andamento: f?.em_andamento ?? 0,
+        concorrencia_maxima: d.concorrenciaMaxima,
+        limite_por_segundo: d.limitePorSegundo,
+        pausado: d.pausado,
+        tentativas_na_ultima_hora: f?.tentativas ?? 0,
+        falhas_na_ultima_hora: f?.falhas ?? 0,
+        latencia_p50_ms: percentil(duracoes, 0.5),
+        latencia_p99_ms: percentil(duracoes, 0.99),
+        criado_em: iso(d.criadoEm),
+        atualizado_em: iso(d.atualizadoEm),
+      };
+    });
+  }
+
+  async function existente(id: string): Promise<DestinoLinha> {
+    const destino = await repository.buscar(id);
+    if (!destino) throw notFound('destination');
+    return destino;
+  }
+
+  async function alterar(id: string, dados: Parameters<DestinosRepository['atualizar']>[1]) {
+    await existente(id);
+    const [destino] = await comFiguras([await repository.atualizar(id, dados)]);
+    return destino!;
+  }
+
+  return {
+    async listar(request: PageRequest) {
+      const { itens, total } = await repository.listar(request);
+      return page(await comFiguras(itens), request, total);
+    },
+    buscar: async (id: string) => (await comFiguras([await existente(id)]))[0]!,
+    atualizar: (id: string, body: { concorrencia_maxima?: number; limite_por_segundo?: number | null }) =>
+      alterar(id, {
+        ...(body.concorrencia_maxima === undefined ? {} : { concorrenciaMaxima: body.concorrencia_maxima }),
+        ...(body.limite_por_segundo === undefined ? {} : { limitePorSegundo: body.limite_por_segundo }),
+      }),
+    pausar: (id: string) => alterar(id, { pausado: true }),
+    retomar: (id: string) => alterar(id, { pausado: false }),
+  };
+}
+export type DestinosService = ReturnType<typeof destinosService>;
