@@ -22,6 +22,9 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/evento',
     '/eventos',
     '/evento-recusado',
+    '/entrega',
+    '/reprocessamento',
+    '/fila',
     '/.well-known/jwks.json',
   ],
 };
