@@ -42,6 +42,8 @@ export interface Concordancia {
   /** deliveries with more than one message */
   duplicadas: string[];
   mensagens_ilegiveis: number;
+  /** the delivery id of every message, sorted (one per message) */
+  ids_das_mensagens: string[];
 }
 
 export interface ConciliacaoDeps {
@@ -194,7 +196,7 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
   async function republicarFaltantes(mantidas: Set<string>, inicio: Date): Promise<number> {
     let republicadas = 0;
     let cursor: { criada_em: Date; id: string } = {
-      criada_em: new Date(-8.64e15),
+      criada_em: new Date('0001-01-01T00:00:00.000Z'),
       id: '00000000-0000-0000-0000-000000000000',
     };
     for (;;) {
@@ -354,6 +356,7 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
           sobrando,
           duplicadas,
           mensagens_ilegiveis: ilegiveis,
+          ids_das_mensagens: [...porEntrega].flatMap(([id, n]) => Array<string>(n).fill(id)).sort(),
         };
       });
     },

@@ -60,7 +60,7 @@ export interface Candidata {
   assinatura_ativa: boolean;
 }
 
-const INICIO = { criadaEm: new Date(-8.64e15), id: '00000000-0000-0000-0000-000000000000' };
+const INICIO = { criadaEm: new Date('0001-01-01T00:00:00.000Z'), id: '00000000-0000-0000-0000-000000000000' };
 
 export function reprocessamentoRepository(db: DbClient) {
   return {
