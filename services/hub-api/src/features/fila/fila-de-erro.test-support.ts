@@ -4,8 +4,9 @@ import { promisify } from 'node:util';
 import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES } from '@hub/contracts';
 import type { Db } from '../../db';
 import type { RunningHubApi } from '../../start';
-import { type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
+import { type Contexto, iniciarContexto } from '../../test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
+import { dropDatabase } from '@hub/testing';
 
 const ctl = (...args: string[]) => promisify(execFile)('rabbitmqctl', ['-q', ...args], { timeout: 30_000 });
 
@@ -36,7 +37,12 @@ export async function iniciarContextoComFila(env: Record<string, string> = {}): 
     ...ctx,
     rabbitmqUrl: vhost.url,
     encerrar: async () => {
-      await encerrarContexto(ctx);
+      // A test that stopped the hub itself (a restart) leaves only its database to drop.
+      await ctx.hub
+        .close()
+        .catch(() => dropDatabase(decodeURIComponent(new URL(ctx.hub.databaseUrl).pathname.slice(1))));
+      await ctx.access.close();
+      await ctx.identity.close();
       await vhost.remover();
     },
   };
