@@ -260,6 +260,30 @@ it('When every model is written and read through Prisma, then the migrated table
     ...destino,
     minutos: [minuto],
   });
+  const solicitacao = await db.solicitacaoDeReprocessamento.create({
+    data: {
+      id: uuidv7(),
+      situacao: 'em_andamento',
+      entregaIds: [entrega.id],
+      assinaturaId: assinatura.id,
+      tipoDeEventoId: tipo.id,
+      desde: now,
+      ate: now,
+      quantidadeDeEntregas: 3,
+      reprocessadas: 2,
+      ignoradas: 1,
+      cursorCriadaEm: now,
+      cursorId: entrega.id,
+      solicitadaPeloEmail: 'ana@empresa.com.br',
+      criadaEm: now,
+      atualizadaEm: now,
+      iniciadaEm: now,
+      concluidaEm: null,
+    },
+  });
+  expect(await db.solicitacaoDeReprocessamento.findUniqueOrThrow({ where: { id: solicitacao.id } })).toEqual(
+    solicitacao,
+  );
 
   // Retention erases an event with its deliveries and attempts.
   await db.evento.delete({ where: { id: evento.id } });

@@ -24,6 +24,9 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/evento-recusado',
     '/tentativa',
     '/destino',
+    '/entrega',
+    '/reprocessamento',
+    '/fila',
     '/.well-known/jwks.json',
   ],
 };

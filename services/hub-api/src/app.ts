@@ -17,6 +17,14 @@ import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
 import { chavesRoutes } from './features/chaves/chaves.routes';
 import { esquemasRoutes } from './features/esquemas/esquemas.routes';
+import { entregasRepository } from './features/entregas/entregas.repository';
+import { entregasRoutes } from './features/entregas/entregas.routes';
+import { entregasService } from './features/entregas/entregas.service';
+import type { ConciliacaoDaFilaDeErro } from './features/fila/conciliacao';
+import { filaRoutes } from './features/fila/fila.routes';
+import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
+import { reprocessamentoRoutes } from './features/reprocessamento/reprocessamento.routes';
+import { reprocessamentoService } from './features/reprocessamento/reprocessamento.service';
 import { eventosRepository } from './features/eventos/eventos.repository';
 import { eventosRoutes } from './features/eventos/eventos.routes';
 import { eventosService } from './features/eventos/eventos.service';
@@ -59,6 +67,10 @@ export interface HubApiAppDeps {
   relogio?: () => Date;
   /** Life of publication's cached lookups; 5 s unless told. */
   cacheTtlMs?: number;
+  /** The error queue's reconciliation (RabbitMQ), run after a resend and by POST /fila/erro/conciliar. */
+  conciliacao: ConciliacaoDaFilaDeErro;
+  /** Wakes the reprocessing runner after a request is made. */
+  acordarReprocessamento?: () => void;
 }
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
@@ -133,6 +145,23 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
       tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
       destinosRoutes(destinosService(destinos, deps.relogio), guards),
+      entregasRoutes(
+        entregasService({
+          db: deps.db,
+          repo: entregasRepository(deps.db),
+          aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+        }),
+        guards,
+      ),
+      reprocessamentoRoutes(
+        reprocessamentoService({
+          db: deps.db,
+          repo: reprocessamentoRepository(deps.db),
+          acordar: deps.acordarReprocessamento ?? (() => undefined),
+        }),
+        guards,
+      ),
+      filaRoutes(deps.conciliacao, guards),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,

@@ -49,6 +49,20 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_RETENCAO_INTERVALO: durationFromEnv('1m').describe(
     'pause between passes of the retention job (expired events, refused events, idempotency keys, tallies)',
   ),
+  HUB_REPROCESSAMENTO_LOTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe('deliveries per batch (one transaction) of a reprocessing request'),
+  HUB_REPROCESSAMENTO_INTERVALO: durationFromEnv('5s').describe(
+    'how often open reprocessing requests are looked for (a new request starts at once; this resumes the ones a stopped instance left)',
+  ),
+  HUB_REPROCESSAMENTO_PAUSA: durationFromEnv('0ms').describe('pause between two batches of a reprocessing request'),
+  HUB_CONCILIACAO_PARADA: durationFromEnv('5m').describe(
+    'a delivery still in the queue whose job the work queue dead-lettered as poison is marked fila_de_erro by the reconciliation once it has not moved for this long',
+  ),
 });
 export type HubApiConfig = z.infer<typeof hubApiConfig>;
 

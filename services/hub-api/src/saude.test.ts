@@ -25,7 +25,7 @@ describe('health, readiness and the OpenAPI document', () => {
     expect((await ctx.api().get('/saude')).status).toBe(200);
   });
 
-  test('When the OpenAPI document is read, then it lists the 27 registry operations', async () => {
+  test('When the OpenAPI document is read, then it lists the registry, delivery, reprocessing and queue operations', async () => {
     const { body } = await ctx.api().get('/openapi.json');
     const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m} ${path}`),
@@ -38,7 +38,23 @@ describe('health, readiness and the OpenAPI document', () => {
       esquema: count('/esquema/'),
       assinatura: count('/assinatura'),
       jwks: count('/.well-known/jwks.json'),
-    }).toEqual({ aplicativo: 4, tipo: 7, versao: 7, esquema: 1, assinatura: 7, jwks: 1 });
+      entrega: count('/entrega'),
+      reprocessamento: count('/reprocessamento'),
+      fila: count('/fila'),
+    }).toEqual({
+      aplicativo: 4,
+      tipo: 7,
+      versao: 7,
+      esquema: 1,
+      assinatura: 7,
+      jwks: 1,
+      entrega: 4,
+      reprocessamento: 4,
+      fila: 1,
+    });
+    const tags = (path: string, method: string) => body.paths[path][method].tags;
+    expect(tags('/entrega/{id}/reenviar', 'post')).toEqual(['Entrega']);
+    expect(tags('/reprocessamento/{id}', 'delete')).toEqual(['Solicitação de reprocessamento']);
     expect(body.paths['/.well-known/jwks.json'].get.security).toEqual([]);
   });
 

@@ -13,6 +13,9 @@ import type { HubApiConfig } from './config';
 import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
+import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
+import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
+import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 
@@ -41,6 +44,8 @@ export interface RunningHubApi {
   relay: OutboxRelay;
   keys: KeyStore;
   retencao: RetencaoJob;
+  reprocessamento: ReprocessamentoJob;
+  conciliacao: ConciliacaoDaFilaDeErro;
   stop(): Promise<void>;
 }
 
@@ -121,6 +126,16 @@ export async function startHubApi(
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
+  const conciliacao = conciliacaoDaFilaDeErro({ db, broker, logger, paradaMs: config.HUB_CONCILIACAO_PARADA });
+  const reprocessamento = reprocessamentoJob({
+    db,
+    repo: reprocessamentoRepository(db),
+    logger,
+    lote: config.HUB_REPROCESSAMENTO_LOTE,
+    intervaloMs: config.HUB_REPROCESSAMENTO_INTERVALO,
+    pausaMs: config.HUB_REPROCESSAMENTO_PAUSA,
+    aoConcluir: () => conciliacao.agendar(),
+  });
   const app = createApp(
     {
       db,
@@ -131,9 +146,13 @@ export async function startHubApi(
       logger,
       broker,
       relogio: options.relogio,
+      conciliacao,
+      acordarReprocessamento: () => reprocessamento.acordar(),
     },
     casos,
   );
+  // Requests left em_andamento by a stopped instance go on now.
+  reprocessamento.start();
   const retencao = retencaoJob({
     db,
     logger,
@@ -151,10 +170,14 @@ export async function startHubApi(
     relay,
     keys,
     retencao,
+    reprocessamento,
+    conciliacao,
     stop: async () => {
       // HTTP first (no new publications), then the relay drains, then the consumers finish and the
       // broker closes, and only then the database.
       await server.close();
+      await reprocessamento.stop();
+      await conciliacao.parar();
       await retencao.stop();
       await relay.stop();
       await broker.close();

@@ -1,0 +1,362 @@
+/**
+ * Benchmark of the delivery routes and of reprocessing (issue 9): GET /entrega (first and a deep
+ * page, each filter), GET /entrega/filtro, GET /entrega/{id}, then the error queue: a
+ * reconciliation pass that republishes every delivery in fila_de_erro (the seed has no messages),
+ * a reprocessing request of all of them (batches of HUB_REPROCESSAMENTO_LOTE, jobs through the
+ * outbox), and the pass that follows it, emptying the error queue. Data: 1,000,000 events and
+ * 3,000,000 deliveries over 30 days (the seed of bench/eventos-leitura.ts, copied).
+ *
+ * Run from the root: npx tsx bench/entregas-leitura.ts [--manter]
+ * Uses a RabbitMQ virtual host of its own (made and deleted with rabbitmqctl) and a scratch
+ * database (hub_entregas_bench, dropped at the end unless --manter). Writes its section of docs/benchmarks.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { withDatabase } from '../packages/database/src';
+import { createLogger } from '../packages/log/src';
+import { startTestIdentity } from '../packages/testing/src';
+import { startAccessForTests } from '../services/access/src/testing';
+import { hubApiConfig } from '../services/hub-api/src/config';
+import type { Prisma } from '../packages/hub-data/src';
+import { sqlDaPagina, sqlDoFiltro, sqlDoTotal } from '../services/hub-api/src/features/entregas/entregas.repository';
+import { startHubApi } from '../services/hub-api/src/start';
+
+process.env.LOG_LEVEL ??= 'warn';
+
+const EVENTOS = 1_000_000;
+const TIPOS = 20;
+const APLICATIVOS = 10;
+const AMOSTRAS = 200;
+const AQUECIMENTO = 20;
+const LOTE = 500;
+const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const DATABASE = 'hub_entregas_bench';
+const VHOST = `hub-entregas-bench-${process.pid}`;
+const HEADING = '## Delivery routes, reprocessing and the error queue';
+const manter = process.argv.includes('--manter');
+const log = (message: string) => process.stderr.write(`${message}\n`);
+const ctl = (...args: string[]) => execFileSync('rabbitmqctl', ['-q', ...args], { encoding: 'utf8' });
+
+/** Applications, types (3 subscriptions each), events over 30 days, 3 deliveries each, tallies. */
+const SEED = [
+  `insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
+     select gen_random_uuid(), 'Bench ' || g, 'bench_' || g, true, now(), now() from generate_series(1, ${APLICATIVOS}) g`,
+  `insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
+     select gen_random_uuid(), 'bench' || g || '.criado',
+            (select id from aplicativo where client_id = 'bench_' || (1 + g % ${APLICATIVOS})), true, 90, now(), now()
+       from generate_series(1, ${TIPOS}) g`,
+  `insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
+     select gen_random_uuid(), id, 1, '{"type":"object"}', true, now(), now() from tipo_de_evento where nome like 'bench%'`,
+  // Three subscribers per type, none of them its owner.
+  `insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino,
+                           maximo_de_tentativas, ativa, criado_em, atualizado_em)
+     select gen_random_uuid(), a.id, t.id, 1, 'https://recebedor.example/' || a.client_id, 8, true, now(), now()
+       from generate_series(1, ${TIPOS}) g
+       cross join generate_series(1, 3) k
+       join tipo_de_evento t on t.nome = 'bench' || g || '.criado'
+       join aplicativo a on a.client_id = 'bench_' || (1 + (g + k) % ${APLICATIVOS})`,
+  // Time-ordered ids like the hub's UUIDv7: 48 bits of milliseconds, version 7, random rest.
+  `create or replace function pg_temp.uuid7(t timestamptz) returns uuid language sql volatile as $$
+     select (lpad(to_hex((extract(epoch from t) * 1000)::bigint), 12, '0') || '7' ||
+             substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$`,
+  `insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id, ocorrido_em,
+                       recebido_em, dados)
+     select pg_temp.uuid7(r), t.id, 1, t.aplicativo_id, 'pedido-' || (g % 200000), r, r,
+            json_build_object('numero', g::text, 'valor', g % 1000)
+       from generate_series(0, ${EVENTOS - 1}) g
+       cross join lateral (select now() - g * interval '2.592 seconds' as r) tempo
+       join (select id, aplicativo_id, row_number() over (order by nome) - 1 as n from tipo_de_evento
+              where nome like 'bench%') t on t.n = g % ${TIPOS}`,
+  // Situacao by age: the last 10 minutes still in the queue, the last day retrying a little, the
+  // rest final (2.5 % in the error queue).
+  `insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
+                        tipo_de_evento_id, versao_do_esquema, url_de_destino, situacao, quantidade_de_tentativas,
+                        maximo_de_tentativas, proxima_tentativa_em, entregue_em, criada_em, atualizada_em)
+     select pg_temp.uuid7(e.recebido_em), e.id, e.recebido_em, e.entidade_id, s.id, s.aplicativo_assinante_id,
+            e.tipo_de_evento_id, 1, s.url_de_destino, x.situacao, 1, 8, e.recebido_em,
+            case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
+       from evento e
+       join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
+       cross join lateral (select random() as p) sorte
+       cross join lateral (select case
+         when e.recebido_em > now() - interval '10 minutes' then
+           case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
+         when e.recebido_em > now() - interval '1 day' then
+           case when p < 0.95 then 'concluida' when p < 0.97 then 'aguardando_nova_tentativa'
+                when p < 0.98 then 'fila_de_erro' else 'concluida' end
+         else case when p < 0.97 then 'concluida' when p < 0.995 then 'fila_de_erro' else 'cancelada' end
+       end as situacao) x`,
+  `insert into resumo_por_hora (hora, fatia, eventos, recusados, entregas_concluidas, tentativas_com_falha)
+     select date_trunc('hour', evento_recebido_em), 0, count(distinct evento_id),
+            0, count(*) filter (where situacao = 'concluida'), count(*) filter (where situacao <> 'concluida')
+       from entrega where evento_recebido_em > now() - interval '48 hours' group by 1`,
+  `insert into evento_recusado (id, codigo, status_http, detalhe, recebido_em)
+     select pg_temp.uuid7(now() - g * interval '4 minutes'), 'dados_invalidos', 422, 'bench', now() - g * interval '4 minutes'
+       from generate_series(0, 9999) g`,
+];
+
+interface PgClient {
+  connect(): Promise<void>;
+  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
+  end(): Promise<void>;
+}
+
+async function pg(url: string): Promise<PgClient> {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(path.resolve(__dirname, '../packages/database/package.json'));
+  const { Client } = require('pg') as { Client: new (o: { connectionString: string }) => PgClient };
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+async function semear(client: PgClient) {
+  const n = (await client.query<{ n: number }>('select count(*)::int as n from evento')).rows[0]?.n ?? 0;
+  if (n >= EVENTOS) {
+    log(`reusing ${DATABASE}: ${n} events already there`);
+    return;
+  }
+  const inicio = performance.now();
+  await client.query('set synchronous_commit = off');
+  await client.query("set maintenance_work_mem = '256MB'");
+  for (const sql of SEED) {
+    const t = performance.now();
+    await client.query(sql);
+    log(`  ${sql.trim().split('\n')[0]?.slice(0, 70)}… ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  }
+  // Sets the visibility map, so that index-only scans skip the heap, and the planner's statistics.
+  await client.query('vacuum (analyze) evento, entrega, resumo_por_hora, evento_recusado, assinatura, aplicativo');
+  log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
+}
+
+const quantil = (ordenados: number[], q: number) =>
+  ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)] ?? Number.NaN;
+
+/** Closed loop, one request at a time: the latency a panel user sees on an otherwise idle hub. */
+async function medir(url: string, token: string) {
+  const uma = async () => {
+    const t = performance.now();
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+    return performance.now() - t;
+  };
+  for (let i = 0; i < AQUECIMENTO; i++) await uma();
+  const tempos: number[] = [];
+  for (let i = 0; i < AMOSTRAS; i++) tempos.push(await uma());
+  tempos.sort((a, b) => a - b);
+  return { p50: quantil(tempos, 0.5), p99: quantil(tempos, 0.99), max: tempos[tempos.length - 1] ?? Number.NaN };
+}
+
+async function plano(client: PgClient, sql: Prisma.Sql): Promise<string> {
+  const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+    `explain (analyze, buffers, costs off, timing on) ${sql.text}`,
+    sql.values,
+  );
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+const segundos = (t: number) => (performance.now() - t) / 1000;
+
+async function main() {
+  const loadBefore = loadavg()[0] ?? 0;
+  const admin = await pg(ADMIN_URL);
+  const exists = (await admin.query('select 1 from pg_database where datname = $1', [DATABASE])).rows.length > 0;
+  if (!exists) await admin.query(`create database ${DATABASE}`);
+  await admin.end();
+  const databaseUrl = withDatabase(ADMIN_URL, DATABASE);
+  ctl('add_vhost', VHOST);
+  ctl('set_permissions', '-p', VHOST, 'guest', '.*', '.*', '.*');
+
+  const identity = await startTestIdentity();
+  const access = await startAccessForTests(identity);
+  const keysDir = await mkdtemp(path.join(tmpdir(), 'bench-entregas-'));
+  const hub = await startHubApi(
+    hubApiConfig.parse({
+      ...identity.env,
+      HUB_DATABASE_URL: databaseUrl,
+      ACCESS_URL: access.url,
+      HUB_SIGNING_KEYS_FILE: path.join(keysDir, 'keys.json'),
+      RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:5672/${VHOST}`,
+      HUB_REPROCESSAMENTO_LOTE: String(LOTE),
+    }),
+    createLogger('hub-api', 'warn'),
+    { port: 0 },
+  );
+  const client = await pg(databaseUrl);
+  try {
+    await semear(client);
+    const token = await access.userWith(`monitor.bench@${access.companyDomain}`, {
+      monitoramento: { ler: true, editar: true },
+    });
+    const meio = (
+      await client.query<{ id: string; evento: string; assinatura: string; assinante: string; tipo: string }>(
+        `select id::text, evento_id::text as evento, assinatura_id::text as assinatura,
+                aplicativo_assinante_id::text as assinante, tipo_de_evento_id::text as tipo
+           from entrega order by criada_em desc offset 1500000 limit 1`,
+      )
+    ).rows[0];
+    if (!meio) throw new Error('no deliveries');
+    const casos: { query: string; sql?: Prisma.Sql; rota?: string }[] = [
+      { query: '?pagina=1', sql: sqlDaPagina({}, { pagina: 1, tamanho: 10 }) },
+      { query: '?pagina=50000', sql: sqlDaPagina({}, { pagina: 50_000, tamanho: 10 }) },
+      { query: '?situacao=fila_de_erro', sql: sqlDaPagina({ situacao: 'fila_de_erro' }, { pagina: 1, tamanho: 10 }) },
+      {
+        query: `?assinatura_id=${meio.assinatura}`,
+        sql: sqlDaPagina({ assinatura_id: meio.assinatura }, { pagina: 1, tamanho: 10 }),
+      },
+      { query: `?evento_id=${meio.evento}`, sql: sqlDaPagina({ evento_id: meio.evento }, { pagina: 1, tamanho: 10 }) },
+      {
+        query: `?aplicativo_assinante_id=${meio.assinante}`,
+        sql: sqlDaPagina({ aplicativo_assinante_id: meio.assinante }, { pagina: 1, tamanho: 10 }),
+      },
+      {
+        query: `?tipo_de_evento_id=${meio.tipo}`,
+        sql: sqlDaPagina({ tipo_de_evento_id: meio.tipo }, { pagina: 1, tamanho: 10 }),
+      },
+      {
+        query: `?situacao=fila_de_erro&assinatura_id=${meio.assinatura}`,
+        sql: sqlDaPagina({ situacao: 'fila_de_erro', assinatura_id: meio.assinatura }, { pagina: 1, tamanho: 10 }),
+      },
+      {
+        rota: '/entrega/filtro',
+        query: `?situacao=fila_de_erro&tipo_de_evento_id=${meio.tipo}`,
+        sql: sqlDoFiltro({ situacao: 'fila_de_erro', tipo_de_evento_id: meio.tipo }),
+      },
+      { rota: '/entrega/filtro', query: `?evento_id=${meio.evento}`, sql: sqlDoFiltro({ evento_id: meio.evento }) },
+      { rota: `/entrega/${meio.id}`, query: '' },
+    ];
+    const linhas: string[] = [];
+    for (const caso of casos) {
+      const rota = caso.rota ?? '/entrega';
+      const r = await medir(`${hub.url}${rota}${caso.query}`, token);
+      const linha = `| GET ${rota.replace(/[0-9a-f-]{36}/g, '{id}')} | \`${caso.query.replace(/[0-9a-f-]{36}/g, '{uuid}')}\` | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`;
+      linhas.push(linha);
+      log(linha);
+    }
+    const planos: [string, Prisma.Sql][] = [
+      ['GET /entrega: total', sqlDoTotal({})],
+      ['GET /entrega?situacao=fila_de_erro: total', sqlDoTotal({ situacao: 'fila_de_erro' })],
+      ...casos
+        .filter((c) => c.sql)
+        .slice(2)
+        .map((c) => [`GET ${c.rota ?? '/entrega'}${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
+    ];
+    const textos: string[] = [];
+    for (const [titulo, sql] of planos)
+      textos.push(`${titulo.replace(/[0-9a-f-]{36}/g, '{uuid}')}:`, '', '```', await plano(client, sql), '```', '');
+
+    // The error queue: the seed's deliveries in fila_de_erro have no message yet.
+    const naFila = (
+      await client.query<{ n: number }>("select count(*)::int as n from entrega where situacao = 'fila_de_erro'")
+    ).rows[0]!.n;
+    let t = performance.now();
+    const primeira = await hub.conciliacao.conciliar();
+    const tPrimeira = segundos(t);
+    log(`reconciliation (republish ${primeira.entregas_republicadas}): ${tPrimeira.toFixed(1)} s`);
+    t = performance.now();
+    const pedido = await fetch(`${hub.url}/reprocessamento`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const solicitacao = (await pedido.json()) as { id: string; quantidade_de_entregas: number };
+    const tPedido = segundos(t);
+    let fim: { situacao: string; reprocessadas: number } | undefined;
+    for (;;) {
+      fim = (await (
+        await fetch(`${hub.url}/reprocessamento/${solicitacao.id}`, { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as { situacao: string; reprocessadas: number };
+      if (fim.situacao === 'concluida') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const tReprocessar = segundos(t);
+    log(`reprocessing ${fim.reprocessadas}: ${tReprocessar.toFixed(1)} s`);
+    // The pass the request's end started, then the outbox relay's publication of the new jobs.
+    t = performance.now();
+    await hub.conciliacao.parar();
+    const segunda = await hub.conciliacao.conciliar();
+    const tSegunda = segundos(t);
+    for (;;) {
+      const { rows } = await client.query<{ n: number }>(
+        'select count(*)::int as n from outbox where publicado_em is null',
+      );
+      if (rows[0]!.n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const tRelay = segundos(t);
+    const verificacao = await hub.conciliacao.verificar();
+    log(`after: ${JSON.stringify({ ...verificacao, ids_das_mensagens: verificacao.ids_das_mensagens.length })}`);
+
+    const [{ eventos, entregas }] = (
+      await client.query<{ eventos: number; entregas: number }>(
+        'select (select count(*) from evento)::int as eventos, (select count(*) from entrega)::int as entregas',
+      )
+    ).rows as [{ eventos: number; entregas: number }];
+    const secao = [
+      HEADING,
+      '',
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus().length} × ${cpus()[0]?.model.trim()}, ` +
+        `Node ${process.version}, PostgreSQL 15 with its default settings, RabbitMQ 3.10 on loopback; load average ` +
+        `before the run ${loadBefore.toFixed(2)}, after ${(loadavg()[0] ?? 0).toFixed(2)} (other sessions share the 2 CPUs).`,
+      '',
+      '```',
+      'npx tsx bench/entregas-leitura.ts',
+      '```',
+      '',
+      `Data: the seed of "Panel reads of events" (${eventos.toLocaleString('en')} events, ${entregas.toLocaleString('en')} ` +
+        `deliveries over 30 days, ${naFila.toLocaleString('en')} of them in fila_de_erro), migrations up to 006. Each row is ` +
+        `${AMOSTRAS} requests one after another (after ${AQUECIMENTO} to warm up) with a real user token.`,
+      '',
+      '| route | query | p50 ms | p99 ms | max ms |',
+      '|---|---|---:|---:|---:|',
+      ...linhas,
+      '',
+      'The error queue, same data (hub-api in the benchmark process, one instance):',
+      '',
+      '| step | what | seconds |',
+      '|---|---|---:|',
+      `| POST /fila/erro/conciliar (the seed has no messages) | ${primeira.entregas_republicadas.toLocaleString('en')} jobs rebuilt from the database and published with confirms | ${tPrimeira.toFixed(1)} |`,
+      `| POST /reprocessamento \`{}\` answered | counts ${solicitacao.quantidade_de_entregas.toLocaleString('en')} deliveries in fila_de_erro | ${tPedido.toFixed(2)} |`,
+      `| the request concluded | ${fim.reprocessadas.toLocaleString('en')} new cycles, batches of ${LOTE}, one outbox job each | ${tReprocessar.toFixed(1)} |`,
+      `| the reconciliation after it | ${(primeira.entregas_republicadas).toLocaleString('en')} messages read, ${segunda.removidas_fora_da_fila_de_erro.toLocaleString('en')} removed by the second pass shown here (the first ran on its own at the end of the request) | ${tSegunda.toFixed(1)} |`,
+      `| the outbox relay done | every new job published to the work queue | ${tRelay.toFixed(1)} |`,
+      '',
+      `Afterwards the check: ${verificacao.concordam ? 'agree' : 'DISAGREE'}, ${verificacao.mensagens} messages, ${verificacao.entregas_na_fila_de_erro} deliveries in fila_de_erro.`,
+      '',
+      'Plans (EXPLAIN (ANALYZE, BUFFERS) of the SQL the routes run):',
+      '',
+      ...textos,
+    ].join('\n');
+    const arquivo = path.resolve(__dirname, '../docs/benchmarks.md');
+    const texto = await readFile(arquivo, 'utf8');
+    const inicio = texto.indexOf(`${HEADING}\n`);
+    const fimDaSecao = inicio === -1 ? -1 : texto.indexOf('\n## ', inicio + HEADING.length);
+    const novo =
+      inicio === -1
+        ? `${texto.trimEnd()}\n\n${secao}`
+        : `${texto.slice(0, inicio)}${secao}${fimDaSecao === -1 ? '' : `\n${texto.slice(fimDaSecao + 1)}`}`;
+    await writeFile(arquivo, `${novo.trimEnd()}\n`);
+    log(`section "${HEADING}" written to docs/benchmarks.md`);
+  } finally {
+    await client.end();
+    await hub.stop();
+    await access.close();
+    await identity.close();
+    await rm(keysDir, { recursive: true, force: true });
+    ctl('delete_vhost', VHOST);
+    if (!manter) {
+      const limpar = await pg(ADMIN_URL);
+      await limpar.query(`drop database if exists ${DATABASE} with (force)`);
+      await limpar.end();
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

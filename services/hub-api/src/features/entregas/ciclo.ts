@@ -1,0 +1,23 @@
+import { outboxInsert } from '@hub/outbox';
+import type { Tx } from '../../db';
+import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
+
+/**
+ * A new cycle for these deliveries (DESIGN §5), inside the caller's transaction: situacao pendente,
+ * tentativas_no_ciclo_atual back to 0 (quantidade_de_tentativas keeps counting), next attempt now,
+ * the subscription's current url_de_destino and maximo_de_tentativas (an operator who fixed the
+ * address reprocesses towards the new one), and one job per delivery in the outbox, so the jobs are
+ * published if and only if the cycle commits. The caller has locked the rows and checked their state.
+ */
+export async function iniciarNovoCiclo(tx: Tx, ids: readonly string[], agora: Date, requestId: string | null) {
+  if (ids.length === 0) return;
+  await tx.$executeRaw`
+    update entrega en
+       set situacao = 'pendente', tentativas_no_ciclo_atual = 0, proxima_tentativa_em = ${agora},
+           atualizada_em = ${agora}, url_de_destino = s.url_de_destino, maximo_de_tentativas = s.maximo_de_tentativas
+      from assinatura s
+     where s.id = en.assinatura_id and en.id = any(${ids}::uuid[])`;
+  const trabalhos = await trabalhosDasEntregas(tx, ids, requestId);
+  const { text, values } = outboxInsert([...trabalhos.values()].map(mensagemDoTrabalho));
+  await tx.$executeRawUnsafe(text, ...values);
+}

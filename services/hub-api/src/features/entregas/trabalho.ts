@@ -1,0 +1,80 @@
+import { type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { Prisma } from '@hub/hub-data';
+import type { OutboxMessage } from '@hub/outbox';
+import type { DbClient } from '../../db';
+import { iso } from '../../schemas';
+
+interface LinhaDoTrabalho {
+  entrega_id: string;
+  evento_id: string;
+  assinatura_id: string;
+  url_de_destino: string;
+  tipo: string;
+  versao_do_esquema: number;
+  entidade_id: string;
+  ocorrido_em: Date;
+  recebido_em: Date;
+  aplicativo_publicador_id: string;
+  dados: string;
+}
+
+/**
+ * The body of a delivery (DESIGN §5) as publication writes it: the event's fields in this order,
+ * then dados spliced in as the stored text (`dados::text` of the json column is the publisher's
+ * text byte for byte; parsing it would round a 20-digit integer).
+ */
+export function corpoDaEntrega(l: Omit<LinhaDoTrabalho, 'entrega_id' | 'assinatura_id' | 'url_de_destino'>): string {
+  const cabeca = JSON.stringify({
+    id: l.evento_id,
+    tipo: l.tipo,
+    versao_do_esquema: l.versao_do_esquema,
+    entidade_id: l.entidade_id,
+    ocorrido_em: iso(l.ocorrido_em),
+    recebido_em: iso(l.recebido_em),
+    aplicativo_publicador_id: l.aplicativo_publicador_id,
+  });
+  return `${cabeca.slice(0, -1)},"dados":${l.dados}}`;
+}
+
+/**
+ * The delivery jobs of these deliveries, rebuilt from the database (a new cycle, or a job the error
+ * queue lost): what publication would have written, to the delivery's current url_de_destino.
+ * Deliveries that no longer exist are absent from the map.
+ */
+export async function trabalhosDasEntregas(
+  cliente: DbClient,
+  ids: readonly string[],
+  requestId: string | null = null,
+): Promise<Map<string, TrabalhoDeEntrega>> {
+  const trabalhos = new Map<string, TrabalhoDeEntrega>();
+  if (ids.length === 0) return trabalhos;
+  const linhas = await cliente.$queryRaw<LinhaDoTrabalho[]>(Prisma.sql`
+    select en.id::text as entrega_id, en.evento_id::text, en.assinatura_id::text, en.url_de_destino,
+           t.nome as tipo, e.versao_do_esquema, e.entidade_id, e.ocorrido_em, e.recebido_em,
+           e.aplicativo_publicador_id::text, e.dados::text as dados
+      from entrega en
+      join evento e on e.id = en.evento_id
+      join tipo_de_evento t on t.id = e.tipo_de_evento_id
+     where en.id = any(${ids}::uuid[])`);
+  for (const l of linhas)
+    trabalhos.set(
+      l.entrega_id,
+      trabalhoDeEntrega.schema.parse({
+        entrega_id: l.entrega_id,
+        evento_id: l.evento_id,
+        assinatura_id: l.assinatura_id,
+        url_de_destino: l.url_de_destino,
+        corpo: corpoDaEntrega(l),
+        request_id: requestId,
+      }),
+    );
+  return trabalhos;
+}
+
+/** A job as an outbox row: published to the work exchange after commit, message id = delivery id. */
+export const mensagemDoTrabalho = (trabalho: TrabalhoDeEntrega): OutboxMessage => ({
+  exchange: trabalhoDeEntrega.exchange,
+  routingKey: trabalhoDeEntrega.routingKey,
+  messageId: trabalho.entrega_id,
+  body: trabalho,
+});

@@ -1,0 +1,40 @@
+import type { Guards } from '@hub/auth';
+import { ApiRouter } from '@hub/http';
+import { z } from 'zod';
+import type { ConciliacaoDaFilaDeErro } from './conciliacao';
+
+const tag = 'Fila';
+
+const n = (description: string) => z.number().int().describe(description);
+
+export const resultadoDaConciliacaoSchema = z.object({
+  mensagens_examinadas: n('messages read from the error queue (those present when the pass began)'),
+  mensagens_mantidas: n('messages of deliveries in fila_de_erro, kept'),
+  removidas_sem_entrega: n('removed: their delivery no longer exists (retention)'),
+  removidas_fora_da_fila_de_erro: n('removed: their delivery left fila_de_erro (reprocessed, resent, concluded)'),
+  removidas_duplicadas: n('removed: a second message of one delivery'),
+  entregas_marcadas_fila_de_erro: n(
+    'deliveries stuck in the queue whose job the work queue dead-lettered as poison: now fila_de_erro',
+  ),
+  mensagens_em_espera: n('poison jobs whose delivery moved recently: kept, decided on a later pass'),
+  mensagens_ilegiveis: n('messages that are not a delivery job: kept for an operator'),
+  entregas_republicadas: n('deliveries in fila_de_erro without a message: their job rebuilt and published'),
+  iniciada_em: z.string(),
+  concluida_em: z.string(),
+});
+
+/** The operators' routes of the delivery queues (DESIGN §4, Fila); for now the reconciliation. */
+export function filaRoutes(conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
+  return new ApiRouter().route(
+    {
+      method: 'post',
+      path: '/fila/erro/conciliar',
+      summary:
+        'Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed',
+      tag,
+      ...guards.permission('monitoramento', 'editar'),
+      response: resultadoDaConciliacaoSchema,
+    },
+    () => conciliacao.conciliar(),
+  );
+}
