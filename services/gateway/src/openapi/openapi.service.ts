@@ -2,6 +2,7 @@ import type { Ambiente } from '@hub/config';
 import { mergeOpenApi, type OpenApiDocument } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { type Upstream, upstreamOf } from '../routes';
+import { hoistSchemaDefs } from './schema-defs';
 import { DELIVERY_WEBHOOKS, ENTREGA_SCHEMA } from './webhooks';
 
 export const API_TITLE = 'Event hub API';
@@ -73,6 +74,7 @@ export function createOpenApiSource(upstreams: Upstream[], servers: ServerUrls, 
       webhooks: DELIVERY_WEBHOOKS,
     };
     document.components.schemas = { ...document.components.schemas, Entrega: ENTREGA_SCHEMA };
+    hoistSchemaDefs(document);
     document.info.description = missing.length
       ? `Incomplete: the documents of ${missing.join(', ')} could not be read right now.`
       : 'Every route of the platform, served through the gateway.';
