@@ -71,7 +71,11 @@ export const ENTREGA_SCHEMA = {
     ocorrido_em: { type: 'string', format: 'date-time', description: 'when it happened, as the publisher said' },
     recebido_em: { type: 'string', format: 'date-time', description: 'when the hub accepted it' },
     aplicativo_publicador_id: { type: 'string', format: 'uuid', description: 'the application that published it' },
-    dados: { type: 'object', description: 'the payload, valid against the type’s schema version' },
+    dados: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'the payload, valid against the type’s schema version',
+    },
   },
   example,
 };
