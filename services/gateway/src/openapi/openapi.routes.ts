@@ -1,11 +1,11 @@
-import { type RequestHandler, Router } from 'express';
 import { AppError } from '@hub/http';
+import { type RequestHandler, Router } from 'express';
+import { docsPolicy, docsRouter } from './docs.page';
 import type { createOpenApiSource } from './openapi.service';
-import { renderDocsPage } from './docs.page';
 
 type OpenApiSource = ReturnType<typeof createOpenApiSource>;
 
-/** GET /openapi.json (the merged document) and GET /docs (the same, as a page). */
+/** GET /openapi.json (the merged document) and GET /docs (Swagger UI reading it). */
 export function openApiRouter(source: OpenApiSource, upstreamCount: number): Router {
   const router = Router();
   const load = async () => {
@@ -23,15 +23,7 @@ export function openApiRouter(source: OpenApiSource, upstreamCount: number): Rou
     res.set('cache-control', missing.length ? 'no-store' : 'public, max-age=10');
     res.json(document);
   };
-  const page: RequestHandler = async (_req, res) => {
-    const { document } = await load();
-    res.set(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
-    );
-    res.type('html').send(renderDocsPage(document));
-  };
   router.get('/openapi.json', json);
-  router.get('/docs', page);
+  router.use(docsRouter(docsPolicy(source.serverUrls)));
   return router;
 }

@@ -2,6 +2,8 @@ import type { Ambiente } from '@hub/config';
 import { mergeOpenApi, type OpenApiDocument } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { type Upstream, upstreamOf } from '../routes';
+import { hoistSchemaDefs } from './schema-defs';
+import { DELIVERY_WEBHOOKS, ENTREGA_SCHEMA } from './webhooks';
 
 export const API_TITLE = 'Event hub API';
 const FETCH_TIMEOUT_MS = 3000;
@@ -21,8 +23,11 @@ export function serversOf(urls: ServerUrls): NonNullable<OpenApiDocument['server
   return [...all.filter((s) => s.description === urls.ambiente), ...all.filter((s) => s.description !== urls.ambiente)];
 }
 
+/** The merged document also describes what the hub sends: its deliveries, as OpenAPI 3.1 webhooks. */
+export type GatewayDocument = OpenApiDocument & { webhooks: typeof DELIVERY_WEBHOOKS };
+
 export interface MergedOpenApi {
-  document: OpenApiDocument;
+  document: GatewayDocument;
   /** Upstreams whose document could not be read; their routes are missing. */
   missing: string[];
 }
@@ -64,7 +69,12 @@ export function createOpenApiSource(upstreams: Upstream[], servers: ServerUrls, 
         );
       }
     });
-    const document = mergeOpenApi(API_TITLE, documents, serversOf(servers));
+    const document: GatewayDocument = {
+      ...mergeOpenApi(API_TITLE, documents, serversOf(servers)),
+      webhooks: DELIVERY_WEBHOOKS,
+    };
+    document.components.schemas = { ...document.components.schemas, Entrega: ENTREGA_SCHEMA };
+    hoistSchemaDefs(document);
     document.info.description = missing.length
       ? `Incomplete: the documents of ${missing.join(', ')} could not be read right now.`
       : 'Every route of the platform, served through the gateway.';
@@ -72,6 +82,8 @@ export function createOpenApiSource(upstreams: Upstream[], servers: ServerUrls, 
   };
 
   return {
+    /** The URLs of the documented servers (the document's `servers`). */
+    serverUrls: serversOf(servers).map((s) => s.url),
     async get(): Promise<MergedOpenApi> {
       if (cached && cached.until > Date.now()) return cached.value;
       inFlight ??= build().finally(() => {

@@ -1,7 +1,42 @@
+import { readFileSync } from 'node:fs';
 import type { RouteSpec } from '@hub/http';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { z } from 'zod';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { DOCS_ASSETS } from './docs.page';
+
+/** The OpenAPI 3.1 schema (as published by the OpenAPI Initiative, shipped by @seriousme/openapi-schema-validator). */
+function openApi31Validator() {
+  const schema = JSON.parse(
+    readFileSync(require.resolve('@seriousme/openapi-schema-validator/schemas/v3.1/schema.json'), 'utf8'),
+  );
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addFormat('media-range', true);
+  return { ajv, validate: ajv.compile(schema) };
+}
+
+/** Every `$ref` of the document, as JSON pointers into it. */
+function refsOf(value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) refsOf(item, found);
+  else if (value && typeof value === 'object')
+    for (const [key, item] of Object.entries(value)) {
+      if (key === '$ref' && typeof item === 'string') found.push(item);
+      else refsOf(item, found);
+    }
+  return found;
+}
+
+const resolvePointer = (document: unknown, ref: string) =>
+  ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce<unknown>(
+      (at, part) => (at as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')],
+      document,
+    );
 
 const accessSpecs: RouteSpec[] = [
   {
@@ -34,7 +69,21 @@ const functionSpecs: RouteSpec[] = [
     query: z.object({ pagina: z.coerce.number().optional() }),
   },
 ];
+// A recursive schema, as hub-api's `dados` is: zod writes it with `$defs` inside the operation.
+type Valor = string | number | Valor[] | { [chave: string]: Valor };
+const valor: z.ZodType<Valor> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.array(valor), z.record(z.string(), valor)]),
+);
 const hubSpecs: RouteSpec[] = [
+  {
+    method: 'post',
+    path: '/eventos',
+    summary: 'Publish',
+    tag: 'evento',
+    body: z.object({ tipo: z.string(), dados: z.record(z.string(), valor) }),
+    response: z.object({ id: z.string(), dados: z.record(z.string(), valor) }),
+    status: 201,
+  },
   {
     method: 'get',
     path: '/aplicativo/:id',
@@ -78,6 +127,7 @@ describe('gateway OpenAPI and docs', () => {
       '/aplicativo/{id}',
       '/auth',
       '/auth/acesso',
+      '/eventos',
       '/funcao',
     ]);
     expect(document.paths['/auth'].post.description).toBe('Requires: colaboradores.criar');
@@ -94,25 +144,94 @@ describe('gateway OpenAPI and docs', () => {
     ]);
   });
 
-  it('When /docs is asked, then a self-contained page lists tags and operations with permissions and schemas', async () => {
+  it('When /openapi.json is asked, then it is valid OpenAPI 3.1, every $ref resolves and every schema compiles', async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    const { ajv, validate } = openApi31Validator();
+    expect(validate(document) ? [] : validate.errors).toEqual([]);
+    const refs = refsOf(document);
+    expect(refs.filter((ref) => resolvePointer(document, ref) === undefined)).toEqual([]);
+    // The recursive schema's definition is a component, shared by the request and the answer.
+    const hoisted = refs.filter((ref) => ref.startsWith('#/components/schemas/schema'));
+    expect(new Set(hoisted).size).toBe(1);
+    expect(JSON.stringify(document.paths)).not.toContain('$defs');
+    ajv.addSchema(document, 'https://hub.test/openapi.json');
+    for (const name of Object.keys(document.components.schemas))
+      expect(() => ajv.compile({ $ref: `https://hub.test/openapi.json#/components/schemas/${name}` })).not.toThrow();
+  });
+
+  it('When /openapi.json is asked, then the delivery a subscriber receives is documented as a webhook with its headers, body and how to verify it', async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    const delivery = document.webhooks.entrega.post;
+    expect(delivery.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual([
+      'header:webhook-id',
+      'header:webhook-timestamp',
+      'header:webhook-signature',
+      'header:webhook-key-id',
+    ]);
+    const signature = delivery.parameters[2];
+    expect(signature.description).toContain('{webhook-id}.{webhook-timestamp}.{body}');
+    expect(new RegExp(signature.schema.pattern).test(signature.example)).toBe(true);
+    expect(new RegExp(signature.schema.pattern).test(`${signature.example} ${signature.example}`)).toBe(true);
+    expect(new RegExp(signature.schema.pattern).test(`v1,${signature.example.slice(4)}`)).toBe(false);
+    expect(delivery.description).toContain('@hub/webhook-verifier');
+    expect(delivery.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Entrega' });
+    const entrega = document.components.schemas.Entrega;
+    expect(entrega.required).toEqual([
+      'id',
+      'tipo',
+      'versao_do_esquema',
+      'entidade_id',
+      'ocorrido_em',
+      'recebido_em',
+      'aplicativo_publicador_id',
+      'dados',
+    ]);
+    const { ajv } = openApi31Validator();
+    const { example, ...schema } = entrega;
+    expect(ajv.validate(schema, example)).toBe(true);
+    expect(ajv.validate(schema, { ...example, versao_do_esquema: 0 })).toBe(false);
+  });
+
+  it('When /docs is asked, then Swagger UI is served with every asset from the gateway itself, reading /openapi.json with a Bearer token', async () => {
     const response = await request(gateway.url).get('/docs').expect(200);
     expect(response.headers['content-type']).toContain('text/html');
-    expect(response.headers['content-security-policy']).toContain("default-src 'none'");
+    const policy = response.headers['content-security-policy'];
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain("script-src 'self';");
+    // Try-it-out may call the documented servers, nothing else.
+    expect(policy).toContain(
+      "connect-src 'self' https://sandbox.hub.example http://localhost:8080 https://hub.example;",
+    );
     const html = response.text;
-    expect(html).toContain('0.1.16');
-    for (const text of [
-      '/auth/acesso',
-      '/aplicativo/{id}',
-      'monitoramento.ler',
-      'colaboradores.criar',
-      'public (no token)',
-      'perfil_acesso',
-      'Problema',
-    ]) {
-      expect(html).toContain(text);
+    const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
+    expect(urls.sort()).toEqual(['/docs/init.js', ...DOCS_ASSETS.map((file) => `/docs/assets/${file}`)].sort());
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
+    for (const url of urls) {
+      const asset = await request(gateway.url).get(url).expect(200);
+      expect(Number(asset.headers['content-length'] ?? Buffer.byteLength(asset.text ?? ''))).toBeGreaterThan(0);
     }
-    expect(html).not.toContain('/interno/fila');
-    expect(html).not.toMatch(/<script|<link|src=/);
+    const css = await request(gateway.url).get('/docs/assets/swagger-ui.css').expect(200);
+    expect(css.headers['content-type']).toContain('text/css');
+    const bundle = await request(gateway.url).get('/docs/assets/swagger-ui-bundle.js').expect(200);
+    expect(bundle.headers['content-type']).toContain('javascript');
+    expect(bundle.text).toContain('SwaggerUIBundle');
+    const init = await request(gateway.url).get('/docs/init.js').expect(200);
+    expect(init.text).toContain("url: '/openapi.json'");
+    expect(init.text).toContain('validatorUrl: null');
+    expect(init.text).toContain('persistAuthorization: true');
+    expect(init.text).not.toMatch(/https?:\/\//);
+  });
+
+  it('When a file of the renderer package the page does not use is asked, then it is not served', async () => {
+    for (const path of ['/docs/assets/package.json', '/docs/assets/index.html', '/docs/assets/..%2fpackage.json'])
+      expect((await request(gateway.url).get(path)).status).toBe(404);
+  });
+
+  it('When the document declares its security, then try-it-out offers a Bearer token', async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    expect(document.components.securitySchemes.bearer).toEqual({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(document.security).toEqual([{ bearer: [] }]);
   });
 
   it('When a service is down, then the document still lists the others and says what is missing, and is not cached', async () => {

@@ -1,0 +1,135 @@
+import createClient from 'openapi-fetch';
+import { HubError, HubNetworkError, type Problema } from './errors.js';
+import type { paths } from './generated/schema.js';
+
+export type { Problema };
+/** The body of POST /eventos. */
+export type EventoCriar = paths['/eventos']['post']['requestBody']['content']['application/json'];
+/** An event as the hub answers it (POST /eventos, GET /eventos/{id}). */
+export type Evento = paths['/eventos']['post']['responses'][201]['content']['application/json'];
+
+/** Gives the bearer token; called before every request (every retry too), so it may refresh it. */
+export type TokenProvider = () => string | Promise<string>;
+
+export interface RetryOptions {
+  /** Requests in all, the first included (default 5). */
+  maxAttempts?: number;
+  /** The first backoff's ceiling; each next one doubles it (default 200 ms). */
+  baseDelayMs?: number;
+  /** The largest backoff (default 10 s). */
+  maxDelayMs?: number;
+  /** The longest Retry-After honoured; a longer one is cut to it (default 60 s). */
+  maxRetryAfterMs?: number;
+}
+
+export interface HubClientOptions {
+  /** The gateway, e.g. `https://hub.example.com`. */
+  baseUrl: string;
+  token: TokenProvider;
+  retry?: RetryOptions;
+  /** Another fetch (tests, proxies); the global one by default. */
+  fetch?: typeof fetch;
+  /** Makes the Idempotency-Key of a publish (default: crypto.randomUUID). */
+  idempotencyKey?: () => string;
+  /** How to wait between attempts (default: setTimeout). */
+  sleep?: (ms: number) => Promise<void>;
+  /** A number in [0, 1) for the jitter (default: Math.random). */
+  random?: () => number;
+}
+
+export interface PublishOptions {
+  /** Your own key, to make a publish idempotent across restarts of your process; one is made otherwise. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface HubClient {
+  /**
+   * POST /eventos. Sends an Idempotency-Key (the same on every retry, so a retried publication is
+   * accepted once); retries 5xx, 429 and network errors with exponential backoff and full jitter
+   * (429/503 after Retry-After), never a 4xx. Throws HubError (problem+json) or HubNetworkError.
+   */
+  publish(evento: EventoCriar, options?: PublishOptions): Promise<Evento>;
+  /** GET /eventos/{id}: one event of the application of the token, with its deliveries. */
+  getEvento(id: string, options?: { signal?: AbortSignal }): Promise<Evento>;
+}
+
+const RETRIED = (status: number) => status === 429 || status >= 500;
+
+/** Retry-After in milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export function createHubClient(options: HubClientOptions): HubClient {
+  const retry = {
+    maxAttempts: Math.max(1, options.retry?.maxAttempts ?? 5),
+    baseDelayMs: options.retry?.baseDelayMs ?? 200,
+    maxDelayMs: options.retry?.maxDelayMs ?? 10_000,
+    maxRetryAfterMs: options.retry?.maxRetryAfterMs ?? 60_000,
+  };
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = options.random ?? Math.random;
+  const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  client.use({
+    async onRequest({ request }) {
+      request.headers.set('authorization', `Bearer ${await options.token()}`);
+      return request;
+    },
+  });
+
+  const backoff = (attempt: number) => random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
+
+  /** Sends until a success, a 4xx, or the attempts run out. */
+  async function send<T>(
+    call: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let wait: number;
+      try {
+        const { data, error, response } = await call();
+        if (response.ok) return data as T;
+        const problem = error && typeof error === 'object' ? (error as Partial<Problema>) : undefined;
+        if (!RETRIED(response.status) || attempt >= retry.maxAttempts)
+          throw new HubError(response.status, problem, attempt);
+        const after = retryAfterMs(response.headers.get('retry-after'));
+        wait = after === undefined ? backoff(attempt) : Math.min(after, retry.maxRetryAfterMs);
+      } catch (error) {
+        if (error instanceof HubError || signal?.aborted) throw error;
+        if (attempt >= retry.maxAttempts) throw new HubNetworkError(attempt, error);
+        wait = backoff(attempt);
+      }
+      await sleep(wait);
+      signal?.throwIfAborted();
+    }
+  }
+
+  return {
+    publish(evento, publishOptions = {}) {
+      const key = publishOptions.idempotencyKey ?? newKey();
+      return send(
+        () =>
+          client.POST('/eventos', {
+            body: evento,
+            headers: { 'idempotency-key': key },
+            signal: publishOptions.signal,
+          }),
+        publishOptions.signal,
+      );
+    },
+    getEvento(id, getOptions = {}) {
+      return send(
+        () => client.GET('/eventos/{id}', { params: { path: { id } }, signal: getOptions.signal }),
+        getOptions.signal,
+      );
+    },
+  };
+}

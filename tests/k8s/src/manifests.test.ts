@@ -1,0 +1,221 @@
+// infra/k8s validated without a cluster: every manifest against the Kubernetes (and KEDA) schemas of
+// kubernetes-models, then what the platform needs of them: probes, ports, the services' configuration.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '@hub/config';
+import { QUEUES } from '@hub/contracts';
+import { parseAllDocuments } from 'yaml';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const K8S = path.join(ROOT, 'infra/k8s');
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed YAML, walked freely by the checks
+type Yaml = any;
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  spec?: Yaml;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+  file: string;
+}
+
+const FILES = readdirSync(K8S).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+const manifests: Manifest[] = FILES.flatMap((file) =>
+  parseAllDocuments(readFileSync(path.join(K8S, file), 'utf8')).map((doc) => {
+    if (doc.errors.length) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+    return { ...(doc.toJS() as Omit<Manifest, 'file'>), file };
+  }),
+);
+const ofKind = (kind: string) => manifests.filter((m) => m.kind === kind);
+const named = (kind: string, name: string) => {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} in infra/k8s`);
+  return found;
+};
+
+/** The kubernetes-models class of an apiVersion and kind (core, the API groups, KEDA). */
+function modelOf(apiVersion: string, kind: string): new (data: object) => { validate(): void } {
+  const module = apiVersion.startsWith('keda.sh/')
+    ? `@kubernetes-models/keda/${apiVersion}/${kind}`
+    : `kubernetes-models/${apiVersion}/${kind}`;
+  return require(module)[kind];
+}
+const validate = ({ file: _file, ...manifest }: Manifest) =>
+  new (modelOf(manifest.apiVersion, manifest.kind))(manifest).validate();
+
+/** The services deployed; identity-dev and demo-receiver are for development only. */
+const SERVICES = ['gateway', 'access', 'function', 'hub-api', 'delivery-worker'];
+
+/** The environment a container gets: envFrom (ConfigMaps, Secrets) then env, as the kubelet builds it. */
+function environmentOf(container: Yaml): NodeJS.ProcessEnv {
+  const valuesOf = (kind: 'ConfigMap' | 'Secret', name: string) => {
+    const m = named(kind, name);
+    return { ...m.data, ...m.stringData };
+  };
+  const env: NodeJS.ProcessEnv = {};
+  for (const from of container.envFrom ?? []) {
+    if (from.configMapRef) Object.assign(env, valuesOf('ConfigMap', from.configMapRef.name));
+    if (from.secretRef) Object.assign(env, valuesOf('Secret', from.secretRef.name));
+  }
+  for (const item of container.env ?? []) {
+    if ('value' in item) env[item.name] = item.value;
+    else if (item.valueFrom?.secretKeyRef)
+      env[item.name] = valuesOf('Secret', item.valueFrom.secretKeyRef.name)[item.valueFrom.secretKeyRef.key];
+    else if (item.valueFrom?.configMapKeyRef)
+      env[item.name] = valuesOf('ConfigMap', item.valueFrom.configMapKeyRef.name)[item.valueFrom.configMapKeyRef.key];
+  }
+  return env;
+}
+
+/** The zod schema of a service's configuration (services/<name>/src/config.ts), when the service has one. */
+function configSchemaOf(service: string) {
+  const file = path.join(ROOT, 'services', service, 'src', 'config.ts');
+  if (!existsSync(file)) return undefined;
+  const schemas = Object.values(require(file)).filter(
+    (value: Yaml) => value && typeof value.safeParse === 'function' && value.shape && 'HUB_AMBIENTE' in value.shape,
+  );
+  if (schemas.length !== 1) throw new Error(`${file} should export one configuration schema, found ${schemas.length}`);
+  return schemas[0] as Parameters<typeof loadConfig>[0];
+}
+
+const containerOf = (service: string) => {
+  const deployment = named('Deployment', service);
+  return deployment.spec.template.spec.containers[0];
+};
+
+test('When every manifest is checked against the Kubernetes and KEDA schemas, then all are valid', () => {
+  expect(manifests.length).toBeGreaterThan(20);
+  const invalid: string[] = [];
+  for (const manifest of manifests) {
+    try {
+      validate(manifest);
+    } catch (error) {
+      invalid.push(`${manifest.file} ${manifest.kind}/${manifest.metadata.name}: ${(error as Error).message}`);
+    }
+  }
+  expect(invalid).toEqual([]);
+});
+
+test('When a manifest breaks the schema, then the validation says so (the check is live)', () => {
+  const deployment = named('Deployment', 'hub-api');
+  const broken = structuredClone(deployment);
+  broken.spec.replicas = 'two';
+  expect(() => validate(broken)).toThrow();
+  const nameless = structuredClone(deployment);
+  delete nameless.spec.template.spec.containers[0].name;
+  expect(() => validate(nameless)).toThrow();
+  const badProbe = structuredClone(deployment);
+  badProbe.spec.template.spec.containers[0].readinessProbe.httpGet.path = 42;
+  expect(() => validate(badProbe)).toThrow();
+  // Unknown fields are not refused by these schemas: `kubectl apply --dry-run=server` catches them.
+});
+
+test('When kustomize applies the folder, then it lists every manifest file', () => {
+  const kustomization = parseAllDocuments(readFileSync(path.join(K8S, 'kustomization.yaml'), 'utf8'))[0]!.toJS();
+  expect([...kustomization.resources].sort()).toEqual([...FILES].sort());
+});
+
+test('When the services are deployed, then each has one Deployment and one Service, and no development-only service is', () => {
+  expect(
+    ofKind('Deployment')
+      .map((d) => d.metadata.name)
+      .sort(),
+  ).toEqual([...SERVICES].sort());
+  for (const service of SERVICES) {
+    const deployment = named('Deployment', service);
+    const selector = named('Service', service).spec.selector;
+    expect(deployment.spec.template.metadata.labels).toMatchObject(selector);
+    expect(deployment.spec.selector.matchLabels).toEqual(selector);
+  }
+  for (const m of manifests) expect(m.metadata.namespace ?? 'event-hub').toBe('event-hub');
+});
+
+test.each(SERVICES)(
+  'When %s runs, then readiness is /saude/prontidao and liveness /saude on the port it listens on, with resources',
+  (service) => {
+    const container = containerOf(service);
+    const env = environmentOf(container);
+    const port = Number(env[`${service.toUpperCase().replace(/-/g, '_')}_PORT`]);
+    const portOf = (ref: string | number) =>
+      typeof ref === 'number' ? ref : container.ports.find((p: { name: string }) => p.name === ref)?.containerPort;
+    expect(container.readinessProbe.httpGet.path).toBe('/saude/prontidao');
+    expect(container.livenessProbe.httpGet.path).toBe('/saude');
+    expect(portOf(container.readinessProbe.httpGet.port)).toBe(port);
+    expect(portOf(container.livenessProbe.httpGet.port)).toBe(port);
+    expect(env.HOST).toBe('0.0.0.0');
+    const servicePort = named('Service', service).spec.ports.find((p: { name: string }) => p.name === 'http');
+    expect(portOf(servicePort.targetPort)).toBe(port);
+    expect(container.resources.requests).toEqual({ cpu: expect.anything(), memory: expect.any(String) });
+    expect(container.resources.limits).toEqual({ cpu: expect.anything(), memory: expect.any(String) });
+  },
+);
+
+test.each(SERVICES)(
+  'When %s starts in PRODUCTION with the environment of its manifest, then its configuration loads',
+  (service) => {
+    const env = environmentOf(containerOf(service));
+    expect(env.HUB_AMBIENTE).toBe('PRODUCTION');
+    const schema = configSchemaOf(service);
+    // A service whose code is not in this tree yet: at least what DESIGN says it reads.
+    if (!schema) {
+      for (const name of ['RABBITMQ_URL', 'HUB_DATABASE_URL', 'HUB_SIGNING_KEYS']) expect(env[name]).toBeTruthy();
+      return;
+    }
+    // loadConfig refuses, outside LOCALHOST, every variable left to a development default.
+    expect(() => loadConfig(schema, env)).not.toThrow();
+  },
+);
+
+test('When a manifest forgets a variable a service requires, then the configuration check fails (the check is live)', () => {
+  const env = environmentOf(containerOf('hub-api'));
+  delete env.HUB_DATABASE_URL;
+  expect(() => loadConfig(configSchemaOf('hub-api')!, env)).toThrow(/HUB_DATABASE_URL/);
+});
+
+test('When hub-api and the delivery worker sign, then both read HUB_SIGNING_KEYS from the same Secret', () => {
+  const refs = ['hub-api', 'delivery-worker'].map(
+    (service) =>
+      containerOf(service).env.find((e: { name: string }) => e.name === 'HUB_SIGNING_KEYS')?.valueFrom?.secretKeyRef,
+  );
+  expect(refs[0]).toEqual({ name: 'hub-signing-keys', key: 'HUB_SIGNING_KEYS' });
+  expect(refs[1]).toEqual(refs[0]);
+  expect(named('Secret', 'hub-signing-keys').stringData?.HUB_SIGNING_KEYS).toBeDefined();
+});
+
+test("When the delivery queue grows, then KEDA's RabbitMQ scaler scales the worker on the topology's work queue", () => {
+  const scaled = named('ScaledObject', 'delivery-worker');
+  expect(scaled.spec.scaleTargetRef.name).toBe('delivery-worker');
+  const [trigger] = scaled.spec.triggers;
+  expect(trigger).toMatchObject({ type: 'rabbitmq', metadata: { queueName: QUEUES.entregas, mode: 'QueueLength' } });
+  expect(QUEUES.entregas).toBe('delivery-worker.entregas.v2');
+  const auth = named('TriggerAuthentication', trigger.authenticationRef.name);
+  expect(auth.spec.secretTargetRef).toContainEqual({ parameter: 'host', name: 'hub-rabbitmq', key: 'RABBITMQ_URL' });
+  expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+  expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
+  expect(ofKind('HorizontalPodAutoscaler')).toEqual([]); // KEDA owns the worker's HPA
+});
+
+test('When RabbitMQ is deployed, then it is a 3-node cluster whose queues default to quorum, drained one node at a time', () => {
+  const broker = named('StatefulSet', 'rabbitmq');
+  expect(broker.spec.replicas).toBe(3);
+  const conf = named('ConfigMap', 'rabbitmq-config').data!['rabbitmq.conf']!;
+  expect(conf).toMatch(/^default_queue_type = quorum$/m);
+  expect(conf).toMatch(/^cluster_formation\.peer_discovery_backend = k8s$/m);
+  expect(named('PodDisruptionBudget', 'rabbitmq').spec.maxUnavailable).toBe(1);
+  expect(named('Secret', 'hub-rabbitmq').stringData?.RABBITMQ_URL).toContain(
+    'rabbitmq.event-hub.svc.cluster.local:5672',
+  );
+});
+
+test('When PostgreSQL is external, then no manifest runs it and the database URLs come from a Secret', () => {
+  const images = [...ofKind('Deployment'), ...ofKind('StatefulSet')].flatMap((m) =>
+    m.spec.template.spec.containers.map((c: { image: string }) => c.image),
+  );
+  expect(images.filter((image) => /postgres/i.test(image))).toEqual([]);
+  const databases = named('Secret', 'hub-databases').stringData!;
+  expect(Object.keys(databases).sort()).toEqual(['ACCESS_DATABASE_URL', 'FUNCTION_DATABASE_URL', 'HUB_DATABASE_URL']);
+  for (const url of Object.values(databases)) expect(new URL(url).protocol).toBe('postgresql:');
+});
