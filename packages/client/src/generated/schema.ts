@@ -5967,6 +5967,1863 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tentativa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attempts of deliveries, newest first, a page at a time (filters entrega_id, assinatura_id, sucesso, status_http, desde, ate)
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pagina?: number;
+                    tamanho?: number;
+                    entrega_id?: string;
+                    assinatura_id?: string;
+                    sucesso?: "true" | "false";
+                    status_http?: number;
+                    desde?: string;
+                    ate?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            itens: {
+                                id: string;
+                                entrega_id: string;
+                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                                numero: number;
+                                iniciada_em: string;
+                                duracao_ms: number;
+                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                                status_http: number | null;
+                                sucesso: boolean;
+                                /** @description the receiver's answer, truncated to 64 KiB */
+                                resposta: string | null;
+                                erro: string | null;
+                                /** @description the headers sent, signatures included (never a key) */
+                                cabecalhos: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            pagina: number;
+                            tamanho: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tentativa/filtro": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Attempts matching every filter given (desde and ate inclusive, on iniciada_em), newest first, at most 200
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    entrega_id?: string;
+                    assinatura_id?: string;
+                    sucesso?: "true" | "false";
+                    status_http?: number;
+                    desde?: string;
+                    ate?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tentativa/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One attempt: when, how long, the status and the answer (truncated to 64 KiB), the headers sent
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/destino": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Destination origins in alphabetical order, a page at a time, with their limits and last hour
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pagina?: number;
+                    tamanho?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            itens: {
+                                id: string;
+                                /** @description scheme://host[:port] that subscriptions deliver to */
+                                origem: string;
+                                /** @description subscriptions (not deleted) that deliver to this origin */
+                                assinaturas: number;
+                                /** @description deliveries being attempted now */
+                                em_andamento: number;
+                                /** @description attempts in flight at once, over every worker */
+                                concorrencia_maxima: number;
+                                /** @description attempts started per second, over every worker; null: none */
+                                limite_por_segundo: number | null;
+                                /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                                pausado: boolean;
+                                tentativas_na_ultima_hora: number;
+                                falhas_na_ultima_hora: number;
+                                /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                                latencia_p50_ms: number | null;
+                                /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                                latencia_p99_ms: number | null;
+                                criado_em: string;
+                                atualizado_em: string;
+                            }[];
+                            pagina: number;
+                            tamanho: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/destino/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One destination origin: subscriptions, attempts in flight, limits, pause, the last hour
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description scheme://host[:port] that subscriptions deliver to */
+                            origem: string;
+                            /** @description subscriptions (not deleted) that deliver to this origin */
+                            assinaturas: number;
+                            /** @description deliveries being attempted now */
+                            em_andamento: number;
+                            /** @description attempts in flight at once, over every worker */
+                            concorrencia_maxima: number;
+                            /** @description attempts started per second, over every worker; null: none */
+                            limite_por_segundo: number | null;
+                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                            pausado: boolean;
+                            tentativas_na_ultima_hora: number;
+                            falhas_na_ultima_hora: number;
+                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                            latencia_p99_ms: number | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the concurrency and the per-second limit of a destination (every worker obeys within seconds)
+         * @description Requires: monitoramento.editar
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        concorrencia_maxima?: number;
+                        /** @description null removes the limit */
+                        limite_por_segundo?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description scheme://host[:port] that subscriptions deliver to */
+                            origem: string;
+                            /** @description subscriptions (not deleted) that deliver to this origin */
+                            assinaturas: number;
+                            /** @description deliveries being attempted now */
+                            em_andamento: number;
+                            /** @description attempts in flight at once, over every worker */
+                            concorrencia_maxima: number;
+                            /** @description attempts started per second, over every worker; null: none */
+                            limite_por_segundo: number | null;
+                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                            pausado: boolean;
+                            tentativas_na_ultima_hora: number;
+                            falhas_na_ultima_hora: number;
+                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                            latencia_p99_ms: number | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/destino/{id}/pausar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause deliveries to a destination: they wait, nothing is lost or counted as a failed attempt
+         * @description Requires: monitoramento.editar
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description scheme://host[:port] that subscriptions deliver to */
+                            origem: string;
+                            /** @description subscriptions (not deleted) that deliver to this origin */
+                            assinaturas: number;
+                            /** @description deliveries being attempted now */
+                            em_andamento: number;
+                            /** @description attempts in flight at once, over every worker */
+                            concorrencia_maxima: number;
+                            /** @description attempts started per second, over every worker; null: none */
+                            limite_por_segundo: number | null;
+                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                            pausado: boolean;
+                            tentativas_na_ultima_hora: number;
+                            falhas_na_ultima_hora: number;
+                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                            latencia_p99_ms: number | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/destino/{id}/retomar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume deliveries to a paused destination
+         * @description Requires: monitoramento.editar
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description scheme://host[:port] that subscriptions deliver to */
+                            origem: string;
+                            /** @description subscriptions (not deleted) that deliver to this origin */
+                            assinaturas: number;
+                            /** @description deliveries being attempted now */
+                            em_andamento: number;
+                            /** @description attempts in flight at once, over every worker */
+                            concorrencia_maxima: number;
+                            /** @description attempts started per second, over every worker; null: none */
+                            limite_por_segundo: number | null;
+                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                            pausado: boolean;
+                            tentativas_na_ultima_hora: number;
+                            falhas_na_ultima_hora: number;
+                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                            latencia_p99_ms: number | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entrega": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries, newest first, a page at a time; every filter given must match
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pagina?: number;
+                    tamanho?: number;
+                    situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                    assinatura_id?: string;
+                    evento_id?: string;
+                    aplicativo_assinante_id?: string;
+                    tipo_de_evento_id?: string;
+                    desde?: string;
+                    ate?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            itens: {
+                                id: string;
+                                evento_id: string;
+                                evento_recebido_em: string;
+                                entidade_id: string;
+                                assinatura_id: string;
+                                aplicativo_assinante_id: string;
+                                aplicativo_assinante_nome: string;
+                                tipo_de_evento_nome: string;
+                                versao_do_esquema: number;
+                                url_de_destino: string;
+                                /** @enum {string} */
+                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                                quantidade_de_tentativas: number;
+                                tentativas_no_ciclo_atual: number;
+                                maximo_de_tentativas: number;
+                                proxima_tentativa_em: string;
+                                entregue_em?: string | null;
+                                ultimo_erro?: string | null;
+                                criada_em: string;
+                                atualizada_em: string;
+                            }[];
+                            pagina: number;
+                            tamanho: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entrega/filtro": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries matching every filter given (exact; desde and ate inclusive), newest first, at most 200
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                    assinatura_id?: string;
+                    evento_id?: string;
+                    aplicativo_assinante_id?: string;
+                    tipo_de_evento_id?: string;
+                    desde?: string;
+                    ate?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entrega/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery with every attempt made, oldest first
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                            /** @description every attempt, oldest first */
+                            tentativas: {
+                                id: string;
+                                entrega_id: string;
+                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                                numero: number;
+                                iniciada_em: string;
+                                duracao_ms: number;
+                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                                status_http: number | null;
+                                sucesso: boolean;
+                                /** @description the receiver's answer, truncated to 64 KiB */
+                                resposta: string | null;
+                                erro: string | null;
+                                /** @description the headers sent, signatures included (never a key) */
+                                cabecalhos: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entrega/{id}/reenviar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new cycle for one delivery (concluida, fila_de_erro or cancelada): pendente, tentativas_no_ciclo_atual 0, its job queued; it leaves the error queue
+         * @description Requires: monitoramento.editar
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                            /** @description every attempt, oldest first */
+                            tentativas: {
+                                id: string;
+                                entrega_id: string;
+                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                                numero: number;
+                                iniciada_em: string;
+                                duracao_ms: number;
+                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                                status_http: number | null;
+                                sucesso: boolean;
+                                /** @description the receiver's answer, truncated to 64 KiB */
+                                resposta: string | null;
+                                erro: string | null;
+                                /** @description the headers sent, signatures included (never a key) */
+                                cabecalhos: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description entrega_em_andamento: the delivery is still in the queue (pendente, em_andamento, aguardando_nova_tentativa); assinatura_inativa: its subscription is switched off or deleted */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reprocessamento": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reprocessing requests, newest first, a page at a time, with their progress
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    pagina?: number;
+                    tamanho?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            itens: {
+                                id: string;
+                                /** @enum {string} */
+                                situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                                entrega_ids: string[] | null;
+                                assinatura_id: string | null;
+                                tipo_de_evento_id: string | null;
+                                desde: string | null;
+                                ate: string | null;
+                                /** @description deliveries in fila_de_erro that matched when it was asked */
+                                quantidade_de_entregas: number;
+                                /** @description moved to a new cycle so far */
+                                reprocessadas: number;
+                                /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                                ignoradas: number;
+                                solicitada_pelo_email: string | null;
+                                criada_em: string;
+                                atualizada_em: string;
+                                iniciada_em: string | null;
+                                concluida_em: string | null;
+                            }[];
+                            pagina: number;
+                            tamanho: number;
+                            total: number;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Reprocess deliveries of the error queue, by ids or by a filter (an empty body means all): each gets a new cycle, in batches in the background
+         * @description Requires: monitoramento.editar
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description at most 1000; repeated ids count once; not combined with a filter */
+                        entrega_ids?: string[] | null;
+                        assinatura_id?: string | null;
+                        tipo_de_evento_id?: string | null;
+                        desde?: string | null;
+                        ate?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description success */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                            entrega_ids: string[] | null;
+                            assinatura_id: string | null;
+                            tipo_de_evento_id: string | null;
+                            desde: string | null;
+                            ate: string | null;
+                            /** @description deliveries in fila_de_erro that matched when it was asked */
+                            quantidade_de_entregas: number;
+                            /** @description moved to a new cycle so far */
+                            reprocessadas: number;
+                            /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                            ignoradas: number;
+                            solicitada_pelo_email: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                            iniciada_em: string | null;
+                            concluida_em: string | null;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description ids and a filter together, desde after ate, or a subscription or type that does not exist */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reprocessamento/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One reprocessing request: situacao, quantidade_de_entregas, reprocessadas, ignoradas
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                            entrega_ids: string[] | null;
+                            assinatura_id: string | null;
+                            tipo_de_evento_id: string | null;
+                            desde: string | null;
+                            ate: string | null;
+                            /** @description deliveries in fila_de_erro that matched when it was asked */
+                            quantidade_de_entregas: number;
+                            /** @description moved to a new cycle so far */
+                            reprocessadas: number;
+                            /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                            ignoradas: number;
+                            solicitada_pelo_email: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                            iniciada_em: string | null;
+                            concluida_em: string | null;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a reprocessing request that has not started (pendente)
+         * @description Requires: monitoramento.editar
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success, empty body */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description reprocessamento_nao_pendente: it started, ended or was cancelled already */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fila/erro/conciliar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed
+         * @description Requires: monitoramento.editar
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description messages read from the error queue (those present when the pass began) */
+                            mensagens_examinadas: number;
+                            /** @description messages of deliveries in fila_de_erro, kept */
+                            mensagens_mantidas: number;
+                            /** @description removed: their delivery no longer exists (retention) */
+                            removidas_sem_entrega: number;
+                            /** @description removed: their delivery left fila_de_erro (reprocessed, resent, concluded) */
+                            removidas_fora_da_fila_de_erro: number;
+                            /** @description removed: a second message of one delivery */
+                            removidas_duplicadas: number;
+                            /** @description deliveries stuck in the queue whose job the work queue dead-lettered as poison: now fila_de_erro */
+                            entregas_marcadas_fila_de_erro: number;
+                            /** @description poison jobs whose delivery moved recently: kept, decided on a later pass */
+                            mensagens_em_espera: number;
+                            /** @description messages that are not a delivery job: kept for an operator */
+                            mensagens_ilegiveis: number;
+                            /** @description deliveries in fila_de_erro without a message: their job rebuilt and published */
+                            entregas_republicadas: number;
+                            iniciada_em: string;
+                            concluida_em: string;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/eventos": {
         parameters: {
             query?: never;
