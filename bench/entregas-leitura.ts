@@ -80,7 +80,7 @@ const SEED = [
             case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
        from evento e
        join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
-       cross join lateral (select random() as p) sorte
+       cross join lateral (select random() as p where e.id is not null) sorte
        cross join lateral (select case
          when e.recebido_em > now() - interval '10 minutes' then
            case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
@@ -253,6 +253,7 @@ async function main() {
     const naFila = (
       await client.query<{ n: number }>("select count(*)::int as n from entrega where situacao = 'fila_de_erro'")
     ).rows[0]!.n;
+    log(`deliveries in fila_de_erro: ${naFila}`);
     let t = performance.now();
     const primeira = await hub.conciliacao.conciliar();
     const tPrimeira = segundos(t);
