@@ -14,6 +14,12 @@ export function criarMetricas() {
     help: 'deliveries that reached a state after an attempt (concluida, aguardando_nova_tentativa, fila_de_erro, cancelada)',
     labelNames: ['situacao'] as const,
   });
+  const trabalhos = new Counter({
+    registers: [],
+    name: 'hub_delivery_jobs_total',
+    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final or unknown, cancelado, adiado, duplicado)',
+    labelNames: ['desfecho'] as const,
+  });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
   const adiadas = new Counter({
     registers: [],
@@ -34,13 +40,14 @@ export function criarMetricas() {
   });
   return {
     tentativas,
+    trabalhos,
     situacoes,
     emVoo,
     adiadas,
     recuperadas,
     duracao,
     registrar(registry: Registry) {
-      for (const m of [tentativas, situacoes, emVoo, adiadas, recuperadas, duracao] as Metric[])
+      for (const m of [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao] as Metric[])
         registry.registerMetric(m);
     },
   };

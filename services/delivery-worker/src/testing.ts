@@ -131,6 +131,12 @@ export async function cenario(hub: TestHub) {
 
   return {
     nomeDoTipo,
+    /** Publishes a job again (a redelivery, a duplicate on the wire). */
+    republicar: (t: TrabalhoDeEntrega, broker: RunningDeliveryWorker['broker']) =>
+      publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
+        messageId: t.entrega_id,
+        mandatory: true,
+      }),
     async assinar(url: string, maximoDeTentativas = 3): Promise<Assinatura> {
       const id = uuidv7();
       await hub.db.assinatura.create({

@@ -58,19 +58,23 @@ export function entregasService(deps: EntregasDeps) {
     const passo = Math.min(...deps.passosMs);
     await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passo), message, {});
     metricas.adiadas.inc();
+    metricas.trabalhos.inc({ desfecho: 'adiado' });
   }
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, liberar: () => void): Promise<void> {
     const reivindicada = await reivindicacoes.add(trabalho.entrega_id);
     if (!reivindicada) {
+      metricas.trabalhos.inc({ desfecho: 'descartado' });
       logger.debug({ entrega_id: trabalho.entrega_id }, 'delivery final or unknown: job dropped');
       return;
     }
     if (reivindicada.situacao === 'cancelada') {
+      metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription off: delivery cancelled');
       return;
     }
+    metricas.trabalhos.inc({ desfecho: 'tentado' });
     const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
     metricas.emVoo.inc();
     const resultado = await deps.remetente.enviar(trabalho.url_de_destino, trabalho.corpo, cabecalhos, paragem.signal);
