@@ -154,7 +154,7 @@ describe('delivery worker: the sweeper', () => {
       await broker.declare((ch) => declareDeliveryTopology(ch, PASSOS_MS, hub.topologia));
       const c = await cenario(hub);
       const assinatura = await c.assinar(receptor.url('/ok'));
-      const [trabalho] = await c.entregar([assinatura], { broker, dados: '{"n": 1.50, "z": [true, null]}' });
+      await c.entregar([assinatura], { broker, dados: '{"n": 1.50, "z": [true, null]}' });
       await broker.withChannel((ch) => ch.purgeQueue(hub.topologia.filaDeEntregas));
     } finally {
       await broker.close();
