@@ -33,7 +33,7 @@ describe('delivery worker: destinations and workers side by side', () => {
   });
   afterAll(async () => {
     for (const w of workers) await w.close();
-    if (workers[0]) await deleteTestTopology(workers[0], hub, PASSOS_MS).catch(() => undefined);
+    if (workers[0]) await deleteTestTopology(hub, PASSOS_MS);
     await lento?.fechar();
     await rapido?.fechar();
     await hub?.close();
@@ -143,7 +143,7 @@ describe('delivery worker: the sweeper', () => {
   });
   afterAll(async () => {
     await worker?.close();
-    if (worker) await deleteTestTopology(worker, hub, PASSOS_MS).catch(() => undefined);
+    if (worker) await deleteTestTopology(hub, PASSOS_MS);
     await receptor?.fechar();
     await hub?.close();
   });
@@ -192,7 +192,7 @@ describe('delivery worker: destination safety outside LOCALHOST', () => {
   });
   afterAll(async () => {
     await worker?.close();
-    if (worker) await deleteTestTopology(worker, hub, PASSOS_MS).catch(() => undefined);
+    if (worker) await deleteTestTopology(hub, PASSOS_MS);
     await receptor?.fechar();
     await hub?.close();
   });

@@ -57,6 +57,13 @@ export const deliveryWorkerConfig = baseConfig.extend({
     .default('.data/hub/signing-keys.json')
     .describe('key file of the delivery-signing keys, the one hub-api publishes; the worker never creates it'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
+  HUB_API_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      'hub-api, whose /.well-known/jwks.json must list every active signing key of the worker for it to be ready (unset: not checked)',
+    ),
   DELIVERY_WORKER_TOPOLOGY_PREFIX: z
     .string()
     .regex(/^[\w.-]+$/)

@@ -49,7 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.close();
-  if (worker) await deleteTestTopology(worker, hub, PASSOS_MS).catch(() => undefined);
+  if (worker) await deleteTestTopology(hub, PASSOS_MS);
   await receptor?.fechar();
   await hub?.close();
 });

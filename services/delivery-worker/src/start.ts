@@ -53,6 +53,29 @@ export function keySource(config: DeliveryWorkerConfig): { file: string; json?: 
   return { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS };
 }
 
+/**
+ * A readiness check: every key the worker signs with is in the JWKS hub-api publishes, or
+ * subscribers could not verify its deliveries (a key file that differs from hub-api's). The answer
+ * is reused for 30 s.
+ */
+export function chavesPublicadas(keys: KeyStore, hubApiUrl: string): () => Promise<void> {
+  const url = new URL('/.well-known/jwks.json', hubApiUrl);
+  let visto: { at: number; kids: Set<string> } | undefined;
+  return async () => {
+    if (!visto || Date.now() - visto.at > 30_000) {
+      const resposta = await fetch(url, { signal: AbortSignal.timeout(1500) });
+      if (!resposta.ok) throw new Error(`${url} answered ${resposta.status}`);
+      const jwks = (await resposta.json()) as { keys?: { kid?: string }[] };
+      visto = { at: Date.now(), kids: new Set((jwks.keys ?? []).map((k) => String(k.kid))) };
+    }
+    const ausentes = (await keys.signers()).filter((s) => !visto!.kids.has(s.kid)).map((s) => s.kid);
+    if (ausentes.length > 0) {
+      visto = undefined;
+      throw new Error(`signing keys not in the published JWKS (${url}): ${ausentes.join(', ')}`);
+    }
+  };
+}
+
 /** Migrates, loads the keys, declares the delivery topology, consumes jobs, sweeps, serves health. */
 export async function startDeliveryWorker(
   config: DeliveryWorkerConfig,
@@ -128,6 +151,7 @@ export async function startDeliveryWorker(
       chaves: async () => {
         if ((await keys.signers()).length === 0) throw new Error('no active signing key');
       },
+      ...(config.HUB_API_URL ? { jwks: chavesPublicadas(keys, config.HUB_API_URL) } : {}),
     },
     metrics: (registry) => metricas.registrar(registry),
   });

@@ -13,7 +13,7 @@ import { uuidv7 } from '@hub/database';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createLogger } from '@hub/log';
 import { generateKey, type KeySet, publicJwks, writeKeyFile } from '@hub/signing';
-import { createTestDatabase, type TestDatabase, uniqueName } from '@hub/testing';
+import { connectTestBroker, createTestDatabase, type TestDatabase, uniqueName } from '@hub/testing';
 import { deliveryWorkerConfig } from './config';
 import { type RunningDeliveryWorker, type StartOptions, startDeliveryWorker } from './start';
 
@@ -89,13 +89,14 @@ export async function startDeliveryWorkerForTests(
   return { ...running, close: () => running.stop() };
 }
 
-/** Deletes the hub's isolated topology (after every worker on it stopped). */
-export async function deleteTestTopology(
-  running: Pick<RunningDeliveryWorker, 'broker'>,
-  hub: TestHub,
-  passosMs: readonly number[],
-) {
-  await running.broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs));
+/** Deletes the hub's isolated topology (after every worker on it stopped), on a connection of its own. */
+export async function deleteTestTopology(hub: TestHub, passosMs: readonly number[]): Promise<void> {
+  const broker = await connectTestBroker('delivery-worker-teardown');
+  try {
+    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs));
+  } finally {
+    await broker.close();
+  }
 }
 
 export interface Assinatura {
