@@ -39,10 +39,13 @@ describe('delivery worker: destinations and workers side by side', () => {
     await hub?.close();
   });
 
-  it('When one destination is stuck, then at most DELIVERY_CONCURRENCY_PER_DESTINATION requests wait on it and the other destination is served meanwhile', async () => {
+  it('When one destination is stuck, then at most DELIVERY_CONCURRENCY_PER_DESTINATION requests wait on it and the other destination is served meanwhile, even with its jobs ahead in the queue', async () => {
     const worker = await startDeliveryWorkerForTests(hub, {
       DELIVERY_CONCURRENCY_PER_DESTINATION: '2',
       DELIVERY_TIMEOUT: '20s',
+      // A prefetch the stuck destination's jobs alone would fill, were they held until their turn.
+      DELIVERY_PREFETCH: '4',
+      DELIVERY_DESTINATION_WAIT: '100ms',
     });
     workers.push(worker);
     const c = await cenario(hub);
@@ -96,7 +99,7 @@ describe('delivery worker: destinations and workers side by side', () => {
       clearInterval(soltar);
     }
     expect(maximo).toBeLessThanOrEqual(2);
-    // Jobs over the limit waited in the shortest delay queue: no attempt was counted for them.
+    // Jobs that waited too long went through the shortest delay queue: no attempt was counted for them.
     const tentativas = await hub.db.tentativa.count({ where: { entregaId: { in: lentas.map((t) => t.entrega_id) } } });
     expect(tentativas).toBe(lentas.length);
   });

@@ -32,6 +32,9 @@ export const deliveryWorkerConfig = baseConfig.extend({
     .max(1000)
     .default(10)
     .describe('POSTs under way at once to one origin (scheme://host:port)'),
+  DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
+    'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
+  ),
   DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
     'on SIGTERM, how long attempts under way may finish before the rest go back to the queue',
   ),

@@ -121,6 +121,7 @@ export async function startDeliveryWorker(
     metricas,
     passosMs,
     concorrenciaPorDestino: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+    esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
   });
   const varredura = varreduraJob({
     repo,

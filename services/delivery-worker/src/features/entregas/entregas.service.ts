@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
@@ -20,6 +21,8 @@ export interface EntregasDeps {
   metricas: Metricas;
   passosMs: readonly number[];
   concorrenciaPorDestino: number;
+  /** How long a job may wait in memory for its destination's turn before it is deferred. */
+  esperaPorDestinoMs: number;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface EntregasDeps {
  */
 export function entregasService(deps: EntregasDeps) {
   const { repo, broker, topologia, logger, metricas } = deps;
-  const limite = new LimitePorDestino(deps.concorrenciaPorDestino);
+  const limite = new LimitePorDestino(deps.concorrenciaPorDestino, deps.esperaPorDestinoMs);
   const reivindicacoes = new Lote<string, Reivindicada | undefined>(async (ids) => {
     const linhas = await repo.reivindicar([...new Set(ids)]);
     const porId = new Map(linhas.map((l) => [l.id, l]));
@@ -43,6 +46,7 @@ export function entregasService(deps: EntregasDeps) {
   /** Delivery ids with a job under way in this process: a second job for one of them is redundant. */
   const emCurso = new Set<string>();
   const paragem = new AbortController();
+  setMaxListeners(0, paragem.signal); // one listener per POST under way
   let parando = false;
 
   const publicar = (exchange: string, routingKey: string, message: ConsumeMessage, extra: object) =>
@@ -53,7 +57,7 @@ export function entregasService(deps: EntregasDeps) {
       ...extra,
     });
 
-  /** The destination is at its limit with others waiting: the job waits in the shortest delay queue. */
+  /** The destination stayed at its limit for the whole wait: the job waits in the shortest delay queue instead. */
   async function adiar(message: ConsumeMessage): Promise<void> {
     const passo = Math.min(...deps.passosMs);
     await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passo), message, {});
@@ -61,7 +65,9 @@ export function entregasService(deps: EntregasDeps) {
     metricas.trabalhos.inc({ desfecho: 'adiado' });
   }
 
-  async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, liberar: () => void): Promise<void> {
+  async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string): Promise<void> {
+    // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
+    // trip to the database (with one destination, its limit is what bounds the throughput).
     const reivindicada = await reivindicacoes.add(trabalho.entrega_id);
     if (!reivindicada) {
       metricas.trabalhos.inc({ desfecho: 'descartado' });
@@ -74,6 +80,25 @@ export function entregasService(deps: EntregasDeps) {
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription off: delivery cancelled');
       return;
     }
+    const liberar = await limite.entrar(origem);
+    if (parando) {
+      liberar?.();
+      throw new RequeueMessage('the worker is stopping');
+    }
+    if (!liberar) return adiar(message);
+    try {
+      await enviarERegistrar(trabalho, message, reivindicada, liberar);
+    } finally {
+      liberar();
+    }
+  }
+
+  async function enviarERegistrar(
+    trabalho: TrabalhoDeEntrega,
+    message: ConsumeMessage,
+    reivindicada: Reivindicada,
+    liberar: () => void,
+  ): Promise<void> {
     metricas.trabalhos.inc({ desfecho: 'tentado' });
     const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
     metricas.emVoo.inc();
@@ -136,6 +161,7 @@ export function entregasService(deps: EntregasDeps) {
       const trabalho = decode(trabalhoDeEntrega, message);
       if (parando) throw new RequeueMessage('the worker is stopping');
       if (emCurso.has(trabalho.entrega_id)) {
+        metricas.trabalhos.inc({ desfecho: 'duplicado' });
         logger.debug(
           { entrega_id: trabalho.entrega_id },
           'a job of this delivery is under way here: duplicate dropped',
@@ -148,19 +174,13 @@ export function entregasService(deps: EntregasDeps) {
       } catch {
         origem = 'invalida';
       }
-      const vez = limite.entrar(origem);
-      if (!vez) return adiar(message);
       emCurso.add(trabalho.entrega_id);
-      let liberar: (() => void) | undefined;
       try {
-        liberar = await vez;
-        if (parando) throw new RequeueMessage('the worker is stopping');
-        await tentar(trabalho, message, liberar);
+        await tentar(trabalho, message, origem);
       } catch (error) {
         if (error instanceof Parando) throw new RequeueMessage(error.message);
         throw error;
       } finally {
-        liberar?.();
         emCurso.delete(trabalho.entrega_id);
       }
     },

@@ -3,27 +3,34 @@ export class Parando extends Error {
   override name = 'Parando';
 }
 
+interface Espera {
+  resolve: (liberar: (() => void) | null) => void;
+  reject: (e: unknown) => void;
+  timer: NodeJS.Timeout;
+}
+
 interface Origem {
   ativos: number;
-  esperando: { resolve: (liberar: () => void) => void; reject: (e: unknown) => void }[];
+  esperando: Espera[];
 }
 
 /**
- * At most `limite` POSTs under way per origin. A job over the limit waits in memory while at most
- * `limite` others of its origin wait too; beyond that `entrar` answers null and the caller defers the
- * job (through the shortest delay queue), so a slow origin holds at most 2 × limite of the prefetch
- * and jobs of other origins keep flowing.
+ * At most `limite` POSTs under way per origin (scheme://host:port). A job over the limit waits in
+ * memory for its turn, at most `esperaMaximaMs`: a destination that answers fast serves its queue
+ * from memory (no churn), while the jobs of a stuck one give up their wait and are deferred by the
+ * caller (through the shortest delay queue), so they cannot hold the prefetch and starve the
+ * other destinations.
  */
 export class LimitePorDestino {
   private readonly origens = new Map<string, Origem>();
 
   constructor(
     private readonly limite: number,
-    private readonly maxEsperando = limite,
+    private readonly esperaMaximaMs: number,
   ) {}
 
-  /** A turn (call the function it gives when the POST is over), or null when the origin is saturated. */
-  entrar(origem: string): Promise<() => void> | null {
+  /** A turn (call the function it gives when the POST is over), or null when the wait ran out. */
+  entrar(origem: string): Promise<(() => void) | null> {
     let estado = this.origens.get(origem);
     if (!estado) {
       estado = { ativos: 0, esperando: [] };
@@ -33,9 +40,19 @@ export class LimitePorDestino {
       estado.ativos += 1;
       return Promise.resolve(this.liberador(origem, estado));
     }
-    if (estado.esperando.length >= this.maxEsperando) return null;
     const alvo = estado;
-    return new Promise((resolve, reject) => alvo.esperando.push({ resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const espera: Espera = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          const i = alvo.esperando.indexOf(espera);
+          if (i >= 0) alvo.esperando.splice(i, 1);
+          resolve(null);
+        }, this.esperaMaximaMs),
+      };
+      alvo.esperando.push(espera);
+    });
   }
 
   /** POSTs under way to an origin (metrics, tests). */
@@ -46,7 +63,10 @@ export class LimitePorDestino {
   /** Every job still waiting for its turn is told to go back (Parando). */
   dispensarEsperas(): void {
     for (const estado of this.origens.values()) {
-      for (const espera of estado.esperando.splice(0)) espera.reject(new Parando('the worker is stopping'));
+      for (const espera of estado.esperando.splice(0)) {
+        clearTimeout(espera.timer);
+        espera.reject(new Parando('the worker is stopping'));
+      }
     }
   }
 
@@ -57,6 +77,7 @@ export class LimitePorDestino {
       liberado = true;
       const proximo = estado.esperando.shift();
       if (proximo) {
+        clearTimeout(proximo.timer);
         proximo.resolve(this.liberador(origem, estado));
         return;
       }
