@@ -70,8 +70,10 @@ export function entregasRepository(db: DbClient) {
         `with alvo as (
            select e.id, (a.ativa and a.excluida_em is null) as viva
            from entrega e join assinatura a on a.id = e.assinatura_id
-           where e.id in (select value::uuid from json_array_elements_text($1::json))
-             and e.situacao in ('pendente', 'em_andamento', 'aguardando_nova_tentativa')
+           where e.id = any(array(select value::uuid from json_array_elements_text($1::json)))
+             -- "not final", written as a negation so the planner looks rows up by id alone instead
+             -- of also scanning entrega_em_aberto (the whole backlog)
+             and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada')
            order by e.id
            for update of e
          )
@@ -102,8 +104,8 @@ export function entregasRepository(db: DbClient) {
          ),
          alvo as (
            select e.id from entrega e
-           where e.id in (select entrega_id from d)
-             and e.situacao in ('pendente', 'em_andamento', 'aguardando_nova_tentativa')
+           where e.id = any(array(select entrega_id from d))
+             and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada') -- by id alone, as above
            order by e.id
            for update of e
          ),
