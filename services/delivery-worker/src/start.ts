@@ -83,14 +83,16 @@ export async function startDeliveryWorker(
   options: StartOptions = {},
 ): Promise<RunningDeliveryWorker> {
   const source = keySource(config);
-  await ensureDatabase(config.HUB_DATABASE_URL);
-  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
   const keys = await KeyStore.open(source, {
     create: false,
     reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
     onWarning: (message) => logger.warn(message),
     onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
   });
+
+  // The keys first: a worker that could not sign touches nothing.
+  await ensureDatabase(config.HUB_DATABASE_URL);
+  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
 
   const topologia =
     options.topologia ??
