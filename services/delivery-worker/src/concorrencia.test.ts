@@ -178,6 +178,23 @@ describe('delivery worker: the sweeper', () => {
     // Stamped when sent again: a second pass right after finds nothing to send.
     expect(await worker.varredura.passar()).toBe(0);
   });
+
+  it('When a delivery stays em_andamento with no worker on it (its worker died), then the sweeper sends its job again', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(`${receptor.url('/ok')}?orfa`);
+    const [trabalho] = await c.entregar([assinatura], { publicar: false });
+    // As a worker killed mid-attempt leaves it: claimed an hour ago, its job lost with the worker.
+    await hub.db.entrega.update({
+      where: { id: trabalho!.entrega_id },
+      data: { situacao: 'em_andamento', atualizadaEm: new Date(Date.now() - 3_600_000) },
+    });
+    expect(await worker!.varredura.passar()).toBe(1);
+    await waitFor(
+      async () =>
+        (await hub.db.entrega.findUniqueOrThrow({ where: { id: trabalho!.entrega_id } })).situacao === 'concluida',
+    );
+    expect(await hub.db.tentativa.count({ where: { entregaId: trabalho!.entrega_id } })).toBe(1);
+  });
 });
 
 describe('delivery worker: destination safety outside LOCALHOST', () => {
