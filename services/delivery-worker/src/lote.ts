@@ -1,5 +1,5 @@
 /**
- * Group commit: items handed in while a flush is under way wait and go together in the next one,
+ * Group commit (a batch that fails is tried again item by item, so one bad item fails alone): items handed in while a flush is under way wait and go together in the next one,
  * so under load one statement serves many jobs and when idle an item goes at once. At most
  * `paralelos` flushes run together, each of at most `maximo` items.
  */
@@ -41,7 +41,17 @@ export class Lote<I, O> {
         v.resolve(saidas[i] as O);
       });
     } catch (error) {
-      for (const v of vez) v.reject(error);
+      if (vez.length === 1) vez[0]!.reject(error);
+      // One bad item must not fail the others with it: each is tried alone.
+      else
+        await Promise.all(
+          vez.map((v) =>
+            this.executar([v.item]).then(
+              ([saida]) => v.resolve(saida as O),
+              (erro: unknown) => v.reject(erro),
+            ),
+          ),
+        );
     } finally {
       this.emCurso -= 1;
       this.agendar();

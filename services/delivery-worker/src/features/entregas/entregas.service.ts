@@ -49,9 +49,10 @@ export function entregasService(deps: EntregasDeps) {
   setMaxListeners(0, paragem.signal); // one listener per POST under way
   let parando = false;
 
+  /** The job as it came (body unchanged), message id = delivery id, mandatory and confirmed. */
   const publicar = (exchange: string, routingKey: string, message: ConsumeMessage, extra: object) =>
     broker.publish(exchange, routingKey, message.content, {
-      messageId: message.properties.messageId,
+      messageId: decode(trabalhoDeEntrega, message).entrega_id,
       contentType: 'application/json',
       mandatory: true,
       ...extra,
