@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { createLogger } from '@hub/log';
-import { Broker } from './broker';
+import { Broker, RequeueMessage, UnroutableError } from './broker';
 
 // infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; every address below derives from it.
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
@@ -175,5 +175,44 @@ describe('Broker under failure', () => {
     await expect(cut.publish('', 'qualquer', Buffer.from('x'))).rejects.toThrow(/not reachable/);
     expect(Date.now() - started).toBeLessThan(5_000);
     await cut.close();
+  });
+
+  it('When a mandatory message reaches no queue, then its publish rejects instead of being confirmed silently', async () => {
+    const exchange = name('sem-fila');
+    const queue = name('com-fila');
+    await broker.declare(async (ch) => {
+      await ch.assertExchange(exchange, 'direct', { durable: false, autoDelete: true });
+      await ch.assertQueue(queue, { durable: false, autoDelete: true });
+      await ch.bindQueue(queue, exchange, 'ligada');
+    });
+    await expect(
+      broker.publish(exchange, 'sem-ligacao', Buffer.from('perdida'), { mandatory: true }),
+    ).rejects.toBeInstanceOf(UnroutableError);
+    // The same unroutable message without mandatory is confirmed (and dropped) by RabbitMQ.
+    await expect(broker.publish(exchange, 'sem-ligacao', Buffer.from('perdida'))).resolves.toBeUndefined();
+    // A routable mandatory message is confirmed and stored; the channel still works after a return.
+    await broker.publish(exchange, 'ligada', Buffer.from('guardada'), { mandatory: true });
+    const got = await broker.withChannel((ch) => ch.get(queue, { noAck: true }));
+    expect(got ? got.content.toString() : null).toBe('guardada');
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+  });
+
+  it('When a handler throws RequeueMessage, then the message goes back to the queue at once, unchanged', async () => {
+    const queue = name('devolver');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { autoDelete: true, durable: false });
+    });
+    const seen: { body: string; redelivered: boolean }[] = [];
+    await broker.consume(queue, async (message) => {
+      seen.push({ body: message.content.toString(), redelivered: message.fields.redelivered });
+      if (seen.length === 1) throw new RequeueMessage('stopping');
+    });
+    await broker.publish('', queue, Buffer.from('volta'));
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([
+      { body: 'volta', redelivered: false },
+      { body: 'volta', redelivered: true },
+    ]);
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
   });
 });

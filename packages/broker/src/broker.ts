@@ -24,6 +24,24 @@ export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms
 export const ATTEMPT_HEADER = 'hub-tentativa';
 /** Headers exchanges ignore headers that start with `x-`, hence the name. */
 export const DELAY_HEADER = 'hub-atraso-ms';
+/**
+ * Set on a `mandatory` publish: a number unique to this connection's publisher, so a basic.return
+ * is matched to its publish (RabbitMQ sends the return before the confirm of the same message).
+ */
+export const PUBLISH_ID_HEADER = 'hub-envio';
+
+/** A `mandatory` message no queue was bound to take: RabbitMQ returned it instead of storing it. */
+export class UnroutableError extends Error {
+  override name = 'UnroutableError';
+}
+
+/**
+ * Thrown by a handler that did not handle its message and wants it back in the queue as it is, at
+ * once (a consumer stopping): nacked with requeue, not retried through the delay queues.
+ */
+export class RequeueMessage extends Error {
+  override name = 'RequeueMessage';
+}
 
 export interface ConsumeOptions {
   prefetch?: number;
@@ -72,6 +90,9 @@ export class Broker extends EventEmitter {
   private connecting?: Promise<void>;
   private closed = false;
   private attempt = 0;
+  private publishCounter = 0;
+  /** Mandatory publishes awaiting their confirm: PUBLISH_ID_HEADER → marks it returned. */
+  private readonly awaitingReturn = new Map<string, () => void>();
 
   constructor(
     private readonly url: string,
@@ -119,22 +140,37 @@ export class Broker extends EventEmitter {
     }
   }
 
-  /** Publishes and waits for the broker's confirm; rejects when the broker nacks or the link drops. */
+  /**
+   * Publishes and waits for the broker's confirm; rejects when the broker nacks or the link drops.
+   * With `mandatory: true`, a message that no queue takes is returned by the broker and the promise
+   * rejects with an UnroutableError instead of resolving on the confirm that follows the return.
+   */
   async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish = {}): Promise<void> {
     await this.ensureConnected(this.options.publishWaitMs ?? 10_000);
     const channel = this.publisher!;
-    await new Promise<void>((resolve, reject) => {
-      channel.publish(
-        exchange,
-        routingKey,
-        content,
-        { persistent: true, contentType: 'application/json', ...options },
-        (error) =>
-          error
-            ? reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`))
-            : resolve(),
-      );
-    });
+    let returned = false;
+    let publishId: string | undefined;
+    let properties: Options.Publish = { persistent: true, contentType: 'application/json', ...options };
+    if (options.mandatory) {
+      this.publishCounter += 1;
+      publishId = String(this.publishCounter);
+      properties = { ...properties, headers: { ...options.headers, [PUBLISH_ID_HEADER]: publishId } };
+      this.awaitingReturn.set(publishId, () => {
+        returned = true;
+      });
+    }
+    try {
+      await new Promise<void>((resolve, reject) => {
+        channel.publish(exchange, routingKey, content, properties, (error) => {
+          if (error) reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`));
+          else if (returned)
+            reject(new UnroutableError(`no queue takes messages of exchange "${exchange}" with key "${routingKey}"`));
+          else resolve();
+        });
+      });
+    } finally {
+      if (publishId) this.awaitingReturn.delete(publishId);
+    }
   }
 
   /** Consumes a queue; a message is acked only after its handler resolved. */
@@ -205,6 +241,10 @@ export class Broker extends EventEmitter {
     try {
       const publisher = await connection.createConfirmChannel();
       publisher.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
+      publisher.on('return', (message: ConsumeMessage) => {
+        const id = message.properties.headers?.[PUBLISH_ID_HEADER];
+        if (id !== undefined) this.awaitingReturn.get(String(id))?.();
+      });
       // A channel closed by the broker (e.g. a publish to a missing exchange) takes the connection
       // down with it, so everything is rebuilt in one place.
       publisher.on('close', () => this.onConnectionLost(connection));
@@ -307,6 +347,10 @@ export class Broker extends EventEmitter {
     }
     if (failure === undefined) {
       channel.ack(message);
+      return;
+    }
+    if (failure instanceof RequeueMessage) {
+      channel.nack(message, false, true);
       return;
     }
     const { options, queue } = consumer;

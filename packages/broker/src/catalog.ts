@@ -33,7 +33,7 @@ export function publishMessage<S extends z.ZodType>(
   broker: Broker,
   definition: MessageDefinition<S>,
   body: z.input<S>,
-  options: { messageId?: string; headers?: Record<string, unknown> } = {},
+  options: { messageId?: string; headers?: Record<string, unknown>; mandatory?: boolean; expiration?: string } = {},
 ): Promise<void> {
   return broker.publish(definition.exchange, definition.routingKey, encode(definition, body), options);
 }

@@ -118,6 +118,57 @@ export const ERROR_QUEUE_HEADERS = {
   motivo: 'hub-motivo',
 } as const;
 
+/** The names of the delivery topology: the platform's, or an isolated copy (tests, benchmarks). */
+export interface DeliveryTopology {
+  /** direct: jobs to the work queue (routing key `trabalhoDeEntrega.routingKey`) */
+  entregas: string;
+  /** direct: jobs waiting for their next attempt; the routing key is the delay queue's name */
+  entregasAtraso: string;
+  /** fanout: into the error queue */
+  entregasErro: string;
+  filaDeEntregas: string;
+  filaDeErro: string;
+  /** the delay queue of one retry step */
+  filaDeAtraso: (stepMs: number) => string;
+}
+
+export const DELIVERY_TOPOLOGY: DeliveryTopology = {
+  entregas: EXCHANGES.entregas,
+  entregasAtraso: EXCHANGES.entregasAtraso,
+  entregasErro: EXCHANGES.entregasErro,
+  filaDeEntregas: QUEUES.entregas,
+  filaDeErro: QUEUES.entregasErro,
+  filaDeAtraso: delayQueueName,
+};
+
+/**
+ * Every name of the delivery topology under a prefix: a copy no other process uses (a test file's
+ * worker must not take another test file's jobs). Remove it with `deleteDeliveryTopology`.
+ */
+export function isolatedDeliveryTopology(prefix: string): DeliveryTopology {
+  return {
+    entregas: `${prefix}.${EXCHANGES.entregas}`,
+    entregasAtraso: `${prefix}.${EXCHANGES.entregasAtraso}`,
+    entregasErro: `${prefix}.${EXCHANGES.entregasErro}`,
+    filaDeEntregas: `${prefix}.${QUEUES.entregas}`,
+    filaDeErro: `${prefix}.${QUEUES.entregasErro}`,
+    filaDeAtraso: (stepMs) => `${prefix}.${delayQueueName(stepMs)}`,
+  };
+}
+
+/** Deletes an isolated delivery topology (its queues and exchanges), e.g. after a test file. */
+export async function deleteDeliveryTopology(
+  channel: Channel,
+  topology: DeliveryTopology,
+  delayStepsMs: readonly number[] = [],
+): Promise<void> {
+  for (const stepMs of new Set(delayStepsMs)) await channel.deleteQueue(topology.filaDeAtraso(stepMs));
+  await channel.deleteQueue(topology.filaDeEntregas);
+  await channel.deleteQueue(topology.filaDeErro);
+  for (const exchange of [topology.entregas, topology.entregasAtraso, topology.entregasErro])
+    await channel.deleteExchange(exchange);
+}
+
 /**
  * The delivery topology (DESIGN §5), idempotently:
  * - `hub.entregas` (direct) → the work queue, a quorum queue whose poison jobs (redelivered
@@ -130,32 +181,36 @@ export const ERROR_QUEUE_HEADERS = {
  * hub-api declares it with no steps at start (a job published before any worker ran is kept); the
  * worker declares it with its DELIVERY_RETRY_DELAYS.
  */
-export async function declareDeliveryTopology(channel: Channel, delayStepsMs: readonly number[] = []): Promise<void> {
-  await channel.assertExchange(EXCHANGES.entregas, 'direct', { durable: true });
-  await channel.assertExchange(EXCHANGES.entregasAtraso, 'direct', { durable: true });
-  await channel.assertExchange(EXCHANGES.entregasErro, 'fanout', { durable: true });
-  await channel.assertQueue(QUEUES.entregasErro, quorumQueue());
-  await channel.bindQueue(QUEUES.entregasErro, EXCHANGES.entregasErro, '');
+export async function declareDeliveryTopology(
+  channel: Channel,
+  delayStepsMs: readonly number[] = [],
+  names: DeliveryTopology = DELIVERY_TOPOLOGY,
+): Promise<void> {
+  await channel.assertExchange(names.entregas, 'direct', { durable: true });
+  await channel.assertExchange(names.entregasAtraso, 'direct', { durable: true });
+  await channel.assertExchange(names.entregasErro, 'fanout', { durable: true });
+  await channel.assertQueue(names.filaDeErro, quorumQueue());
+  await channel.bindQueue(names.filaDeErro, names.entregasErro, '');
   await channel.assertQueue(
-    QUEUES.entregas,
-    quorumQueue({ deadLetterExchange: EXCHANGES.entregasErro, deliveryLimit: DELIVERY_LIMIT }),
+    names.filaDeEntregas,
+    quorumQueue({ deadLetterExchange: names.entregasErro, deliveryLimit: DELIVERY_LIMIT }),
   );
-  await channel.bindQueue(QUEUES.entregas, EXCHANGES.entregas, trabalhoDeEntrega.routingKey);
+  await channel.bindQueue(names.filaDeEntregas, names.entregas, trabalhoDeEntrega.routingKey);
   for (const stepMs of new Set(delayStepsMs)) {
-    const queue = delayQueueName(stepMs);
+    const queue = names.filaDeAtraso(stepMs);
     await channel.assertQueue(queue, {
       durable: true,
       arguments: {
         'x-queue-type': 'quorum',
         'x-message-ttl': stepMs,
-        'x-dead-letter-exchange': EXCHANGES.entregas,
+        'x-dead-letter-exchange': names.entregas,
         'x-dead-letter-routing-key': trabalhoDeEntrega.routingKey,
         // at-least-once dead-lettering needs reject-publish overflow; a job is never dropped on the way back
         'x-dead-letter-strategy': 'at-least-once',
         'x-overflow': 'reject-publish',
       },
     });
-    await channel.bindQueue(queue, EXCHANGES.entregasAtraso, queue);
+    await channel.bindQueue(queue, names.entregasAtraso, queue);
   }
 }
 

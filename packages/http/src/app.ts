@@ -21,6 +21,8 @@ export interface HttpAppOptions {
   bodyLimit?: string;
   /** Called with the app before the routers, for service-specific middleware. */
   before?: (app: Express) => void;
+  /** Registers the service's own metrics in the registry /metrics serves. */
+  metrics?: (registry: Registry) => void;
 }
 
 /**
@@ -36,6 +38,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const registry = new Registry();
   registry.setDefaultLabels({ service: options.service });
   collectDefaultMetrics({ register: registry });
+  options.metrics?.(registry);
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration',

@@ -1,0 +1,81 @@
+import {
+  baseConfig,
+  databaseUrlFromEnv,
+  durationFromEnv,
+  durationListFromEnv,
+  loadConfig,
+  portFromEnv,
+} from '@hub/config';
+import { parseAllowlist } from '@hub/destinations';
+import { z } from 'zod';
+
+export const deliveryWorkerConfig = baseConfig.extend({
+  DELIVERY_WORKER_PORT: portFromEnv(8084).describe('port of /saude, /saude/prontidao and /metrics'),
+  HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
+    'PostgreSQL database of the hub, shared with hub-api (migrated at start under an advisory lock)',
+  ),
+  DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h')
+    .refine((steps) => steps.length > 0 && steps.every((ms) => ms > 0), 'every retry delay must be above 0')
+    .describe('delay before the 2nd, 3rd… attempt of a delivery; the last one repeats (one delay queue each)'),
+  DELIVERY_TIMEOUT: durationFromEnv('10s').describe('how long one POST may take, answer included'),
+  DELIVERY_PREFETCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5000)
+    .default(400)
+    .describe('jobs taken from the work queue at once (unacknowledged)'),
+  DELIVERY_CONCURRENCY_PER_DESTINATION: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .default(10)
+    .describe('POSTs under way at once to one origin (scheme://host:port)'),
+  DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
+    'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
+  ),
+  DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
+    'on SIGTERM, how long attempts under way may finish before the rest go back to the queue',
+  ),
+  DELIVERY_SWEEP_INTERVAL: durationFromEnv('30s').describe('pause between passes of the sweeper'),
+  DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
+    'how far past its proxima_tentativa_em a waiting delivery is before the sweeper enqueues its job again',
+  ),
+  DESTINATION_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseAllowlist(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe('comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)'),
+  HUB_SIGNING_KEYS_FILE: z
+    .string()
+    .min(1)
+    .default('.data/hub/signing-keys.json')
+    .describe('key file of the delivery-signing keys, the one hub-api publishes; the worker never creates it'),
+  HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
+  HUB_API_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      'hub-api, whose /.well-known/jwks.json must list every active signing key of the worker for it to be ready (unset: not checked)',
+    ),
+  DELIVERY_WORKER_TOPOLOGY_PREFIX: z
+    .string()
+    .regex(/^[\w.-]+$/)
+    .optional()
+    .describe('tests and benchmarks only: every exchange and queue of the delivery topology under this prefix'),
+  HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
+    'how often the key file is checked for changes made by hub-keys',
+  ),
+});
+export type DeliveryWorkerConfig = z.infer<typeof deliveryWorkerConfig>;
+
+export const readConfig = () => loadConfig(deliveryWorkerConfig);

@@ -1,0 +1,199 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import type { Ambiente } from '@hub/config';
+import { type Cidr, createSafeLookup, isForbiddenAddress } from '@hub/destinations';
+
+/** At most this much of an answer is read and kept on the attempt (DESIGN §5). */
+export const MAX_RESPOSTA = 64 * 1024;
+/** Longest `erro` of an attempt (the column's check). */
+export const MAX_ERRO = 2000;
+
+export interface ResultadoDoEnvio {
+  iniciadaEm: Date;
+  duracaoMs: number;
+  /** null when no answer came (timeout, refused connection, unsafe destination). */
+  statusHttp: number | null;
+  sucesso: boolean;
+  /** The answer's first 64 KiB as text, NUL removed (text cannot hold it). */
+  resposta: string | null;
+  erro: string | null;
+  /** Retry-After of a 429 or 503, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+export interface OpcoesDoRemetente {
+  timeoutMs: number;
+  ambiente: Ambiente;
+  allowlist: readonly Cidr[];
+  /** Sockets kept per origin (the per-destination limit). */
+  socketsPorOrigem: number;
+}
+
+/** The origin of a URL: scheme://host:port, the unit of the connection pools and of the limit. */
+export function origemDe(url: URL): string {
+  const porta = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return `${url.protocol}//${url.hostname}:${porta}`;
+}
+
+const corta = (texto: string, max: number) => (texto.length > max ? `${texto.slice(0, max - 1)}…` : texto);
+
+/**
+ * POSTs deliveries with node:http(s): one keep-alive pool per origin, redirects never followed (a
+ * 3xx is a failure), the whole exchange bounded by the timeout, at most 64 KiB of the answer read
+ * (then the connection is dropped, so an endless answer costs nothing more). Outside LOCALHOST the
+ * address really connected is checked (`createSafeLookup`, and literal addresses before connecting).
+ */
+export class Remetente {
+  private readonly agentes = new Map<string, http.Agent>();
+  private readonly seguro: boolean;
+  private readonly lookup;
+
+  constructor(private readonly opcoes: OpcoesDoRemetente) {
+    this.seguro = opcoes.ambiente !== 'LOCALHOST';
+    this.lookup = this.seguro ? createSafeLookup(opcoes.allowlist) : undefined;
+  }
+
+  private agenteDe(url: URL): http.Agent {
+    const origem = origemDe(url);
+    let agente = this.agentes.get(origem);
+    if (!agente) {
+      const opcoes: http.AgentOptions = {
+        keepAlive: true,
+        maxSockets: this.opcoes.socketsPorOrigem,
+        maxFreeSockets: this.opcoes.socketsPorOrigem,
+        scheduling: 'lifo',
+        ...(this.lookup ? { lookup: this.lookup } : {}),
+      };
+      agente = url.protocol === 'https:' ? new https.Agent(opcoes) : new http.Agent(opcoes);
+      this.agentes.set(origem, agente);
+    }
+    return agente;
+  }
+
+  /** Sends one attempt. Never throws: every failure is a result (the attempt is recorded). */
+  enviar(
+    destino: string,
+    corpo: string,
+    cabecalhos: Record<string, string>,
+    sinal?: AbortSignal,
+  ): Promise<ResultadoDoEnvio> {
+    const iniciadaEm = new Date();
+    const inicio = performance.now();
+    const falha = (erro: string, statusHttp: number | null = null, resposta: string | null = null) => ({
+      iniciadaEm,
+      duracaoMs: Math.round(performance.now() - inicio),
+      statusHttp,
+      sucesso: false,
+      resposta,
+      erro: corta(erro, MAX_ERRO),
+    });
+    let url: URL;
+    try {
+      url = new URL(destino);
+    } catch {
+      return Promise.resolve(falha('url_de_destino is not a valid URL'));
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return Promise.resolve(falha(`url_de_destino must use http or https, not ${url.protocol}`));
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    if (this.seguro && isIP(host) && isForbiddenAddress(host, this.opcoes.allowlist))
+      return Promise.resolve(falha(`destino_proibido: deliveries may not go to ${host} (internal or reserved)`));
+
+    const conteudo = Buffer.from(corpo, 'utf8');
+    return new Promise<ResultadoDoEnvio>((resolve) => {
+      let terminou = false;
+      let status: number | null = null;
+      let retryAfterMs: number | undefined;
+      let localizacao: string | undefined;
+      const pedacos: Buffer[] = [];
+      let lidos = 0;
+      const resposta = () => {
+        if (status === null) return null;
+        return Buffer.concat(pedacos).subarray(0, MAX_RESPOSTA).toString('utf8').replaceAll('\u0000', '');
+      };
+      const concluir = (erro: string | null) => {
+        if (terminou) return;
+        terminou = true;
+        clearTimeout(relogio);
+        sinal?.removeEventListener('abort', abortar);
+        const sucesso = erro === null && status !== null && status >= 200 && status < 300;
+        resolve({
+          iniciadaEm,
+          duracaoMs: Math.round(performance.now() - inicio),
+          statusHttp: status,
+          sucesso,
+          resposta: resposta(),
+          erro: sucesso ? null : corta(erro ?? `HTTP ${status}`, MAX_ERRO),
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        });
+      };
+      const pedido = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        agent: this.agenteDe(url),
+        headers: {
+          ...cabecalhos,
+          'content-type': 'application/json',
+          'content-length': String(conteudo.length),
+          'user-agent': 'event-hub-delivery-worker',
+        },
+      });
+      const relogio = setTimeout(() => {
+        // A status already received decides; only the rest of the answer is given up.
+        if (status !== null) fimComStatus();
+        else concluir(`timeout: no answer within ${this.opcoes.timeoutMs} ms`);
+        pedido.destroy();
+      }, this.opcoes.timeoutMs);
+      const abortar = () => {
+        concluir('aborted: the worker is stopping');
+        pedido.destroy();
+      };
+      sinal?.addEventListener('abort', abortar, { once: true });
+      pedido.on('response', (res) => {
+        status = res.statusCode ?? null;
+        if (status === 429 || status === 503) retryAfterMs = lerRetryAfter(res.headers['retry-after']);
+        localizacao = res.headers.location;
+        res.on('data', (pedaco: Buffer) => {
+          if (terminou) return;
+          if (lidos < MAX_RESPOSTA) pedacos.push(pedaco);
+          lidos += pedaco.length;
+          if (lidos >= MAX_RESPOSTA) {
+            // Enough: the rest of the answer is not read (an endless answer must not hold the worker).
+            fimComStatus();
+            res.destroy();
+            pedido.destroy();
+          }
+        });
+        res.on('end', () => fimComStatus());
+        res.on('error', () => fimComStatus());
+        res.on('aborted', () => fimComStatus());
+      });
+      const fimComStatus = () => {
+        if (status !== null && status >= 300 && status < 400)
+          concluir(`redirect (HTTP ${status}${localizacao ? ` to ${localizacao}` : ''}) not followed`);
+        else concluir(status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}`);
+      };
+      pedido.on('error', (error: NodeJS.ErrnoException) => {
+        if (status !== null) return fimComStatus();
+        const codigo = error.code === 'EDESTINOPROIBIDO' ? 'destino_proibido' : (error.code ?? 'error');
+        concluir(`${codigo}: ${error.message}`);
+      });
+      pedido.end(conteudo);
+    });
+  }
+
+  /** Closes every pool. */
+  close(): void {
+    for (const agente of this.agentes.values()) agente.destroy();
+    this.agentes.clear();
+  }
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
+export function lerRetryAfter(valor: string | undefined, agora = Date.now()): number | undefined {
+  if (!valor) return undefined;
+  const texto = valor.trim();
+  if (/^\d+$/.test(texto)) return Number(texto) * 1000;
+  const quando = Date.parse(texto);
+  return Number.isNaN(quando) ? undefined : Math.max(0, quando - agora);
+}

@@ -1,0 +1,2 @@
+export { type DeliveryWorkerConfig, deliveryWorkerConfig, readConfig } from './config';
+export { type RunningDeliveryWorker, type StartOptions, startDeliveryWorker } from './start';

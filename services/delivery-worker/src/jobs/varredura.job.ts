@@ -1,0 +1,106 @@
+import type { Broker } from '@hub/broker';
+import { type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
+import type { Logger } from '@hub/log';
+import type { EntregasRepository, Perdida } from '../features/entregas/entregas.repository';
+import type { Metricas } from '../metricas';
+
+/** The delivery body of DESIGN §5, as publication builds it: dados spliced in as the publisher wrote it. */
+export function corpoDaEntrega(p: Perdida): string {
+  const cabeca = JSON.stringify({
+    id: p.evento_id,
+    tipo: p.evento_tipo,
+    versao_do_esquema: p.versao_do_esquema,
+    entidade_id: p.entidade_id,
+    ocorrido_em: new Date(p.ocorrido_em).toISOString(),
+    recebido_em: new Date(p.recebido_em).toISOString(),
+    aplicativo_publicador_id: p.aplicativo_publicador_id,
+  });
+  return `${cabeca.slice(0, -1)},"dados":${p.dados}}`;
+}
+
+export interface VarreduraOpcoes {
+  repo: EntregasRepository;
+  broker: Broker;
+  topologia: DeliveryTopology;
+  logger: Logger;
+  metricas: Metricas;
+  intervaloMs: number;
+  /** A waiting delivery this far past its proxima_tentativa_em has lost its job. */
+  idadeMs: number;
+  /** An em_andamento delivery untouched this long has no live worker (timeout + margin). */
+  emAndamentoMs: number;
+  lote?: number;
+}
+
+/**
+ * The sweeper: finds deliveries whose job was lost (a job deleted from a queue, a crash between a
+ * commit and a publish) and publishes their job again, rebuilt from the database (mandatory,
+ * confirmed). Several workers sweep safely: rows are taken with SKIP LOCKED and stamped in the same
+ * statement. A job that cannot be published is found again on a later pass.
+ */
+export function varreduraJob(o: VarreduraOpcoes) {
+  let timer: NodeJS.Timeout | undefined;
+  let passando: Promise<number> | undefined;
+  let parado = false;
+
+  async function passar(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const perdidas = await o.repo.recolherPerdidas(o.idadeMs, o.emAndamentoMs, o.lote ?? 200);
+      for (const p of perdidas) {
+        const corpo = trabalhoDeEntrega.schema.parse({
+          entrega_id: p.entrega_id,
+          evento_id: p.evento_id,
+          assinatura_id: p.assinatura_id,
+          url_de_destino: p.url_de_destino,
+          corpo: corpoDaEntrega(p),
+          request_id: null,
+        });
+        await o.broker.publish(o.topologia.entregas, trabalhoDeEntrega.routingKey, Buffer.from(JSON.stringify(corpo)), {
+          messageId: p.entrega_id,
+          mandatory: true,
+        });
+      }
+      total += perdidas.length;
+      o.metricas.recuperadas.inc(perdidas.length);
+      if (perdidas.length < (o.lote ?? 200) || parado) break;
+    }
+    if (total > 0)
+      o.logger.warn({ quantidade: total }, 'sweeper enqueued jobs again for deliveries whose job was lost');
+    return total;
+  }
+
+  const job = {
+    /** One pass now (tests, operations): the number of jobs enqueued again. */
+    async passar(): Promise<number> {
+      while (passando) await passando.catch(() => undefined);
+      passando = passar();
+      try {
+        return await passando;
+      } finally {
+        passando = undefined;
+      }
+    },
+    start() {
+      const agendar = () => {
+        if (parado) return;
+        timer = setTimeout(() => {
+          job
+            .passar()
+            .catch((error) => o.logger.error({ err: error }, 'sweeper pass failed; trying again later'))
+            .finally(agendar);
+        }, o.intervaloMs);
+        timer.unref();
+      };
+      agendar();
+      return job;
+    },
+    async stop() {
+      parado = true;
+      clearTimeout(timer);
+      await passando?.catch(() => undefined);
+    },
+  };
+  return job;
+}
+export type VarreduraJob = ReturnType<typeof varreduraJob>;

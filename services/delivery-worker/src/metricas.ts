@@ -1,0 +1,55 @@
+import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-client';
+
+/** The worker's own metrics, served by /metrics next to the process defaults. */
+export function criarMetricas() {
+  const tentativas = new Counter({
+    registers: [],
+    name: 'hub_delivery_attempts_total',
+    help: 'delivery attempts made, by result (sucesso, falha)',
+    labelNames: ['resultado'] as const,
+  });
+  const situacoes = new Counter({
+    registers: [],
+    name: 'hub_deliveries_total',
+    help: 'deliveries that reached a state after an attempt (concluida, aguardando_nova_tentativa, fila_de_erro, cancelada)',
+    labelNames: ['situacao'] as const,
+  });
+  const trabalhos = new Counter({
+    registers: [],
+    name: 'hub_delivery_jobs_total',
+    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final or unknown, cancelado, adiado, duplicado)',
+    labelNames: ['desfecho'] as const,
+  });
+  const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
+  const adiadas = new Counter({
+    registers: [],
+    name: 'hub_delivery_deferred_total',
+    help: 'jobs sent back to the shortest delay queue because their destination was at its concurrency limit',
+  });
+  const recuperadas = new Counter({
+    registers: [],
+    name: 'hub_delivery_swept_total',
+    help: 'jobs the sweeper enqueued again for deliveries whose job was lost',
+  });
+  const duracao = new Histogram({
+    registers: [],
+    name: 'hub_delivery_attempt_duration_seconds',
+    help: 'duration of one POST to a destination',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    labelNames: ['resultado'] as const,
+  });
+  return {
+    tentativas,
+    trabalhos,
+    situacoes,
+    emVoo,
+    adiadas,
+    recuperadas,
+    duracao,
+    registrar(registry: Registry) {
+      for (const m of [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao] as Metric[])
+        registry.registerMetric(m);
+    },
+  };
+}
+export type Metricas = ReturnType<typeof criarMetricas>;

@@ -1,0 +1,182 @@
+import { existsSync } from 'node:fs';
+import { Broker } from '@hub/broker';
+import { ConfigError } from '@hub/config';
+import {
+  DELIVERY_TOPOLOGY,
+  type DeliveryTopology,
+  declareDeliveryTopology,
+  isolatedDeliveryTopology,
+} from '@hub/contracts';
+import { ensureDatabase, migrate } from '@hub/database';
+import { createHttpApp, listen } from '@hub/http';
+import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
+import type { Logger } from '@hub/log';
+import { KeyStore } from '@hub/signing';
+import type { DeliveryWorkerConfig } from './config';
+import { entregasRepository } from './features/entregas/entregas.repository';
+import { type EntregasService, entregasService } from './features/entregas/entregas.service';
+import { Remetente } from './features/entregas/remetente';
+import { type VarreduraJob, varreduraJob } from './jobs/varredura.job';
+import { criarMetricas } from './metricas';
+
+export interface StartOptions {
+  /** Port of health and metrics; config.DELIVERY_WORKER_PORT unless given (0 for any). */
+  port?: number;
+  /** Other names for the whole delivery topology (tests and benchmarks that must not share the platform's queues). */
+  topologia?: DeliveryTopology;
+  /** Whether the sweeper runs on its own every DELIVERY_SWEEP_INTERVAL (default true). */
+  varredura?: boolean;
+}
+
+export interface RunningDeliveryWorker {
+  url: string;
+  port: number;
+  db: Db;
+  broker: Broker;
+  keys: KeyStore;
+  entregas: EntregasService;
+  varredura: VarreduraJob;
+  stop(): Promise<void>;
+}
+
+/**
+ * Where the signing keys come from: the same source hub-api publishes its JWKS from. The worker
+ * never creates a key (a key made here would sign with something no subscriber can verify).
+ */
+export function keySource(config: DeliveryWorkerConfig): { file: string; json?: string } {
+  if (!config.HUB_SIGNING_KEYS?.trim() && !existsSync(config.HUB_SIGNING_KEYS_FILE))
+    throw new ConfigError(
+      `invalid configuration:\n  HUB_SIGNING_KEYS_FILE: the key file ${config.HUB_SIGNING_KEYS_FILE} does not exist and ` +
+        'HUB_SIGNING_KEYS is not set; the delivery worker signs with the keys hub-api publishes and never creates ' +
+        'one: point it at the key file of hub-api, or start hub-api first on a developer machine (docs/keys.md)',
+    );
+  return { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS };
+}
+
+/**
+ * A readiness check: every key the worker signs with is in the JWKS hub-api publishes, or
+ * subscribers could not verify its deliveries (a key file that differs from hub-api's). The answer
+ * is reused for 30 s.
+ */
+export function chavesPublicadas(keys: KeyStore, hubApiUrl: string): () => Promise<void> {
+  const url = new URL('/.well-known/jwks.json', hubApiUrl);
+  let visto: { at: number; kids: Set<string> } | undefined;
+  return async () => {
+    if (!visto || Date.now() - visto.at > 30_000) {
+      const resposta = await fetch(url, { signal: AbortSignal.timeout(1500) });
+      if (!resposta.ok) throw new Error(`${url} answered ${resposta.status}`);
+      const jwks = (await resposta.json()) as { keys?: { kid?: string }[] };
+      visto = { at: Date.now(), kids: new Set((jwks.keys ?? []).map((k) => String(k.kid))) };
+    }
+    const ausentes = (await keys.signers()).filter((s) => !visto!.kids.has(s.kid)).map((s) => s.kid);
+    if (ausentes.length > 0) {
+      visto = undefined;
+      throw new Error(`signing keys not in the published JWKS (${url}): ${ausentes.join(', ')}`);
+    }
+  };
+}
+
+/** Migrates, loads the keys, declares the delivery topology, consumes jobs, sweeps, serves health. */
+export async function startDeliveryWorker(
+  config: DeliveryWorkerConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningDeliveryWorker> {
+  const source = keySource(config);
+  const keys = await KeyStore.open(source, {
+    create: false,
+    reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
+    onWarning: (message) => logger.warn(message),
+    onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
+  });
+
+  // The keys first: a worker that could not sign touches nothing.
+  await ensureDatabase(config.HUB_DATABASE_URL);
+  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
+
+  const topologia =
+    options.topologia ??
+    (config.DELIVERY_WORKER_TOPOLOGY_PREFIX
+      ? isolatedDeliveryTopology(config.DELIVERY_WORKER_TOPOLOGY_PREFIX)
+      : DELIVERY_TOPOLOGY);
+  const passosMs = config.DELIVERY_RETRY_DELAYS;
+  // One connection per POST at most, plus the statements of the batches and the sweeper.
+  const db = createDb(config.HUB_DATABASE_URL, 10);
+  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
+  await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
+
+  const metricas = criarMetricas();
+  const repo = entregasRepository(db);
+  const remetente = new Remetente({
+    timeoutMs: config.DELIVERY_TIMEOUT,
+    ambiente: config.HUB_AMBIENTE,
+    allowlist: config.DESTINATION_ALLOWLIST,
+    socketsPorOrigem: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+  });
+  const entregas = entregasService({
+    repo,
+    broker,
+    topologia,
+    keys,
+    remetente,
+    logger,
+    metricas,
+    passosMs,
+    concorrenciaPorDestino: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+    esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
+  });
+  const varredura = varreduraJob({
+    repo,
+    broker,
+    topologia,
+    logger,
+    metricas,
+    intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
+    idadeMs: config.DELIVERY_SWEEP_AGE,
+    emAndamentoMs: config.DELIVERY_TIMEOUT + config.DELIVERY_SWEEP_AGE,
+  });
+  if (options.varredura !== false) varredura.start();
+
+  // Every failure the worker can foresee is handled in the job; what is left (database or broker
+  // down) goes back through the broker's retry with backoff.
+  await broker.consume(topologia.filaDeEntregas, entregas.processar, {
+    prefetch: config.DELIVERY_PREFETCH,
+    retry: { delaysMs: [1_000, 5_000, 15_000, 30_000], maxAttempts: 20 },
+  });
+
+  const app = createHttpApp({
+    service: 'delivery-worker',
+    logger,
+    routers: [],
+    readiness: {
+      postgresql: () => db.$queryRaw`select 1`,
+      rabbitmq: broker.ready,
+      chaves: async () => {
+        if ((await keys.signers()).length === 0) throw new Error('no active signing key');
+      },
+      ...(config.HUB_API_URL ? { jwks: chavesPublicadas(keys, config.HUB_API_URL) } : {}),
+    },
+    metrics: (registry) => metricas.registrar(registry),
+  });
+  const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT);
+
+  return {
+    url: server.url,
+    port: server.port,
+    db,
+    broker,
+    keys,
+    entregas,
+    varredura,
+    stop: async () => {
+      // No new jobs; the ones waiting go back; attempts under way get DELIVERY_STOP_TIMEOUT; the
+      // consumer's close waits for every handler (ack or requeue) before the connection closes.
+      entregas.parar(config.DELIVERY_STOP_TIMEOUT);
+      await varredura.stop();
+      await broker.close();
+      remetente.close();
+      await server.close();
+      await db.$disconnect();
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { publishMessage } from '@hub/broker';
+import {
+  type DeliveryTopology,
+  deleteDeliveryTopology,
+  isolatedDeliveryTopology,
+  type TrabalhoDeEntrega,
+  trabalhoDeEntrega,
+} from '@hub/contracts';
+import { uuidv7 } from '@hub/database';
+import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
+import { createLogger } from '@hub/log';
+import { generateKey, type KeySet, publicJwks, writeKeyFile } from '@hub/signing';
+import { connectTestBroker, createTestDatabase, type TestDatabase, uniqueName } from '@hub/testing';
+import { deliveryWorkerConfig } from './config';
+import { type RunningDeliveryWorker, type StartOptions, startDeliveryWorker } from './start';
+
+/**
+ * What the worker's tests (and fault tests, benchmarks) share: a fresh hub_events database, a key
+ * file, and a delivery topology of their own (no other test's worker takes their jobs).
+ */
+export interface TestHub {
+  database: TestDatabase;
+  db: Db;
+  keysFile: string;
+  keySet: KeySet;
+  jwks: ReturnType<typeof publicJwks>;
+  topologia: DeliveryTopology;
+  /** Env of a worker on this hub (to merge into the config, or to spawn main.ts). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function createTestHub(): Promise<TestHub> {
+  const database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
+  const dir = await mkdtemp(path.join(tmpdir(), 'delivery-worker-keys-'));
+  const keysFile = path.join(dir, 'signing-keys.json');
+  const keySet: KeySet = { keys: [generateKey()] };
+  await writeKeyFile(keysFile, keySet);
+  const prefixo = uniqueName('teste');
+  const db = createDb(database.url, 4);
+  return {
+    database,
+    db,
+    keysFile,
+    keySet,
+    jwks: publicJwks(keySet),
+    topologia: isolatedDeliveryTopology(prefixo),
+    env: {
+      HUB_DATABASE_URL: database.url,
+      HUB_SIGNING_KEYS_FILE: keysFile,
+      HUB_SIGNING_KEYS_RELOAD: '0ms',
+      DELIVERY_WORKER_TOPOLOGY_PREFIX: prefixo,
+    },
+    close: async () => {
+      await db.$disconnect();
+      await database.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestDeliveryWorker extends RunningDeliveryWorker {
+  close(): Promise<void>;
+}
+
+/** The real worker on a free port, on a test hub, with short retry delays unless told otherwise. */
+export async function startDeliveryWorkerForTests(
+  hub: TestHub,
+  env: Record<string, string> = {},
+  start: Omit<StartOptions, 'port' | 'topologia'> = {},
+): Promise<TestDeliveryWorker> {
+  const config = deliveryWorkerConfig.parse({
+    RABBITMQ_URL: process.env.RABBITMQ_URL,
+    DELIVERY_RETRY_DELAYS: '20ms,40ms',
+    DELIVERY_TIMEOUT: '2s',
+    DELIVERY_STOP_TIMEOUT: '2s',
+    ...hub.env,
+    ...env,
+  });
+  const running = await startDeliveryWorker(config, createLogger('delivery-worker'), {
+    varredura: false,
+    ...start,
+    topologia: hub.topologia,
+    port: 0,
+  });
+  return { ...running, close: () => running.stop() };
+}
+
+/** Deletes the hub's isolated topology (after every worker on it stopped), on a connection of its own. */
+export async function deleteTestTopology(hub: TestHub, passosMs: readonly number[]): Promise<void> {
+  const broker = await connectTestBroker('delivery-worker-teardown');
+  try {
+    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs));
+  } finally {
+    await broker.close();
+  }
+}
+
+export interface Assinatura {
+  id: string;
+  url: string;
+  maximoDeTentativas: number;
+}
+
+/**
+ * Registry rows for deliveries: a publisher and a subscriber application, an event type and its
+ * version. `assinar` adds a subscription, `entregar` an event with one delivery per subscription and
+ * their jobs published to the work queue, as publication does.
+ */
+export async function cenario(hub: TestHub) {
+  const agora = new Date();
+  const publicador = uuidv7();
+  const assinante = uuidv7();
+  const tipo = uuidv7();
+  const nomeDoTipo = `teste.${uniqueName('t').replace(/[^a-z0-9]/g, '_')}`;
+  const base = { criadoEm: agora, atualizadoEm: agora };
+  await hub.db.aplicativo.createMany({
+    data: [
+      { id: publicador, nome: 'Publicador', clientId: uniqueName('pub'), ativo: true, ...base },
+      { id: assinante, nome: 'Assinante', clientId: uniqueName('ass'), ativo: true, ...base },
+    ],
+  });
+  await hub.db.tipoDeEvento.create({
+    data: { id: tipo, nome: nomeDoTipo, aplicativoId: publicador, ativo: true, retencaoEmDias: 7, ...base },
+  });
+  await hub.db.versaoDeEsquema.create({
+    data: { id: uuidv7(), tipoDeEventoId: tipo, versao: 1, esquema: { type: 'object' }, ativa: true, ...base },
+  });
+
+  return {
+    nomeDoTipo,
+    /** Publishes a job again (a redelivery, a duplicate on the wire). */
+    republicar: (t: TrabalhoDeEntrega, broker: RunningDeliveryWorker['broker']) =>
+      publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
+        messageId: t.entrega_id,
+        mandatory: true,
+      }),
+    async assinar(url: string, maximoDeTentativas = 3): Promise<Assinatura> {
+      const id = uuidv7();
+      await hub.db.assinatura.create({
+        data: {
+          id,
+          aplicativoAssinanteId: assinante,
+          tipoDeEventoId: tipo,
+          versaoDoEsquema: 1,
+          urlDeDestino: url,
+          maximoDeTentativas,
+          ativa: true,
+          ...base,
+        },
+      });
+      return { id, url, maximoDeTentativas };
+    },
+
+    /**
+     * An event with dados (JSON text, stored verbatim) and one delivery per subscription; their
+     * jobs are published unless `publicar` is false. Gives the jobs.
+     */
+    async entregar(
+      assinaturas: Assinatura[],
+      opcoes: { dados?: string; publicar?: boolean; broker?: RunningDeliveryWorker['broker'] } = {},
+    ): Promise<TrabalhoDeEntrega[]> {
+      const recebidoEm = new Date();
+      const eventoId = uuidv7(recebidoEm.getTime());
+      const dados = opcoes.dados ?? '{"valor": 12345678901234567890, "nome": "Ação"}';
+      const entidade = uniqueName('entidade');
+      await hub.db.$executeRaw`
+        insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                            ocorrido_em, recebido_em, dados)
+        values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
+                ${dados}::json)`;
+      const cabeca = JSON.stringify({
+        id: eventoId,
+        tipo: nomeDoTipo,
+        versao_do_esquema: 1,
+        entidade_id: entidade,
+        ocorrido_em: recebidoEm.toISOString(),
+        recebido_em: recebidoEm.toISOString(),
+        aplicativo_publicador_id: publicador,
+      });
+      const corpo = `${cabeca.slice(0, -1)},"dados":${dados}}`;
+      const trabalhos = assinaturas.map((a) => ({
+        entrega_id: uuidv7(recebidoEm.getTime()),
+        evento_id: eventoId,
+        assinatura_id: a.id,
+        url_de_destino: a.url,
+        corpo,
+        request_id: null,
+      }));
+      await hub.db.entrega.createMany({
+        data: trabalhos.map((t, i) => ({
+          id: t.entrega_id,
+          eventoId,
+          eventoRecebidoEm: recebidoEm,
+          entidadeId: entidade,
+          assinaturaId: t.assinatura_id,
+          aplicativoAssinanteId: assinante,
+          tipoDeEventoId: tipo,
+          versaoDoEsquema: 1,
+          urlDeDestino: t.url_de_destino,
+          situacao: 'pendente',
+          maximoDeTentativas: assinaturas[i]!.maximoDeTentativas,
+          proximaTentativaEm: recebidoEm,
+          criadaEm: recebidoEm,
+          atualizadaEm: recebidoEm,
+        })),
+      });
+      if (opcoes.publicar !== false && opcoes.broker) {
+        const broker = opcoes.broker;
+        await Promise.all(
+          trabalhos.map((t) =>
+            publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
+              messageId: t.entrega_id,
+              mandatory: true,
+            }),
+          ),
+        );
+      }
+      return trabalhos;
+    },
+  };
+}
