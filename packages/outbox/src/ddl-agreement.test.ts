@@ -13,21 +13,29 @@ import { OUTBOX_MIGRATIONS_DIR } from './table';
 const ROOT = path.resolve(__dirname, '../../..');
 
 /** Services that use the outbox: they depend on @hub/outbox or their migrations create the table. */
-function servicesWithAnOutbox(): string[] {
-  return readdirSync(path.join(ROOT, 'services')).filter((service) => {
-    const dir = path.join(ROOT, 'services', service);
-    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    const dependsOnOutbox = '@hub/outbox' in { ...manifest.dependencies, ...manifest.devDependencies };
-    const migrations = path.join(dir, 'migrations');
-    const createsOutbox = readdirSync(dir).includes('migrations')
-      ? readdirSync(migrations).some((file) =>
+/**
+ * Services and packages whose migrations create an outbox table (hub_events' migrations live in
+ * @hub/hub-data, which hub-api and the delivery worker share), or that depend on @hub/outbox and
+ * have migrations of their own.
+ */
+function ownersOfAnOutbox(): string[] {
+  return ['services', 'packages'].flatMap((folder) =>
+    readdirSync(path.join(ROOT, folder))
+      .map((name) => `${folder}/${name}`)
+      .filter((owner) => {
+        const dir = path.join(ROOT, owner);
+        if (owner === 'packages/outbox' || !readdirSync(dir).includes('migrations')) return false;
+        const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+        const dependsOnOutbox = '@hub/outbox' in { ...manifest.dependencies, ...manifest.devDependencies };
+        const migrations = path.join(dir, 'migrations');
+        const createsOutbox = readdirSync(migrations).some((file) =>
           /create\s+table\s+(if\s+not\s+exists\s+)?(public\.)?outbox\s*\(/i.test(
             readFileSync(path.join(migrations, file), 'utf8'),
           ),
-        )
-      : false;
-    return dependsOnOutbox || createsOutbox;
-  });
+        );
+        return dependsOnOutbox || createsOutbox;
+      }),
+  );
 }
 
 /** What PostgreSQL knows of the outbox table: columns, constraints, indexes, triggers and their functions. */
@@ -93,17 +101,15 @@ describe('copies of the outbox DDL', () => {
     expect(reference.triggers).toEqual([expect.objectContaining({ trigger_name: 'outbox_inserido' })]);
   });
 
-  it('When the services are read, then those with an outbox include function (the list below is not empty)', () => {
-    expect(servicesWithAnOutbox()).toContain('function');
+  it('When the services and packages are read, then those with an outbox include function and hub-data', () => {
+    expect(ownersOfAnOutbox()).toEqual(expect.arrayContaining(['services/function', 'packages/hub-data']));
   });
 
-  it.each(servicesWithAnOutbox())(
+  it.each(ownersOfAnOutbox())(
     'When the migrations of %s are applied, then its outbox table agrees with the package SQL in every column, default, constraint, index and trigger',
-    async (service) => {
-      const url = await migrated(
-        `${service.replaceAll('-', '_').slice(0, 8)}_ob`,
-        path.join(ROOT, 'services', service, 'migrations'),
-      );
+    async (owner) => {
+      const name = owner.slice(owner.indexOf('/') + 1);
+      const url = await migrated(`${name.replaceAll('-', '_').slice(0, 8)}_ob`, path.join(ROOT, owner, 'migrations'));
       expect(await outboxCatalog(url)).toEqual(reference);
     },
   );

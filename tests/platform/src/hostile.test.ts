@@ -23,6 +23,10 @@ let fingerprints: DatabaseFingerprints;
 
 beforeAll(async () => {
   platform = await startPlatform({
+    // The worker attempts and retries the deliveries of the sweep's accepted publications in the
+    // background (to addresses that do not answer), rewriting entrega, tentativa and the tallies at
+    // any moment: the sweep asks what a request changed, so deliveries stay pendente.
+    deliveryWorker: false,
     env: {
       // The sweep is one caller sending thousands of requests: it must not be throttled.
       gateway: {

@@ -32,6 +32,8 @@ export interface PlatformOptions {
   readyTimeoutMs?: number;
   /** The broker as is; by default the platform gets a virtual host of its own beside RABBITMQ_URL's. */
   rabbitmqUrl?: string;
+  /** Whether the delivery worker runs (default true); without it, deliveries stay `pendente`. */
+  deliveryWorker?: boolean;
 }
 
 export interface Platform {
@@ -198,7 +200,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       launch(startHubApi(setup, databases['hub-api'].url)),
     ]);
     for (const result of together) if (result.status === 'rejected') throw result.reason;
-    if (isPresent('delivery-worker')) await launch(startDeliveryWorker(setup, databases['hub-api'].url));
+    if (isPresent('delivery-worker') && options.deliveryWorker !== false)
+      await launch(startDeliveryWorker(setup, databases['hub-api'].url));
     if (isPresent('demo-receiver')) await launch(startDemoReceiver(setup));
     await launch(startGateway(setup));
   } catch (error) {

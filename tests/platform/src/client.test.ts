@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cenario } from '@hub/hub-api/src/features/publicacao/cenario';
 import { type Contexto, encerrarContexto, iniciarContexto } from '@hub/hub-api/src/test-support';
-import { createHubClient, HubError, HubNetworkError } from './index';
+import { createHubClient, HubError, HubNetworkError } from '@hub/client';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
