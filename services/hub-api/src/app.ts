@@ -95,7 +95,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     routers: [
       chavesRoutes(deps.keys),
       aplicativosRoutes(
-        aplicativosService(deps.db, aplicativos, () => casos.caches.aplicativos.esquecer()),
+        // The cached subscriptions carry their subscriber's name (the publication's answer) too.
+        aplicativosService(deps.db, aplicativos, () => {
+          casos.caches.aplicativos.esquecer();
+          casos.caches.assinaturas.esquecer();
+        }),
         guards,
       ),
       tiposRoutes(tiposService(deps.db, tipos, aplicativos), guards),
