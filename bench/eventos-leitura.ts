@@ -78,7 +78,8 @@ const SEED = [
             case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
        from evento e
        join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
-       cross join lateral (select random() as p) sorte
+       -- e.id makes the subquery correlated: random() is drawn per row, not once for the statement
+       cross join lateral (select random() as p, e.id) sorte
        cross join lateral (select case
          when e.recebido_em > now() - interval '10 minutes' then
            case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
