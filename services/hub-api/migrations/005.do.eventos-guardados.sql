@@ -2,22 +2,26 @@
 -- GET /evento's total is their sum, and a deep page finds the hour its offset lands in from them
 -- (DESIGN §5, docs/decisions.md "Exact total and deep pages of GET /evento").
 --
--- Unlike `eventos` (what arrived in the hour, for the summary, never decremented),
--- eventos_guardados follows what is stored: triggers on evento add every inserted row and subtract
--- every deleted one in the statement's own transaction, whoever writes (publication, retention,
--- a test, an operator), so it cannot drift. A slice may go negative (retention subtracts from any
+-- Unlike `eventos` (what arrived in the hour, for the summary, never decremented; from now on
+-- counted by the same insert trigger), eventos_guardados follows what is stored: triggers on evento
+-- add every inserted row and subtract every deleted one in the statement's own transaction,
+-- whoever writes (publication, retention, a test, an operator), so it cannot drift. A slice may go negative (retention subtracts from any
 -- slice); only the sum of an hour's slices means something, and it is the hour's count.
 alter table resumo_por_hora add column eventos_guardados integer not null default 0;
 
--- One upsert per hour the statement touched (a publication: one), on a random slice, so that
--- concurrent publications rarely wait on the same row.
+-- One upsert per hour the statement touched (a publication, or a batch of them: one), on a random
+-- slice, so that concurrent publications rarely wait on the same row. It counts `eventos` (what
+-- arrived in the hour, the summary's) too: a statement that locked two slices of an hour, one for
+-- each count, could deadlock with another taking them in the other order. Hours in order, for the
+-- same reason.
 create function eventos_guardados_somar() returns trigger language plpgsql as $$
 begin
-  insert into resumo_por_hora (hora, fatia, eventos_guardados)
-  select date_trunc('hour', recebido_em, 'UTC'), floor(random() * 16)::int, count(*)
-    from novos group by 1
+  insert into resumo_por_hora (hora, fatia, eventos, eventos_guardados)
+  select date_trunc('hour', recebido_em, 'UTC'), floor(random() * 16)::int, count(*), count(*)
+    from novos group by 1 order by 1
   on conflict (hora, fatia) do update
-    set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados;
+    set eventos = resumo_por_hora.eventos + excluded.eventos,
+        eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados;
   return null;
 end $$;
 
@@ -25,7 +29,7 @@ create function eventos_guardados_subtrair() returns trigger language plpgsql as
 begin
   insert into resumo_por_hora (hora, fatia, eventos_guardados)
   select date_trunc('hour', recebido_em, 'UTC'), floor(random() * 16)::int, -count(*)
-    from velhos group by 1
+    from velhos group by 1 order by 1
   on conflict (hora, fatia) do update
     set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados;
   return null;
@@ -41,6 +45,7 @@ begin
           select date_trunc('hour', recebido_em, 'UTC'), -1 from velhos) m
    group by hora
   having sum(n) <> 0
+   order by hora
   on conflict (hora, fatia) do update
     set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados;
   return null;

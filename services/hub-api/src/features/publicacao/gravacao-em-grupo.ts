@@ -1,7 +1,7 @@
 import { OUTBOX_COLUMNS, type OutboxMessage, outboxColumns } from '@hub/outbox';
 import type { DbClient } from '../../db';
 import { Prisma } from '../../generated/prisma/client';
-import { horaDe, type NovoEvento } from './publicacao.repository';
+import type { NovoEvento } from './publicacao.repository';
 
 /** A delivery as publication creates it (situacao pendente, no attempt yet). */
 export interface NovaEntrega {
@@ -24,16 +24,14 @@ export interface Gravacao {
   trabalhos: OutboxMessage[];
 }
 
-/** The tally slices of resumo_por_hora (0–15) a batch's +N goes to, spread like single writers'. */
-const FATIAS = 16;
-
 const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
 
 /**
- * ONE statement for any number of publications: their events, deliveries, outbox rows (@hub/outbox's
- * columns) and the summary's +N per hour, as data-modifying CTEs over `unnest` arrays. A statement
- * is atomic on its own (autocommit, or inside the caller's transaction), so no BEGIN/COMMIT round
- * trips; the triggers on evento (stored-event counts) and on outbox (NOTIFY) fire once for it.
+ * ONE statement for any number of publications: their events, deliveries and outbox rows (@hub/outbox's
+ * columns), as data-modifying CTEs over `unnest` arrays. A statement is atomic on its own
+ * (autocommit, or inside the caller's transaction), so no BEGIN/COMMIT round trips; the triggers
+ * fire once for it: on evento, the hour's tallies in resumo_por_hora (eventos and eventos_guardados,
+ * one row; migration 005), on outbox, the relays' NOTIFY.
  * The foreign keys of entrega are checked at the end of the statement, after the events are in.
  */
 export function sqlDaGravacao(lote: Gravacao[]): Prisma.Sql {
@@ -41,12 +39,6 @@ export function sqlDaGravacao(lote: Gravacao[]): Prisma.Sql {
   const en = lote.flatMap((g) => g.entregas);
   const trabalhos = lote.flatMap((g) => g.trabalhos);
   const [oId, oExchange, oRota, oMensagem, oCorpo, oCabecalhos] = outboxColumns(trabalhos);
-  const porHora = new Map<number, number>();
-  for (const e of ev) {
-    const hora = horaDe(e.recebidoEm).getTime();
-    porHora.set(hora, (porHora.get(hora) ?? 0) + 1);
-  }
-  const horas = [...porHora.keys()];
   return Prisma.sql`
     with eventos as (
       insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
@@ -68,16 +60,10 @@ export function sqlDaGravacao(lote: Gravacao[]): Prisma.Sql {
                     ${en.map((e) => e.urlDeDestino)}::text[], ${en.map((e) => e.maximoDeTentativas)}::int[])
              as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
                   versao_do_esquema, url_de_destino, maximo_de_tentativas)
-    ), saidas as (
-      insert into outbox (${Prisma.raw(OUTBOX_COLUMNS.join(', '))})
-      select * from unnest(${oId}::uuid[], ${oExchange}::text[], ${oRota}::text[], ${oMensagem}::text[],
-                           ${oCorpo}::json[], ${oCabecalhos}::jsonb[])
     )
-    insert into resumo_por_hora (hora, fatia, eventos)
-    select hora, ${Math.floor(Math.random() * FATIAS)}, n
-      from unnest(${isos(horas.map((h) => new Date(h)))}::timestamptz[], ${horas.map((h) => porHora.get(h) ?? 0)}::int[])
-           as h(hora, n)
-    on conflict (hora, fatia) do update set eventos = resumo_por_hora.eventos + excluded.eventos`;
+    insert into outbox (${Prisma.raw(OUTBOX_COLUMNS.join(', '))})
+    select * from unnest(${oId}::uuid[], ${oExchange}::text[], ${oRota}::text[], ${oMensagem}::text[],
+                         ${oCorpo}::json[], ${oCabecalhos}::jsonb[])`;
 }
 
 interface Pendente {
