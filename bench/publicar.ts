@@ -3,7 +3,8 @@
  * 3 active subscriptions of the type and version, a real application token (identity-dev).
  *
  * Run from the root: npx tsx bench/publicar.ts
- * BENCH_DURATION: seconds per saturation row (10); BENCH_PACED_DURATION: seconds of the paced row (30).
+ * BENCH_DURATION: seconds per saturation row (10); BENCH_PACED_DURATION: seconds of the paced row (30);
+ * BENCH_ONLY_SATURATION=1: only the saturation rows, nothing written (for profiling).
  *
  * The platform is started like `pnpm bench` does (bench/platform.ts: start.mjs on free ports, the
  * services as bundles) with a RabbitMQ vhost of its own (hub-bench-publicar, made anew) and
@@ -319,6 +320,9 @@ async function main() {
     linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
     linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
     const saturados = linhas.slice(1).reduce((n, l) => n + l.aceitos, 0);
+    // BENCH_ONLY_SATURATION=1: the three saturation rows and nothing written (for profiling runs,
+    // e.g. NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles every service of the platform).
+    if (process.env.BENCH_ONLY_SATURATION === '1') return;
 
     // Let the jobs of the saturation rows drain, so the paced row's arrivals are its own.
     const antesDoRitmo = fila.chegadas.size;

@@ -50,6 +50,9 @@ export interface PublicacaoDeps {
   validador: ValidadorDeEsquemas;
   /** Active subscriptions per (type, version), dropped when a subscription changes. */
   assinaturasEmCache?: CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>;
+  /** The type by id and the version by (type, number), dropped on any registry write. */
+  tiposEmCache?: CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>;
+  versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
   /** Group commit of publications without an Idempotency-Key; one of its own when absent. */
   gravador?: GravadorEmGrupo;
 }
@@ -104,7 +107,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
         if (anterior) return anterior;
       }
       const { corpo } = p;
-      const tipo = await deps.tipos.buscar(corpo.tipo_de_evento_id);
+      const buscarTipo = () => deps.tipos.buscar(corpo.tipo_de_evento_id);
+      const tipo = await (deps.tiposEmCache?.obter(corpo.tipo_de_evento_id, buscarTipo) ?? buscarTipo());
       if (!tipo) throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
       if ('aplicativoId' in p.publicador && tipo.aplicativoId !== p.publicador.aplicativoId)
         throw forbidden(
@@ -112,7 +116,9 @@ export function publicacaoService(deps: PublicacaoDeps) {
           'tipo_de_outro_aplicativo',
         );
       if (!tipo.ativo) throw conflict('tipo_de_evento_inativo', `the event type ${tipo.nome} is switched off`);
-      const versao = await deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
+      const buscarVersao = () => deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
+      const versao = await (deps.versoesEmCache?.obter(`${tipo.id}:${corpo.versao_do_esquema}`, buscarVersao) ??
+        buscarVersao());
       if (!versao)
         throw invalidField(
           '/versao_do_esquema',
