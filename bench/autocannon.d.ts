@@ -4,6 +4,7 @@ declare module 'autocannon' {
     url: string;
     method?: string;
     headers?: Record<string, string>;
+    body?: string;
     connections?: number;
     duration?: number;
     overallRate?: number;

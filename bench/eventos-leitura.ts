@@ -35,7 +35,10 @@ const HEADING = '## Panel reads of events';
 const manter = process.argv.includes('--manter');
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
-/** Applications, types (3 subscriptions each), events over 30 days, 3 deliveries each, tallies. */
+/**
+ * Applications, types (3 subscriptions each), events over 30 days (the triggers on evento count them
+ * per hour), 3 deliveries each, the summary's tallies of the last 48 h.
+ */
 const SEED = [
   `insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
      select gen_random_uuid(), 'Bench ' || g, 'bench_' || g, true, now(), now() from generate_series(1, ${APLICATIVOS}) g`,
@@ -75,7 +78,8 @@ const SEED = [
             case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
        from evento e
        join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
-       cross join lateral (select random() as p) sorte
+       -- e.id makes the subquery correlated: random() is drawn per row, not once for the statement
+       cross join lateral (select random() as p, e.id) sorte
        cross join lateral (select case
          when e.recebido_em > now() - interval '10 minutes' then
            case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
@@ -87,7 +91,10 @@ const SEED = [
   `insert into resumo_por_hora (hora, fatia, eventos, recusados, entregas_concluidas, tentativas_com_falha)
      select date_trunc('hour', evento_recebido_em), 0, count(distinct evento_id),
             0, count(*) filter (where situacao = 'concluida'), count(*) filter (where situacao <> 'concluida')
-       from entrega where evento_recebido_em > now() - interval '48 hours' group by 1`,
+       from entrega where evento_recebido_em > now() - interval '48 hours' group by 1
+     on conflict (hora, fatia) do update
+       set eventos = excluded.eventos, entregas_concluidas = excluded.entregas_concluidas,
+           tentativas_com_falha = excluded.tentativas_com_falha`,
   `insert into evento_recusado (id, codigo, status_http, detalhe, recebido_em)
      select pg_temp.uuid7(now() - g * interval '4 minutes'), 'dados_invalidos', 422, 'bench', now() - g * interval '4 minutes'
        from generate_series(0, 9999) g`,
@@ -283,7 +290,8 @@ async function main() {
       '',
       `Data: ${eventos.toLocaleString('en')} events of ${TIPOS} types over 30 days, ${entregas.toLocaleString('en')} deliveries ` +
         '(3 subscriptions per type; the last 10 minutes still in the queue, 2–5 % of older ones retrying, in the error ' +
-        'queue or cancelled), hourly tallies of the last 48 h, 10,000 refused events; made with generate_series, then ' +
+        'queue or cancelled), hourly tallies of the last 48 h, the stored events of every hour (resumo_por_hora.eventos_guardados, ' +
+        'written by the triggers of migration 005 as the events are inserted), 10,000 refused events; made with generate_series, then ' +
         '`VACUUM (ANALYZE)`. hub-api runs in the benchmark process; each row is ' +
         `${AMOSTRAS} requests one after another (after ${AQUECIMENTO} to warm up) with a real user token ` +
         '(monitoramento.ler), so the figures are the latency of one panel user, HTTP and permission check included.',

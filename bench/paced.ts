@@ -21,11 +21,20 @@ const percentile = (sorted: number[], p: number) =>
  * start of the second, so its latencies are those of bursts). Latency is measured from the moment
  * a request is sent to the end of its response, in milliseconds.
  */
+export interface PacedOptions {
+  /** GET when absent. */
+  method?: string;
+  body?: string;
+  /** Called with each 2xx answer's body and the moment (performance.now()) it ended; bodies are read only then. */
+  onAnswer?: (body: string, endedAt: number) => void;
+}
+
 export async function pacedLoad(
   url: string,
   headers: Record<string, string>,
   rate: number,
   durationSeconds: number,
+  options: PacedOptions = {},
 ): Promise<PacedResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const target = new URL(url);
@@ -41,13 +50,24 @@ export async function pacedLoad(
     new Promise<void>((resolve) => {
       const started = performance.now();
       const req = request(
-        { host: target.hostname, port: target.port, path: target.pathname + target.search, headers, agent },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname + target.search,
+          method: options.method ?? 'GET',
+          headers,
+          agent,
+        },
         (res) => {
-          res.resume();
+          const chunks: Buffer[] = [];
+          if (options.onAnswer) res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          else res.resume();
           res.on('end', () => {
+            const ended = performance.now();
             if (res.statusCode && res.statusCode < 300) {
-              latencies.push(performance.now() - started);
-              timeline.push([(started - begin) / 1000, performance.now() - started]);
+              latencies.push(ended - started);
+              timeline.push([(started - begin) / 1000, ended - started]);
+              options.onAnswer?.(Buffer.concat(chunks).toString('utf8'), ended);
             } else non2xx++;
             resolve();
           });
@@ -58,7 +78,7 @@ export async function pacedLoad(
         failed++;
         resolve();
       });
-      req.end();
+      req.end(options.body);
     });
 
   const begin = performance.now();

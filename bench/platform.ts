@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { benchDatabaseUrl, dropBenchDatabases } from './databases';
+import { BENCH_PREFIX, benchDatabaseUrl, dropBenchDatabases, dropDatabasesLike } from './databases';
 import { freePort, freshVhost } from './local';
 
 export interface Platform {
@@ -9,6 +9,10 @@ export interface Platform {
   identityUrl: string;
   /** Known only when the benchmark started the platform itself. */
   accessUrl?: string;
+  /** hub-api itself, not through the gateway; known only when the benchmark started the platform. */
+  hubApiUrl?: string;
+  /** The RabbitMQ URL the platform uses (its own vhost when the benchmark started it). */
+  rabbitmqUrl?: string;
   mode: string;
   stop(): Promise<void>;
 }
@@ -34,7 +38,17 @@ async function waitReady(url: string, child: ChildProcess, timeoutMs: number): P
  * Otherwise start one with `infra/scripts/start.mjs` on free ports, fresh databases of its own
  * (hub_bench_<run>_*, dropped afterwards), its own RabbitMQ vhost and no rate limit, and stop it afterwards.
  */
-export async function obtainPlatform(log: (line: string) => void): Promise<Platform> {
+export interface PlatformOptions {
+  /** The RabbitMQ vhost made anew for the platform (default hub_bench). */
+  vhost?: string;
+  /**
+   * Drop only this run's databases (hub_bench_<run>_*) instead of every hub_bench_* one, so that
+   * a benchmark beside another one does not drop its databases.
+   */
+  ownDatabasesOnly?: boolean;
+}
+
+export async function obtainPlatform(log: (line: string) => void, options: PlatformOptions = {}): Promise<Platform> {
   if (process.env.BENCH_GATEWAY_URL) {
     return {
       gatewayUrl: process.env.BENCH_GATEWAY_URL.replace(/\/+$/, ''),
@@ -47,8 +61,15 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     Array.from({ length: 8 }, freePort),
   );
   const run = Date.now().toString(36);
-  await dropBenchDatabases();
-  const vhost = freshVhost('hub_bench') ? 'hub_bench' : undefined;
+  const dropDatabases = options.ownDatabasesOnly
+    ? () => dropDatabasesLike(`${BENCH_PREFIX}${run}_`)
+    : () => dropBenchDatabases();
+  await dropDatabases();
+  const vhostName = options.vhost ?? 'hub_bench';
+  const vhost = freshVhost(vhostName) ? vhostName : undefined;
+  const rabbitmqUrl = vhost
+    ? `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`
+    : (process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
   const env = {
     ...process.env,
@@ -63,7 +84,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     ACCESS_DATABASE_URL: benchDatabaseUrl(run, 'access'),
     FUNCTION_DATABASE_URL: benchDatabaseUrl(run, 'function'),
     HUB_DATABASE_URL: benchDatabaseUrl(run, 'events'),
-    ...(vhost ? { RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:5672/${vhost}` } : {}),
+    RABBITMQ_URL: rabbitmqUrl,
     // The benchmark measures the platform, not the limiter: every caller class is let through.
     RATE_LIMIT_PER_MINUTE: '1000000000',
     RATE_LIMIT_USER_PER_MINUTE: '1000000000',
@@ -88,7 +109,7 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
-    await dropBenchDatabases().catch((error) =>
+    await dropDatabases().catch((error) =>
       log(`note: could not drop the benchmark databases: ${(error as Error).message}`),
     );
   };
@@ -102,6 +123,8 @@ export async function obtainPlatform(log: (line: string) => void): Promise<Platf
     gatewayUrl: `http://127.0.0.1:${gateway}`,
     identityUrl: `http://127.0.0.1:${identity}`,
     accessUrl: `http://127.0.0.1:${access}`,
+    hubApiUrl: `http://127.0.0.1:${hubApi}`,
+    rabbitmqUrl,
     mode: 'platform started by the benchmark (start.mjs on free ports, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
     stop,
   };

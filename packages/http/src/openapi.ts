@@ -56,15 +56,19 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
   return rest;
 }
 
-function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query') {
+function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query' | 'header') {
   if (!schema) return [];
   const json = jsonSchema(schema, 'input') as { properties?: Record<string, object>; required?: string[] };
-  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
-    name,
-    in: where,
-    required: where === 'path' || (json.required ?? []).includes(name),
-    schema: property,
-  }));
+  return Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description } = property as { description?: string };
+    return {
+      name,
+      in: where,
+      required: where === 'path' || (json.required ?? []).includes(name),
+      ...(description ? { description } : {}),
+      schema: property,
+    };
+  });
 }
 
 /** Builds an OpenAPI 3.1 document from the specs of the routes; the zod schemas are the source. */
@@ -92,7 +96,11 @@ export function buildOpenApi(
       summary: spec.summary,
       tags: [spec.tag],
       ...(spec.permission ? { description: `Requires: ${spec.permission}` } : {}),
-      parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
+      parameters: [
+        ...parametersOf(spec.params, 'path'),
+        ...parametersOf(spec.query, 'query'),
+        ...parametersOf(spec.headers, 'header'),
+      ],
       ...(spec.body
         ? {
             requestBody: {

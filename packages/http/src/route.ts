@@ -18,6 +18,11 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * Request headers the route reads, for the OpenAPI document only (names as sent, e.g.
+   * `Idempotency-Key`; optional unless required by the schema): the handler parses them itself.
+   */
+  headers?: z.ZodObject;
   /** Schema of the success body, for the OpenAPI document. */
   response?: z.ZodType;
   /** Success status; 204 when the handler returns nothing. */

@@ -227,9 +227,18 @@ it('When every model is written and read through Prisma, then the migrated table
   expect(
     await db.chaveDeIdempotencia.findUniqueOrThrow({ where: { escopo_chave: { escopo: chave.escopo, chave: 'k' } } }),
   ).toEqual(chave);
-  const hora = new Date('2026-11-21T21:00:00.000Z');
+  // An hour with no event: the triggers on evento (migration 005) upsert a random slice of the event's hour.
+  const hora = new Date('2026-11-21T05:00:00.000Z');
   const faixa = await db.resumoPorHora.create({
-    data: { hora, fatia: 3, eventos: 1, recusados: 2, entregasConcluidas: 3, tentativasComFalha: 4 },
+    data: {
+      hora,
+      fatia: 3,
+      eventos: 1,
+      recusados: 2,
+      entregasConcluidas: 3,
+      tentativasComFalha: 4,
+      eventosGuardados: 5,
+    },
   });
   expect(await db.resumoPorHora.findUniqueOrThrow({ where: { hora_fatia: { hora, fatia: 3 } } })).toEqual(faixa);
   const saida = await db.outbox.create({

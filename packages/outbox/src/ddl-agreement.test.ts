@@ -94,10 +94,15 @@ afterAll(async () => {
 });
 
 describe('copies of the outbox DDL', () => {
-  it('When the package SQL is migrated, then its catalog holds the table, its key, both indexes and the trigger', () => {
+  it('When the package SQL is migrated, then its catalog holds the table, its key, its three indexes and the trigger', () => {
     expect(reference.columns.map((c) => c.column_name)).toContain('publicado_em');
     expect(reference.constraints).toEqual([expect.objectContaining({ contype: 'p' })]);
-    expect(reference.indexes.map((i) => i.indexname)).toEqual(['outbox_pendente', 'outbox_pkey', 'outbox_publicado']);
+    expect(reference.indexes.map((i) => i.indexname)).toEqual([
+      'outbox_mensagem',
+      'outbox_pendente',
+      'outbox_pkey',
+      'outbox_publicado',
+    ]);
     expect(reference.triggers).toEqual([expect.objectContaining({ trigger_name: 'outbox_inserido' })]);
   });
 

@@ -31,15 +31,28 @@ export function outboxInsert(messages: OutboxMessage[], table = 'outbox'): { tex
   const t = outboxTable(table);
   return {
     text:
-      `insert into ${t} (id, exchange, routing_key, message_id, body, headers) ` +
+      `insert into ${t} (${OUTBOX_COLUMNS.join(', ')}) ` +
       'select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::json[], $6::jsonb[])',
-    values: [
-      messages.map(() => uuidv7()),
-      messages.map((m) => m.exchange),
-      messages.map((m) => m.routingKey),
-      messages.map((m) => m.messageId),
-      messages.map((m) => JSON.stringify(m.body)),
-      messages.map((m) => (m.headers ? JSON.stringify(m.headers) : null)),
-    ],
+    values: outboxColumns(messages),
   };
+}
+
+/** The columns outboxColumns fills, in its order; their SQL array types are uuid, text, text, text, json, jsonb. */
+export const OUTBOX_COLUMNS = ['id', 'exchange', 'routing_key', 'message_id', 'body', 'headers'] as const;
+
+/**
+ * The rows of `messages` as one array per column (OUTBOX_COLUMNS), for an `unnest` inside a larger
+ * statement of the caller (e.g. one that also writes what the messages announce).
+ */
+export function outboxColumns(
+  messages: OutboxMessage[],
+): [string[], string[], string[], string[], string[], (string | null)[]] {
+  return [
+    messages.map(() => uuidv7()),
+    messages.map((m) => m.exchange),
+    messages.map((m) => m.routingKey),
+    messages.map((m) => m.messageId),
+    messages.map((m) => JSON.stringify(m.body)),
+    messages.map((m) => (m.headers ? JSON.stringify(m.headers) : null)),
+  ];
 }

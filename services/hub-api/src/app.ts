@@ -4,7 +4,7 @@ import { createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
 import { userOrApplication } from './auth/usuario-ou-aplicativo';
-import { CacheDeLeitura } from './cache';
+import { CacheDeLeitura, esquecendoApos } from './cache';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
@@ -42,10 +42,10 @@ import { type PublicacaoRepository, publicacaoRepository } from './features/publ
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
 import { registradorDeRecusas } from './features/publicacao/recusas';
-import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
+import { type TiposRepository, tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
-import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
+import { type VersoesRepository, versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
@@ -80,6 +80,12 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
       deps.cacheTtlMs ?? 5_000,
     ),
     aplicativos: new CacheDeLeitura<Aplicativo | null>(deps.cacheTtlMs ?? 5_000),
+    tipos: new CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>(deps.cacheTtlMs ?? 5_000),
+    versoes: new CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>(deps.cacheTtlMs ?? 5_000),
+  };
+  /** Any write of the registry drops every lookup of the publication path (writes are rare). */
+  const esquecerTudo = () => {
+    for (const cache of Object.values(caches)) cache.esquecer();
   };
   const repositorios = {
     aplicativos: aplicativosRepository(deps.db),
@@ -97,9 +103,11 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
     versoes: repositorios.versoes,
     validador,
     assinaturasEmCache: caches.assinaturas,
+    tiposEmCache: caches.tipos,
+    versoesEmCache: caches.versoes,
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger);
-  return { ...repositorios, validador, publicacao, registrarRecusa, caches };
+  return { ...repositorios, validador, publicacao, registrarRecusa, caches, esquecerTudo };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 
@@ -114,11 +122,26 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     routers: [
       chavesRoutes(deps.keys),
       aplicativosRoutes(
-        aplicativosService(deps.db, aplicativos, () => casos.caches.aplicativos.esquecer()),
+        // The cached types and subscriptions carry their applications' names too.
+        aplicativosService(deps.db, aplicativos, casos.esquecerTudo),
         guards,
       ),
-      tiposRoutes(tiposService(deps.db, tipos, aplicativos), guards),
-      versoesRoutes(versoesService(deps.db, { versoes, tipos }, validador), guards),
+      tiposRoutes(
+        esquecendoApos(
+          tiposService(deps.db, tipos, aplicativos),
+          ['criar', 'atualizar', 'excluir'],
+          casos.esquecerTudo,
+        ),
+        guards,
+      ),
+      versoesRoutes(
+        esquecendoApos(
+          versoesService(deps.db, { versoes, tipos }, validador),
+          ['criar', 'atualizar'],
+          casos.esquecerTudo,
+        ),
+        guards,
+      ),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
       assinaturasRoutes(
         assinaturasService({
@@ -129,7 +152,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
           versoes,
           verificarDestino: verificadorDeDestino(deps.destinos),
           garantirDestino: (url, tx) => destinos.garantir(url, tx),
-          aoMudar: () => casos.caches.assinaturas.esquecer(),
+          aoMudar: casos.esquecerTudo,
         }),
         guards,
       ),

@@ -32,3 +32,21 @@ export class CacheDeLeitura<V> {
     this.entradas.clear();
   }
 }
+
+/**
+ * The service with `esquecer` called after each of `escritas` settles (after its transaction has
+ * committed or failed): a read-through cache of what the service writes is dropped only once the
+ * write is visible, so a concurrent miss cannot reload the old row after the drop.
+ */
+export function esquecendoApos<S extends object, K extends keyof S>(
+  servico: S,
+  escritas: K[],
+  esquecer: () => void,
+): S {
+  const envolvido = { ...servico };
+  for (const nome of escritas) {
+    const original = servico[nome] as unknown as (...args: unknown[]) => Promise<unknown>;
+    envolvido[nome] = ((...args: unknown[]) => original(...args).finally(esquecer)) as S[K];
+  }
+  return envolvido;
+}

@@ -252,4 +252,28 @@ describe('gateway OpenAPI and docs', () => {
     expect(response.body.codigo).toBe('servico_indisponivel');
     await other.close();
   });
+
+  it('When a service documents a header parameter (Idempotency-Key of POST /eventos), then the merged document keeps it', async () => {
+    const publicar: RouteSpec = {
+      method: 'post',
+      path: '/eventos',
+      summary: 'Publish',
+      tag: 'Eventos',
+      headers: z.object({ 'Idempotency-Key': z.string().optional().describe('repeat-safe key') }),
+      body: z.object({ entidade_id: z.string() }),
+      status: 201,
+    };
+    const other = await startGatewayWithFakes({}, { access: accessSpecs, hubApi: [...hubSpecs, publicar] });
+    const response = await request(other.url).get('/openapi.json').expect(200);
+    expect(response.body.paths['/eventos'].post.parameters).toEqual([
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description: 'repeat-safe key',
+        schema: expect.any(Object),
+      },
+    ]);
+    await other.close();
+  });
 });

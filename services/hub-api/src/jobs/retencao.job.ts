@@ -32,7 +32,7 @@ export interface Apagados {
  * Erases what outlived its retention (spec §3, §6.6): events older than their type's
  * retencao_em_dias with their deliveries and attempts (foreign-key cascade) and the outbox rows of
  * those deliveries; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h. Everything goes in small batches, each one statement (its own
+ * summary tallies past 48 h (keeping each old hour's count of stored events in one row). Everything goes in small batches, each one statement (its own
  * transaction), so no lock is held for long and publication never waits behind a purge.
  */
 export function retencaoJob(options: RetencaoOptions) {
@@ -81,6 +81,33 @@ export function retencaoJob(options: RetencaoOptions) {
     return { eventos, outbox };
   }
 
+  /**
+   * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados (the stored
+   * events of the hour, GET /evento's total and deep pages) must stay exact. So the hour's slices
+   * are deleted and their eventos_guardados written back as one row (none when the hour holds no
+   * event any more), in one transaction: what the delete returns is what it removed (a slice a
+   * trigger updates meanwhile is deleted at its new value, after that transaction commits), so the
+   * hour's sum does not change. Returns the rows erased.
+   */
+  async function compactarHoras(antesDe: Date): Promise<number> {
+    return db.$transaction(async (tx) => {
+      const removidas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number }[]>`
+        delete from resumo_por_hora
+         where hora in (select hora from resumo_por_hora where hora < ${antesDe}
+                         group by hora having count(*) > 1 or sum(eventos_guardados) = 0 or max(eventos) > 0
+                                  or max(recusados) > 0 or max(entregas_concluidas) > 0 or max(tentativas_com_falha) > 0)
+        returning hora, eventos_guardados`;
+      await tx.$executeRaw`
+        insert into resumo_por_hora (hora, fatia, eventos_guardados)
+        select hora, 0, sum(n) from unnest(${removidas.map((r) => r.hora)}::timestamptz[],
+                                           ${removidas.map((r) => r.eventos_guardados)}::int[]) as r(hora, n)
+         group by hora having sum(n) <> 0
+        on conflict (hora, fatia) do update
+          set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados`;
+      return removidas.length;
+    });
+  }
+
   async function passar(): Promise<Apagados> {
     const agora = relogio().getTime();
     const apagados: Apagados = { eventos: 0, outbox: 0, chaves: 0, recusados: 0, horas: 0 };
@@ -102,8 +129,7 @@ export function retencaoJob(options: RetencaoOptions) {
         delete from evento_recusado
          where id in (select id from evento_recusado where recebido_em < ${recusados} order by recebido_em limit ${lote})`,
     );
-    // At most 16 slices an hour: a small table, erased in one statement.
-    apagados.horas = await db.$executeRaw`delete from resumo_por_hora where hora < ${new Date(agora - RESUMO_MS)}`;
+    apagados.horas = await compactarHoras(new Date(agora - RESUMO_MS));
     return apagados;
   }
 

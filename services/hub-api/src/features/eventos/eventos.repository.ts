@@ -50,19 +50,45 @@ function condicoes(filtro: FiltroDeEventos): Prisma.Sql {
 }
 
 /**
- * A page, newest received first. OFFSET cannot be avoided with pagina/tamanho, so it is made
- * cheap: the skipped rows are walked in the narrow evento_recebido index (an index-only scan, no
- * heap visit), and only the page's ids are joined to the rows and names.
+ * A page, newest received first, identical to `order by recebido_em desc, id desc offset skip`, but
+ * the offset is not walked from the newest event. resumo_por_hora.eventos_guardados holds the exact
+ * number of stored events of each hour (triggers on evento, migration 005): a running sum over the
+ * hours, newest first, finds the hour the offset lands in and how many events are newer than it;
+ * the index scan of evento_recebido then starts at the end of that hour (keyset on recebido_em)
+ * and skips only the rest of the offset inside it, at most one hour of events. One statement, so
+ * the counts and the rows come from one snapshot. An offset past the last event finds no hour and
+ * no rows. Only the page's ids are joined to the rows and names.
  */
 export function sqlDaPagina({ pagina, tamanho }: PageRequest): Prisma.Sql {
+  const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
+  return comNomes(Prisma.sql`
+    with horas as (
+      select hora, sum(eventos_guardados) as n from resumo_por_hora group by hora having sum(eventos_guardados) > 0
+    ), acumuladas as (
+      select hora, n, sum(n) over (order by hora desc) - n as mais_novos from horas
+    ), alvo as (
+      select hora, mais_novos from acumuladas
+       where mais_novos <= ${skip}::bigint and ${skip}::bigint < mais_novos + n
+    )
+    select id, recebido_em from evento
+     where recebido_em < (select hora + interval '1 hour' from alvo)
+     order by recebido_em desc, id desc
+    offset ${skip}::bigint - (select mais_novos from alvo) limit ${tamanho}`);
+}
+
+/** The same page by a plain OFFSET walk from the newest event: what sqlDaPagina must equal (tests). */
+export function sqlDaPaginaPorOffset({ pagina, tamanho }: PageRequest): Prisma.Sql {
   const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
   return comNomes(
     Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`,
   );
 }
 
-/** total of GET /evento: every stored event (an index-only count of the smallest index). */
-export const SQL_TOTAL = Prisma.sql`select count(*)::int as total from evento`;
+/**
+ * total of GET /evento: every stored event, the sum of the hourly counts the triggers on evento
+ * keep exact (a few hundred small rows, not a count of the events).
+ */
+export const SQL_TOTAL = Prisma.sql`select coalesce(sum(eventos_guardados), 0)::int as total from resumo_por_hora`;
 
 /** Every match (at most FILTRO_EVENTOS_MAX), newest received first, through the filter's index. */
 export const sqlDoFiltro = (filtro: FiltroDeEventos): Prisma.Sql =>

@@ -94,4 +94,39 @@ describe('Idempotency-Key on POST /eventos and POST /evento', () => {
     }
     expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(0);
   });
+
+  test('When /openapi.json is read, then POST /eventos and POST /evento document the optional Idempotency-Key header and no other route does', async () => {
+    const { body } = await ctx.api().get('/openapi.json').expect(200);
+    const paths = body.paths as Record<string, Record<string, { parameters: { in: string; name: string }[] }>>;
+    for (const [path, method] of [
+      ['/eventos', 'post'],
+      ['/evento', 'post'],
+    ] as const) {
+      const cabecalhos = paths[path]![method]!.parameters.filter((p) => p.in === 'header');
+      expect({ path, cabecalhos }).toEqual({
+        path,
+        cabecalhos: [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            description: expect.stringContaining('chave_de_idempotencia_reutilizada'),
+            schema: expect.objectContaining({ type: 'string', pattern: expect.any(String) }),
+          },
+        ],
+      });
+      // The documented pattern is the one the route enforces.
+      const padrao = new RegExp((cabecalhos[0] as unknown as { schema: { pattern: string } }).schema.pattern);
+      expect(['k-1', '"k-1"', 'x'.repeat(255)].every((v) => padrao.test(v))).toBe(true);
+      expect(['', 'x'.repeat(256), 'tab\there'].some((v) => padrao.test(v))).toBe(false);
+    }
+    const outros = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([method, op]) => !(method === 'post' && (path === '/eventos' || path === '/evento')) && op.parameters)
+        .flatMap(([method, op]) =>
+          op.parameters.filter((p) => p.in === 'header').map((p) => `${method} ${path} ${p.name}`),
+        ),
+    );
+    expect(outros).toEqual([]);
+  });
 });

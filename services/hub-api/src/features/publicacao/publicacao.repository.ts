@@ -1,4 +1,3 @@
-import { type OutboxMessage, outboxInsert } from '@hub/outbox';
 import type { DbClient, Tx } from '../../db';
 import type { Prisma } from '@hub/hub-data';
 
@@ -35,42 +34,21 @@ export function publicacaoRepository(db: DbClient) {
     assinaturasAtivas: (tipoDeEventoId: string, versaoDoEsquema: number, cliente: DbClient = db) =>
       cliente.assinatura.findMany({
         where: { tipoDeEventoId, versaoDoEsquema, ativa: true, excluidaEm: null },
-        select: { id: true, aplicativoAssinanteId: true, urlDeDestino: true, maximoDeTentativas: true },
+        select: {
+          id: true,
+          aplicativoAssinanteId: true,
+          urlDeDestino: true,
+          maximoDeTentativas: true,
+          aplicativoAssinante: { select: { nome: true } },
+        },
         orderBy: { id: 'asc' },
       }),
 
-    /**
-     * Written with SQL, not Prisma's Json input: Prisma would parse and serialise dados again, and
-     * the json column keeps the text it is given byte for byte.
-     */
-    inserirEvento: (e: NovoEvento, tx: Tx) =>
-      tx.$executeRaw`
-        insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                            ocorrido_em, recebido_em, publicado_pelo_email, dados)
-        values (${e.id}::uuid, ${e.tipoDeEventoId}::uuid, ${e.versaoDoEsquema}, ${e.aplicativoPublicadorId}::uuid,
-                ${e.entidadeId}, ${e.ocorridoEm}, ${e.recebidoEm}, ${e.publicadoPeloEmail}, ${e.dadosTexto}::json)`,
-
-    inserirEntregas: (entregas: Prisma.EntregaCreateManyInput[], tx: Tx) =>
-      entregas.length === 0 ? Promise.resolve() : tx.entrega.createMany({ data: entregas }),
-
-    async inserirNaOutbox(mensagens: OutboxMessage[], tx: Tx): Promise<void> {
-      if (mensagens.length === 0) return;
-      const { text, values } = outboxInsert(mensagens);
-      await tx.$executeRawUnsafe(text, ...values);
-    },
-
-    /** +1 in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
-    async contar(campo: 'eventos' | 'recusados', instante: Date, cliente: DbClient = db): Promise<void> {
-      const hora = horaDe(instante);
-      const fatia = Math.floor(Math.random() * FATIAS);
-      if (campo === 'eventos')
-        await cliente.$executeRaw`
-          insert into resumo_por_hora (hora, fatia, eventos) values (${hora}, ${fatia}, 1)
-          on conflict (hora, fatia) do update set eventos = resumo_por_hora.eventos + 1`;
-      else
-        await cliente.$executeRaw`
-          insert into resumo_por_hora (hora, fatia, recusados) values (${hora}, ${fatia}, 1)
-          on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
+    /** +1 refused in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
+    async contarRecusa(instante: Date, cliente: DbClient = db): Promise<void> {
+      await cliente.$executeRaw`
+        insert into resumo_por_hora (hora, fatia, recusados) values (${horaDe(instante)}, ${Math.floor(Math.random() * FATIAS)}, 1)
+        on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
     },
 
     buscarChave: (escopo: string, chave: string, cliente: DbClient = db): Promise<ChaveGuardada | null> =>

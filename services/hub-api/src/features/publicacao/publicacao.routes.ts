@@ -3,6 +3,7 @@ import type { Guards } from '@hub/auth';
 import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, Response } from 'express';
+import { z } from 'zod';
 import type { CacheDeLeitura } from '../../cache';
 import type { Aplicativo } from '@hub/hub-data';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
@@ -21,6 +22,20 @@ const refusals = {
 
 /** IETF httpapi idempotency-key draft: a Structured Field string; a bare token is accepted too. */
 const CHAVE = /^[\x20-\x7e]{1,255}$/;
+
+/** The header as the OpenAPI document shows it on POST /eventos and POST /evento. */
+const cabecalhos = z.object({
+  'Idempotency-Key': z
+    .string()
+    .regex(/^("[\x20-\x7e]{1,255}"|[\x20-\x7e]{1,255})$/)
+    .optional()
+    .describe(
+      'IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted ' +
+        'Structured Field string. The same key with the same body within 24 h answers the first event again ' +
+        'and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 ' +
+        'chave_de_idempotencia_invalida.',
+    ),
+});
 
 function chaveDeIdempotencia(req: Request): string | undefined {
   const valor = req.get('idempotency-key');
@@ -101,6 +116,7 @@ export function publicacaoRoutes({
         summary: 'Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured',
         tag: 'Eventos',
         ...guards.application(),
+        headers: cabecalhos,
         body: eventoCriar,
         response: eventoDetalhadoSchema,
         status: 201,
@@ -134,6 +150,7 @@ export function publicacaoRoutes({
         summary: 'Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured',
         tag: 'Evento',
         ...guards.permission('monitoramento', 'criar'),
+        headers: cabecalhos,
         body: eventoCriar,
         response: eventoDetalhadoSchema,
         status: 201,

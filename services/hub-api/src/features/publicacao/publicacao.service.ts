@@ -6,10 +6,17 @@ import type { CacheDeLeitura } from '../../cache';
 import { type Db, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
-import type { EventoCriar } from '../eventos/eventos.schemas';
+import type { EntregaDto, EventoCriar } from '../eventos/eventos.schemas';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
 import { type EventoDetalhadoTexto, lerEventoDetalhado } from './detalhe.repository';
+import {
+  type Gravacao,
+  type GravadorEmGrupo,
+  gravadorEmGrupo,
+  type NovaEntrega,
+  sqlDaGravacao,
+} from './gravacao-em-grupo';
 import type { PublicacaoRepository } from './publicacao.repository';
 
 /** How long an Idempotency-Key answers with its first event. */
@@ -43,6 +50,11 @@ export interface PublicacaoDeps {
   validador: ValidadorDeEsquemas;
   /** Active subscriptions per (type, version), dropped when a subscription changes. */
   assinaturasEmCache?: CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>;
+  /** The type by id and the version by (type, number), dropped on any registry write. */
+  tiposEmCache?: CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>;
+  versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
+  /** Group commit of publications without an Idempotency-Key; one of its own when absent. */
+  gravador?: GravadorEmGrupo;
 }
 
 const chaveReutilizada = () =>
@@ -54,12 +66,15 @@ const chaveReutilizada = () =>
 
 /**
  * Publication, one code path for POST /eventos, POST /evento and the platform's events (spec §4.3
- * r2, DESIGN §5): the rules, then ONE transaction with the event, a delivery per active
- * subscription of the type and version, their delivery jobs in the outbox, the idempotency key and
- * the hour's tally. The relay publishes the jobs after commit, so a broker outage never fails it.
+ * r2, DESIGN §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
+ * active subscription of the type and version, their delivery jobs in the outbox and the hour's
+ * tallies, grouped with concurrent publications; with an Idempotency-Key, the key and that
+ * statement in one transaction of its own. The relay publishes the jobs after commit, so a broker
+ * outage never fails it.
  */
 export function publicacaoService(deps: PublicacaoDeps) {
   const { db, repo } = deps;
+  const gravador = deps.gravador ?? gravadorEmGrupo(db);
 
   async function detalhado(id: string): Promise<EventoDetalhadoTexto> {
     const evento = await lerEventoDetalhado(db, id);
@@ -92,7 +107,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
         if (anterior) return anterior;
       }
       const { corpo } = p;
-      const tipo = await deps.tipos.buscar(corpo.tipo_de_evento_id);
+      const buscarTipo = () => deps.tipos.buscar(corpo.tipo_de_evento_id);
+      const tipo = await (deps.tiposEmCache?.obter(corpo.tipo_de_evento_id, buscarTipo) ?? buscarTipo());
       if (!tipo) throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
       if ('aplicativoId' in p.publicador && tipo.aplicativoId !== p.publicador.aplicativoId)
         throw forbidden(
@@ -100,7 +116,9 @@ export function publicacaoService(deps: PublicacaoDeps) {
           'tipo_de_outro_aplicativo',
         );
       if (!tipo.ativo) throw conflict('tipo_de_evento_inativo', `the event type ${tipo.nome} is switched off`);
-      const versao = await deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
+      const buscarVersao = () => deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
+      const versao = await (deps.versoesEmCache?.obter(`${tipo.id}:${corpo.versao_do_esquema}`, buscarVersao) ??
+        buscarVersao());
       if (!versao)
         throw invalidField(
           '/versao_do_esquema',
@@ -117,7 +135,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
       const assinaturas = await (deps.assinaturasEmCache?.obter(`${tipo.id}:${versao.versao}`, carregar) ?? carregar());
       const id = uuidv7(recebidoEm.getTime());
       const ocorridoEm = corpo.ocorrido_em ? new Date(corpo.ocorrido_em) : recebidoEm;
-      const entregas = assinaturas.map((a) => ({
+      const entregas: NovaEntrega[] = assinaturas.map((a) => ({
         id: uuidv7(recebidoEm.getTime()),
         eventoId: id,
         eventoRecebidoEm: recebidoEm,
@@ -127,11 +145,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
         tipoDeEventoId: tipo.id,
         versaoDoEsquema: versao.versao,
         urlDeDestino: a.urlDeDestino,
-        situacao: 'pendente',
         maximoDeTentativas: a.maximoDeTentativas,
-        proximaTentativaEm: recebidoEm,
-        criadaEm: recebidoEm,
-        atualizadaEm: recebidoEm,
       }));
       // DESIGN §5's delivery body, with dados spliced in as the publisher wrote it.
       const cabeca = JSON.stringify({
@@ -158,41 +172,91 @@ export function publicacaoService(deps: PublicacaoDeps) {
         }),
       }));
 
-      try {
-        await transacao(db, async (tx) => {
-          if (p.idempotencia)
+      const gravacao: Gravacao = {
+        evento: {
+          id,
+          tipoDeEventoId: tipo.id,
+          versaoDoEsquema: versao.versao,
+          aplicativoPublicadorId: tipo.aplicativoId,
+          entidadeId: corpo.entidade_id,
+          ocorridoEm,
+          recebidoEm,
+          publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
+          dadosTexto: p.dadosTexto,
+        },
+        entregas,
+        trabalhos,
+      };
+      if (!p.idempotencia) {
+        // Grouped with the publications arriving meanwhile: one statement, one commit for all.
+        await gravador.gravar(gravacao);
+      } else {
+        const { idempotencia } = p;
+        try {
+          await transacao(db, async (tx) => {
+            // The key first: a concurrent request with the same key waits here until this one ends.
             await repo.guardarChave(
-              { ...p.idempotencia, eventoId: id, criadaEm: recebidoEm },
+              { ...idempotencia, eventoId: id, criadaEm: recebidoEm },
               new Date(recebidoEm.getTime() - VALIDADE_DA_CHAVE_MS),
               tx,
             );
-          await repo.inserirEvento(
-            {
-              id,
-              tipoDeEventoId: tipo.id,
-              versaoDoEsquema: versao.versao,
-              aplicativoPublicadorId: tipo.aplicativoId,
-              entidadeId: corpo.entidade_id,
-              ocorridoEm,
-              recebidoEm,
-              publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
-              dadosTexto: p.dadosTexto,
-            },
-            tx,
-          );
-          await repo.inserirEntregas(entregas, tx);
-          await repo.inserirNaOutbox(trabalhos, tx);
-          await repo.contar('eventos', recebidoEm, tx);
-        });
-      } catch (error) {
-        // A concurrent request with the same key committed first: answer with its event.
-        if (p.idempotencia && isUniqueViolation(error)) {
-          const anterior = await repetir(p.idempotencia, new Date());
-          if (anterior) return anterior;
+            await tx.$executeRaw(sqlDaGravacao([gravacao]));
+          });
+        } catch (error) {
+          // A concurrent request with the same key committed first: answer with its event.
+          if (isUniqueViolation(error)) {
+            const anterior = await repetir(idempotencia, new Date());
+            if (anterior) return anterior;
+          }
+          throw error;
         }
-        throw error;
       }
-      return detalhado(id);
+      // The answer is what was just written (the same as GET /evento/{id} reads back), built
+      // here instead of read again: a new event's deliveries are all pendente, in the queue.
+      return {
+        evento: {
+          id,
+          tipo_de_evento_id: tipo.id,
+          tipo_de_evento_nome: tipo.nome,
+          versao_do_esquema: versao.versao,
+          aplicativo_publicador_id: tipo.aplicativoId,
+          aplicativo_publicador_nome: tipo.aplicativo.nome,
+          entidade_id: corpo.entidade_id,
+          ocorrido_em: iso(ocorridoEm),
+          recebido_em: iso(recebidoEm),
+          publicado_pelo_email: gravacao.evento.publicadoPeloEmail,
+          quantidade_de_entregas: entregas.length,
+          entregas_concluidas: 0,
+          entregas_na_fila: entregas.length,
+          entregas_na_fila_de_erro: 0,
+        },
+        dadosTexto: p.dadosTexto,
+        entregas: assinaturas
+          .map(
+            (a, i): EntregaDto => ({
+              id: entregas[i]!.id,
+              evento_id: id,
+              evento_recebido_em: iso(recebidoEm),
+              entidade_id: corpo.entidade_id,
+              assinatura_id: a.id,
+              aplicativo_assinante_id: a.aplicativoAssinanteId,
+              aplicativo_assinante_nome: a.aplicativoAssinante.nome,
+              tipo_de_evento_nome: tipo.nome,
+              versao_do_esquema: versao.versao,
+              url_de_destino: a.urlDeDestino,
+              situacao: 'pendente',
+              quantidade_de_tentativas: 0,
+              tentativas_no_ciclo_atual: 0,
+              maximo_de_tentativas: a.maximoDeTentativas,
+              proxima_tentativa_em: iso(recebidoEm),
+              entregue_em: null,
+              ultimo_erro: null,
+              criada_em: iso(recebidoEm),
+              atualizada_em: iso(recebidoEm),
+            }),
+          )
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      };
     },
   };
 }

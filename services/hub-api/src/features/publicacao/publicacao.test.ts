@@ -343,4 +343,26 @@ describe('cached lookups of publication', () => {
     await patch(`/aplicativo/${c.dono.id}`, { ativo: false });
     expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(403);
   });
+
+  test('When a type or its version is switched off, on again, or an application renamed after a publication, then the next publication sees it at once', async () => {
+    const c = await cenario(ctx);
+    const assinatura = await assinar(ctx, c.tipo.id);
+    const versao = (
+      await ctx.api().get('/versao-de-esquema/filtro').query({ tipo_de_evento_id: c.tipo.id }).set(auth(ctx.todas))
+    ).body[0];
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
+    await patch(`/tipo-de-evento/${c.tipo.id}`, { ativo: false });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).body.codigo).toBe('tipo_de_evento_inativo');
+    await patch(`/tipo-de-evento/${c.tipo.id}`, { ativo: true });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
+    await patch(`/versao-de-esquema/${versao.id}`, { ativa: false });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).body.codigo).toBe('versao_desativada');
+    await patch(`/versao-de-esquema/${versao.id}`, { ativa: true });
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
+    await patch(`/aplicativo/${c.dono.id}`, { nome: 'Publicador renomeado' });
+    await patch(`/aplicativo/${assinatura.aplicativo_assinante_id}`, { nome: 'Assinante renomeado' });
+    const depois = await publicar(ctx, c.tokenDoDono, c.corpo());
+    expect(depois.body.aplicativo_publicador_nome).toBe('Publicador renomeado');
+    expect(depois.body.entregas[0].aplicativo_assinante_nome).toBe('Assinante renomeado');
+  });
 });

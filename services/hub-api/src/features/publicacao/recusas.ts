@@ -74,7 +74,7 @@ export function registradorDeRecusas(db: Db, repo: PublicacaoRepository, logger:
           },
           tx,
         );
-        await repo.contar('recusados', recebidoEm, tx);
+        await repo.contarRecusa(recebidoEm, tx);
       });
     } catch (error) {
       logger.error({ err: error, codigo: recusa.erro.codigo }, 'could not store a refused publication');

@@ -1,0 +1,474 @@
+/**
+ * Benchmark of publication (issue 8): POST /eventos with 1 KiB of dados validated against a schema,
+ * 3 active subscriptions of the type and version, a real application token (identity-dev).
+ *
+ * Run from the root: npx tsx bench/publicar.ts
+ * BENCH_DURATION: seconds per saturation row (10); BENCH_PACED_DURATION: seconds of the paced row (30);
+ * BENCH_LOW_RATE: a second paced row below saturation (100 events/s; 0 for none);
+ * BENCH_ONLY_SATURATION=1: only the saturation rows, nothing written (for profiling).
+ *
+ * The platform is started like `pnpm bench` does (bench/platform.ts: start.mjs on free ports, the
+ * services as bundles) with a RabbitMQ vhost of its own (hub-bench-publicar, made anew) and
+ * databases of this run only. Rows:
+ *   1. saturation (autocannon, 50 connections): a bare express 5 handler that only parses the same
+ *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly, and
+ *      through the gateway;
+ *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
+ * Every delivery job is consumed from the queue delivery-worker.entregas by this process (the
+ * delivery worker does not exist yet); for the paced row, each accepted event's deliveries (ids
+ * from its 201 answer) must have arrived within 2 s of the answer. hub-api's RSS is sampled from
+ * its /metrics (process_resident_memory_bytes) every 250 ms throughout. Writes its section of
+ * docs/benchmarks.md.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { deleteVhost } from './local';
+import { pacedLoad } from './paced';
+import { obtainPlatform, type Platform } from './platform';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const PACED_DURATION = Number(process.env.BENCH_PACED_DURATION ?? 30);
+const RATE = 1_000;
+/** A second paced row at a rate this machine sustains (0: none), to see latency and jobs below saturation. */
+const LOW_RATE = Number(process.env.BENCH_LOW_RATE ?? 100);
+const CONNECTIONS = 50;
+const CONFIRM_WITHIN_MS = 2_000;
+const VHOST = 'hub-bench-publicar';
+const QUEUE = 'delivery-worker.entregas';
+const HEADING = '## Publication';
+const root = path.resolve(__dirname, '..');
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** The part of amqplib used here (the workspace's copy, a dependency of @hub/broker). */
+interface AmqpChannel {
+  consume(
+    queue: string,
+    onMessage: (message: { properties: { messageId?: string } } | null) => void,
+    options: { noAck: boolean },
+  ): Promise<unknown>;
+  close(): Promise<void>;
+}
+const amqp = createRequire(path.join(root, 'packages/broker/package.json'))('amqplib') as {
+  connect(url: string): Promise<{ createChannel(): Promise<AmqpChannel>; close(): Promise<void> }>;
+};
+
+/** An order of six items: the schema checks every field, the body is padded to 1 KiB of dados. */
+const ESQUEMA = {
+  type: 'object',
+  required: ['numero', 'cliente', 'itens', 'total', 'moeda', 'observacao'],
+  additionalProperties: false,
+  properties: {
+    numero: { type: 'string', pattern: '^P-[0-9]{6,12}$' },
+    cliente: {
+      type: 'object',
+      required: ['id', 'nome', 'email'],
+      additionalProperties: false,
+      properties: {
+        id: { type: 'string', minLength: 1, maxLength: 64 },
+        nome: { type: 'string', minLength: 1, maxLength: 200 },
+        email: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' },
+      },
+    },
+    itens: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: {
+        type: 'object',
+        required: ['sku', 'descricao', 'quantidade', 'preco'],
+        additionalProperties: false,
+        properties: {
+          sku: { type: 'string', pattern: '^[A-Z]{3}-[0-9]{4}$' },
+          descricao: { type: 'string', maxLength: 200 },
+          quantidade: { type: 'integer', minimum: 1, maximum: 1000 },
+          preco: { type: 'number', minimum: 0 },
+        },
+      },
+    },
+    total: { type: 'number', minimum: 0 },
+    moeda: { enum: ['BRL', 'USD', 'EUR'] },
+    observacao: { type: 'string', maxLength: 2000 },
+  },
+};
+
+function dadosDe1KiB() {
+  const dados = {
+    numero: 'P-00012345',
+    cliente: { id: 'cli-8842', nome: 'Maria da Silva Pereira', email: 'maria.pereira@cliente.example' },
+    itens: Array.from({ length: 6 }, (_, i) => ({
+      sku: `ABC-${String(1000 + i)}`,
+      descricao: `Produto de teste número ${i + 1}`,
+      quantidade: i + 1,
+      preco: 19.9 + i,
+    })),
+    total: 823.4,
+    moeda: 'BRL',
+    observacao: '',
+  };
+  dados.observacao = 'x'.repeat(1024 - Buffer.byteLength(JSON.stringify(dados)));
+  if (Buffer.byteLength(JSON.stringify(dados)) !== 1024) throw new Error('dados is not 1 KiB');
+  return dados;
+}
+
+async function call<T>(method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 300)}`);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The registry through the gateway as a master would: a publisher, its type and version, three subscribers. */
+async function preparar(platform: Platform) {
+  const run = Date.now().toString(36);
+  const domain = (process.env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
+  const { access_token: master } = await call<{ access_token: string }>(
+    'POST',
+    `${platform.identityUrl}/token`,
+    undefined,
+    { email: `bench-master@${domain}`, nome: 'Bench', master: true },
+  );
+  const api = platform.gatewayUrl;
+  const aplicativo = (nome: string) =>
+    call<{ id: string; client_id: string }>('POST', `${api}/aplicativo`, master, {
+      nome,
+      client_id: `bench_${nome.toLowerCase().replace(/\W/g, '_')}_${run}`,
+    });
+  const dono = await aplicativo('Publicador');
+  const tipo = await call<{ id: string }>('POST', `${api}/tipo-de-evento`, master, {
+    nome: `pedido_${run}.criado`,
+    aplicativo_id: dono.id,
+  });
+  await call('POST', `${api}/versao-de-esquema`, master, { tipo_de_evento_id: tipo.id, esquema: ESQUEMA });
+  for (const nome of ['Assinante A', 'Assinante B', 'Assinante C']) {
+    const assinante = await aplicativo(nome);
+    await call('POST', `${api}/assinatura`, master, {
+      aplicativo_assinante_id: assinante.id,
+      tipo_de_evento_id: tipo.id,
+      versao_do_esquema: 1,
+      url_de_destino: `https://recebedor.example/${assinante.client_id}`,
+    });
+  }
+  const { access_token: token } = await call<{ access_token: string }>(
+    'POST',
+    `${platform.identityUrl}/token/aplicativo`,
+    undefined,
+    { client_id: dono.client_id },
+  );
+  const corpo = JSON.stringify({
+    tipo_de_evento_id: tipo.id,
+    versao_do_esquema: 1,
+    entidade_id: 'pedido-12345',
+    dados: dadosDe1KiB(),
+  });
+  // One real publication first: the token, the schema and the subscriptions work.
+  const primeiro = await call<{ entregas: unknown[] }>('POST', `${api}/eventos`, token, JSON.parse(corpo));
+  if (primeiro.entregas.length !== 3) throw new Error(`${primeiro.entregas.length} deliveries, not 3`);
+  return { token, corpo };
+}
+
+/** The bare express handler, in its own process. */
+async function startBare(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'express-nu.ts')], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`express-nu exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+/** Every delivery job that reaches the worker's queue: message id (the delivery id) → arrival time. */
+async function consumir(url: string) {
+  const connection = await amqp.connect(url);
+  const channel = await connection.createChannel();
+  const chegadas = new Map<string, number>();
+  let repetidas = 0;
+  await channel.consume(
+    QUEUE,
+    (message) => {
+      if (!message) return;
+      const id = message.properties.messageId ?? '';
+      if (chegadas.has(id)) repetidas++;
+      else chegadas.set(id, performance.now());
+    },
+    { noAck: true },
+  );
+  return {
+    chegadas,
+    repetidas: () => repetidas,
+    close: async () => {
+      await channel.close().catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}
+
+/** hub-api's resident memory, from its Prometheus metrics, every 250 ms. */
+function amostrarRss(hubApiUrl: string) {
+  let pico = 0;
+  const amostras: number[] = [];
+  const timer = setInterval(async () => {
+    const texto = await fetch(`${hubApiUrl}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    const bytes = Number(/^process_resident_memory_bytes(?:\{[^}]*\})? (\d+)/m.exec(texto)?.[1]);
+    if (Number.isFinite(bytes)) {
+      amostras.push(bytes);
+      pico = Math.max(pico, bytes);
+    }
+  }, 250);
+  return {
+    picoMb: () => pico / 2 ** 20,
+    amostras: () => amostras.length,
+    stop: () => clearInterval(timer),
+  };
+}
+
+interface Linha {
+  alvo: string;
+  carga: string;
+  eventosPorSegundo: number;
+  p50: number;
+  p99: number;
+  aceitos: number;
+  non2xx: number;
+  erros: number;
+}
+
+async function saturar(alvo: string, url: string, token: string, corpo: string): Promise<Linha> {
+  log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${DURATION} s…`);
+  const r = await autocannon({
+    url,
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: corpo,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    timeout: 10,
+  });
+  const linha = {
+    alvo,
+    carga: `saturation (${CONNECTIONS} connections)`,
+    eventosPorSegundo: r['2xx'] / (r.duration || DURATION),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    aceitos: r['2xx'],
+    non2xx: r.non2xx,
+    erros: r.errors + r.timeouts,
+  };
+  log(`    ${linha.eventosPorSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, non-2xx ${linha.non2xx}`);
+  return linha;
+}
+
+const quantil = (ordenados: number[], q: number) =>
+  ordenados.length ? ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)]! : Number.NaN;
+const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(v < 10 ? 2 : 1) : '–');
+
+async function esperarChegadas(chegadas: Map<string, number>, ids: Iterable<string>, limiteMs: number) {
+  const faltando = () => [...ids].filter((id) => !chegadas.has(id)).length;
+  const fim = performance.now() + limiteMs;
+  while (faltando() > 0 && performance.now() < fim) await new Promise((r) => setTimeout(r, 100));
+  return faltando();
+}
+
+async function escreverSecao(secao: string) {
+  const arquivo = path.join(root, 'docs/benchmarks.md');
+  const texto = await readFile(arquivo, 'utf8');
+  const inicio = texto.indexOf(`${HEADING}\n`);
+  const fim = inicio === -1 ? -1 : texto.indexOf('\n## ', inicio + HEADING.length);
+  const novo =
+    inicio === -1
+      ? `${texto.trimEnd()}\n\n${secao}`
+      : `${texto.slice(0, inicio)}${secao}${fim === -1 ? '' : `\n${texto.slice(fim + 1)}`}`;
+  await writeFile(arquivo, `${novo.trimEnd()}\n`);
+}
+
+async function main() {
+  const loadBefore = loadavg()[0] ?? 0;
+  const bare = await startBare();
+  const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true });
+  let fila: Awaited<ReturnType<typeof consumir>> | undefined;
+  let rss: ReturnType<typeof amostrarRss> | undefined;
+  try {
+    if (!platform.hubApiUrl || !platform.rabbitmqUrl) throw new Error('bench/publicar.ts starts its own platform');
+    const { token, corpo } = await preparar(platform);
+    fila = await consumir(platform.rabbitmqUrl);
+    rss = amostrarRss(platform.hubApiUrl);
+    log(`POST /eventos, ${Buffer.byteLength(corpo)} bytes of body (1 KiB of dados), 3 subscriptions`);
+    // Warm up every path (JIT, pools, caches) before measuring.
+    for (const url of [`${bare.url}/eventos`, `${platform.hubApiUrl}/eventos`, `${platform.gatewayUrl}/eventos`])
+      await autocannon({
+        url,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: corpo,
+        connections: 10,
+        duration: 3,
+      });
+
+    const linhas: Linha[] = [];
+    linhas.push(await saturar('bare express 5 (JSON parse only)', `${bare.url}/eventos`, token, corpo));
+    linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
+    linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    const saturados = linhas.slice(1).reduce((n, l) => n + l.aceitos, 0);
+    // BENCH_ONLY_SATURATION=1: the three saturation rows and nothing written (for profiling runs,
+    // e.g. NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles every service of the platform).
+    if (process.env.BENCH_ONLY_SATURATION === '1') return;
+
+    // Let the jobs of the saturation rows drain, so the paced row's arrivals are its own.
+    const antesDoRitmo = fila.chegadas.size;
+    log(`  waiting for the saturation rows' jobs to drain (${antesDoRitmo} arrived so far)…`);
+    let estavel = 0;
+    while (estavel < 3) {
+      const n = fila.chegadas.size;
+      await new Promise((r) => setTimeout(r, 500));
+      estavel = fila.chegadas.size === n ? estavel + 1 : 0;
+    }
+
+    /** A paced row through the gateway and the arrival of its events' delivery jobs. */
+    const ritmado = async (rate: number) => {
+      if (!fila) throw new Error('no consumer');
+      log(`  through the gateway: ${rate} events/s, paced, ${PACED_DURATION} s…`);
+      const respostas: { fim: number; entregas: string[] }[] = [];
+      const r = await pacedLoad(
+        `${platform.gatewayUrl}/eventos`,
+        { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        rate,
+        PACED_DURATION,
+        {
+          method: 'POST',
+          body: corpo,
+          onAnswer: (body, fim) =>
+            respostas.push({
+              fim,
+              entregas: (JSON.parse(body) as { entregas: { id: string }[] }).entregas.map((e) => e.id),
+            }),
+        },
+      );
+      linhas.push({
+        alvo: 'through the gateway',
+        carga: `${rate}/s paced (open loop, evenly spaced)`,
+        // Accepted over the whole time, the wait for the last answers included (requestsPerSecond counts sent).
+        eventosPorSegundo: r.sent ? (r.requestsPerSecond * r.ok) / r.sent : 0,
+        p50: r.p50,
+        p99: r.p99,
+        aceitos: r.ok,
+        non2xx: r.non2xx,
+        erros: r.failed,
+      });
+      const lentas = r.slowest.slice(0, 5).map(([at, t]) => `${t.toFixed(0)} ms at ${at.toFixed(1)} s`);
+      log(`    p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, errors ${r.failed}; slowest: ${lentas.join(', ')}`);
+      const ids = respostas.flatMap((x) => x.entregas);
+      const faltando = await esperarChegadas(fila.chegadas, ids, 10_000);
+      const chegadas = fila.chegadas;
+      const atrasos = respostas
+        .flatMap((x) => x.entregas.map((id) => (chegadas.get(id) ?? Number.POSITIVE_INFINITY) - x.fim))
+        .sort((x, y) => x - y);
+      const foraDoPrazo = atrasos.filter((x) => x > CONFIRM_WITHIN_MS).length;
+      const semTres = respostas.filter((x) => x.entregas.length !== 3).length;
+      const ok = r.p99 < 50 && r.non2xx === 0 && r.failed === 0;
+      const confirmOk = foraDoPrazo === 0 && faltando === 0 && semTres === 0;
+      const texto =
+        `${rate}/s: ${respostas.length} accepted events, ${ids.length} delivery ids in their answers; ` +
+        `${faltando} never arrived, ${foraDoPrazo} arrived more than ${CONFIRM_WITHIN_MS / 1000} s after their event's ` +
+        `answer; from answer to arrival p50 ${ms(quantil(atrasos, 0.5))} ms, p99 ${ms(quantil(atrasos, 0.99))} ms, ` +
+        `max ${ms(atrasos[atrasos.length - 1] ?? Number.NaN)} ms`;
+      log(`    ${texto}`);
+      return { r, ok, confirmOk, texto };
+    };
+    const principal = await ritmado(RATE);
+    const baixo = LOW_RATE > 0 ? await ritmado(LOW_RATE) : undefined;
+    const ritmo = principal.r;
+    // Every job of the saturation rows too (3 per accepted event), each at least once.
+    const esperadosNaSaturacao = 3 * saturados;
+    const faltandoDaSaturacao = Math.max(0, esperadosNaSaturacao - antesDoRitmo);
+    rss.stop();
+
+    const ceiling = linhas[0]!.eventosPorSegundo;
+    const direto = linhas[1]!.eventosPorSegundo;
+    const pacedOk = principal.ok;
+    const confirmOk = principal.confirmOk;
+    const rssOk = rss.picoMb() < 300;
+    const sim = (ok: boolean) => (ok ? '**met**' : '**NOT met**');
+    const cpu = cpus();
+    const secao = [
+      HEADING,
+      '',
+      `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ` +
+        `Node ${process.version}, PostgreSQL 15 with its default settings, RabbitMQ with a quorum queue, loopback; ` +
+        `load average before the run ${loadBefore.toFixed(2)}, after ${(loadavg()[0] ?? 0).toFixed(2)} ` +
+        '(the platform, the load generator, the queue consumer and other sessions share these CPUs).',
+      '',
+      '```',
+      'npx tsx bench/publicar.ts',
+      '```',
+      '',
+      `Platform: ${platform.mode}. Each request is POST /eventos with a real application token (identity-dev), ` +
+        `a ${Buffer.byteLength(corpo)}-byte body whose dados (1,024 bytes: an order of six items) is validated against a ` +
+        'schema of 20 rules, and 3 active subscriptions of the type and version: each accepted event stores the event, ' +
+        '3 deliveries, 3 outbox rows and its hourly counts in one transaction, and the relay publishes 3 delivery jobs with ' +
+        `publisher confirms. Saturation rows: autocannon, ${CONNECTIONS} connections, ${DURATION} s (after 3 s of warm-up ` +
+        'each). The bare express 5 row is one handler that only parses the same JSON (bench/express-nu.ts, its own ' +
+        `process): this machine's ceiling. The paced rows send one request every ${1000 / RATE} ms ` +
+        `${LOW_RATE > 0 ? `(and every ${1000 / LOW_RATE} ms) ` : ''}for ${PACED_DURATION} s (bench/paced.ts).`,
+      '',
+      '| target | load | events/s | p50 ms | p99 ms | accepted | non-2xx | errors |',
+      '|---|---|---:|---:|---:|---:|---:|---:|',
+      ...linhas.map(
+        (l) =>
+          `| ${l.alvo} | ${l.carga} | ${l.eventosPorSegundo.toFixed(0)} | ${ms(l.p50)} | ${ms(l.p99)} | ${l.aceitos} | ${l.non2xx} | ${l.erros} |`,
+      ),
+      '',
+      `Delivery jobs: this process consumed the queue ${QUEUE} throughout (the delivery worker does not exist yet); a job ` +
+        'counts from the moment it reached that consumer (after the broker routed and stored it, so at or after its ' +
+        `confirm). Paced rows: ${[principal, baixo]
+          .filter((x) => x !== undefined)
+          .map((x) => x.texto)
+          .join('; ')}. ` +
+        `Saturation rows: ${esperadosNaSaturacao} jobs expected ` +
+        `(3 per accepted event), ${antesDoRitmo} distinct ids arrived before the paced row (the warm-up's included), ` +
+        `${faltandoDaSaturacao} short; ${fila.repetidas()} duplicates in all.`,
+      '',
+      `hub-api RSS peak: ${rss.picoMb().toFixed(0)} MB (${rss.amostras()} samples of process_resident_memory_bytes, every 250 ms, ` +
+        'warm-up to the end).',
+      '',
+      'Targets:',
+      `- hub-api directly at least 50 % of the bare ceiling: ${((100 * direto) / ceiling).toFixed(0)} % — ${sim(direto >= ceiling / 2)}`,
+      `- through the gateway at a steady ${RATE} events/s, p99 under 50 ms: ${ms(ritmo.p99)} ms — ${sim(pacedOk)}`,
+      `- every accepted event's jobs confirmed within ${CONFIRM_WITHIN_MS / 1000} s of its answer at ${RATE}/s: ${sim(confirmOk)}` +
+        (baixo ? `; at ${LOW_RATE}/s: ${sim(baixo.confirmOk)} (p99 ${ms(baixo.r.p99)} ms)` : ''),
+      `- hub-api RSS under 300 MB: ${sim(rssOk)}`,
+    ].join('\n');
+    log('');
+    log(secao);
+    await escreverSecao(secao);
+    log(`\nsection "${HEADING}" written to docs/benchmarks.md`);
+  } finally {
+    rss?.stop();
+    await fila?.close();
+    bare.child.kill('SIGTERM');
+    await platform.stop();
+    try {
+      deleteVhost(VHOST);
+    } catch {
+      // rabbitmqctl absent: nothing was made
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

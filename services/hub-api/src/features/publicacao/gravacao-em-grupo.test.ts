@@ -1,0 +1,116 @@
+import { uuidv7 } from '@hub/database';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
+import { assinar, cenario, publicar } from './cenario';
+import { type Gravacao, gravadorEmGrupo } from './gravacao-em-grupo';
+
+let ctx: Contexto;
+beforeAll(async () => {
+  ctx = await iniciarContexto();
+});
+afterAll(() => encerrarContexto(ctx));
+
+const db = () => ctx.hub.db;
+
+describe('publications written together (group commit)', () => {
+  test('When 60 publications of two types arrive at once, then each answer is byte for byte what GET /evento/{id} reads back, with its own deliveries and delivery jobs', async () => {
+    const a = await cenario(ctx);
+    const b = await cenario(ctx);
+    await assinar(ctx, a.tipo.id);
+    await assinar(ctx, a.tipo.id, 1, { maximo_de_tentativas: 2 });
+    await assinar(ctx, b.tipo.id);
+    const respostas = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const c = i % 2 ? a : b;
+        return publicar(
+          ctx,
+          c.tokenDoDono,
+          c.corpo({
+            entidade_id: `pedido-${i}`,
+            dados: { numero: `N-${i}`, valor: i },
+            ocorrido_em: '2031-05-06T07:08:09.123-03:00',
+          }),
+        );
+      }),
+    );
+    expect(respostas.map((r) => r.status)).toEqual(Array(60).fill(201));
+    for (const [i, resposta] of respostas.entries()) {
+      const lido = await ctx.api().get(`/evento/${resposta.body.id}`).set(auth(ctx.leitor));
+      expect({ i, texto: resposta.text }).toEqual({ i, texto: lido.text });
+      expect(resposta.body).toMatchObject({
+        entidade_id: `pedido-${i}`,
+        dados: { numero: `N-${i}`, valor: i },
+        ocorrido_em: '2031-05-06T10:08:09.123Z',
+        quantidade_de_entregas: i % 2 ? 2 : 1,
+      });
+    }
+    const entregas = respostas.flatMap((r) => r.body.entregas.map((e: { id: string }) => e.id));
+    expect(new Set(entregas).size).toBe(90);
+    const jobs = await db().outbox.findMany({ where: { messageId: { in: entregas } }, select: { messageId: true } });
+    expect(jobs.map((j) => j.messageId).sort()).toEqual([...entregas].sort());
+  });
+
+  test('When one publication of a batch cannot be written, then it alone fails and the others of the batch are stored', async () => {
+    const c = await cenario(ctx);
+    const assinatura = await assinar(ctx, c.tipo.id);
+    const gravador = gravadorEmGrupo(db(), { paralelos: 1 });
+    const gravacao = (tipoDeEventoId: string): Gravacao => {
+      const id = uuidv7();
+      const entregaId = uuidv7();
+      const agora = new Date();
+      return {
+        evento: {
+          id,
+          tipoDeEventoId,
+          versaoDoEsquema: 1,
+          aplicativoPublicadorId: c.dono.id,
+          entidadeId: 'pedido-1',
+          ocorridoEm: agora,
+          recebidoEm: agora,
+          publicadoPeloEmail: null,
+          dadosTexto: '{"numero":"A-1","valor":1}',
+        },
+        entregas: [
+          {
+            id: entregaId,
+            eventoId: id,
+            eventoRecebidoEm: agora,
+            entidadeId: 'pedido-1',
+            assinaturaId: assinatura.id,
+            aplicativoAssinanteId: assinatura.aplicativo_assinante_id,
+            tipoDeEventoId,
+            versaoDoEsquema: 1,
+            urlDeDestino: assinatura.url_de_destino,
+            maximoDeTentativas: 3,
+          },
+        ],
+        trabalhos: [{ exchange: 'hub.entregas', routingKey: 'entrega.tentar', messageId: entregaId, body: {} }],
+      };
+    };
+    // The first goes alone; the next five queue behind it and go as one batch, in which one names
+    // a type that does not exist (its foreign key fails the batch's statement).
+    const primeira = gravacao(c.tipo.id);
+    const lote = [
+      gravacao(c.tipo.id),
+      gravacao(c.tipo.id),
+      gravacao(uuidv7()),
+      gravacao(c.tipo.id),
+      gravacao(c.tipo.id),
+    ];
+    const resultados = await Promise.allSettled([primeira, ...lote].map((g) => gravador.gravar(g)));
+
+    expect(resultados.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    const ids = [primeira, ...lote].map((g) => g.evento.id);
+    const guardados = await db().evento.findMany({ where: { id: { in: ids } }, select: { id: true } });
+    expect(guardados.map((e) => e.id).sort()).toEqual(ids.filter((_, i) => i !== 3).sort());
+    const entregas = [primeira, ...lote].map((g) => g.entregas[0]!.id);
+    expect(await db().entrega.count({ where: { id: { in: entregas } } })).toBe(5);
+    expect(await db().outbox.count({ where: { messageId: { in: entregas } } })).toBe(5);
+  });
+});
