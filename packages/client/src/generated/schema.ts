@@ -135,7 +135,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                 };
                 header?: never;
@@ -337,7 +339,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                     busca?: string;
                     perfil?: string;
@@ -811,7 +815,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -1075,7 +1081,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -1624,7 +1632,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -1729,7 +1739,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -2110,7 +2122,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -2298,7 +2312,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
                     tamanho?: number;
                     busca?: string;
                 };
@@ -2737,7 +2753,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     busca?: string;
                     ativo?: "true" | "false";
@@ -3106,7 +3124,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     busca?: string;
                     aplicativo_id?: string;
@@ -3309,7 +3329,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
                     tamanho?: number;
                     busca?: string;
                     aplicativo_id?: string;
@@ -3766,7 +3788,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     tipo_de_evento_id?: string;
                     ativa?: "true" | "false";
@@ -3962,7 +3986,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
                     tamanho?: number;
                     busca?: string;
                     tipo_de_evento_id?: string;
@@ -4538,7 +4564,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     aplicativo_assinante_id?: string;
                     tipo_de_evento_id?: string;
@@ -4850,7 +4878,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
                     tamanho?: number;
                     busca?: string;
                     aplicativo_assinante_id?: string;
@@ -5218,7 +5248,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                 };
                 header?: never;
@@ -5311,7 +5343,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -5456,7 +5491,9 @@ export interface paths {
                     tipo_de_evento_id?: string;
                     aplicativo_publicador_id?: string;
                     entidade_id?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     desde?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -5659,7 +5696,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                 };
                 header?: never;
@@ -5772,7 +5811,9 @@ export interface paths {
                     codigo?: string;
                     aplicativo_id?: string;
                     tipo_de_evento_id?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     desde?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -5981,13 +6022,17 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     entrega_id?: string;
                     assinatura_id?: string;
                     sucesso?: "true" | "false";
                     status_http?: number;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     desde?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -6100,7 +6145,9 @@ export interface paths {
                     assinatura_id?: string;
                     sucesso?: "true" | "false";
                     status_http?: number;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     desde?: string;
+                    /** @description RFC 3339 with a time zone, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -6307,7 +6354,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                 };
                 header?: never;
@@ -6845,14 +6894,18 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                     situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
                     assinatura_id?: string;
                     evento_id?: string;
                     aplicativo_assinante_id?: string;
                     tipo_de_evento_id?: string;
+                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
                     desde?: string;
+                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -6970,7 +7023,9 @@ export interface paths {
                     evento_id?: string;
                     aplicativo_assinante_id?: string;
                     tipo_de_evento_id?: string;
+                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
                     desde?: string;
+                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
                     ate?: string;
                 };
                 header?: never;
@@ -7339,7 +7394,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
                     pagina?: number;
+                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
                     tamanho?: number;
                 };
                 header?: never;
@@ -7840,7 +7897,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
+                    "Idempotency-Key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
