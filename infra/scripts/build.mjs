@@ -86,7 +86,7 @@ export async function buildPanel() {
   const vite = path.join(PANEL_DIR, 'node_modules', 'vite', 'bin', 'vite.js');
   const { stdout } = await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
     cwd: PANEL_DIR,
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NODE_ENV: 'production', NO_COLOR: '1' },
   });
   return stdout;
 }

@@ -84,7 +84,7 @@ export function Lista<T extends { id?: string }>(props: {
     props.intervaloMs,
   );
   return (
-    <section class="lista" aria-label={props.legenda}>
+    <div class="lista">
       {props.filtros && (
         <FormularioDeFiltros
           campos={props.filtros}
@@ -108,6 +108,6 @@ export function Lista<T extends { id?: string }>(props: {
           </>
         )}
       </Estado>
-    </section>
+    </div>
   );
 }

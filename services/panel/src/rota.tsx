@@ -32,8 +32,9 @@ export function useRota(): { caminho: string; busca: URLSearchParams } {
 
 /** `/eventos/:id` against `/eventos/123` → `{ id: '123' }`, or undefined. */
 export function casar(padrao: string, caminho: string): Record<string, string> | undefined {
-  const a = padrao.split('/');
-  const b = caminho.replace(/\/$/, '').split('/');
+  const sem = (c: string) => (c.length > 1 ? c.replace(/\/$/, '') : c);
+  const a = sem(padrao).split('/');
+  const b = sem(caminho).split('/');
   if (a.length !== b.length) return undefined;
   const params: Record<string, string> = {};
   for (const [i, parte] of a.entries()) {

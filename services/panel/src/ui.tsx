@@ -214,9 +214,9 @@ export function Campo(props: {
     );
   return (
     <div class={`campo ${campo.tipo === 'booleano' ? 'marcador' : ''}`}>
-      <label for={id}>
+      {/* The asterisk is drawn by CSS: `required` already tells assistive technology. */}
+      <label for={id} class={campo.obrigatorio ? 'obrigatorio' : undefined}>
         {campo.rotulo}
-        {campo.obrigatorio ? ' *' : ''}
       </label>
       {controle}
       {campo.ajuda && (
