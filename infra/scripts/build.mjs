@@ -3,9 +3,11 @@
 // (about half the memory at idle: docs/benchmarks.md). The Prisma clients must be generated first
 // (`pnpm generate`, which `pnpm build` runs). `node infra/scripts/build.mjs <service>…` builds only
 // those; `--outdir <dir>` (one service) writes the bundle elsewhere, e.g. for a test.
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -74,6 +76,21 @@ export async function buildService(name, outdir = path.join(root, 'services', na
   return path.join(outdir, 'main.js');
 }
 
+const PANEL_DIR = path.join(root, 'services', 'panel');
+
+/**
+ * Builds the panel (services/panel, Vite) into services/panel/dist, which the gateway serves at
+ * /painel/. Resolves to the output Vite printed (file sizes, gzipped too).
+ */
+export async function buildPanel() {
+  const vite = path.join(PANEL_DIR, 'node_modules', 'vite', 'bin', 'vite.js');
+  const { stdout } = await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], {
+    cwd: PANEL_DIR,
+    env: { ...process.env, NODE_ENV: 'production', NO_COLOR: '1' },
+  });
+  return stdout;
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const at = args.indexOf('--outdir');
@@ -83,8 +100,10 @@ async function main() {
   if (unknown.length) throw new Error(`no such service: ${unknown.join(', ')}`);
   if (outdir && names.length !== 1) throw new Error('--outdir takes exactly one service');
   const started = Date.now();
-  await Promise.all(names.map((name) => buildService(name, outdir)));
-  console.log(`built ${names.join(', ')} in ${Date.now() - started} ms`);
+  // The panel is static files, not a service: built with the whole set, not with --outdir.
+  const panel = args.length === 0 ? buildPanel() : Promise.resolve(undefined);
+  await Promise.all([...names.map((name) => buildService(name, outdir)), panel]);
+  console.log(`built ${names.join(', ')}${args.length === 0 ? ' and the panel' : ''} in ${Date.now() - started} ms`);
 }
 
 if (process.argv[1] === import.meta.filename) {

@@ -11,7 +11,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { buildService } from './build.mjs';
+import { buildPanel, buildService } from './build.mjs';
 import { canConnect, isPortFree, missingInfrastructure, waitUntilReady } from './lib/checks.mjs';
 import { Child, formatLine } from './lib/processes.mjs';
 
@@ -93,6 +93,7 @@ async function printReady(port, env) {
   say('');
   say('Event hub is running.');
   say(`  Gateway        ${gateway}`);
+  say(`  Panel          ${gateway}/painel/  (sign in with any e-mail of ${domain}; tick master for everything)`);
   say(`  API docs       ${gateway}/docs`);
   say(`  OpenAPI        ${gateway}/openapi.json`);
   say(`  Token          POST ${identity}/token  (identity-dev, the identity stand-in)`);
@@ -121,8 +122,12 @@ async function main() {
   const { present, env, port } = plan();
   if (!DEV) {
     const started = Date.now();
-    await Promise.all(present.map((s) => buildService(s.name)));
-    say(`✓ built ${present.length} services into services/*/dist (${Date.now() - started} ms)`);
+    await Promise.all([...present.map((s) => buildService(s.name)), buildPanel()]);
+    say(`✓ built ${present.length} services into services/*/dist and the panel (${Date.now() - started} ms)`);
+  } else if (!existsSync(path.join(root, 'services/panel/dist/index.html'))) {
+    // tsx watch does not build the panel; built once so /painel/ works (`pnpm --filter @hub/panel dev` for its own watch).
+    await buildPanel();
+    say('✓ built the panel into services/panel/dist');
   }
   for (const s of present) {
     if (!(await isPortFree(s.port))) {

@@ -10,6 +10,7 @@ import { healthRouter } from './health/health.routes';
 import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
+import { panelRouter } from './panel/panel.routes';
 import { createProxy } from './proxy/proxy';
 import { upstreamOf, upstreamsFrom } from './routes';
 
@@ -79,6 +80,9 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
       },
       identify,
     ),
+  );
+  app.use(
+    panelRouter({ ambiente: config.HUB_AMBIENTE, identityTokenUrl: new URL('/token', config.IDENTITY_JWKS_URL).href }),
   );
   app.use(openApiRouter(openapi, list.filter((u) => u.enabled).length));
   app.use(proxy.handler);

@@ -1,0 +1,113 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { api, consulta, type Pagina } from './api';
+import { useCarga } from './carga';
+import { Campo, type CampoDef, type Coluna, Estado, Paginacao, Tabela } from './ui';
+
+export type Filtros = Record<string, string>;
+
+const valorDoFiltro = (campo: CampoDef, valor: string) =>
+  campo.tipo === 'data' && valor ? new Date(valor).toISOString() : valor.trim();
+
+/** The filters as a small form: applied on submit, cleared at once. */
+export function FormularioDeFiltros(props: { campos: CampoDef[]; aplicar: (f: Filtros) => void; rotulo: string }) {
+  const [valores, setValores] = useState<Filtros>({});
+  return (
+    <form
+      class="filtros"
+      aria-label={props.rotulo}
+      onSubmit={(e) => {
+        e.preventDefault();
+        const filtros: Filtros = {};
+        for (const campo of props.campos) {
+          const valor = valorDoFiltro(campo, valores[campo.nome] ?? '');
+          if (valor) filtros[campo.nome] = valor;
+        }
+        props.aplicar(filtros);
+      }}
+    >
+      {props.campos.map((campo) => (
+        <Campo
+          key={campo.nome}
+          campo={campo}
+          prefixo="filtro"
+          valor={valores[campo.nome] ?? ''}
+          erros={[]}
+          mudar={(v) => setValores((atual) => ({ ...atual, [campo.nome]: String(v) }))}
+        />
+      ))}
+      <div class="botoes">
+        <button type="submit">Filtrar</button>
+        <button
+          type="reset"
+          onClick={() => {
+            setValores({});
+            props.aplicar({});
+          }}
+        >
+          Limpar
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * A list as the API pages it. With filters and `caminhoFiltro`, a filtered list comes from the
+ * /filtro route (no pages, capped by the API); otherwise the filters go to the page route itself.
+ */
+export function Lista<T extends { id?: string }>(props: {
+  legenda: string;
+  caminho: string;
+  caminhoFiltro?: string;
+  filtros?: CampoDef[];
+  colunas: Coluna<T>[];
+  textoVazio: string;
+  tamanho?: number;
+  versao?: number;
+  intervaloMs?: number;
+  abaixo?: (contexto: { itens: T[]; filtros: Filtros; recarregar: () => void }) => ComponentChildren;
+}) {
+  const [pagina, setPagina] = useState(1);
+  const [filtros, setFiltros] = useState<Filtros>({});
+  const tamanho = props.tamanho ?? 20;
+  const filtrado = props.caminhoFiltro !== undefined && Object.keys(filtros).length > 0;
+  const carga = useCarga<Pagina<T>>(
+    async () => {
+      if (filtrado) {
+        const itens = await api<T[]>('GET', `${props.caminhoFiltro}${consulta(filtros)}`);
+        return { itens, pagina: 1, tamanho: itens.length || 1, total: itens.length };
+      }
+      return api<Pagina<T>>('GET', `${props.caminho}${consulta({ ...filtros, pagina, tamanho })}`);
+    },
+    `${props.caminho}|${JSON.stringify(filtros)}|${pagina}|${props.versao ?? 0}`,
+    props.intervaloMs,
+  );
+  return (
+    <div class="lista">
+      {props.filtros && (
+        <FormularioDeFiltros
+          campos={props.filtros}
+          rotulo={`Filtros de ${props.legenda.toLowerCase()}`}
+          aplicar={(f) => {
+            setFiltros(f);
+            setPagina(1);
+          }}
+        />
+      )}
+      <Estado carga={carga} vazio={(p) => p.itens.length === 0} textoVazio={props.textoVazio}>
+        {(p) => (
+          <>
+            <Tabela legenda={props.legenda} colunas={props.colunas} itens={p.itens} />
+            {filtrado ? (
+              <p class="nota">{p.total} encontrados (a busca filtrada não pagina)</p>
+            ) : (
+              <Paginacao pagina={p.pagina} tamanho={p.tamanho} total={p.total} ir={setPagina} />
+            )}
+            {props.abaixo?.({ itens: p.itens, filtros, recarregar: carga.recarregar })}
+          </>
+        )}
+      </Estado>
+    </div>
+  );
+}
