@@ -93,6 +93,36 @@ export const trabalhoDeEntrega = defineMessage({
 });
 export type TrabalhoDeEntrega = z.infer<typeof trabalhoDeEntrega.schema>;
 
+/** The fields of an event that a delivery body carries (DESIGN §5), dados apart. */
+export interface CabecaDaEntrega {
+  evento_id: string;
+  tipo: string;
+  versao_do_esquema: number;
+  entidade_id: string;
+  ocorrido_em: Date;
+  recebido_em: Date;
+  aplicativo_publicador_id: string;
+}
+
+/**
+ * The body of a delivery (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
+ * recebido_em, aplicativo_publicador_id, dados) in this order, with `dadosTexto` spliced in as the
+ * publisher wrote it: parsing it would round a 20-digit integer. Publication, resend, reprocessing
+ * and the worker's sweeper all build it here, so a rebuilt job is the job publication wrote.
+ */
+export function corpoDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): string {
+  const cabeca = JSON.stringify({
+    id: evento.evento_id,
+    tipo: evento.tipo,
+    versao_do_esquema: evento.versao_do_esquema,
+    entidade_id: evento.entidade_id,
+    ocorrido_em: evento.ocorrido_em.toISOString(),
+    recebido_em: evento.recebido_em.toISOString(),
+    aplicativo_publicador_id: evento.aplicativo_publicador_id,
+  });
+  return `${cabeca.slice(0, -1)},"dados":${dadosTexto}}`;
+}
+
 // `.v2`: the queues declared before these had no dead-lettering, and RabbitMQ refuses to redeclare
 // a queue with other arguments (docs/decisions.md, "Queues with dead letters").
 export const QUEUES = {

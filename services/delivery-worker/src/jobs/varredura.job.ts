@@ -1,22 +1,8 @@
 import type { Broker } from '@hub/broker';
-import { type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
+import { corpoDaEntrega, type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
 import type { Logger } from '@hub/log';
-import type { EntregasRepository, Perdida } from '../features/entregas/entregas.repository';
+import type { EntregasRepository } from '../features/entregas/entregas.repository';
 import type { Metricas } from '../metricas';
-
-/** The delivery body of DESIGN §5, as publication builds it: dados spliced in as the publisher wrote it. */
-export function corpoDaEntrega(p: Perdida): string {
-  const cabeca = JSON.stringify({
-    id: p.evento_id,
-    tipo: p.evento_tipo,
-    versao_do_esquema: p.versao_do_esquema,
-    entidade_id: p.entidade_id,
-    ocorrido_em: new Date(p.ocorrido_em).toISOString(),
-    recebido_em: new Date(p.recebido_em).toISOString(),
-    aplicativo_publicador_id: p.aplicativo_publicador_id,
-  });
-  return `${cabeca.slice(0, -1)},"dados":${p.dados}}`;
-}
 
 export interface VarreduraOpcoes {
   repo: EntregasRepository;
@@ -53,7 +39,15 @@ export function varreduraJob(o: VarreduraOpcoes) {
           evento_id: p.evento_id,
           assinatura_id: p.assinatura_id,
           url_de_destino: p.url_de_destino,
-          corpo: corpoDaEntrega(p),
+          corpo: corpoDaEntrega(
+            {
+              ...p,
+              tipo: p.evento_tipo,
+              ocorrido_em: new Date(p.ocorrido_em),
+              recebido_em: new Date(p.recebido_em),
+            },
+            p.dados,
+          ),
           request_id: null,
         });
         await o.broker.publish(o.topologia.entregas, trabalhoDeEntrega.routingKey, Buffer.from(JSON.stringify(corpo)), {

@@ -1,8 +1,7 @@
-import { type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { Prisma } from '@hub/hub-data';
 import type { OutboxMessage } from '@hub/outbox';
 import type { DbClient } from '../../db';
-import { iso } from '../../schemas';
 
 interface LinhaDoTrabalho {
   entrega_id: string;
@@ -16,24 +15,6 @@ interface LinhaDoTrabalho {
   recebido_em: Date;
   aplicativo_publicador_id: string;
   dados: string;
-}
-
-/**
- * The body of a delivery (DESIGN §5) as publication writes it: the event's fields in this order,
- * then dados spliced in as the stored text (`dados::text` of the json column is the publisher's
- * text byte for byte; parsing it would round a 20-digit integer).
- */
-export function corpoDaEntrega(l: Omit<LinhaDoTrabalho, 'entrega_id' | 'assinatura_id' | 'url_de_destino'>): string {
-  const cabeca = JSON.stringify({
-    id: l.evento_id,
-    tipo: l.tipo,
-    versao_do_esquema: l.versao_do_esquema,
-    entidade_id: l.entidade_id,
-    ocorrido_em: iso(l.ocorrido_em),
-    recebido_em: iso(l.recebido_em),
-    aplicativo_publicador_id: l.aplicativo_publicador_id,
-  });
-  return `${cabeca.slice(0, -1)},"dados":${l.dados}}`;
 }
 
 /**
@@ -64,7 +45,7 @@ export async function trabalhosDasEntregas(
         evento_id: l.evento_id,
         assinatura_id: l.assinatura_id,
         url_de_destino: l.url_de_destino,
-        corpo: corpoDaEntrega(l),
+        corpo: corpoDaEntrega(l, l.dados),
         request_id: requestId,
       }),
     );

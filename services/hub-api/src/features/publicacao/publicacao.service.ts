@@ -1,4 +1,4 @@
-import { trabalhoDeEntrega } from '@hub/contracts';
+import { corpoDaEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
 import type { OutboxMessage } from '@hub/outbox';
@@ -147,17 +147,18 @@ export function publicacaoService(deps: PublicacaoDeps) {
         urlDeDestino: a.urlDeDestino,
         maximoDeTentativas: a.maximoDeTentativas,
       }));
-      // DESIGN §5's delivery body, with dados spliced in as the publisher wrote it.
-      const cabeca = JSON.stringify({
-        id,
-        tipo: tipo.nome,
-        versao_do_esquema: versao.versao,
-        entidade_id: corpo.entidade_id,
-        ocorrido_em: iso(ocorridoEm),
-        recebido_em: iso(recebidoEm),
-        aplicativo_publicador_id: tipo.aplicativoId,
-      });
-      const corpoDaEntrega = `${cabeca.slice(0, -1)},"dados":${p.dadosTexto}}`;
+      const corpoDaEntregaTexto = corpoDaEntrega(
+        {
+          evento_id: id,
+          tipo: tipo.nome,
+          versao_do_esquema: versao.versao,
+          entidade_id: corpo.entidade_id,
+          ocorrido_em: ocorridoEm,
+          recebido_em: recebidoEm,
+          aplicativo_publicador_id: tipo.aplicativoId,
+        },
+        p.dadosTexto,
+      );
       const trabalhos: OutboxMessage[] = entregas.map((e) => ({
         exchange: trabalhoDeEntrega.exchange,
         routingKey: trabalhoDeEntrega.routingKey,
@@ -167,7 +168,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
           evento_id: id,
           assinatura_id: e.assinaturaId,
           url_de_destino: e.urlDeDestino,
-          corpo: corpoDaEntrega,
+          corpo: corpoDaEntregaTexto,
           request_id: p.requestId,
         }),
       }));
