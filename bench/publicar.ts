@@ -14,8 +14,8 @@
  *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly, and
  *      through the gateway;
  *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
- * Every delivery job is consumed from the queue delivery-worker.entregas by this process (the
- * delivery worker does not exist yet); for the paced row, each accepted event's deliveries (ids
+ * Every delivery job is copied to a queue of this process bound beside the worker's to the jobs'
+ * exchange (the delivery worker still takes the originals); for the paced row, each accepted event's deliveries (ids
  * from its 201 answer) must have arrived within 2 s of the answer. hub-api's RSS is sampled from
  * its /metrics (process_resident_memory_bytes) every 250 ms throughout. Writes its section of
  * docs/benchmarks.md.
@@ -23,6 +23,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { trabalhoDeEntrega } from '../packages/contracts/src';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -39,13 +40,14 @@ const LOW_RATE = Number(process.env.BENCH_LOW_RATE ?? 100);
 const CONNECTIONS = 50;
 const CONFIRM_WITHIN_MS = 2_000;
 const VHOST = 'hub-bench-publicar';
-const QUEUE = 'delivery-worker.entregas';
 const HEADING = '## Publication';
 const root = path.resolve(__dirname, '..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The part of amqplib used here (the workspace's copy, a dependency of @hub/broker). */
 interface AmqpChannel {
+  assertQueue(queue: string, options: { exclusive: boolean; autoDelete: boolean }): Promise<{ queue: string }>;
+  bindQueue(queue: string, exchange: string, routingKey: string): Promise<unknown>;
   consume(
     queue: string,
     onMessage: (message: { properties: { messageId?: string } } | null) => void,
@@ -194,8 +196,11 @@ async function consumir(url: string) {
   const channel = await connection.createChannel();
   const chegadas = new Map<string, number>();
   let repetidas = 0;
+  // A copy of every job: an exclusive queue bound to the direct exchange with the jobs' routing key.
+  const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
+  await channel.bindQueue(queue, trabalhoDeEntrega.exchange, trabalhoDeEntrega.routingKey);
   await channel.consume(
-    QUEUE,
+    queue,
     (message) => {
       if (!message) return;
       const id = message.properties.messageId ?? '';
@@ -431,7 +436,7 @@ async function main() {
           `| ${l.alvo} | ${l.carga} | ${l.eventosPorSegundo.toFixed(0)} | ${ms(l.p50)} | ${ms(l.p99)} | ${l.aceitos} | ${l.non2xx} | ${l.erros} |`,
       ),
       '',
-      `Delivery jobs: this process consumed the queue ${QUEUE} throughout (the delivery worker does not exist yet); a job ` +
+      `Delivery jobs: this process consumed a copy of every job (its own queue bound to ${trabalhoDeEntrega.exchange}) throughout; a job ` +
         'counts from the moment it reached that consumer (after the broker routed and stored it, so at or after its ' +
         `confirm). Paced rows: ${[principal, baixo]
           .filter((x) => x !== undefined)
