@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type LookupAddress, lookup as dnsLookup } from 'node:dns';
 import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
@@ -170,3 +171,21 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * DESTINATION_ALLOWLIST as a config field (hub-api and the delivery worker read it alike): a
+ * comma-separated list of CIDRs, parsed, or a config error naming what is wrong.
+ */
+export const allowlistFromEnv = (description: string) =>
+  z
+    .string()
+    .default('')
+    .transform((text, ctx) => {
+      try {
+        return parseAllowlist(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    })
+    .describe(description);

@@ -6,7 +6,7 @@ import {
   loadConfig,
   portFromEnv,
 } from '@hub/config';
-import { parseAllowlist } from '@hub/destinations';
+import { allowlistFromEnv } from '@hub/destinations';
 import { z } from 'zod';
 
 export const deliveryWorkerConfig = baseConfig.extend({
@@ -42,18 +42,9 @@ export const deliveryWorkerConfig = baseConfig.extend({
   DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
     'how far past its proxima_tentativa_em a waiting delivery is before the sweeper enqueues its job again',
   ),
-  DESTINATION_ALLOWLIST: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      try {
-        return parseAllowlist(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .describe('comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)'),
+  DESTINATION_ALLOWLIST: allowlistFromEnv(
+    'comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)',
+  ),
   HUB_SIGNING_KEYS_FILE: z
     .string()
     .min(1)

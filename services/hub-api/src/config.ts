@@ -8,7 +8,7 @@ import {
   serviceUrlFromEnv,
 } from '@hub/config';
 import { z } from 'zod';
-import { parseAllowlist } from '@hub/destinations';
+import { allowlistFromEnv } from '@hub/destinations';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_API_PORT: portFromEnv(8083),
@@ -17,18 +17,9 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   ),
   ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
-  DESTINATION_ALLOWLIST: z
-    .string()
-    .default('')
-    .transform((text, ctx) => {
-      try {
-        return parseAllowlist(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    })
-    .describe('comma-separated CIDRs that subscriptions may reach even though they are private (SANDBOX, PRODUCTION)'),
+  DESTINATION_ALLOWLIST: allowlistFromEnv(
+    'comma-separated CIDRs that subscriptions may reach even though they are private (SANDBOX, PRODUCTION)',
+  ),
   HUB_SIGNING_KEYS_FILE: z
     .string()
     .min(1)
