@@ -43,8 +43,8 @@ export function entregasService(deps: EntregasDeps) {
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return lote.map((r) => porId.get(r.entrega_id));
   });
-  /** Delivery ids with a job under way in this process: a second job for one of them is redundant. */
-  const emCurso = new Set<string>();
+  /** Delivery ids with a job under way in this process, and that job's work. */
+  const emCurso = new Map<string, Promise<void>>();
   const paragem = new AbortController();
   setMaxListeners(0, paragem.signal); // one listener per POST under way
   let parando = false;
@@ -161,28 +161,35 @@ export function entregasService(deps: EntregasDeps) {
     async processar(message: ConsumeMessage): Promise<void> {
       const trabalho = decode(trabalhoDeEntrega, message);
       if (parando) throw new RequeueMessage('the worker is stopping');
-      if (emCurso.has(trabalho.entrega_id)) {
-        metricas.trabalhos.inc({ desfecho: 'duplicado' });
-        logger.debug(
-          { entrega_id: trabalho.entrega_id },
-          'a job of this delivery is under way here: duplicate dropped',
-        );
-        return;
-      }
       let origem: string;
       try {
         origem = origemDe(new URL(trabalho.url_de_destino));
       } catch {
         origem = 'invalida';
       }
-      emCurso.add(trabalho.entrega_id);
-      try {
+      // A second job of a delivery under way here waits for the first, then claims as usual (dropped
+      // if the first finished it). Never acked at once: after a broker connection loss the copy is
+      // the redelivery of the first job, whose own ack (or retry publish) is lost with the old channel.
+      const anterior = emCurso.get(trabalho.entrega_id);
+      if (anterior) {
+        metricas.trabalhos.inc({ desfecho: 'duplicado' });
+        logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
+      }
+      const atual = (async () => {
+        if (anterior) {
+          await anterior.catch(() => undefined);
+          if (parando) throw new RequeueMessage('the worker is stopping');
+        }
         await tentar(trabalho, message, origem);
+      })();
+      emCurso.set(trabalho.entrega_id, atual);
+      try {
+        await atual;
       } catch (error) {
         if (error instanceof Parando) throw new RequeueMessage(error.message);
         throw error;
       } finally {
-        emCurso.delete(trabalho.entrega_id);
+        if (emCurso.get(trabalho.entrega_id) === atual) emCurso.delete(trabalho.entrega_id);
       }
     },
 
