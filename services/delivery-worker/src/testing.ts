@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { publishMessage } from '@hub/broker';
 import {
+  corpoDaEntrega,
   type DeliveryTopology,
   deleteDeliveryTopology,
   isolatedDeliveryTopology,
@@ -172,16 +173,18 @@ export async function cenario(hub: TestHub) {
                             ocorrido_em, recebido_em, dados)
         values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
                 ${dados}::json)`;
-      const cabeca = JSON.stringify({
-        id: eventoId,
-        tipo: nomeDoTipo,
-        versao_do_esquema: 1,
-        entidade_id: entidade,
-        ocorrido_em: recebidoEm.toISOString(),
-        recebido_em: recebidoEm.toISOString(),
-        aplicativo_publicador_id: publicador,
-      });
-      const corpo = `${cabeca.slice(0, -1)},"dados":${dados}}`;
+      const corpo = corpoDaEntrega(
+        {
+          evento_id: eventoId,
+          tipo: nomeDoTipo,
+          versao_do_esquema: 1,
+          entidade_id: entidade,
+          ocorrido_em: recebidoEm,
+          recebido_em: recebidoEm,
+          aplicativo_publicador_id: publicador,
+        },
+        dados,
+      );
       const trabalhos = assinaturas.map((a) => ({
         entrega_id: uuidv7(recebidoEm.getTime()),
         evento_id: eventoId,
