@@ -22,6 +22,7 @@ import { entregasRoutes } from './features/entregas/entregas.routes';
 import { entregasService } from './features/entregas/entregas.service';
 import type { ConciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filaRoutes } from './features/fila/fila.routes';
+import type { FilasDaTopologia } from './features/fila/filas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { reprocessamentoRoutes } from './features/reprocessamento/reprocessamento.routes';
 import { reprocessamentoService } from './features/reprocessamento/reprocessamento.service';
@@ -69,6 +70,8 @@ export interface HubApiAppDeps {
   cacheTtlMs?: number;
   /** The error queue's reconciliation (RabbitMQ), run after a resend and by POST /fila/erro/conciliar. */
   conciliacao: ConciliacaoDaFilaDeErro;
+  /** The queues of the delivery topology, for GET /fila. */
+  filas: FilasDaTopologia;
   /** Wakes the reprocessing runner after a request is made. */
   acordarReprocessamento?: () => void;
 }
@@ -184,7 +187,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         }),
         guards,
       ),
-      filaRoutes(deps.conciliacao, guards),
+      filaRoutes(deps.filas, deps.conciliacao, guards),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,

@@ -2,6 +2,7 @@ import {
   baseConfig,
   databaseUrlFromEnv,
   durationFromEnv,
+  durationListFromEnv,
   identityConfig,
   loadConfig,
   portFromEnv,
@@ -51,6 +52,9 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     'how often open reprocessing requests are looked for (a new request starts at once; this resumes the ones a stopped instance left)',
   ),
   HUB_REPROCESSAMENTO_PAUSA: durationFromEnv('0ms').describe('pause between two batches of a reprocessing request'),
+  DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h').describe(
+    "the delivery workers' retry steps (the same variable as theirs), for naming their delay queues in GET /fila",
+  ),
   HUB_CONCILIACAO_PARADA: durationFromEnv('5m').describe(
     'a delivery still in the queue whose job the work queue dead-lettered as poison is marked fila_de_erro by the reconciliation once it has not moved for this long',
   ),

@@ -15,6 +15,7 @@ import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
+import { filasDaTopologia } from './features/fila/filas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
@@ -147,6 +148,7 @@ export async function startHubApi(
       broker,
       relogio: options.relogio,
       conciliacao,
+      filas: filasDaTopologia(broker, config.DELIVERY_RETRY_DELAYS),
       acordarReprocessamento: () => reprocessamento.acordar(),
     },
     casos,

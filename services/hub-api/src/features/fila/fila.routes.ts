@@ -2,6 +2,7 @@ import type { Guards } from '@hub/auth';
 import { ApiRouter } from '@hub/http';
 import { z } from 'zod';
 import type { ConciliacaoDaFilaDeErro } from './conciliacao';
+import type { FilasDaTopologia } from './filas';
 
 const tag = 'Fila';
 
@@ -23,18 +24,53 @@ export const resultadoDaConciliacaoSchema = z.object({
   concluida_em: z.string(),
 });
 
-/** The operators' routes of the delivery queues (DESIGN §4, Fila); for now the reconciliation. */
-export function filaRoutes(conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
-  return new ApiRouter().route(
-    {
-      method: 'post',
-      path: '/fila/erro/conciliar',
-      summary:
-        'Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed',
-      tag,
-      ...guards.permission('monitoramento', 'editar'),
-      response: resultadoDaConciliacaoSchema,
-    },
-    () => conciliacao.conciliar(),
-  );
+export const filaSchema = z.object({
+  nome: z.string(),
+  papel: z.enum(['trabalho', 'atraso', 'erro']).describe('work queue, a retry delay step, or the error queue'),
+  mensagens: n('messages in the queue now (ready, not yet taken)'),
+  consumidores: n('consumers attached now'),
+  declarada: z.boolean().describe('false while nobody declared it yet (a delay queue before the first worker started)'),
+});
+
+const nomeParams = z.object({ nome: z.string().min(1).max(255) });
+
+/** The operators' routes of the delivery queues (DESIGN §4, Fila). */
+export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
+  const ler = guards.permission('monitoramento', 'ler');
+  return new ApiRouter()
+    .route(
+      {
+        method: 'get',
+        path: '/fila',
+        summary: 'Every queue of the delivery topology (work, delay steps, error) with its messages and consumers',
+        tag,
+        ...ler,
+        response: z.array(filaSchema),
+      },
+      () => filas.listar(),
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/fila/:nome',
+        summary: 'One queue of the delivery topology by name',
+        tag,
+        ...ler,
+        params: nomeParams,
+        response: filaSchema,
+      },
+      ({ params }) => filas.buscar(params.nome),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/fila/erro/conciliar',
+        summary:
+          'Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed',
+        tag,
+        ...guards.permission('monitoramento', 'editar'),
+        response: resultadoDaConciliacaoSchema,
+      },
+      () => conciliacao.conciliar(),
+    );
 }

@@ -1,0 +1,48 @@
+import type { Broker } from '@hub/broker';
+import { delayQueueName, QUEUES } from '@hub/contracts';
+import { notFound } from '@hub/http';
+
+export type Papel = 'trabalho' | 'atraso' | 'erro';
+
+export interface Fila {
+  nome: string;
+  papel: Papel;
+  mensagens: number;
+  consumidores: number;
+  /** false while nobody declared it yet (a delay queue before the first worker started) */
+  declarada: boolean;
+}
+
+/**
+ * The queues of the delivery topology (DESIGN §4, Fila): the work queue, one delay queue per step
+ * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too) and the error queue, with
+ * their depth and consumers as RabbitMQ reports them now.
+ */
+export function filasDaTopologia(broker: Pick<Broker, 'withChannel'>, passosMs: readonly number[]) {
+  const nomes: [string, Papel][] = [
+    [QUEUES.entregas, 'trabalho'],
+    ...[...new Set(passosMs)].map((ms): [string, Papel] => [delayQueueName(ms), 'atraso']),
+    [QUEUES.entregasErro, 'erro'],
+  ];
+
+  async function ler(nome: string, papel: Papel): Promise<Fila> {
+    try {
+      const { messageCount, consumerCount } = await broker.withChannel((canal) => canal.checkQueue(nome));
+      return { nome, papel, mensagens: messageCount, consumidores: consumerCount, declarada: true };
+    } catch (error) {
+      // 404 NOT_FOUND closes that channel only; the queue is simply not there yet.
+      if ((error as { code?: number }).code !== 404) throw error;
+      return { nome, papel, mensagens: 0, consumidores: 0, declarada: false };
+    }
+  }
+
+  return {
+    listar: () => Promise.all(nomes.map(([nome, papel]) => ler(nome, papel))),
+    async buscar(nome: string): Promise<Fila> {
+      const achada = nomes.find(([n]) => n === nome);
+      if (!achada) throw notFound('queue of the delivery topology');
+      return ler(...achada);
+    },
+  };
+}
+export type FilasDaTopologia = ReturnType<typeof filasDaTopologia>;
