@@ -148,7 +148,7 @@ export async function startHubApi(
       broker,
       relogio: options.relogio,
       conciliacao,
-      filas: filasDaTopologia(broker, config.DELIVERY_RETRY_DELAYS),
+      filas: filasDaTopologia(broker, db, config.DELIVERY_RETRY_DELAYS),
       acordarReprocessamento: () => reprocessamento.acordar(),
     },
     casos,

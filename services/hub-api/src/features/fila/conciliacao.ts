@@ -1,11 +1,10 @@
 import type { Broker, Channel } from '@hub/broker';
-import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES, type TrabalhoDeEntrega } from '@hub/contracts';
 import type { Logger } from '@hub/log';
 import type { Db } from '../../db';
 import type { Situacao } from '../eventos/eventos.schemas';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-
-type Mensagem = Exclude<Awaited<ReturnType<Channel['get']>>, false>;
+import { copiarNaFilaDeErro, entregaIdDe, type Mensagem, travaDaFilaDeErro } from './fila-de-erro';
 
 /** What a pass found and fixed (POST /fila/erro/conciliar). */
 export interface ResultadoDaConciliacao {
@@ -60,19 +59,6 @@ export interface ConciliacaoDeps {
   relogio?: () => Date;
 }
 
-const LOCK = 'hub-api.conciliacao-da-fila-de-erro';
-/** The pass holds one connection in a transaction for its advisory lock; a huge queue may take minutes. */
-const DURACAO_MAXIMA_MS = 30 * 60_000;
-
-const entregaIdDe = (mensagem: Mensagem): string | undefined => {
-  try {
-    const job = trabalhoDeEntrega.schema.safeParse(JSON.parse(mensagem.content.toString('utf8')));
-    return job.success ? job.data.entrega_id : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
 /**
  * When the work queue dead-lettered this job for its delivery limit (a job that crashed its worker
  * again and again), the instant it happened; undefined for the jobs the worker put here itself.
@@ -105,28 +91,8 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
   const lote = deps.lote ?? 200;
   const relogio = deps.relogio ?? (() => new Date());
 
-  /** Runs fn while holding the lock that serialises passes and checks. */
-  const comTrava = <T>(fn: () => Promise<T>): Promise<T> =>
-    db.$transaction(
-      async (tx) => {
-        await tx.$queryRaw`select pg_advisory_xact_lock(hashtext(${LOCK}))::text`;
-        return fn();
-      },
-      { timeout: DURACAO_MAXIMA_MS, maxWait: DURACAO_MAXIMA_MS },
-    );
-
-  /** A confirmed copy of a message, with the properties that say what it is and why it is here. */
-  const manter = (mensagem: Mensagem) => {
-    const { contentType, contentEncoding, headers, messageId, timestamp, type, appId, correlationId } =
-      mensagem.properties;
-    const propriedades = { contentType, contentEncoding, headers, messageId, timestamp, type, appId, correlationId };
-    return broker.publish(
-      EXCHANGES.entregasErro,
-      '',
-      mensagem.content,
-      Object.fromEntries(Object.entries(propriedades).filter(([, valor]) => valor !== undefined)),
-    );
-  };
+  const comTrava = travaDaFilaDeErro(db);
+  const manter = (mensagem: Mensagem) => copiarNaFilaDeErro(broker, mensagem);
 
   async function decidirLote(
     canal: Channel,

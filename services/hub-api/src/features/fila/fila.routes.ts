@@ -1,8 +1,9 @@
 import type { Guards } from '@hub/auth';
-import { ApiRouter } from '@hub/http';
+import { ApiRouter, clampedInt } from '@hub/http';
 import { z } from 'zod';
 import type { ConciliacaoDaFilaDeErro } from './conciliacao';
 import type { FilasDaTopologia } from './filas';
+import { SITUACOES } from '../eventos/eventos.schemas';
 
 const tag = 'Fila';
 
@@ -34,6 +35,31 @@ export const filaSchema = z.object({
 
 const nomeParams = z.object({ nome: z.string().min(1).max(255) });
 
+const texto = (description: string) => z.string().nullable().describe(description);
+
+export const olharDaFilaSchema = z.object({
+  fila: z.string(),
+  mensagens_na_fila: n('messages in the queue when the look began'),
+  itens: z.array(
+    z.object({
+      legivel: z.boolean().describe('false when the body is not a delivery job (its delivery fields are then null)'),
+      entrega_id: texto("the delivery (the job's message id)"),
+      evento_id: texto('its event'),
+      assinatura_id: texto('its subscription'),
+      url_de_destino: texto('where its last cycle POSTed'),
+      tentativas: z.number().int().nullable().describe('attempts of the cycle that ended'),
+      ultimo_erro: texto("the last attempt's error or HTTP status"),
+      motivo: texto('tentativas_esgotadas, assinatura_encerrada (410), limite_de_entregas (poison job) or conciliacao'),
+      situacao_da_entrega: z
+        .enum(SITUACOES)
+        .nullable()
+        .describe(
+          'the delivery now; anything but fila_de_erro (or null: erased) is a difference the reconciliation removes',
+        ),
+    }),
+  ),
+});
+
 /** The operators' routes of the delivery queues (DESIGN §4, Fila). */
 export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
@@ -60,6 +86,21 @@ export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFi
         response: filaSchema,
       },
       ({ params }) => filas.buscar(params.nome),
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/fila/:nome/mensagens',
+        summary:
+          'Looks at up to `limite` messages of the error queue without taking them out (each look shows the next ones); the work and delay queues answer 409 fila_sem_inspecao',
+        tag,
+        ...ler,
+        params: nomeParams,
+        query: z.object({ limite: clampedInt(20, 100) }),
+        response: olharDaFilaSchema,
+        refusals: { 409: 'a queue of the topology other than the error queue (fila_sem_inspecao)' },
+      },
+      ({ params, query }) => filas.espiar(params.nome, query.limite),
     )
     .route(
       {

@@ -1,7 +1,7 @@
-import { delayQueueName, QUEUES } from '@hub/contracts';
+import { delayQueueName, EXCHANGES, QUEUES } from '@hub/contracts';
 import { auth } from '../../test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
-import { type ContextoComFila, iniciarContextoComFila, porNaFilaDeErro } from './fila-de-erro.test-support';
+import { type ContextoComFila, idsNaFila, iniciarContextoComFila, porNaFilaDeErro } from './fila-de-erro.test-support';
 
 // A virtual host of its own: the depths counted here are this file's messages only.
 let ctx: ContextoComFila;
@@ -45,4 +45,83 @@ test('When the queues are asked without a token or without monitoramento, then 4
   expect((await ctx.api().get('/fila')).status).toBe(401);
   expect((await ctx.api().get('/fila').set(auth(ctx.semMonitoramento))).status).toBe(403);
   expect((await ctx.api().get(`/fila/${QUEUES.entregas}`).set(auth(ctx.semMonitoramento))).status).toBe(403);
+});
+
+const mensagens = (limite?: number) =>
+  ctx
+    .api()
+    .get(`/fila/${QUEUES.entregasErro}/mensagens${limite === undefined ? '' : `?limite=${limite}`}`)
+    .set(ler());
+
+test('When the error queue is looked into, then its messages come with their delivery, why they are there and the delivery now, and the queue keeps every one', async () => {
+  const { entregas } = await gravarEvento(ctx.hub.db, cenario, {
+    recebidoEm: new Date(),
+    entregas: ['fila_de_erro', 'fila_de_erro', 'fila_de_erro'],
+  });
+  await porNaFilaDeErro(ctx.hub, entregas, 4);
+  await ctx.hub.broker.publish(EXCHANGES.entregasErro, '', Buffer.from('not a job'));
+  const antes = await idsNaFila(ctx.hub);
+  const total = antes.length + 1;
+
+  const response = await mensagens(100);
+  expect(response.status).toBe(200);
+  expect(response.body).toMatchObject({ fila: QUEUES.entregasErro, mensagens_na_fila: total });
+  expect(response.body.itens).toHaveLength(total);
+  const nossas = response.body.itens.filter((m: { entrega_id: string }) => entregas.includes(m.entrega_id));
+  expect(nossas).toHaveLength(3);
+  for (const m of nossas)
+    expect(m).toEqual({
+      legivel: true,
+      entrega_id: expect.any(String),
+      evento_id: expect.any(String),
+      assinatura_id: expect.any(String),
+      url_de_destino: expect.stringMatching(/^https?:\/\//),
+      tentativas: 4,
+      ultimo_erro: 'HTTP 500',
+      motivo: 'tentativas_esgotadas',
+      situacao_da_entrega: 'fila_de_erro',
+    });
+  expect(response.body.itens.filter((m: { legivel: boolean }) => !m.legivel)).toEqual([
+    expect.objectContaining({ legivel: false, entrega_id: null, tentativas: null, situacao_da_entrega: null }),
+  ]);
+
+  // Nothing was taken: the same deliveries, each once, and the unreadable message.
+  expect(await idsNaFila(ctx.hub)).toEqual(antes);
+  expect((await ctx.api().get(`/fila/${QUEUES.entregasErro}`).set(ler())).body.mensagens).toBe(total);
+});
+
+test('When the error queue is looked into with a limit, then at most that many come, and the next look shows the next ones', async () => {
+  const total = (await ctx.api().get(`/fila/${QUEUES.entregasErro}`).set(ler())).body.mensagens as number;
+  expect(total).toBeGreaterThanOrEqual(4);
+  const primeira = await mensagens(2);
+  const segunda = await mensagens(2);
+  expect([primeira.status, segunda.status]).toEqual([200, 200]);
+  expect(primeira.body.itens).toHaveLength(2);
+  expect(segunda.body.itens).toHaveLength(2);
+  const chave = (m: { entrega_id: string | null }) => m.entrega_id ?? 'ilegivel';
+  const vistas = [...primeira.body.itens, ...segunda.body.itens].map(chave);
+  expect(new Set(vistas).size).toBe(4);
+  expect((await ctx.api().get(`/fila/${QUEUES.entregasErro}`).set(ler())).body.mensagens).toBe(total);
+  // Without a limit, 20 at most; above 100, 100.
+  expect((await mensagens()).body.itens.length).toBe(Math.min(total, 20));
+  expect((await mensagens(5000)).body.itens.length).toBe(Math.min(total, 100));
+});
+
+test('When the work queue or a queue outside the topology is looked into, then 409 fila_sem_inspecao and 404; a limit that is not a number is 400', async () => {
+  const trabalho = await ctx.api().get(`/fila/${QUEUES.entregas}/mensagens`).set(ler());
+  expect(trabalho.status).toBe(409);
+  expect(trabalho.body).toMatchObject({ status: 409, codigo: 'fila_sem_inspecao' });
+  expect(
+    (
+      await ctx
+        .api()
+        .get(`/fila/${delayQueueName(30)}/mensagens`)
+        .set(ler())
+    ).status,
+  ).toBe(409);
+  expect((await ctx.api().get('/fila/nao-existe/mensagens').set(ler())).status).toBe(404);
+  expect((await ctx.api().get(`/fila/${QUEUES.entregasErro}/mensagens?limite=x`).set(ler())).status).toBe(400);
+  expect((await ctx.api().get(`/fila/${QUEUES.entregasErro}/mensagens`).set(auth(ctx.semMonitoramento))).status).toBe(
+    403,
+  );
 });

@@ -1,6 +1,8 @@
 import type { Broker } from '@hub/broker';
 import { delayQueueName, QUEUES } from '@hub/contracts';
 import { notFound } from '@hub/http';
+import type { Db } from '../../db';
+import { espiarFilaDeErro } from './espiar';
 
 export type Papel = 'trabalho' | 'atraso' | 'erro';
 
@@ -18,7 +20,7 @@ export interface Fila {
  * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too) and the error queue, with
  * their depth and consumers as RabbitMQ reports them now.
  */
-export function filasDaTopologia(broker: Pick<Broker, 'withChannel'>, passosMs: readonly number[]) {
+export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly number[]) {
   const nomes: [string, Papel][] = [
     [QUEUES.entregas, 'trabalho'],
     ...[...new Set(passosMs)].map((ms): [string, Papel] => [delayQueueName(ms), 'atraso']),
@@ -36,13 +38,18 @@ export function filasDaTopologia(broker: Pick<Broker, 'withChannel'>, passosMs: 
     }
   }
 
+  const daTopologia = (nome: string) => {
+    const achada = nomes.find(([n]) => n === nome);
+    if (!achada) throw notFound('queue of the delivery topology');
+    return achada;
+  };
+  const espiar = espiarFilaDeErro(db, broker);
+
   return {
     listar: () => Promise.all(nomes.map(([nome, papel]) => ler(nome, papel))),
-    async buscar(nome: string): Promise<Fila> {
-      const achada = nomes.find(([n]) => n === nome);
-      if (!achada) throw notFound('queue of the delivery topology');
-      return ler(...achada);
-    },
+    buscar: (nome: string): Promise<Fila> => ler(...daTopologia(nome)),
+    /** Up to `limite` messages of the error queue, left in it (404 outside the topology, 409 for the other queues). */
+    espiar: (nome: string, limite: number) => espiar(daTopologia(nome)[0], limite),
   };
 }
 export type FilasDaTopologia = ReturnType<typeof filasDaTopologia>;

@@ -1,0 +1,59 @@
+import type { Broker, Channel } from '@hub/broker';
+import { EXCHANGES, trabalhoDeEntrega } from '@hub/contracts';
+import type { Db } from '../../db';
+
+/** A message taken from a queue with basic.get, not yet settled. */
+export type Mensagem = Exclude<Awaited<ReturnType<Channel['get']>>, false>;
+
+const LOCK = 'hub-api.conciliacao-da-fila-de-erro';
+/** A pass holds one connection in a transaction for its advisory lock; a huge queue may take minutes. */
+const DURACAO_MAXIMA_MS = 30 * 60_000;
+
+/** The delivery id of a job in the error queue; undefined when the body is not a delivery job. */
+export function entregaIdDe(mensagem: Mensagem): string | undefined {
+  return trabalhoDe(mensagem)?.entrega_id;
+}
+
+/** The delivery job a message carries; undefined when its body is not one. */
+export function trabalhoDe(mensagem: Mensagem) {
+  try {
+    const job = trabalhoDeEntrega.schema.safeParse(JSON.parse(mensagem.content.toString('utf8')));
+    return job.success ? job.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs fn while holding the lock that serialises everything that reads the error queue message by
+ * message (reconciliation passes, checks, looks) across every hub-api: two readers at once would
+ * each see only part of the queue.
+ */
+export function travaDaFilaDeErro(db: Db) {
+  return <T>(fn: () => Promise<T>): Promise<T> =>
+    db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`select pg_advisory_xact_lock(hashtext(${LOCK}))::text`;
+        return fn();
+      },
+      { timeout: DURACAO_MAXIMA_MS, maxWait: DURACAO_MAXIMA_MS },
+    );
+}
+
+/**
+ * A confirmed copy of a message at the tail of the error queue, with the properties that say what
+ * it is and why it is there. Copy first, ack after: a message is never requeued, so no delivery
+ * count grows (a quorum queue may drop a message returned too often) and a crash between the two
+ * leaves a duplicate, which the next reconciliation removes, never a loss.
+ */
+export function copiarNaFilaDeErro(broker: Pick<Broker, 'publish'>, mensagem: Mensagem): Promise<void> {
+  const { contentType, contentEncoding, headers, messageId, timestamp, type, appId, correlationId } =
+    mensagem.properties;
+  const propriedades = { contentType, contentEncoding, headers, messageId, timestamp, type, appId, correlationId };
+  return broker.publish(
+    EXCHANGES.entregasErro,
+    '',
+    mensagem.content,
+    Object.fromEntries(Object.entries(propriedades).filter(([, valor]) => valor !== undefined)),
+  );
+}
