@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
 import type { Logger } from '@hub/log';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
 import {
@@ -66,7 +67,7 @@ interface Consumer {
 }
 
 export interface BrokerOptions {
-  /** Appears in the connection name in RabbitMQ's management UI. */
+  /** Appears in the connection name in RabbitMQ's management UI, followed by the host and the pid. */
   name: string;
   /** Give up the first connection after this long; reconnections retry forever. */
   connectTimeoutMs?: number;
@@ -234,7 +235,10 @@ export class Broker extends EventEmitter {
   }
 
   private async connectOnce(): Promise<void> {
-    const connection = await amqp.connect(this.url, { clientProperties: { connection_name: this.options.name } });
+    // Host and pid in the name: the management UI (and a fault test) can tell one process's connection from another's.
+    const connection = await amqp.connect(this.url, {
+      clientProperties: { connection_name: `${this.options.name} ${hostname()}:${process.pid}` },
+    });
     connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
     connection.on('close', () => this.onConnectionLost(connection));
     connection.on('handler-error', (error) => this.logger.error({ err: error }, 'amqp event handler failed'));

@@ -110,7 +110,8 @@ interface Conexao {
 }
 
 /** The worker's AMQP connections in this test's virtual host, as RabbitMQ lists them. */
-async function conexoesDoWorker(): Promise<Conexao[]> {
+/** The RabbitMQ connections of the worker process `pid` (other test files run workers in the same virtual host). */
+async function conexoesDoWorker(pid: number): Promise<Conexao[]> {
   const vhost = decodeURIComponent(new URL(process.env.RABBITMQ_URL!).pathname.slice(1)) || '/';
   const json = await run('rabbitmqctl', [
     '-q',
@@ -126,7 +127,10 @@ async function conexoesDoWorker(): Promise<Conexao[]> {
       .filter(
         (c) =>
           c.vhost === vhost &&
-          c.client_properties.some(([k, , v]) => k === 'connection_name' && v === 'delivery-worker'),
+          c.client_properties.some(
+            ([k, , v]) =>
+              k === 'connection_name' && String(v).startsWith('delivery-worker ') && String(v).endsWith(`:${pid}`),
+          ),
       )
       .map((c) => c.name),
   );
@@ -204,7 +208,7 @@ describe('delivery worker: faults', () => {
   it('When RabbitMQ closes the worker connection while 500 deliveries flow, then every delivery ends concluida and nothing is lost', async () => {
     const worker = await iniciarWorker(hub);
     servicos.push(worker);
-    const [conexao, ...outras] = await conexoesDoWorker();
+    const [conexao, ...outras] = await conexoesDoWorker(worker.child.pid!);
     expect(outras).toEqual([]);
     const ids = await lote(hub, broker, receptor.url('/fechar'), 500);
 
@@ -231,7 +235,7 @@ describe('delivery worker: faults', () => {
     const fio = noFio(receptor, '/fechar');
     expect(fio.ids).toEqual([...ids].sort());
     // A new connection took over, and no job is left behind in the queue.
-    const depois = await conexoesDoWorker();
+    const depois = await conexoesDoWorker(worker.child.pid!);
     expect(depois.map((c) => c.pid)).not.toContain(conexao!.pid);
     expect(depois).toHaveLength(1);
     await waitFor(
