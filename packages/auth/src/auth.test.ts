@@ -4,7 +4,7 @@ import type { AcessoAtual } from '@hub/contracts';
 import { AppError, forbidden } from '@hub/http';
 import { hasPermission } from './guard';
 import { type AccessResolver, CachedAccessResolver } from './resolver';
-import { generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { bearerToken, createTokenVerifier, type UserClaims } from './tokens';
 
 const acesso = (overrides: Partial<AcessoAtual> = {}): AcessoAtual => ({
@@ -146,6 +146,78 @@ describe('createTokenVerifier when the identity keys cannot be read', () => {
       }
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('createTokenVerifier remembering verified tokens', () => {
+  let server: ReturnType<typeof createServer>;
+  let jwksUrl: string;
+  let sign: (claims: Record<string, unknown>, expiresAt: number) => Promise<string>;
+
+  beforeAll(async () => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'EdDSA', use: 'sig' };
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    sign = (claims, expiresAt) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'EdDSA', kid: 'k1' })
+        .setSubject('s')
+        .setIssuer('iss')
+        .setAudience('aud')
+        .setIssuedAt(Math.floor(expiresAt / 1000) - 300)
+        .setExpirationTime(Math.floor(expiresAt / 1000))
+        .sign(privateKey);
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const verifierAt = (clock: { t: number }, extra: { verifiedCacheMs?: number; verifiedCacheSize?: number } = {}) =>
+    createTokenVerifier({
+      jwksUrl,
+      issuer: 'iss',
+      audience: 'aud',
+      algorithms: ['EdDSA'],
+      now: () => clock.t,
+      ...extra,
+    });
+
+  it('When a remembered token reaches its expiry (plus the 30 s tolerance), then it is refused as expired', async () => {
+    const clock = { t: Date.UTC(2026, 10, 23, 12) };
+    const verifier = verifierAt(clock, { verifiedCacheMs: 10 * 60_000 });
+    const token = await sign({ typ: 'usuario', email: 'a@empresa.com.br' }, clock.t + 60_000);
+    await expect(verifier.user(token)).resolves.toMatchObject({ email: 'a@empresa.com.br' });
+    clock.t += 60_000 + 29_000;
+    await expect(verifier.user(token)).resolves.toMatchObject({ email: 'a@empresa.com.br' });
+    clock.t += 2_000;
+    await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'token_expirado' });
+  });
+
+  it('When a token is remembered, then a token that differs from it by one character is still verified and refused', async () => {
+    const clock = { t: Date.now() };
+    const verifier = verifierAt(clock);
+    const token = await sign({ typ: 'aplicativo' }, clock.t + 300_000);
+    await expect(verifier.application(token)).resolves.toMatchObject({ sub: 's' });
+    const [h, p, sig] = token.split('.');
+    const other = `${h}.${p}.${sig!.slice(0, -2)}${sig!.endsWith('AA') ? 'BB' : 'AA'}`;
+    await expect(verifier.application(other)).rejects.toMatchObject({ status: 401 });
+    // The type check is made on every use, remembered or not.
+    await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'tipo_de_token_invalido' });
+  });
+
+  it('When more tokens are verified than the cache holds, or the cache is off, then each is still accepted', async () => {
+    const clock = { t: Date.now() };
+    for (const extra of [{ verifiedCacheSize: 2 }, { verifiedCacheMs: 0 }]) {
+      const verifier = verifierAt(clock, extra);
+      const tokens = await Promise.all(
+        [1, 2, 3].map((i) => sign({ typ: 'usuario', email: `u${i}@empresa.com.br` }, clock.t + 300_000)),
+      );
+      for (const round of [1, 2])
+        for (const [i, token] of tokens.entries())
+          await expect(verifier.user(token)).resolves.toMatchObject({ email: `u${i + 1}@empresa.com.br` });
     }
   });
 });

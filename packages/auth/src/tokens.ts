@@ -22,7 +22,19 @@ export interface VerifierOptions {
   issuer: string;
   audience: string;
   algorithms: string[];
+  /**
+   * How long a verified token is remembered by its exact text (default 60 s, never past its `exp`
+   * plus the clock tolerance; 0 turns it off). A publisher sends the same token for minutes: the
+   * signature check (Ed25519 through WebCrypto, a thread-pool job) then runs once, not per request.
+   */
+  verifiedCacheMs?: number;
+  /** Tokens remembered at most (the oldest are dropped first). */
+  verifiedCacheSize?: number;
+  /** The clock (tests). */
+  now?: () => number;
 }
+
+const CLOCK_TOLERANCE_S = 30;
 
 export interface TokenVerifier {
   user(token: string): Promise<UserClaims>;
@@ -51,19 +63,37 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
     }
   };
 
+  const now = options.now ?? Date.now;
+  const cacheMs = options.verifiedCacheMs ?? 60_000;
+  const cacheSize = options.verifiedCacheSize ?? 10_000;
+  // Insertion order is age order: the first key is the oldest. Only successes are kept, so a
+  // flood of bad tokens costs a verification each, as before, and cannot evict good ones.
+  const verified = new Map<string, { payload: JWTPayload; until: number }>();
+
   async function verify(token: string): Promise<JWTPayload> {
+    const hit = verified.get(token);
+    if (hit && hit.until > now()) return hit.payload;
+    if (hit) verified.delete(token);
+    let payload: JWTPayload;
     try {
-      const { payload } = await jwtVerify(token, jwks, {
+      ({ payload } = await jwtVerify(token, jwks, {
         issuer: options.issuer,
         audience: options.audience,
         algorithms: options.algorithms,
-        clockTolerance: 30,
+        clockTolerance: CLOCK_TOLERANCE_S,
         requiredClaims: ['exp', 'sub'],
-      });
-      return payload;
+        currentDate: new Date(now()),
+      }));
     } catch (error) {
       throw fromJose(error);
     }
+    if (cacheMs > 0) {
+      // exp is required above; a token stops being accepted from the cache when jose would refuse it.
+      const until = Math.min(now() + cacheMs, ((payload.exp as number) + CLOCK_TOLERANCE_S) * 1000);
+      if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+      verified.set(token, { payload, until });
+    }
+    return payload;
   }
 
   function typed<S extends z.ZodType>(schema: S, payload: JWTPayload, expected: string): z.output<S> {
