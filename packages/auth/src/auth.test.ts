@@ -215,7 +215,7 @@ describe('createTokenVerifier remembering verified tokens', () => {
       const tokens = await Promise.all(
         [1, 2, 3].map((i) => sign({ typ: 'usuario', email: `u${i}@empresa.com.br` }, clock.t + 300_000)),
       );
-      for (const round of [1, 2])
+      for (const _round of [1, 2])
         for (const [i, token] of tokens.entries())
           await expect(verifier.user(token)).resolves.toMatchObject({ email: `u${i + 1}@empresa.com.br` });
     }
