@@ -50,7 +50,7 @@ describe('health, readiness and the OpenAPI document', () => {
       jwks: 1,
       entrega: 4,
       reprocessamento: 4,
-      fila: 1,
+      fila: 4,
     });
     const tags = (path: string, method: string) => body.paths[path][method].tags;
     expect(tags('/entrega/{id}/reenviar', 'post')).toEqual(['Entrega']);

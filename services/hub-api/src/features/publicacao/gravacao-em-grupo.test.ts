@@ -11,6 +11,53 @@ afterAll(() => encerrarContexto(ctx));
 
 const db = () => ctx.hub.db;
 
+interface AssinaturaCriada {
+  id: string;
+  aplicativo_assinante_id: string;
+  url_de_destino: string;
+}
+
+/** One publication as the service builds it: an event with one delivery and its job. */
+function novaGravacao(
+  aplicativoId: string,
+  assinatura: AssinaturaCriada,
+  tipoDeEventoId: string,
+  chave?: Gravacao['chave'],
+): Gravacao {
+  const id = uuidv7();
+  const entregaId = uuidv7();
+  const agora = new Date();
+  return {
+    evento: {
+      id,
+      tipoDeEventoId,
+      versaoDoEsquema: 1,
+      aplicativoPublicadorId: aplicativoId,
+      entidadeId: 'pedido-1',
+      ocorridoEm: agora,
+      recebidoEm: agora,
+      publicadoPeloEmail: null,
+      dadosTexto: '{"numero":"A-1","valor":1}',
+    },
+    entregas: [
+      {
+        id: entregaId,
+        eventoId: id,
+        eventoRecebidoEm: agora,
+        entidadeId: 'pedido-1',
+        assinaturaId: assinatura.id,
+        aplicativoAssinanteId: assinatura.aplicativo_assinante_id,
+        tipoDeEventoId,
+        versaoDoEsquema: 1,
+        urlDeDestino: assinatura.url_de_destino,
+        maximoDeTentativas: 3,
+      },
+    ],
+    trabalhos: [{ exchange: 'hub.entregas', routingKey: 'entrega.tentar', messageId: entregaId, body: {} }],
+    ...(chave ? { chave } : {}),
+  };
+}
+
 describe('publications written together (group commit)', () => {
   test('When 60 publications of two types arrive at once, then each answer is byte for byte what GET /evento/{id} reads back, with its own deliveries and delivery jobs', async () => {
     const a = await cenario(ctx);
@@ -53,39 +100,7 @@ describe('publications written together (group commit)', () => {
     const c = await cenario(ctx);
     const assinatura = await assinar(ctx, c.tipo.id);
     const gravador = gravadorEmGrupo(db(), { paralelos: 1 });
-    const gravacao = (tipoDeEventoId: string): Gravacao => {
-      const id = uuidv7();
-      const entregaId = uuidv7();
-      const agora = new Date();
-      return {
-        evento: {
-          id,
-          tipoDeEventoId,
-          versaoDoEsquema: 1,
-          aplicativoPublicadorId: c.dono.id,
-          entidadeId: 'pedido-1',
-          ocorridoEm: agora,
-          recebidoEm: agora,
-          publicadoPeloEmail: null,
-          dadosTexto: '{"numero":"A-1","valor":1}',
-        },
-        entregas: [
-          {
-            id: entregaId,
-            eventoId: id,
-            eventoRecebidoEm: agora,
-            entidadeId: 'pedido-1',
-            assinaturaId: assinatura.id,
-            aplicativoAssinanteId: assinatura.aplicativo_assinante_id,
-            tipoDeEventoId,
-            versaoDoEsquema: 1,
-            urlDeDestino: assinatura.url_de_destino,
-            maximoDeTentativas: 3,
-          },
-        ],
-        trabalhos: [{ exchange: 'hub.entregas', routingKey: 'entrega.tentar', messageId: entregaId, body: {} }],
-      };
-    };
+    const gravacao = (tipoDeEventoId: string) => novaGravacao(c.dono.id, assinatura, tipoDeEventoId);
     // The first goes alone; the next five queue behind it and go as one batch, in which one names
     // a type that does not exist (its foreign key fails the batch's statement).
     const primeira = gravacao(c.tipo.id);
@@ -98,13 +113,13 @@ describe('publications written together (group commit)', () => {
     ];
     const resultados = await Promise.allSettled([primeira, ...lote].map((g) => gravador.gravar(g)));
 
-    expect(resultados.map((r) => r.status)).toEqual([
-      'fulfilled',
-      'fulfilled',
-      'fulfilled',
+    expect(resultados.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([
+      true,
+      true,
+      true,
       'rejected',
-      'fulfilled',
-      'fulfilled',
+      true,
+      true,
     ]);
     const ids = [primeira, ...lote].map((g) => g.evento.id);
     const guardados = await db().evento.findMany({ where: { id: { in: ids } }, select: { id: true } });
@@ -112,5 +127,34 @@ describe('publications written together (group commit)', () => {
     const entregas = [primeira, ...lote].map((g) => g.entregas[0]!.id);
     expect(await db().entrega.count({ where: { id: { in: entregas } } })).toBe(5);
     expect(await db().outbox.count({ where: { messageId: { in: entregas } } })).toBe(5);
+  });
+
+  test('When keyed and unkeyed publications share a statement, then a key another publication holds writes nothing of its own, and every other is written in the same transaction', async () => {
+    const c = await cenario(ctx);
+    const assinatura = await assinar(ctx, c.tipo.id);
+    const gravador = gravadorEmGrupo(db(), { paralelos: 1 });
+    const chave = (k: string) => ({ escopo: `aplicativo:${c.dono.id}`, chave: k, impressao: 'x' });
+    const gravacao = (k?: string) => novaGravacao(c.dono.id, assinatura, c.tipo.id, k ? chave(k) : undefined);
+    // The first goes alone and holds its key; the next six queue behind it and go as one statement.
+    const primeira = gravacao('k-a');
+    const lote = [gravacao('k-a'), gravacao('k-b'), gravacao(), gravacao('k-c'), gravacao(), gravacao('k-d')];
+    const escritas = await Promise.all([primeira, ...lote].map((g) => gravador.gravar(g)));
+    expect(escritas).toEqual([true, false, true, true, true, true, true]);
+
+    const ids = lote.filter((_, i) => i !== 0).map((g) => g.evento.id);
+    const linhas = await db().$queryRaw<{ id: string; xmin: string }[]>`
+      select id::text, xmin::text from evento where id = any(${[primeira.evento.id, ...lote.map((g) => g.evento.id)]}::uuid[])`;
+    expect(linhas.map((l) => l.id).sort()).toEqual([primeira.evento.id, ...ids].sort());
+    expect(new Set(linhas.filter((l) => ids.includes(l.id)).map((l) => l.xmin)).size).toBe(1);
+    const perdida = lote[0]!;
+    expect(await db().entrega.count({ where: { eventoId: perdida.evento.id } })).toBe(0);
+    expect(await db().outbox.count({ where: { messageId: perdida.entregas[0]!.id } })).toBe(0);
+    const chaves = await db().chaveDeIdempotencia.findMany({ where: { escopo: `aplicativo:${c.dono.id}` } });
+    expect(Object.fromEntries(chaves.map((k) => [k.chave, k.eventoId]))).toEqual({
+      'k-a': primeira.evento.id,
+      'k-b': lote[1]!.evento.id,
+      'k-c': lote[3]!.evento.id,
+      'k-d': lote[5]!.evento.id,
+    });
   });
 });

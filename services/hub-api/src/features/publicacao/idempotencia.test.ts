@@ -52,6 +52,45 @@ describe('Idempotency-Key on POST /eventos and POST /evento', () => {
     expect(await ctx.hub.db.outbox.count({ where: { messageId: respostas[0]!.body.entregas[0].id } })).toBe(1);
   });
 
+  test('When keyed publications arrive together, then every distinct key makes one event with its deliveries and jobs, every repeat answers its first, a reused key with another body is 422', async () => {
+    const c = await cenario(ctx);
+    await assinar(ctx, c.tipo.id);
+    await assinar(ctx, c.tipo.id);
+    const pedidos = [
+      ...Array.from({ length: 30 }, (_, i) => ({ chave: `lote-${i}`, entidade: `pedido-${i}` })),
+      ...Array.from({ length: 8 }, () => ({ chave: 'lote-0', entidade: 'pedido-0' })),
+      { chave: 'lote-1', entidade: 'outro-corpo' },
+    ];
+    const respostas = await Promise.all(
+      pedidos.map((p) => publicar(ctx, c.tokenDoDono, c.corpo({ entidade_id: p.entidade }), chave(p.chave))),
+    );
+    const porChave = new Map<string, Set<string>>();
+    for (const [i, r] of respostas.entries()) {
+      const p = pedidos[i]!;
+      if (p.entidade === 'outro-corpo') {
+        expect(r.status).toBe(422);
+        expect(r.body.codigo).toBe('chave_de_idempotencia_reutilizada');
+        continue;
+      }
+      expect({ i, status: r.status }).toEqual({ i, status: 201 });
+      expect(r.body.entidade_id).toBe(p.entidade);
+      porChave.set(p.chave, (porChave.get(p.chave) ?? new Set()).add(r.body.id));
+    }
+    expect([...porChave.values()].every((ids) => ids.size === 1)).toBe(true);
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(30);
+    const entregas = await ctx.hub.db.entrega.findMany({ where: { tipoDeEventoId: c.tipo.id }, select: { id: true } });
+    expect(entregas).toHaveLength(60);
+    expect(await ctx.hub.db.outbox.count({ where: { messageId: { in: entregas.map((e) => e.id) } } })).toBe(60);
+    const chaves = await ctx.hub.db.chaveDeIdempotencia.findMany({ where: { chave: { startsWith: 'lote-' } } });
+    expect(chaves).toHaveLength(30);
+    const eventos = new Set(
+      (await ctx.hub.db.evento.findMany({ where: { tipoDeEventoId: c.tipo.id }, select: { id: true } })).map(
+        (e) => e.id,
+      ),
+    );
+    expect(chaves.every((k) => eventos.has(k.eventoId))).toBe(true);
+  });
+
   test('When the key is older than 24 hours, then it no longer counts and a new event is created', async () => {
     const c = await cenario(ctx);
     const primeira = await publicar(ctx, c.tokenDoDono, c.corpo(), chave('antiga'));

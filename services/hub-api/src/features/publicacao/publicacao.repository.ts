@@ -1,4 +1,4 @@
-import type { DbClient, Tx } from '../../db';
+import type { DbClient } from '../../db';
 import type { Prisma } from '@hub/hub-data';
 
 /** The tally slices of resumo_por_hora (0–15): concurrent publications spread over them. */
@@ -56,22 +56,6 @@ export function publicacaoRepository(db: DbClient) {
         where: { escopo_chave: { escopo, chave } },
         select: { impressao: true, eventoId: true, criadaEm: true },
       }),
-
-    /**
-     * Claims the key first thing in the publication's transaction: a concurrent request with the
-     * same key waits here on the primary key until this one commits, then fails with P2002.
-     * A key older than `vencidaAntesDe` no longer counts and is replaced.
-     */
-    async guardarChave(
-      chave: { escopo: string; chave: string; impressao: string; eventoId: string; criadaEm: Date },
-      vencidaAntesDe: Date,
-      tx: Tx,
-    ): Promise<void> {
-      await tx.chaveDeIdempotencia.deleteMany({
-        where: { escopo: chave.escopo, chave: chave.chave, criadaEm: { lt: vencidaAntesDe } },
-      });
-      await tx.chaveDeIdempotencia.create({ data: chave });
-    },
 
     inserirRecusado: (data: Prisma.EventoRecusadoUncheckedCreateInput, cliente: DbClient = db) =>
       cliente.eventoRecusado.create({ data, select: { id: true } }),

@@ -1,9 +1,9 @@
 import { corpoDaEntrega, trabalhoDeEntrega } from '@hub/contracts';
-import { isUniqueViolation, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
 import type { OutboxMessage } from '@hub/outbox';
 import type { CacheDeLeitura } from '../../cache';
-import { type Db, transacao } from '../../db';
+import type { Db } from '../../db';
 import { iso } from '../../schemas';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
 import type { EntregaDto, EventoCriar } from '../eventos/eventos.schemas';
@@ -15,12 +15,11 @@ import {
   type GravadorEmGrupo,
   gravadorEmGrupo,
   type NovaEntrega,
-  sqlDaGravacao,
+  VALIDADE_DA_CHAVE_MS,
 } from './gravacao-em-grupo';
 import type { PublicacaoRepository } from './publicacao.repository';
 
-/** How long an Idempotency-Key answers with its first event. */
-export const VALIDADE_DA_CHAVE_MS = 24 * 3_600_000;
+export { VALIDADE_DA_CHAVE_MS };
 
 /** Who publishes: an application (its token, or the platform's own), or a panel user for the type's owner. */
 export type Publicador = { aplicativoId: string } | { email: string };
@@ -53,7 +52,7 @@ export interface PublicacaoDeps {
   /** The type by id and the version by (type, number), dropped on any registry write. */
   tiposEmCache?: CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>;
   versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
-  /** Group commit of publications without an Idempotency-Key; one of its own when absent. */
+  /** Group commit of publications, keyed or not; one of its own when absent. */
   gravador?: GravadorEmGrupo;
 }
 
@@ -187,30 +186,19 @@ export function publicacaoService(deps: PublicacaoDeps) {
         },
         entregas,
         trabalhos,
+        ...(p.idempotencia ? { chave: p.idempotencia } : {}),
       };
-      if (!p.idempotencia) {
-        // Grouped with the publications arriving meanwhile: one statement, one commit for all.
-        await gravador.gravar(gravacao);
-      } else {
-        const { idempotencia } = p;
-        try {
-          await transacao(db, async (tx) => {
-            // The key first: a concurrent request with the same key waits here until this one ends.
-            await repo.guardarChave(
-              { ...idempotencia, eventoId: id, criadaEm: recebidoEm },
-              new Date(recebidoEm.getTime() - VALIDADE_DA_CHAVE_MS),
-              tx,
-            );
-            await tx.$executeRaw(sqlDaGravacao([gravacao]));
-          });
-        } catch (error) {
-          // A concurrent request with the same key committed first: answer with its event.
-          if (isUniqueViolation(error)) {
-            const anterior = await repetir(idempotencia, new Date());
-            if (anterior) return anterior;
-          }
-          throw error;
-        }
+      // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
+      // another publication holds (committed, or in a statement still in flight, which this one
+      // waits for) writes nothing: the answer is that publication's.
+      if (!(await gravador.gravar(gravacao))) {
+        const anterior = p.idempotencia && (await repetir(p.idempotencia, new Date()));
+        if (anterior) return anterior;
+        throw new AppError(
+          409,
+          'chave_de_idempotencia_em_uso',
+          'this Idempotency-Key is being used by another request; retry',
+        );
       }
       // The answer is what was just written (the same as GET /evento/{id} reads back), built
       // here instead of read again: a new event's deliveries are all pendente, in the queue.
