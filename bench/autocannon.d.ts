@@ -10,6 +10,8 @@ declare module 'autocannon' {
     overallRate?: number;
     timeout?: number;
     ignoreCoordinatedOmission?: boolean;
+    /** Each request in turn; setupRequest may change it before it is sent. */
+    requests?: { setupRequest?: (req: { headers?: Record<string, string> }) => unknown }[];
   }
   interface Histogram {
     average: number;

@@ -27,6 +27,7 @@ import { trabalhoDeEntrega } from '../packages/contracts/src';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { deleteVhost } from './local';
 import { pacedLoad } from './paced';
@@ -252,7 +253,7 @@ interface Linha {
   erros: number;
 }
 
-async function saturar(alvo: string, url: string, token: string, corpo: string): Promise<Linha> {
+async function saturar(alvo: string, url: string, token: string, corpo: string, comChave = false): Promise<Linha> {
   log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${DURATION} s…`);
   const r = await autocannon({
     url,
@@ -262,6 +263,19 @@ async function saturar(alvo: string, url: string, token: string, corpo: string):
     connections: CONNECTIONS,
     duration: DURATION,
     timeout: 10,
+    // A new Idempotency-Key per request, as @hub/client sends one per publication.
+    ...(comChave
+      ? {
+          requests: [
+            {
+              setupRequest: (req: { headers?: Record<string, string> }) => ({
+                ...req,
+                headers: { ...req.headers, 'idempotency-key': randomUUID() },
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   const linha = {
     alvo,
@@ -327,8 +341,11 @@ async function main() {
     linhas.push(await saturar('bare express 5 (JSON parse only)', `${bare.url}/eventos`, token, corpo));
     linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
     linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    linhas.push(
+      await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, true),
+    );
     const saturados = linhas.slice(1).reduce((n, l) => n + l.aceitos, 0);
-    // BENCH_ONLY_SATURATION=1: the three saturation rows and nothing written (for profiling runs,
+    // BENCH_ONLY_SATURATION=1: the saturation rows and nothing written (for profiling runs,
     // e.g. NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles every service of the platform).
     if (process.env.BENCH_ONLY_SATURATION === '1') return;
 
