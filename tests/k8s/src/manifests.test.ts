@@ -5,8 +5,8 @@ import path from 'node:path';
 import { loadConfig } from '@hub/config';
 import { QUEUES } from '@hub/contracts';
 import { parseAllDocuments } from 'yaml';
+import { configSchemaOf, ROOT } from './configuracao';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const K8S = path.join(ROOT, 'infra/k8s');
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed YAML, walked freely by the checks
@@ -68,17 +68,6 @@ function environmentOf(container: Yaml): NodeJS.ProcessEnv {
       env[item.name] = valuesOf('ConfigMap', item.valueFrom.configMapKeyRef.name)[item.valueFrom.configMapKeyRef.key];
   }
   return env;
-}
-
-/** The zod schema of a service's configuration (services/<name>/src/config.ts), when the service has one. */
-function configSchemaOf(service: string) {
-  const file = path.join(ROOT, 'services', service, 'src', 'config.ts');
-  if (!existsSync(file)) return undefined;
-  const schemas = Object.values(require(file)).filter(
-    (value: Yaml) => value && typeof value.safeParse === 'function' && value.shape && 'HUB_AMBIENTE' in value.shape,
-  );
-  if (schemas.length !== 1) throw new Error(`${file} should export one configuration schema, found ${schemas.length}`);
-  return schemas[0] as Parameters<typeof loadConfig>[0];
 }
 
 const containerOf = (service: string) => {
