@@ -9,7 +9,7 @@
 // floor. Workers run under tsx, as `pnpm dev` runs them.
 import os from 'node:os';
 import path from 'node:path';
-import { deleteVhost, freshVhost } from './local';
+import { abrirDestinos, deleteVhost, freshVhost } from './local';
 
 const N = Number(process.env.BENCH_ENTREGAS ?? 20_000);
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
@@ -39,6 +39,12 @@ async function main() {
       await broker.withChannel((ch) => declareDeliveryTopology(ch, [1_000], hub.topologia));
       const c = await cenario(hub);
       const assinaturas = await Promise.all(receptores.map((r) => c.assinar(r.url('/ok'))));
+      // 50 POSTs at once per receiver for the worker(s) together (the destination's row; default 10).
+      await abrirDestinos(
+        hub.db,
+        assinaturas.map((a) => a.url),
+        50,
+      );
       const eventos = Math.ceil(N / RECEPTORES);
       let feitos = 0;
       await Promise.all(

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 
 /** Local plumbing every benchmark script needs: a free port, a RabbitMQ virtual host of its own. */
@@ -35,4 +36,21 @@ export function freshVhost(name: string): boolean {
 
 export function deleteVhost(name: string): void {
   rabbitmqctl('delete_vhost', name);
+}
+
+/**
+ * The destination rows of these URLs' origins with `concorrencia` POSTs at once for all workers
+ * together (what an operator's PATCH /destino/{id} sets; the default is 10).
+ */
+export async function abrirDestinos(
+  db: { $executeRaw(query: TemplateStringsArray, ...values: unknown[]): Promise<number> },
+  urls: string[],
+  concorrencia: number,
+): Promise<void> {
+  const agora = new Date();
+  for (const origem of new Set(urls.map((url) => new URL(url).origin)))
+    await db.$executeRaw`
+      insert into destino (id, origem, concorrencia_maxima, criado_em, atualizado_em)
+      values (${randomUUID()}::uuid, ${origem}, ${concorrencia}, ${agora}, ${agora})
+      on conflict (origem) do update set concorrencia_maxima = excluded.concorrencia_maxima`;
 }

@@ -9,7 +9,7 @@
 // figures include this process's own waits: a ceiling, not a floor.
 import os from 'node:os';
 import path from 'node:path';
-import { deleteVhost, freshVhost } from './local';
+import { abrirDestinos, deleteVhost, freshVhost } from './local';
 
 const N = Number(process.env.BENCH_ENTREGAS ?? 20_000);
 const RECEPTORES = 4;
@@ -29,7 +29,6 @@ async function main() {
   const { connectTestBroker, spawnService, startTestIdentity, waitFor } = await import('../packages/testing/src');
   const { declareDeliveryTopology, DELIVERY_TOPOLOGY } = await import('../packages/contracts/src');
   const { startAccessForTests } = await import('../services/access/src/testing');
-  const { uuidv7 } = await import('../packages/database/src');
   const load = os.loadavg()[0]!.toFixed(2);
 
   const identity = await startTestIdentity();
@@ -46,11 +45,11 @@ async function main() {
     await broker.withChannel((ch) => declareDeliveryTopology(ch, [1_000]));
     const c = await cenario(hub);
     const assinaturas = await Promise.all(receptores.map((r) => c.assinar(r.url('/ok'))));
-    const agora = new Date();
-    for (const a of assinaturas)
-      await hub.db.$executeRaw`
-        insert into destino (id, origem, criado_em, atualizado_em)
-        values (${uuidv7()}::uuid, ${new URL(a.url).origin}, ${agora}, ${agora}) on conflict do nothing`;
+    await abrirDestinos(
+      hub.db,
+      assinaturas.map((a) => a.url),
+      50,
+    );
     const eventos = Math.ceil(N / RECEPTORES);
     let feitos = 0;
     await Promise.all(

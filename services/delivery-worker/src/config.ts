@@ -30,8 +30,13 @@ export const deliveryWorkerConfig = baseConfig.extend({
     .int()
     .min(1)
     .max(1000)
-    .default(10)
-    .describe('POSTs under way at once to one origin (scheme://host:port)'),
+    .default(100)
+    .describe(
+      "the most POSTs one worker process makes at once to one origin (its keep-alive sockets), whatever the destination's concorrencia_maxima allows",
+    ),
+  DELIVERY_DESTINOS_REFRESH: durationFromEnv('2s').describe(
+    'how often the destinations (limits, pause) and the number of workers are read, and the per-minute figures written',
+  ),
   DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
     'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
   ),

@@ -17,7 +17,7 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final or unknown, cancelado, adiado, duplicado: waited for a job of the same delivery under way)',
+    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final or unknown, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way)',
     labelNames: ['desfecho'] as const,
   });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
@@ -46,8 +46,19 @@ export function criarMetricas() {
     adiadas,
     recuperadas,
     duracao,
-    registrar(registry: Registry) {
-      for (const m of [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao] as Metric[])
+    /** Registers them, with POSTs under way per destination origin read at each scrape. */
+    registrar(registry: Registry, emAndamentoPorOrigem: () => [string, number][] = () => []) {
+      const porOrigem = new Gauge({
+        registers: [],
+        name: 'hub_delivery_destination_in_flight',
+        help: 'POSTs under way per destination origin in this process',
+        labelNames: ['origem'] as const,
+        collect() {
+          this.reset();
+          for (const [origem, n] of emAndamentoPorOrigem()) this.set({ origem }, n);
+        },
+      });
+      for (const m of [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao, porOrigem] as Metric[])
         registry.registerMetric(m);
     },
   };

@@ -13,6 +13,7 @@ import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import type { Logger } from '@hub/log';
 import { KeyStore } from '@hub/signing';
 import type { DeliveryWorkerConfig } from './config';
+import { Destinos } from './features/destinos/destinos';
 import { entregasRepository } from './features/entregas/entregas.repository';
 import { type EntregasService, entregasService } from './features/entregas/entregas.service';
 import { Remetente } from './features/entregas/remetente';
@@ -35,6 +36,8 @@ export interface RunningDeliveryWorker {
   broker: Broker;
   keys: KeyStore;
   entregas: EntregasService;
+  /** The destinations' rules this process obeys now. */
+  destinos: Destinos;
   varredura: VarreduraJob;
   stop(): Promise<void>;
 }
@@ -107,6 +110,15 @@ export async function startDeliveryWorker(
 
   const metricas = criarMetricas();
   const repo = entregasRepository(db);
+  const destinos = new Destinos({
+    db,
+    broker,
+    filaDeEntregas: topologia.filaDeEntregas,
+    logger,
+    intervaloMs: config.DELIVERY_DESTINOS_REFRESH,
+    tetoPorProcesso: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+  });
+  await destinos.iniciar();
   const remetente = new Remetente({
     timeoutMs: config.DELIVERY_TIMEOUT,
     ambiente: config.HUB_AMBIENTE,
@@ -122,7 +134,7 @@ export async function startDeliveryWorker(
     logger,
     metricas,
     passosMs,
-    concorrenciaPorDestino: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+    destinos,
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
   });
   const varredura = varreduraJob({
@@ -156,7 +168,7 @@ export async function startDeliveryWorker(
       },
       ...(config.HUB_API_URL ? { jwks: chavesPublicadas(keys, config.HUB_API_URL) } : {}),
     },
-    metrics: (registry) => metricas.registrar(registry),
+    metrics: (registry) => metricas.registrar(registry, () => entregas.limite.emAndamento()),
   });
   const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT);
 
@@ -167,13 +179,16 @@ export async function startDeliveryWorker(
     broker,
     keys,
     entregas,
+    destinos,
     varredura,
     stop: async () => {
       // No new jobs; the ones waiting go back; attempts under way get DELIVERY_STOP_TIMEOUT; the
       // consumer's close waits for every handler (ack or requeue) before the connection closes.
       entregas.parar(config.DELIVERY_STOP_TIMEOUT);
       await varredura.stop();
+      await destinos.parar();
       await broker.close();
+      await destinos.gravarRestantes();
       remetente.close();
       await server.close();
       await db.$disconnect();

@@ -156,7 +156,7 @@ export function entregasRepository(db: DbClient) {
 
     /**
      * Deliveries whose job seems lost: pendente or aguardando_nova_tentativa past their
-     * proxima_tentativa_em by `idadeMs`, or em_andamento untouched for `emAndamentoMs` (no live
+     * proxima_tentativa_em by `idadeMs` (not to a paused destination), or em_andamento untouched for `emAndamentoMs` (no live
      * worker). Taken with SKIP LOCKED and stamped (proxima_tentativa_em, atualizada_em = now), so
      * another sweeper neither waits for them nor sends them too.
      */
@@ -165,7 +165,10 @@ export function entregasRepository(db: DbClient) {
         `with alvo as (
            select e.id from entrega e
            where (e.situacao in ('pendente', 'aguardando_nova_tentativa')
-                  and e.proxima_tentativa_em < now() - $1::int * interval '1 millisecond')
+                  and e.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
+                  -- a paused destination's jobs are waiting on purpose, in a delay queue
+                  and not exists (select 1 from destino d
+                                  where d.pausado and d.origem = origem_da_url(e.url_de_destino)))
               or (e.situacao = 'em_andamento' and e.atualizada_em < now() - $2::int * interval '1 millisecond')
            order by e.proxima_tentativa_em
            limit $3::int

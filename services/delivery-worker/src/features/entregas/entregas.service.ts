@@ -6,10 +6,11 @@ import type { Logger } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
+import type { Destinos } from '../destinos/destinos';
 import { proximoAtraso } from './atrasos';
 import type { EntregasRepository, Registrada, Registro, Reivindicada } from './entregas.repository';
 import { LimitePorDestino, Parando } from './limite-por-destino';
-import { origemDe, type Remetente } from './remetente';
+import type { Remetente } from './remetente';
 
 export interface EntregasDeps {
   repo: EntregasRepository;
@@ -20,9 +21,16 @@ export interface EntregasDeps {
   logger: Logger;
   metricas: Metricas;
   passosMs: readonly number[];
-  concorrenciaPorDestino: number;
+  /** The destinations' limits and pauses (the rows of destino, this process's share). */
+  destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
+}
+
+/** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
+export function passoDaPausa(passosMs: readonly number[]): number {
+  const ate1Minuto = passosMs.filter((p) => p <= 60_000);
+  return ate1Minuto.length > 0 ? Math.max(...ate1Minuto) : Math.min(...passosMs);
 }
 
 /**
@@ -32,7 +40,9 @@ export interface EntregasDeps {
  */
 export function entregasService(deps: EntregasDeps) {
   const { repo, broker, topologia, logger, metricas } = deps;
-  const limite = new LimitePorDestino(deps.concorrenciaPorDestino, deps.esperaPorDestinoMs);
+  const { destinos } = deps;
+  const limite = new LimitePorDestino((origem) => destinos.regras(origem), deps.esperaPorDestinoMs);
+  destinos.aoMudar(() => limite.reavaliar());
   const reivindicacoes = new Lote<string, Reivindicada | undefined>(async (ids) => {
     const linhas = await repo.reivindicar([...new Set(ids)]);
     const porId = new Map(linhas.map((l) => [l.id, l]));
@@ -66,7 +76,18 @@ export function entregasService(deps: EntregasDeps) {
     metricas.trabalhos.inc({ desfecho: 'adiado' });
   }
 
+  /**
+   * A paused destination: the job waits in a delay queue and looks again, the delivery untouched
+   * (no claim, no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
+   */
+  async function esperarPausa(message: ConsumeMessage): Promise<void> {
+    const passo = passoDaPausa(deps.passosMs);
+    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passo), message, {});
+    metricas.trabalhos.inc({ desfecho: 'pausado' });
+  }
+
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string): Promise<void> {
+    if (destinos.regras(origem).pausado) return esperarPausa(message);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
     const reivindicada = await reivindicacoes.add(trabalho.entrega_id);
@@ -88,7 +109,7 @@ export function entregasService(deps: EntregasDeps) {
     }
     if (!liberar) return adiar(message);
     try {
-      await enviarERegistrar(trabalho, message, reivindicada, liberar);
+      await enviarERegistrar(trabalho, message, reivindicada, liberar, origem);
     } finally {
       liberar();
     }
@@ -99,6 +120,7 @@ export function entregasService(deps: EntregasDeps) {
     message: ConsumeMessage,
     reivindicada: Reivindicada,
     liberar: () => void,
+    origem: string,
   ): Promise<void> {
     metricas.trabalhos.inc({ desfecho: 'tentado' });
     const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
@@ -110,6 +132,7 @@ export function entregasService(deps: EntregasDeps) {
       // Cut short by the stop: not a real attempt; the job goes back to the queue untouched.
       throw new RequeueMessage('the worker stopped during the attempt');
     }
+    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm);
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
     metricas.tentativas.inc({ resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
@@ -163,7 +186,8 @@ export function entregasService(deps: EntregasDeps) {
       if (parando) throw new RequeueMessage('the worker is stopping');
       let origem: string;
       try {
-        origem = origemDe(new URL(trabalho.url_de_destino));
+        // The URL's origin, as the destino rows name it (origem_da_url of the stored, normalised URL).
+        origem = new URL(trabalho.url_de_destino).origin;
       } catch {
         origem = 'invalida';
       }
