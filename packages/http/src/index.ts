@@ -8,3 +8,4 @@ export * from './validation';
 export * from './text';
 export * from './client-error';
 export * from './guard';
+export * from './rotas';

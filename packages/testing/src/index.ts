@@ -17,3 +17,4 @@ export function connectTestBroker(name: string): Promise<Broker> {
 /** A name unique to this test run, for queues and exchanges that tests declare. */
 export const uniqueName = (prefix: string) =>
   `${prefix}.${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
+export * from './rotas';

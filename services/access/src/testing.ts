@@ -1,3 +1,4 @@
+import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import { forgetOnAccessChange } from '@hub/auth';
 import { Broker } from '@hub/broker';
@@ -16,6 +17,8 @@ import { MIGRATIONS_DIR } from './start';
 
 export interface TestAccess {
   url: string;
+  /** The express app it serves (route tables in tests). */
+  app: Express;
   databaseUrl: string;
   companyDomain: string;
   /** A master's token (its first request registers it). */
@@ -98,6 +101,7 @@ export async function startAccessForTests(
   };
 
   return {
+    app,
     url: server.url,
     databaseUrl: database.url,
     companyDomain: config.COMPANY_DOMAIN,

@@ -1,3 +1,4 @@
+import type { Express } from 'express';
 import path from 'node:path';
 import { createGuards, createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
@@ -30,6 +31,8 @@ export interface StartOptions {
 }
 
 export interface RunningFunction {
+  /** The express app it serves (route tables in tests). */
+  app: Express;
   url: string;
   port: number;
   db: Db;
@@ -79,6 +82,7 @@ export async function startFunction(
   const server = await listen(app, options.port ?? config.FUNCTION_PORT);
 
   return {
+    app,
     url: server.url,
     port: server.port,
     db,

@@ -1,4 +1,4 @@
-import { waitFor } from '@hub/testing';
+import { rotasContraDocumento, waitFor } from '@hub/testing';
 import { type Contexto, encerrarContexto, iniciarContexto } from './test-support';
 
 let ctx: Contexto;
@@ -56,6 +56,12 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(tags('/entrega/{id}/reenviar', 'post')).toEqual(['Entrega']);
     expect(tags('/reprocessamento/{id}', 'delete')).toEqual(['Solicitação de reprocessamento']);
     expect(body.paths['/.well-known/jwks.json'].get.security).toEqual([]);
+  });
+
+  test('When the routes hub-api really serves are listed, then each is in its /openapi.json and each documented operation is served', async () => {
+    const { servidas, naoDocumentadas, naoServidas } = await rotasContraDocumento(ctx.hub.app, ctx.hub.url);
+    expect({ naoDocumentadas, naoServidas }).toEqual({ naoDocumentadas: [], naoServidas: [] });
+    expect(servidas).toEqual(expect.arrayContaining(['GET /fila/{nome}/mensagens', 'POST /entrega/{id}/reenviar']));
   });
 
   test('When an unknown route is asked for, then 404 problem+json', async () => {

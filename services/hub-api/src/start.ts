@@ -1,3 +1,4 @@
+import type { Express } from 'express';
 import { existsSync } from 'node:fs';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
@@ -38,6 +39,8 @@ export interface StartOptions {
 }
 
 export interface RunningHubApi {
+  /** The express app it serves (route tables in tests). */
+  app: Express;
   url: string;
   port: number;
   db: Db;
@@ -165,6 +168,7 @@ export async function startHubApi(
   const server = await listen(app, options.port ?? config.HUB_API_PORT);
 
   return {
+    app,
     url: server.url,
     port: server.port,
     db,

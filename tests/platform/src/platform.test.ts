@@ -71,6 +71,36 @@ test('When the gateway merges the documents, then every operation it lists is on
   ).toEqual([]);
 });
 
+/** The hub's entities with their operation counts: the spec's 11, and DESIGN §4's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
+const HUB_ENTITIES = {
+  Aplicativo: 4,
+  Assinatura: 7,
+  'Chave de assinatura': 1,
+  Entrega: 4,
+  Esquema: 1,
+  Evento: 5,
+  'Evento recusado': 3,
+  Eventos: 2,
+  'Solicitação de reprocessamento': 4,
+  'Tipo de evento': 7,
+  'Versão de esquema': 7,
+  'Perfil de acesso': 7,
+  Colaborador: 5,
+  Fila: 4,
+  Tentativa: 3,
+  Destino: 5,
+};
+
+test("When the merged document's operations are counted per entity, then the hub has the spec's 69 operations in 16 entities", () => {
+  const porTag: Record<string, number> = {};
+  for (const ops of Object.values(merged.paths) as Record<string, { tags?: string[] }>[])
+    for (const op of Object.values(ops)) for (const tag of op.tags ?? []) porTag[tag] = (porTag[tag] ?? 0) + 1;
+  const doHub = Object.fromEntries(Object.keys(HUB_ENTITIES).map((tag) => [tag, porTag[tag] ?? 0]));
+  expect(doHub).toEqual(HUB_ENTITIES);
+  expect(Object.keys(doHub)).toHaveLength(16);
+  expect(Object.values(doHub).reduce((a, b) => a + b, 0)).toBe(69);
+});
+
 test('When the platform has started, then a master token from identity-dev is accepted through the gateway', async () => {
   const token = await platform.userToken('admin.plataforma@empresa.com.br', { master: true });
   const acesso = await api(platform.gatewayUrl, token, 'GET', '/auth/acesso');
