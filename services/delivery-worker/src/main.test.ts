@@ -49,7 +49,7 @@ test('When no signing key is configured, then main refuses to start, naming the 
   await expect(stat(path.join(path.dirname(hub.keysFile), 'nao-existe.json'))).rejects.toThrow(/ENOENT/);
 }, 30_000);
 
-test('When SIGTERM arrives, then attempts under way finish and are recorded, the rest go back to the queue untouched, and main exits 0', async () => {
+test("When SIGTERM arrives, then attempts under way finish and are recorded (logged with the publication's request id), the rest go back to the queue untouched, and main exits 0", async () => {
   service = spawnService(MAIN, {
     ...hub.env,
     DELIVERY_WORKER_PORT: '0',
@@ -65,7 +65,7 @@ test('When SIGTERM arrives, then attempts under way finish and are recorded, the
   const c = await cenario(hub);
   const segurar = await c.assinar(receptor.url('/segurar'));
   const paraOMudo = await c.assinar(mudo.url('/mudo'));
-  const [terminara] = await c.entregar([segurar], { broker });
+  const [terminara] = await c.entregar([segurar], { broker, requestId: 'publicacao-req-1' });
   // Two jobs to a receiver that never answers, one request at a time: one under way, one waiting its turn.
   const presos = [...(await c.entregar([paraOMudo], { broker })), ...(await c.entregar([paraOMudo], { broker }))];
   await waitFor(() => segurados.length === 1 && mudo.de('/mudo').length === 1, { what: 'the requests under way' });
@@ -77,6 +77,17 @@ test('When SIGTERM arrives, then attempts under way finish and are recorded, the
   const code = await service.stop();
   expect({ code, output: code === 0 ? '' : service.output() }).toEqual({ code: 0, output: '' });
 
+  // The attempt's log line carries the request id of the publication that caused it.
+  const linha = service
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"msg":"delivery attempt"') && l.includes(terminara!.entrega_id));
+  expect(JSON.parse(linha ?? '{}')).toMatchObject({
+    request_id: 'publicacao-req-1',
+    entrega_id: terminara!.entrega_id,
+    resultado: 'sucesso',
+    status_http: 200,
+  });
   const concluida = await hub.db.entrega.findUniqueOrThrow({ where: { id: terminara!.entrega_id } });
   expect(concluida.situacao).toBe('concluida');
   expect(await hub.db.tentativa.count({ where: { entregaId: terminara!.entrega_id } })).toBe(1);

@@ -162,7 +162,13 @@ export async function cenario(hub: TestHub) {
      */
     async entregar(
       assinaturas: Assinatura[],
-      opcoes: { dados?: string; publicar?: boolean; broker?: RunningDeliveryWorker['broker'] } = {},
+      opcoes: {
+        dados?: string;
+        publicar?: boolean;
+        broker?: RunningDeliveryWorker['broker'];
+        /** The publication's request id the jobs carry (null unless given). */
+        requestId?: string;
+      } = {},
     ): Promise<TrabalhoDeEntrega[]> {
       const recebidoEm = new Date();
       const eventoId = uuidv7(recebidoEm.getTime());
@@ -191,7 +197,7 @@ export async function cenario(hub: TestHub) {
         assinatura_id: a.id,
         url_de_destino: a.url,
         corpo,
-        request_id: null,
+        request_id: opcoes.requestId ?? null,
       }));
       await hub.db.entrega.createMany({
         data: trabalhos.map((t, i) => ({

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
-import type { Logger } from '@hub/log';
+import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
@@ -134,6 +134,18 @@ export function entregasService(deps: EntregasDeps) {
     }
     destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm);
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
+    logger.info(
+      {
+        entrega_id: trabalho.entrega_id,
+        evento_id: trabalho.evento_id,
+        origem,
+        resultado: rotulo,
+        status_http: resultado.statusHttp,
+        duracao_ms: resultado.duracaoMs,
+        ...(resultado.erro ? { erro: resultado.erro } : {}),
+      },
+      'delivery attempt',
+    );
     metricas.tentativas.inc({ resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
     const encerrar = resultado.statusHttp === 410;
@@ -199,13 +211,15 @@ export function entregasService(deps: EntregasDeps) {
         metricas.trabalhos.inc({ desfecho: 'duplicado' });
         logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
       }
-      const atual = (async () => {
+      const trabalhar = async () => {
         if (anterior) {
           await anterior.catch(() => undefined);
           if (parando) throw new RequeueMessage('the worker is stopping');
         }
         await tentar(trabalho, message, origem);
-      })();
+      };
+      // Every log line of the job carries the request id of the publication that caused it.
+      const atual = trabalho.request_id ? withRequestContext(trabalho.request_id, trabalhar) : trabalhar();
       emCurso.set(trabalho.entrega_id, atual);
       try {
         await atual;
