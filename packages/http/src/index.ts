@@ -9,3 +9,4 @@ export * from './text';
 export * from './client-error';
 export * from './guard';
 export * from './rotas';
+export * from './metricas';

@@ -131,6 +131,14 @@ export class OutboxRelay {
     return total;
   }
 
+  /** Age in seconds of the oldest row not yet published (0 when none waits): the outbox's lag, for /metrics. */
+  async atrasoSegundos(): Promise<number> {
+    const { rows } = await this.pool.query<{ segundos: number | null }>(
+      `select extract(epoch from now() - min(criado_em))::float8 as segundos from ${this.table} where publicado_em is null`,
+    );
+    return Math.max(0, rows[0]?.segundos ?? 0);
+  }
+
   /** Deletes published rows older than the retention, in chunks; returns how many. */
   async purgePublished(retentionMs = this.o.retentionMs): Promise<number> {
     let total = 0;

@@ -1,7 +1,7 @@
 import type { Guards } from '@hub/auth';
 import type { Broker } from '@hub/broker';
 import { eventoDaPlataforma } from '@hub/contracts';
-import { createHttpApp } from '@hub/http';
+import { createHttpApp, outboxLagMetric } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { Db } from './db';
 import { type DestinoDosAnuncios, funcoesRepository } from './features/funcoes/funcoes.repository';
@@ -15,6 +15,8 @@ export interface FunctionAppDeps {
   logger: Logger;
   /** Where renames announce collaborators; the platform-events exchange unless told otherwise. */
   destino?: DestinoDosAnuncios;
+  /** Age of the oldest unpublished outbox row, for /metrics (the relay's). */
+  atrasoDaOutbox?: () => Promise<number>;
 }
 
 export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = {
@@ -38,5 +40,6 @@ export function createApp(deps: FunctionAppDeps) {
       postgresql: () => deps.db.$queryRaw`select 1`,
       rabbitmq: deps.broker.ready,
     },
+    metrics: (registry) => registry.registerMetric(outboxLagMetric(deps.atrasoDaOutbox ?? (async () => 0))),
   });
 }

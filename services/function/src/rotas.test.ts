@@ -21,3 +21,8 @@ test('When the routes function really serves are listed, then each is in its /op
   expect({ naoDocumentadas, naoServidas }).toEqual({ naoDocumentadas: [], naoServidas: [] });
   expect(servidas).toEqual(expect.arrayContaining(['GET /funcao', 'PATCH /funcao/{id}']));
 });
+
+test('When /metrics is read, then it has the outbox lag', async () => {
+  const texto = await (await fetch(`${fn.url}/metrics`)).text();
+  expect(texto).toMatch(/^hub_outbox_lag_seconds\{service="function"\} \d+(\.\d+)?$/m);
+});

@@ -78,7 +78,14 @@ export async function startFunction(
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const app = createApp({ db, broker, guards: createGuards(verifier, resolver), logger, destino: options.destino });
+  const app = createApp({
+    db,
+    broker,
+    guards: createGuards(verifier, resolver),
+    logger,
+    destino: options.destino,
+    atrasoDaOutbox: () => relay.atrasoSegundos(),
+  });
   const server = await listen(app, options.port ?? config.FUNCTION_PORT);
 
   return {

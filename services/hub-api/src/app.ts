@@ -49,6 +49,7 @@ import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service
 import { type VersoesRepository, versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
+import { criarMetricas, type MetricasDoHub } from './metricas';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
@@ -72,12 +73,17 @@ export interface HubApiAppDeps {
   conciliacao: ConciliacaoDaFilaDeErro;
   /** The queues of the delivery topology, for GET /fila. */
   filas: FilasDaTopologia;
+  /** hub-api's metrics (one set per process); made here when absent. */
+  metricas?: MetricasDoHub;
+  /** Age of the oldest unpublished outbox row, for /metrics (the relay's). */
+  atrasoDaOutbox?: () => Promise<number>;
   /** Wakes the reprocessing runner after a request is made. */
   acordarReprocessamento?: () => void;
 }
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
-export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs'>) {
+export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>) {
+  const metricas = deps.metricas ?? criarMetricas();
   const caches = {
     assinaturas: new CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>(
       deps.cacheTtlMs ?? 5_000,
@@ -108,9 +114,12 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
     assinaturasEmCache: caches.assinaturas,
     tiposEmCache: caches.tipos,
     versoesEmCache: caches.versoes,
+    aoAceitar: () => metricas.aceitos.inc(),
   });
-  const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger);
-  return { ...repositorios, validador, publicacao, registrarRecusa, caches, esquecerTudo };
+  const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>
+    metricas.recusados.inc({ codigo }),
+  );
+  return { ...repositorios, validador, publicacao, registrarRecusa, caches, esquecerTudo, metricas };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 
@@ -122,6 +131,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
+    metrics: (registry) =>
+      casos.metricas.registrar(registry, {
+        atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),
+        filas: deps.filas,
+      }),
     routers: [
       chavesRoutes(deps.keys),
       aplicativosRoutes(

@@ -152,6 +152,7 @@ export async function startHubApi(
       relogio: options.relogio,
       conciliacao,
       filas: filasDaTopologia(broker, db, config.DELIVERY_RETRY_DELAYS),
+      atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.acordar(),
     },
     casos,

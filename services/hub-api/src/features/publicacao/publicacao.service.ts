@@ -54,6 +54,8 @@ export interface PublicacaoDeps {
   versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
   /** Group commit of publications, keyed or not; one of its own when absent. */
   gravador?: GravadorEmGrupo;
+  /** Told of each event written (metrics). */
+  aoAceitar?: () => void;
 }
 
 const chaveReutilizada = () =>
@@ -200,6 +202,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
           'this Idempotency-Key is being used by another request; retry',
         );
       }
+      deps.aoAceitar?.();
       // The answer is what was just written (the same as GET /evento/{id} reads back), built
       // here instead of read again: a new event's deliveries are all pendente, in the queue.
       return {

@@ -51,8 +51,14 @@ function nomeados(valor: unknown): { tipoDeEventoId: string | null; versaoDoEsqu
  * Stores a refused publication as an evento recusado and counts it in the hour's tally. A failure
  * to store is logged and swallowed: the client still gets its 4xx, never a 500 because of this.
  */
-export function registradorDeRecusas(db: Db, repo: PublicacaoRepository, logger: Logger) {
+export function registradorDeRecusas(
+  db: Db,
+  repo: PublicacaoRepository,
+  logger: Logger,
+  contar: (codigo: string) => void = () => undefined,
+) {
   return async function registrar(recusa: Recusa): Promise<void> {
+    contar(recusa.erro.codigo);
     const recebidoEm = recusa.recebidoEm ?? new Date();
     const corpo = recusa.corpo === undefined ? undefined : corpoTruncado(recusa.corpo);
     try {

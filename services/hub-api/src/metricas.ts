@@ -1,0 +1,62 @@
+import { outboxLagMetric } from '@hub/http';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { FilasDaTopologia } from './features/fila/filas';
+
+/** hub-api's own metrics, served by /metrics next to the frame's (requests by route and status). */
+export function criarMetricas() {
+  const aceitos = new Counter({
+    registers: [],
+    name: 'hub_eventos_aceitos_total',
+    help: 'events accepted and stored (POST /eventos, POST /evento, platform events); repeats of an Idempotency-Key not counted',
+  });
+  const recusados = new Counter({
+    registers: [],
+    name: 'hub_eventos_recusados_total',
+    help: 'publications refused (stored as evento recusado), by codigo',
+    labelNames: ['codigo'] as const,
+  });
+  return {
+    aceitos,
+    recusados,
+    /** Registers them, with the outbox lag and the delivery queues read at each scrape. */
+    registrar(registry: Registry, fontes: { atrasoDaOutbox: () => Promise<number>; filas?: FilasDaTopologia }) {
+      registry.registerMetric(aceitos);
+      registry.registerMetric(recusados);
+      registry.registerMetric(outboxLagMetric(fontes.atrasoDaOutbox));
+      const { filas } = fontes;
+      if (!filas) return;
+      const lidas = () => filas.listar();
+      let leitura: ReturnType<typeof lidas> | undefined;
+      // One read of RabbitMQ per scrape for both gauges.
+      const filasAgora = () => {
+        leitura ??= lidas().finally(() => setTimeout(() => (leitura = undefined), 500).unref());
+        return leitura;
+      };
+      registry.registerMetric(
+        new Gauge({
+          registers: [],
+          name: 'hub_fila_mensagens',
+          help: 'messages ready in each queue of the delivery topology (work, delay steps, error)',
+          labelNames: ['fila', 'papel'] as const,
+          async collect() {
+            this.reset();
+            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, f.mensagens);
+          },
+        }),
+      );
+      registry.registerMetric(
+        new Gauge({
+          registers: [],
+          name: 'hub_fila_consumidores',
+          help: 'consumers attached to each queue of the delivery topology',
+          labelNames: ['fila', 'papel'] as const,
+          async collect() {
+            this.reset();
+            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, f.consumidores);
+          },
+        }),
+      );
+    },
+  };
+}
+export type MetricasDoHub = ReturnType<typeof criarMetricas>;
