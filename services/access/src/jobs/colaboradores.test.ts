@@ -99,6 +99,27 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
     expect(await auth(id)).toMatchObject({ vinculado: true, nome: 'Ivo' });
   });
 
+  it('When an access is created while its collaborator is being synchronised, then it ends linked whichever commits first (20 rounds)', async () => {
+    const rodadas = Array.from({ length: 20 }, (_, i) => i);
+    const ids = await Promise.all(
+      rodadas.map(async (i) => {
+        const email = `corrida${i}@empresa.com.br`;
+        const [id] = await Promise.all([
+          criar(email),
+          sincronizar(`t-corrida-${i}`, { email, nome: `Corrida ${i}`, ativo: true }),
+        ]);
+        await processadas(de(`t-corrida-${i}`));
+        return id;
+      }),
+    );
+    const desligados = [];
+    for (const [i, id] of ids.entries()) {
+      const acesso = await auth(id);
+      if (!acesso.vinculado || acesso.nome !== `Corrida ${i}`) desligados.push(acesso.email);
+    }
+    expect(desligados).toEqual([]);
+  });
+
   it('When an older or repeated message arrives after a newer one, then it is ignored and changes nothing', async () => {
     const id = await criar('ana@empresa.com.br');
     const base: ColaboradorSincronizado = {

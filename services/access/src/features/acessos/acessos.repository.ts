@@ -1,7 +1,7 @@
 import { likeLiteral, uuidv7 } from '@hub/database';
 import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
-import type { DbClient } from '../../db';
+import { type DbClient, transacao } from '../../db';
 import type { Acesso, Prisma } from '../../generated/prisma/client';
 
 const vivo = { excluidoEm: null } satisfies Prisma.AcessoWhereInput;
@@ -53,11 +53,20 @@ const fromRaw = (row: RawAcesso): Acesso => ({
   atualizadoEm: row.atualizado_em,
 });
 
+/**
+ * Serialises, until the end of the caller's transaction, everything that links an e-mail's access
+ * to its collaborator: creating or re-addressing an access, and applying a synchronisation. Without
+ * it, a synchronisation committed while an access of the same e-mail was being created links
+ * nothing: each side reads before the other commits.
+ */
+export const travarEmail = (tx: DbClient, email: string) =>
+  tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`acesso-email:${email}`}))`;
+
 /** Accesses as stored; deleted ones (excluido_em set) are invisible to every query here. */
 export function acessosRepository(db: DbClient) {
   /** The live collaborator of the e-mail in the projection, whose name and id an access takes. */
-  const colaboradorDe = (email: string) =>
-    db.colaborador.findFirst({ where: { email, removido: false }, orderBy: { versao: 'desc' } });
+  const colaboradorDe = (email: string, cliente: DbClient = db) =>
+    cliente.colaborador.findFirst({ where: { email, removido: false }, orderBy: { versao: 'desc' } });
 
   return {
     async page(request: PageRequest): Promise<{ itens: Acesso[]; total: number }> {
@@ -100,34 +109,40 @@ export function acessosRepository(db: DbClient) {
     },
 
     /** Creates an access, linked at once to the collaborator of the same e-mail if one is known. */
-    async create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
-      const colaborador = await colaboradorDe(data.email);
-      const now = new Date();
-      return db.acesso.create({
-        data: {
-          id: uuidv7(),
-          email: data.email,
-          perfil: data.perfil,
-          ativo: true,
-          master: data.master,
-          termoauthId: colaborador?.termoauthId ?? null,
-          nome: colaborador?.nome ?? null,
-          criadoEm: now,
-          atualizadoEm: now,
-        },
+    create(data: { email: string; perfil: string; master: boolean }): Promise<Acesso> {
+      return transacao(db, async (tx) => {
+        await travarEmail(tx, data.email);
+        const colaborador = await colaboradorDe(data.email, tx);
+        const now = new Date();
+        return tx.acesso.create({
+          data: {
+            id: uuidv7(),
+            email: data.email,
+            perfil: data.perfil,
+            ativo: true,
+            master: data.master,
+            termoauthId: colaborador?.termoauthId ?? null,
+            nome: colaborador?.nome ?? null,
+            criadoEm: now,
+            atualizadoEm: now,
+          },
+        });
       });
     },
 
     /** Two statements when the e-mail changes: give it a transaction so the link cannot go stale. */
-    async update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
-      const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
-      if (data.email !== undefined) {
-        // The link follows the e-mail: the collaborator of the new address, or none.
-        const colaborador = await colaboradorDe(data.email);
-        changes.termoauthId = colaborador?.termoauthId ?? null;
-        changes.nome = colaborador?.nome ?? null;
-      }
-      return db.acesso.update({ where: { id }, data: changes });
+    update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
+      return transacao(db, async (tx) => {
+        const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
+        if (data.email !== undefined) {
+          // The link follows the e-mail: the collaborator of the new address, or none.
+          await travarEmail(tx, data.email);
+          const colaborador = await colaboradorDe(data.email, tx);
+          changes.termoauthId = colaborador?.termoauthId ?? null;
+          changes.nome = colaborador?.nome ?? null;
+        }
+        return tx.acesso.update({ where: { id }, data: changes });
+      });
     },
 
     async markDeleted(id: string): Promise<void> {

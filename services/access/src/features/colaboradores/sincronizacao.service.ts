@@ -1,5 +1,6 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
 import { type Db, transacao } from '../../db';
+import { travarEmail } from '../acessos/acessos.repository';
 import type { AccessEvents } from '../../events';
 import { normalizeEmail } from '../acessos/acessos.model';
 import { colaboradoresRepository } from './colaboradores.repository';
@@ -16,6 +17,7 @@ export function sincronizacaoService(db: Db, events: AccessEvents) {
       const email = normalizeEmail(message.email);
       const result = await transacao(db, async (tx) => {
         const colaboradores = colaboradoresRepository(tx);
+        await travarEmail(tx, email);
         if (!(await colaboradores.aplicarProjecao(message, email))) return { applied: false, emails: [] };
         const unlinked = await colaboradores.desvincular(message, email);
         const linked = message.removido ? [] : await colaboradores.vincular(message, email);
