@@ -31,6 +31,11 @@ export function criarMetricas() {
     name: 'hub_delivery_swept_total',
     help: 'jobs the sweeper enqueued again for deliveries whose job was lost',
   });
+  const destinosLidos = new Counter({
+    registers: [],
+    name: 'hub_delivery_destination_reads_total',
+    help: 'passes that read the destination rows (limits, pause) and the number of workers',
+  });
   const duracao = new Histogram({
     registers: [],
     name: 'hub_delivery_attempt_duration_seconds',
@@ -39,6 +44,7 @@ export function criarMetricas() {
     labelNames: ['resultado'] as const,
   });
   return {
+    destinosLidos,
     tentativas,
     trabalhos,
     situacoes,
@@ -58,7 +64,17 @@ export function criarMetricas() {
           for (const [origem, n] of emAndamentoPorOrigem()) this.set({ origem }, n);
         },
       });
-      for (const m of [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao, porOrigem] as Metric[])
+      for (const m of [
+        tentativas,
+        trabalhos,
+        situacoes,
+        emVoo,
+        adiadas,
+        recuperadas,
+        duracao,
+        destinosLidos,
+        porOrigem,
+      ] as Metric[])
         registry.registerMetric(m);
     },
   };

@@ -117,6 +117,7 @@ export async function startDeliveryWorker(
     logger,
     intervaloMs: config.DELIVERY_DESTINOS_REFRESH,
     tetoPorProcesso: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+    aoLer: () => metricas.destinosLidos.inc(),
   });
   await destinos.iniciar();
   const remetente = new Remetente({

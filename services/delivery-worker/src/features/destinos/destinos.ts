@@ -41,6 +41,8 @@ export interface DestinosOptions {
   intervaloMs: number;
   /** The most POSTs one process makes to one origin at once, whatever the row allows (its socket pool). */
   tetoPorProcesso: number;
+  /** Told after each pass that read the rows (metrics). */
+  aoLer?: () => void;
 }
 
 /**
@@ -124,6 +126,7 @@ export class Destinos {
     this.corrente ??= (async () => {
       try {
         await Promise.all([this.ler(), this.gravarFiguras()]);
+        this.options.aoLer?.();
         for (const ouvinte of this.ouvintes) ouvinte();
       } catch (error) {
         this.options.logger.warn({ err: error }, 'destinations not refreshed; the last rules stay');
