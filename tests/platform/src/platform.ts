@@ -55,6 +55,13 @@ export interface Platform {
   output(name: ServiceName): string;
   /** SIGTERM to every service (gateway first), their exit codes, then the databases and key files are removed. */
   stop(): Promise<Partial<Record<ServiceName, number | null>>>;
+  /** kill -9 of one service (a crash), nothing restarted. */
+  matar(name: ServiceName): Promise<void>;
+  /**
+   * Starts a service again with the environment it had (after matar, or it is killed first).
+   * Give the service a fixed port in `env` when others reach it by its URL (the gateway, hub-api).
+   */
+  reiniciar(name: ServiceName): Promise<void>;
 }
 
 /** What the start functions share: the environment, the options and the addresses of the services started so far. */
@@ -184,26 +191,28 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     await broker.remove();
     return codes;
   };
-  const launch = async (starting: Promise<ServiceProcess>) => {
-    const service = await starting;
+  const starters = new Map<ServiceName, () => Promise<ServiceProcess>>();
+  const launch = async (name: ServiceName, starter: () => Promise<ServiceProcess>) => {
+    starters.set(name, starter);
+    const service = await starter();
     running.push(service);
     setup.urls[service.name as ServiceName] = service.url;
   };
 
   try {
-    await launch(startIdentityDev(setup));
-    await launch(startAccess(setup, databases.access.url));
+    await launch('identity-dev', () => startIdentityDev(setup));
+    await launch('access', () => startAccess(setup, databases.access.url));
     // function and hub-api need only identity and access: start them together (both settled before
     // a failure of one stops the other, so no process is left behind).
     const together = await Promise.allSettled([
-      launch(startFunction(setup, databases.function.url)),
-      launch(startHubApi(setup, databases['hub-api'].url)),
+      launch('function', () => startFunction(setup, databases.function.url)),
+      launch('hub-api', () => startHubApi(setup, databases['hub-api'].url)),
     ]);
     for (const result of together) if (result.status === 'rejected') throw result.reason;
     if (isPresent('delivery-worker') && options.deliveryWorker !== false)
-      await launch(startDeliveryWorker(setup, databases['hub-api'].url));
-    if (isPresent('demo-receiver')) await launch(startDemoReceiver(setup));
-    await launch(startGateway(setup));
+      await launch('delivery-worker', () => startDeliveryWorker(setup, databases['hub-api'].url));
+    if (isPresent('demo-receiver')) await launch('demo-receiver', () => startDemoReceiver(setup));
+    await launch('gateway', () => startGateway(setup));
   } catch (error) {
     await stop();
     throw error;
@@ -224,5 +233,17 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     applicationToken: (clientId) => postToken(`${urls['identity-dev']}/token/aplicativo`, { client_id: clientId }),
     output: (name) => running.find((s) => s.name === name)?.output() ?? '',
     stop,
+    matar: async (name) => {
+      await running.find((s) => s.name === name)?.kill();
+    },
+    reiniciar: async (name) => {
+      const i = running.findIndex((s) => s.name === name);
+      const starter = starters.get(name);
+      if (i === -1 || !starter) throw new Error(`${name} is not part of this platform`);
+      await running[i]!.kill();
+      const service = await starter();
+      running[i] = service;
+      setup.urls[name] = service.url;
+    },
   };
 }

@@ -15,6 +15,8 @@ export interface ServiceProcess {
   running(): boolean;
   /** SIGTERM, then its exit code (null when a signal ended it). */
   stop(): Promise<number | null>;
+  /** SIGKILL (a crash: nothing of it runs on), resolved once it is gone. */
+  kill(): Promise<void>;
 }
 
 export class ServiceStartError extends Error {
@@ -56,6 +58,10 @@ export async function startServiceProcess(
     stop: async () => {
       if (service.running()) child.kill('SIGTERM');
       return exited;
+    },
+    kill: async () => {
+      if (service.running()) child.kill('SIGKILL');
+      await exited;
     },
   };
 

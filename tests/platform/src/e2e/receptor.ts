@@ -39,3 +39,15 @@ export async function iniciarAssinante() {
   };
 }
 export type Assinante = Awaited<ReturnType<typeof iniciarAssinante>>;
+
+/** A TCP port nobody listens on now (for a service that must come back on the same address). */
+export function portaLivre(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
