@@ -1,8 +1,20 @@
-import { baseConfig, durationFromEnv, identityConfig, loadConfig, portFromEnv, serviceUrlFromEnv } from '@hub/config';
+import { baseConfig, developmentDefault, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
 import { z } from 'zod';
 import { parseByteSize } from './proxy/body-limit';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
+
+/** One service URL or several separated by commas (instances the gateway takes in turn); LOCALHOST has a default. */
+const serviceUrlsFromEnv = (localUrl: string) =>
+  developmentDefault(
+    localUrl,
+    z
+      .string()
+      .refine(
+        (lista) => lista.split(',').every((url) => z.string().url().safeParse(url.trim()).success),
+        'one URL, or several separated by commas',
+      ),
+  );
 
 // The gateway talks HTTP only: RabbitMQ is not its business, so SANDBOX does not ask it for a URL. It
 // verifies tokens (to key the rate limit on the caller), hence the identity settings.
@@ -17,11 +29,15 @@ export const gatewayConfig = baseConfig
       .min(1)
       .default('127.0.0.1')
       .describe('address the metrics port binds to; loopback unless a scraper on another host must reach it'),
-    ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe(
-      'access service (/auth, /perfil-de-acesso, /colaborador)',
+    ACCESS_URL: serviceUrlsFromEnv('http://127.0.0.1:8081').describe(
+      'access service (/auth, /perfil-de-acesso, /colaborador); several instances: their URLs separated by commas',
     ),
-    FUNCTION_URL: serviceUrlFromEnv('http://127.0.0.1:8082').describe('function service (/funcao)'),
-    HUB_API_URL: serviceUrlFromEnv('http://127.0.0.1:8083').describe('hub-api service (events, subscriptions, …)'),
+    FUNCTION_URL: serviceUrlsFromEnv('http://127.0.0.1:8082').describe(
+      'function service (/funcao); several instances: their URLs separated by commas',
+    ),
+    HUB_API_URL: serviceUrlsFromEnv('http://127.0.0.1:8083').describe(
+      'hub-api service (events, subscriptions, …); several instances: their URLs separated by commas',
+    ),
     GATEWAY_UPSTREAMS: z
       .string()
       .default('access,function,hub-api')

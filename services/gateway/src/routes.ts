@@ -4,9 +4,31 @@ export type UpstreamName = 'access' | 'function' | 'hub-api';
 
 export interface Upstream {
   name: UpstreamName;
-  url: string;
+  /** Every instance of the service (its URL variable: one URL, or several separated by commas). */
+  urls: readonly string[];
+  /** The instance for the next request: each in turn (round robin). */
+  readonly url: string;
   /** False when this deployment does not run the service (GATEWAY_UPSTREAMS). */
   enabled: boolean;
+}
+
+/** An upstream over one or more instances, handed out in turn. */
+export function upstream(name: UpstreamName, lista: string, enabled: boolean): Upstream {
+  const urls = lista
+    .split(',')
+    .map((url) => url.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  let proxima = 0;
+  return {
+    name,
+    urls,
+    enabled,
+    get url() {
+      const url = urls[proxima % urls.length]!;
+      proxima = (proxima + 1) % urls.length;
+      return url;
+    },
+  };
 }
 
 /** Path prefixes of each service. A prefix matches itself and anything below it ("/evento" is not "/eventos"). */
@@ -45,11 +67,7 @@ export function upstreamOf(path: string): UpstreamName | undefined {
 }
 
 export function upstreamsFrom(config: GatewayConfig): Record<UpstreamName, Upstream> {
-  const make = (name: UpstreamName, url: string): Upstream => ({
-    name,
-    url: url.replace(/\/+$/, ''),
-    enabled: config.GATEWAY_UPSTREAMS.includes(name),
-  });
+  const make = (name: UpstreamName, urls: string) => upstream(name, urls, config.GATEWAY_UPSTREAMS.includes(name));
   return {
     access: make('access', config.ACCESS_URL),
     function: make('function', config.FUNCTION_URL),

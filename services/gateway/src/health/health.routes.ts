@@ -3,10 +3,19 @@ import type { Upstream } from '../routes';
 
 const CHECK_TIMEOUT_MS = 2000;
 
-/** "ok", or why the upstream is not ready (without its internal address: this page is public). */
+/**
+ * "ok" when at least one instance of the upstream is ready (the proxy spreads requests over the
+ * instances and moves on from one that refuses connections), or why none is (without internal
+ * addresses: this page is public).
+ */
 async function readinessOf(upstream: Upstream): Promise<string> {
+  const estados = await Promise.all(upstream.urls.map(readinessAt));
+  return estados.find((estado) => estado === 'ok') ?? estados[0] ?? 'falha: inacessivel';
+}
+
+async function readinessAt(url: string): Promise<string> {
   try {
-    const response = await fetch(`${upstream.url}/saude/prontidao`, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    const response = await fetch(`${url}/saude/prontidao`, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     await response.body?.cancel();
     return response.ok ? 'ok' : `falha: respondeu ${response.status}`;
   } catch (error) {

@@ -48,15 +48,32 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
   });
   proxy.on('econnreset', () => undefined);
 
+  /**
+   * To the next instance of the upstream. A refused connection (an instance down or restarting)
+   * is tried on the following instance, once per instance, when nothing of the request was
+   * consumed: no body, or a body read here already.
+   */
   const forward = (
     upstream: Upstream,
     req: IncomingMessage,
     res: ServerResponse,
     next: (error?: unknown) => void,
     buffer?: Buffer,
+    restantes = upstream.urls.length - 1,
   ) => {
-    proxy.web(req, res, { target: upstream.url, ...(buffer ? { buffer: Readable.from([buffer]) } : {}) }, (error) => {
+    const target = upstream.url;
+    proxy.web(req, res, { target, ...(buffer ? { buffer: Readable.from([buffer]) } : {}) }, (error) => {
       const code = (error as NodeJS.ErrnoException).code;
+      const semCorpo =
+        buffer !== undefined || declaredLength(req) === 0 || (declaredLength(req) === undefined && !isChunked(req));
+      if (code === 'ECONNREFUSED' && !res.headersSent && restantes > 0 && semCorpo) {
+        options.logger.warn(
+          { upstream: upstream.name, code },
+          'upstream instance refused the connection; trying the next',
+        );
+        forward(upstream, req, res, next, buffer, restantes - 1);
+        return;
+      }
       if (res.headersSent) {
         options.logger.warn({ upstream: upstream.name, code }, 'upstream failed after the response started');
         res.destroy();

@@ -16,6 +16,8 @@ export interface GatewayUnderTest {
 export async function startGatewayWithFakes(
   env: Record<string, string> = {},
   specs: { access?: RouteSpec[]; function?: RouteSpec[]; hubApi?: RouteSpec[] } = {},
+  /** More instances of hub-api behind the gateway (their URLs follow the first in HUB_API_URL). */
+  extra: { hubApiExtra?: string[] } = {},
 ): Promise<GatewayUnderTest> {
   const upstreams = {
     access: await startFakeUpstream('access', specs.access),
@@ -25,7 +27,7 @@ export async function startGatewayWithFakes(
   const config = readConfig({
     ACCESS_URL: upstreams.access.url,
     FUNCTION_URL: upstreams.function.url,
-    HUB_API_URL: upstreams.hubApi.url,
+    HUB_API_URL: [upstreams.hubApi.url, ...(extra.hubApiExtra ?? [])].join(','),
     ...env,
   });
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });

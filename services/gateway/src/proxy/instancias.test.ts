@@ -1,0 +1,48 @@
+import request from 'supertest';
+import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+
+/** hub-api as two instances behind the gateway (HUB_API_URL with two URLs). */
+describe('gateway in front of several instances of a service', () => {
+  let segunda: FakeUpstream;
+  let gateway: GatewayUnderTest;
+
+  beforeAll(async () => {
+    segunda = await startFakeUpstream('hub-api');
+    gateway = await startGatewayWithFakes({}, {}, { hubApiExtra: [segunda.url] });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await segunda.close().catch(() => undefined);
+  });
+
+  it('When both instances run, then requests are spread over them in turn', async () => {
+    const antes = [gateway.upstreams.hubApi.seen.length, segunda.seen.length];
+    for (let i = 0; i < 10; i += 1) await request(gateway.url).get(`/evento?i=${i}`).expect(200);
+    expect([gateway.upstreams.hubApi.seen.length - antes[0]!, segunda.seen.length - antes[1]!]).toEqual([5, 5]);
+  });
+
+  it('When one instance is not ready, then the gateway is still ready; when none is, it is not', async () => {
+    segunda.ready = false;
+    expect((await request(gateway.url).get('/saude/prontidao')).status).toBe(200);
+    gateway.upstreams.hubApi.ready = false;
+    const nenhuma = await request(gateway.url).get('/saude/prontidao');
+    expect(nenhuma.status).toBe(503);
+    expect(nenhuma.body.dependencias['hub-api']).toMatch(/^falha/);
+    segunda.ready = true;
+    gateway.upstreams.hubApi.ready = true;
+  });
+
+  it('When one instance is down, then every request without a body is answered by the other, and one with a body gets 502 or the other', async () => {
+    await segunda.close();
+    for (let i = 0; i < 6; i += 1) {
+      const response = await request(gateway.url).get(`/evento?queda=${i}`);
+      expect({ i, status: response.status }).toEqual({ i, status: 200 });
+    }
+    const statuses = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await request(gateway.url).post('/eventos').send({ i })).status);
+    // A streamed body is not sent twice: the request that met the dead instance is a 502 the client retries.
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    expect(statuses.every((s) => s === 200 || s === 502)).toBe(true);
+  });
+});
