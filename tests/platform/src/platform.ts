@@ -34,6 +34,8 @@ export interface PlatformOptions {
   rabbitmqUrl?: string;
   /** Whether the delivery worker runs (default true); without it, deliveries stay `pendente`. */
   deliveryWorker?: boolean;
+  /** Processes of hub-api and of the delivery worker (default 1 each); the gateway spreads over the hub-apis. */
+  instancias?: number;
 }
 
 export interface Platform {
@@ -53,6 +55,8 @@ export interface Platform {
   applicationToken(clientId: string): Promise<string>;
   /** The last log lines of a service, for failure messages. */
   output(name: ServiceName): string;
+  /** The address of every process of a service (several with `instancias`). */
+  enderecos(name: ServiceName): string[];
   /** SIGTERM to every service (gateway first), their exit codes, then the databases and key files are removed. */
   stop(): Promise<Partial<Record<ServiceName, number | null>>>;
   /** kill -9 of one service (a crash), nothing restarted. */
@@ -70,6 +74,8 @@ export interface PlatformSetup {
   options: PlatformOptions;
   urls: Partial<Record<ServiceName, string>>;
   keyDir: string;
+  /** Every hub-api process's address, when there are several (the gateway takes them all). */
+  hubApis?: string[];
 }
 
 const envOf = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
@@ -136,7 +142,7 @@ export function startGateway(setup: PlatformSetup): Promise<ServiceProcess> {
     GATEWAY_METRICS_PORT: '0',
     ACCESS_URL: setup.urls.access,
     FUNCTION_URL: setup.urls.function,
-    HUB_API_URL: setup.urls['hub-api'],
+    HUB_API_URL: setup.hubApis?.join(',') ?? setup.urls['hub-api'],
     GATEWAY_UPSTREAMS: 'access,function,hub-api',
     GATEWAY_OPENAPI_CACHE: '1s',
   });
@@ -209,8 +215,24 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       launch('hub-api', () => startHubApi(setup, databases['hub-api'].url)),
     ]);
     for (const result of together) if (result.status === 'rejected') throw result.reason;
-    if (isPresent('delivery-worker') && options.deliveryWorker !== false)
+    const n = Math.max(1, options.instancias ?? 1);
+    if (n > 1) {
+      // More processes of hub-api on the same database and broker (and the same key file), then the worker(s).
+      const principal = setup.urls['hub-api']!;
+      for (let i = 1; i < n; i += 1) running.push(await startHubApi(setup, databases['hub-api'].url));
+      setup.hubApis = [
+        principal,
+        ...running
+          .filter((r) => r.name === 'hub-api')
+          .map((r) => r.url)
+          .slice(1),
+      ];
+      setup.urls['hub-api'] = principal;
+    }
+    if (isPresent('delivery-worker') && options.deliveryWorker !== false) {
       await launch('delivery-worker', () => startDeliveryWorker(setup, databases['hub-api'].url));
+      for (let i = 1; i < n; i += 1) running.push(await startDeliveryWorker(setup, databases['hub-api'].url));
+    }
     if (isPresent('demo-receiver')) await launch('demo-receiver', () => startDemoReceiver(setup));
     await launch('gateway', () => startGateway(setup));
   } catch (error) {
@@ -232,6 +254,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     userToken: (email, extra = {}) => postToken(`${urls['identity-dev']}/token`, { email, ...extra }),
     applicationToken: (clientId) => postToken(`${urls['identity-dev']}/token/aplicativo`, { client_id: clientId }),
     output: (name) => running.find((s) => s.name === name)?.output() ?? '',
+    enderecos: (name) => running.filter((s) => s.name === name).map((s) => s.url),
     stop,
     matar: async (name) => {
       await running.find((s) => s.name === name)?.kill();
