@@ -1,4 +1,4 @@
-import { type Platform, startPlatform } from '@hub/platform-tests';
+import { type Assinante, iniciarAssinante, type Platform, startPlatform } from '@hub/platform-tests';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolations, type Violation } from './browser';
 
@@ -7,6 +7,8 @@ import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolatio
  * process, the panel built from this tree and served by the gateway at /painel/.
  */
 let platform: Platform;
+/** A subscriber in the test process whose answers the test sets (a failing one, then a healthy one). */
+let assinante: Assinante;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -20,7 +22,17 @@ const DESKTOP = { width: 1280, height: 800 };
 const MOBILE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  [build, platform] = await Promise.all([buildPanel(), startPlatform()]);
+  [build, platform, assinante] = await Promise.all([
+    buildPanel(),
+    // Short retries: the error-queue walk waits for a failing subscriber's two attempts.
+    startPlatform({
+      env: {
+        'delivery-worker': { DELIVERY_RETRY_DELAYS: '200ms,400ms' },
+        gateway: { RATE_LIMIT_USER_PER_MINUTE: '100000' },
+      },
+    }),
+    iniciarAssinante(),
+  ]);
   base = `${platform.gatewayUrl}/painel`;
   browser = await launch();
   context = await browser.newContext({ viewport: DESKTOP, locale: 'pt-BR' });
@@ -31,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await platform?.stop();
+  await assinante?.fechar();
 }, 60_000);
 
 /** The first list of a screen, or its empty state: what "usable" means. */
@@ -151,7 +164,8 @@ test('When the master fills the registry screens, then the application, type, ve
   await assinatura.getByLabel('Aplicativo assinante').selectOption({ label: 'Estoque (estoque-painel)' });
   await assinatura.getByLabel('Tipo de evento').selectOption({ label: 'pedido.criado' });
   await assinatura.getByLabel('versao_do_esquema').fill('1');
-  const destino = `${platform.urls['demo-receiver'] ?? 'http://127.0.0.1:9'}/webhooks/painel`;
+  // A subscriber in the test process that answers 204: the event published next is seen delivered.
+  const destino = assinante.url('/painel');
   await assinatura.getByLabel('url_de_destino').fill(destino);
   await assinatura.getByRole('button', { name: 'Criar' }).click();
   await page.getByRole('cell', { name: destino, exact: true }).waitFor();
@@ -193,6 +207,70 @@ test('When the master publishes a test event, then its 422 errors sit at their f
   await expect(
     page.getByRole('listitem').filter({ hasText: 'Eventos nas últimas 24 horas' }).locator('strong').textContent(),
   ).resolves.toBe('1');
+}, 120_000);
+
+/** The hub's API with the master's token, for what the screens do not need to show being made. */
+async function apiComoMaster<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const token = await platform.userToken('master.painel@empresa.com.br', { master: true });
+  const response = await fetch(`${platform.gatewayUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** Until the API shows what the screen is then expected to show (the API is polled, not the browser). */
+async function ateNaApi(rota: string, vale: (corpo: Record<string, unknown>) => boolean, what: string) {
+  const fim = Date.now() + 30_000;
+  while (!vale(await apiComoMaster<Record<string, unknown>>('GET', rota))) {
+    if (Date.now() > fim) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+test('When the test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, ready to be selected for reprocessing', async () => {
+  // The event published from the screen above was delivered to its subscriber.
+  const entregaDaTela = (await apiComoMaster<{ entregas: { id: string }[] }>('GET', `/evento/${seen.eventoId}`))
+    .entregas[0]!.id;
+  await ateNaApi(`/entrega/${entregaDaTela}`, (e) => e.situacao === 'concluida', 'the first delivery concluded');
+  await page.goto(`${base}/eventos/${seen.eventoId}`);
+  await page.getByText('concluida', { exact: true }).first().waitFor();
+  expect(assinante.de('/painel')).toHaveLength(1);
+
+  const [aplicativos, tipos] = await Promise.all([
+    apiComoMaster<{ itens: { id: string; client_id: string }[] }>('GET', '/aplicativo?tamanho=100'),
+    apiComoMaster<{ id: string }[]>('GET', '/tipo-de-evento/filtro?nome=pedido.criado'),
+  ]);
+  const estoque = aplicativos.itens.find((a) => a.client_id === 'estoque-painel')!;
+  assinante.responder('/falha', 500);
+  await apiComoMaster('POST', '/assinatura', {
+    aplicativo_assinante_id: estoque.id,
+    tipo_de_evento_id: tipos[0]!.id,
+    versao_do_esquema: 1,
+    url_de_destino: assinante.url('/falha'),
+    maximo_de_tentativas: 2,
+  });
+  const evento = await apiComoMaster<{ entregas: { id: string; url_de_destino: string }[] }>('POST', '/evento', {
+    tipo_de_evento_id: tipos[0]!.id,
+    versao_do_esquema: 1,
+    entidade_id: 'pedido-que-falha',
+    dados: { pedido_id: 'p-falha', valor: 1 },
+  });
+  const falha = evento.entregas.find((e) => e.url_de_destino.endsWith('/falha'))!.id;
+
+  await visit('entregas', '/entregas', (p) => p.locator('table, .estado.vazio').first().waitFor());
+  const filtros = page.getByRole('form', { name: 'Filtros de entregas' });
+  await filtros.getByLabel('situacao').selectOption('fila_de_erro');
+  await ateNaApi(`/entrega/${falha}`, (e) => e.situacao === 'fila_de_erro', 'the failing delivery in fila_de_erro');
+  await filtros.getByRole('button', { name: 'Filtrar' }).click();
+  const caixa = page.getByRole('checkbox', { name: `Selecionar a entrega ${falha}` });
+  await caixa.waitFor();
+  await check('entregas-fila-de-erro');
+  await expect(page.getByRole('button', { name: 'Reprocessar selecionadas (0)' }).count()).resolves.toBe(1);
+  await caixa.check();
+  await page.getByRole('button', { name: 'Reprocessar selecionadas (1)' }).waitFor();
 }, 120_000);
 
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
