@@ -9,7 +9,8 @@
 // floor. Workers run under tsx, as `pnpm dev` runs them.
 import os from 'node:os';
 import path from 'node:path';
-import { abrirDestinos, deleteVhost, freshVhost } from './local';
+import { deleteVhost, freshVhost } from './local';
+import { semearEntregas } from './semear';
 
 const N = Number(process.env.BENCH_ENTREGAS ?? 20_000);
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
@@ -37,25 +38,14 @@ async function main() {
     );
     try {
       await broker.withChannel((ch) => declareDeliveryTopology(ch, [1_000], hub.topologia));
-      const c = await cenario(hub);
-      const assinaturas = await Promise.all(receptores.map((r) => c.assinar(r.url('/ok'))));
       // 50 POSTs at once per receiver for the worker(s) together (the destination's row; default 10).
-      await abrirDestinos(
-        hub.db,
-        assinaturas.map((a) => a.url),
-        50,
+      const total = await semearEntregas(
+        cenario,
+        hub,
+        broker,
+        receptores.map((r) => r.url('/ok')),
+        N,
       );
-      const eventos = Math.ceil(N / RECEPTORES);
-      let feitos = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          while (feitos < eventos) {
-            feitos++;
-            await c.entregar(assinaturas, { broker, dados: '{"pedido":"12345","valor":1999,"itens":[1,2,3]}' });
-          }
-        }),
-      );
-      const total = eventos * RECEPTORES;
       const workers = Array.from({ length: quantos }, () =>
         spawnService(main, {
           ...hub.env,

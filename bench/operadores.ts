@@ -9,7 +9,8 @@
 // figures include this process's own waits: a ceiling, not a floor.
 import os from 'node:os';
 import path from 'node:path';
-import { abrirDestinos, deleteVhost, freshVhost } from './local';
+import { deleteVhost, freshVhost } from './local';
+import { semearEntregas } from './semear';
 
 const N = Number(process.env.BENCH_ENTREGAS ?? 20_000);
 const RECEPTORES = 4;
@@ -43,24 +44,13 @@ async function main() {
   const servicos: { stop(): Promise<number | null> }[] = [];
   try {
     await broker.withChannel((ch) => declareDeliveryTopology(ch, [1_000]));
-    const c = await cenario(hub);
-    const assinaturas = await Promise.all(receptores.map((r) => c.assinar(r.url('/ok'))));
-    await abrirDestinos(
-      hub.db,
-      assinaturas.map((a) => a.url),
-      50,
+    const total = await semearEntregas(
+      cenario,
+      hub,
+      broker,
+      receptores.map((r) => r.url('/ok')),
+      N,
     );
-    const eventos = Math.ceil(N / RECEPTORES);
-    let feitos = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (feitos < eventos) {
-          feitos++;
-          await c.entregar(assinaturas, { broker, dados: '{"pedido":"12345","valor":1999,"itens":[1,2,3]}' });
-        }
-      }),
-    );
-    const total = eventos * RECEPTORES;
 
     const hubApi = spawnService(path.join(__dirname, '../services/hub-api/src/main.ts'), {
       ...identity.env,
