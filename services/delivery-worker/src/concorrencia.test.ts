@@ -6,6 +6,7 @@ import {
   cenario,
   createTestHub,
   deleteTestTopology,
+  soltarContando,
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
@@ -78,13 +79,8 @@ describe('delivery worker: destinations and workers side by side', () => {
     ).toBe(0);
 
     // Released, it gets every delivery, never more than two at once.
-    let maximo = 0;
-    const soltar = setInterval(() => {
-      maximo = Math.max(maximo, lento.abertos());
-      for (const res of presos.splice(0)) res.writeHead(200).end();
-    }, 5);
-    try {
-      await waitFor(
+    const maximo = await soltarContando(lento, presos, () =>
+      waitFor(
         async () =>
           (await concluidas(
             hub,
@@ -94,10 +90,8 @@ describe('delivery worker: destinations and workers side by side', () => {
           timeoutMs: 15_000,
           what: 'every delivery to the slow destination once released',
         },
-      );
-    } finally {
-      clearInterval(soltar);
-    }
+      ),
+    );
     expect(maximo).toBeLessThanOrEqual(2);
     // Jobs that waited too long went through the shortest delay queue: no attempt was counted for them.
     const tentativas = await hub.db.tentativa.count({ where: { entregaId: { in: lentas.map((t) => t.entrega_id) } } });

@@ -7,6 +7,7 @@ import {
   cenario,
   createTestHub,
   deleteTestTopology,
+  soltarContando,
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
@@ -98,13 +99,8 @@ describe('delivery worker: the destinations as operators set them', () => {
     await waitFor(() => presos.length >= 2, { what: 'the slow destination holding its two' });
     expect(lento.abertos()).toBe(2);
 
-    let maximo = 0;
-    const soltar = setInterval(() => {
-      maximo = Math.max(maximo, lento.abertos());
-      for (const res of presos.splice(0)) res.writeHead(200).end();
-    }, 5);
-    try {
-      await waitFor(
+    const maximo = await soltarContando(lento, presos, () =>
+      waitFor(
         async () =>
           (await concluidas(
             hub,
@@ -114,10 +110,8 @@ describe('delivery worker: the destinations as operators set them', () => {
           timeoutMs: 20_000,
           what: 'the slow destination served once released',
         },
-      );
-    } finally {
-      clearInterval(soltar);
-    }
+      ),
+    );
     expect(maximo).toBeLessThanOrEqual(2);
   });
 
@@ -221,19 +215,12 @@ describe('delivery worker: the destinations as operators set them', () => {
     for (let i = 0; i < 16; i += 1) trabalhos.push(...(await c.entregar([a], { broker: um.broker })));
     const ids = trabalhos.map((t) => t.entrega_id);
     await waitFor(() => presos.length >= 4, { what: 'four requests open' });
-    let maximo = 0;
-    const soltar = setInterval(() => {
-      maximo = Math.max(maximo, lento.abertos());
-      for (const res of presos.splice(0)) res.writeHead(200).end();
-    }, 5);
-    try {
-      await waitFor(async () => (await concluidas(hub, ids)) === ids.length, {
+    const maximo = await soltarContando(lento, presos, () =>
+      waitFor(async () => (await concluidas(hub, ids)) === ids.length, {
         timeoutMs: 20_000,
         what: 'every delivery',
-      });
-    } finally {
-      clearInterval(soltar);
-    }
+      }),
+    );
     expect(maximo).toBeLessThanOrEqual(4);
   });
 });

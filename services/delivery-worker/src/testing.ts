@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -231,4 +232,26 @@ export async function cenario(hub: TestHub) {
       return trabalhos;
     },
   };
+}
+
+/**
+ * Answers 200, as they arrive, the requests a receiver holds in `presos` until `ate` resolves, and
+ * gives the most requests it ever had open at once (what a concurrency limit must bound).
+ */
+export async function soltarContando(
+  receptor: { abertos(): number },
+  presos: http.ServerResponse[],
+  ate: () => Promise<unknown>,
+): Promise<number> {
+  let maximo = 0;
+  const soltar = setInterval(() => {
+    maximo = Math.max(maximo, receptor.abertos());
+    for (const res of presos.splice(0)) res.writeHead(200).end();
+  }, 5);
+  try {
+    await ate();
+  } finally {
+    clearInterval(soltar);
+  }
+  return maximo;
 }

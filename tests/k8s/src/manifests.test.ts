@@ -1,6 +1,6 @@
 // infra/k8s validated without a cluster: every manifest against the Kubernetes (and KEDA) schemas of
 // kubernetes-models, then what the platform needs of them: probes, ports, the services' configuration.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '@hub/config';
 import { QUEUES } from '@hub/contracts';
