@@ -7776,6 +7776,324 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/fila": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every queue of the delivery topology (work, delay steps, error) with its messages and consumers
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nome: string;
+                            /**
+                             * @description work queue, a retry delay step, or the error queue
+                             * @enum {string}
+                             */
+                            papel: "trabalho" | "atraso" | "erro";
+                            /** @description messages in the queue now (ready, not yet taken) */
+                            mensagens: number;
+                            /** @description consumers attached now */
+                            consumidores: number;
+                            /** @description false while nobody declared it yet (a delay queue before the first worker started) */
+                            declarada: boolean;
+                        }[];
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fila/{nome}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One queue of the delivery topology by name
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    nome: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            nome: string;
+                            /**
+                             * @description work queue, a retry delay step, or the error queue
+                             * @enum {string}
+                             */
+                            papel: "trabalho" | "atraso" | "erro";
+                            /** @description messages in the queue now (ready, not yet taken) */
+                            mensagens: number;
+                            /** @description consumers attached now */
+                            consumidores: number;
+                            /** @description false while nobody declared it yet (a delay queue before the first worker started) */
+                            declarada: boolean;
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/fila/{nome}/mensagens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Looks at up to `limite` messages of the error queue without taking them out (each look shows the next ones); the work and delay queues answer 409 fila_sem_inspecao
+         * @description Requires: monitoramento.ler
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description default 20; below 1 is taken as 1, above 100 as 100 */
+                    limite?: number;
+                };
+                header?: never;
+                path: {
+                    nome: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            fila: string;
+                            /** @description messages in the queue when the look began */
+                            mensagens_na_fila: number;
+                            itens: {
+                                /** @description false when the body is not a delivery job (its delivery fields are then null) */
+                                legivel: boolean;
+                                /** @description the delivery (the job's message id) */
+                                entrega_id: string | null;
+                                /** @description its event */
+                                evento_id: string | null;
+                                /** @description its subscription */
+                                assinatura_id: string | null;
+                                /** @description where its last cycle POSTed */
+                                url_de_destino: string | null;
+                                /** @description attempts of the cycle that ended */
+                                tentativas: number | null;
+                                /** @description the last attempt's error or HTTP status */
+                                ultimo_erro: string | null;
+                                /** @description tentativas_esgotadas, assinatura_encerrada (410), limite_de_entregas (poison job) or conciliacao */
+                                motivo: string | null;
+                                /** @description the delivery now; anything but fila_de_erro (or null: erased) is a difference the reconciliation removes */
+                                situacao_da_entrega: ("pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada") | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description missing or invalid token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description inactive access or missing permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description a queue of the topology other than the error queue (fila_sem_inspecao) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/fila/erro/conciliar": {
         parameters: {
             query?: never;
