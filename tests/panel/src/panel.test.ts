@@ -1,6 +1,8 @@
 import { type Platform, startPlatform } from '@hub/platform-tests';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolations, type Violation } from './browser';
+import { filaDeErroPelaTela } from './fila-de-erro';
+import { iniciarReceptor, type Receptor } from './receptor';
 
 /**
  * The panel in a real browser (the system's Chromium) against the real platform: every service a
@@ -12,6 +14,7 @@ let context: BrowserContext;
 let page: Page;
 let base: string;
 let build: { jsBytes: number; jsGzipBytes: number };
+let receptor: Receptor;
 const violations: Violation[] = [];
 const layoutBreaks: string[] = [];
 const seen = { eventoId: '', versaoId: '' };
@@ -20,7 +23,13 @@ const DESKTOP = { width: 1280, height: 800 };
 const MOBILE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  [build, platform] = await Promise.all([buildPanel(), startPlatform()]);
+  // Short retries, so a subscriber that fails reaches the error queue within the test.
+  const retries = { DELIVERY_RETRY_DELAYS: '50ms,100ms' };
+  [build, platform, receptor] = await Promise.all([
+    buildPanel(),
+    startPlatform({ env: { 'delivery-worker': retries, 'hub-api': retries } }),
+    iniciarReceptor(),
+  ]);
   base = `${platform.gatewayUrl}/painel`;
   browser = await launch();
   context = await browser.newContext({ viewport: DESKTOP, locale: 'pt-BR' });
@@ -31,6 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await platform?.stop();
+  await receptor?.fechar();
 }, 60_000);
 
 /** The first list of a screen, or its empty state: what "usable" means. */
@@ -194,6 +204,13 @@ test('When the master publishes a test event, then its 422 errors sit at their f
     page.getByRole('listitem').filter({ hasText: 'Eventos nas últimas 24 horas' }).locator('strong').textContent(),
   ).resolves.toBe('1');
 }, 120_000);
+
+test('When a subscriber fails, then the delivery reaches the error queue on screen, and reprocessed from the screen it is concluded', async () => {
+  const entregaId = await filaDeErroPelaTela({ page, base, receptor, check });
+  expect(entregaId).toMatch(/^[0-9a-f-]{36}$/);
+  // Two attempts that failed, then the one of the new cycle that succeeded.
+  expect(receptor.recebidos).toBe(3);
+}, 240_000);
 
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
   await visit('recusados', '/eventos-recusados');
