@@ -12,6 +12,8 @@ export class HubError extends Error {
     problem: Partial<Problema> | undefined,
     /** How many requests were sent. */
     readonly attempts: number,
+    /** The request refused: its method and the route as the OpenAPI document names it (`/entrega/{id}`). */
+    readonly request?: { method: string; path: string },
   ) {
     const codigo = problem?.codigo ?? 'desconhecido';
     super(`${status} ${codigo}: ${problem?.detail ?? 'the hub answered without a problem body'}`);

@@ -11,3 +11,4 @@ export {
 } from './client.js';
 export { HubError, HubNetworkError } from './errors.js';
 export type { components, paths, webhooks } from './generated/schema.js';
+export { type ApiClient, type ApiClientOptions, createApiClient } from './api-client.js';

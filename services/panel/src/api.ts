@@ -1,17 +1,11 @@
-/** The gateway's API, same origin, with the signed-in person's token. */
+import { type ApiClient, type components, createApiClient, HubError, HubNetworkError, type paths } from '@hub/client';
 
-export interface ErroDeCampo {
-  caminho: string;
-  mensagem: string;
-}
+/** The gateway's API, same origin, with the signed-in person's token: @hub/client's typed client. */
 
-export interface Problema {
-  status: number;
-  codigo: string;
-  title?: string;
-  detail: string;
-  erros?: ErroDeCampo[];
-}
+type ProblemaDaApi = components['schemas']['Problema'];
+export type ErroDeCampo = NonNullable<ProblemaDaApi['erros']>[number];
+/** What the screens read of a refusal (a network failure has status 0). */
+export type Problema = Pick<ProblemaDaApi, 'status' | 'codigo' | 'detail' | 'erros'>;
 
 export interface Pagina<T> {
   itens: T[];
@@ -19,6 +13,23 @@ export interface Pagina<T> {
   tamanho: number;
   total: number;
 }
+
+type Ok<R> = R extends { 200: infer A } ? A : R extends { 201: infer A } ? A : never;
+/** The JSON a route answers on success, as the platform's /openapi.json describes it. */
+export type Resposta<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
+  ? Ok<R> extends { content: { 'application/json': infer C } }
+    ? C
+    : never
+  : never;
+/** One item of a paged (or filtered) list route. */
+export type ItemDe<P extends keyof paths> =
+  Resposta<P, 'get' & keyof paths[P]> extends infer L
+    ? L extends { itens: (infer I)[] }
+      ? I
+      : L extends (infer I)[]
+        ? I
+        : never
+    : never;
 
 const CHAVE = 'hub.painel.token';
 
@@ -73,35 +84,50 @@ export const quandoExpirar = (fn: () => void) => {
   aoExpirar = fn;
 };
 
-export async function api<T>(metodo: string, caminho: string, corpo?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
-  const token = sessao.token();
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (corpo !== undefined) headers['content-type'] = 'application/json';
-  let resposta: Response;
-  try {
-    resposta = await fetch(caminho, {
-      method: metodo,
-      headers,
-      body: corpo === undefined ? undefined : JSON.stringify(corpo),
-    });
-  } catch (error) {
-    throw new ErroDaApi({ status: 0, codigo: 'sem_resposta', detail: String(error) }, metodo, caminho);
-  }
-  if (resposta.status === 401) {
+/** Every route, typed with the platform's `paths`; never retried (the person decides). */
+export const cliente: ApiClient = createApiClient({
+  baseUrl: location.origin,
+  token: sessao.token,
+  onUnauthorized: () => {
     sessao.sair();
     aoExpirar();
+  },
+});
+
+/** @hub/client's refusals as the screens show them. */
+export function comoErroDaApi(error: unknown): unknown {
+  if (error instanceof HubError) {
+    const { method = '', path = '' } = error.request ?? {};
+    const { detail, erros } = error.problem;
+    return new ErroDaApi(
+      { status: error.status, codigo: error.codigo, detail: detail || error.message, erros },
+      method,
+      path,
+    );
   }
-  const tipo = resposta.headers.get('content-type') ?? '';
-  const json = tipo.includes('json') ? await resposta.json().catch(() => undefined) : undefined;
-  if (!resposta.ok) {
-    const problema: Problema =
-      json && typeof json === 'object' && 'codigo' in json
-        ? (json as Problema)
-        : { status: resposta.status, codigo: 'erro', detail: resposta.statusText || 'falhou' };
-    throw new ErroDaApi({ ...problema, status: resposta.status }, metodo, caminho);
+  if (error instanceof HubNetworkError)
+    return new ErroDaApi({ status: 0, codigo: 'sem_resposta', detail: String(error.cause) }, '', '');
+  return error;
+}
+
+/** The data of a typed call (`dados(cliente.GET('/fila'))`); a refusal rejects with ErroDaApi. */
+export async function dados<T>(chamada: Promise<{ data?: T }>): Promise<T> {
+  try {
+    return (await chamada).data as T;
+  } catch (error) {
+    throw comoErroDaApi(error);
   }
-  return (json ?? (resposta.status === 204 ? undefined : await resposta.text())) as T;
+}
+
+type ClienteSolto = { request(metodo: string, caminho: string, init: { body?: unknown }): Promise<{ data?: unknown }> };
+
+/**
+ * A call on a path built at run time (the generic lists, the registry forms): the same client and
+ * errors, typed by the caller. Prefer `dados(cliente.GET(...))`, checked against the API's types.
+ */
+export function api<T>(metodo: string, caminho: string, corpo?: unknown): Promise<T> {
+  const solto = cliente as unknown as ClienteSolto;
+  return dados(solto.request(metodo.toLowerCase(), caminho, corpo === undefined ? {} : { body: corpo })) as Promise<T>;
 }
 
 /** `?a=1&b=x` from the values that are set. */
@@ -114,22 +140,10 @@ export function consulta(valores: Record<string, string | number | boolean | und
   return texto ? `?${texto}` : '';
 }
 
-export interface Acoes {
-  ler?: boolean;
-  criar?: boolean;
-  editar?: boolean;
-  deletar?: boolean;
-}
-export type Area = 'aplicativos' | 'colaboradores' | 'configuracoes' | 'monitoramento';
-export interface AcessoAtual {
-  id: string;
-  email: string;
-  nome: string;
-  perfil: string;
-  master: boolean;
-  perfil_acesso?: string | null;
-  permissoes: Partial<Record<Area, Acoes>>;
-}
+/** GET /auth/acesso: who is signed in and what the profile allows. */
+export type AcessoAtual = Resposta<'/auth/acesso', 'get'>;
+export type Area = keyof AcessoAtual['permissoes'];
+export type Acoes = NonNullable<AcessoAtual['permissoes'][Area]>;
 
 export const pode = (acesso: AcessoAtual, area: Area, acao?: keyof Acoes): boolean => {
   if (acesso.master) return true;

@@ -1,6 +1,6 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type AcessoAtual, type Acoes, type Area, api, ErroDaApi, pode, quandoExpirar, sessao } from './api';
+import { type AcessoAtual, type Acoes, type Area, cliente, dados, ErroDaApi, pode, quandoExpirar, sessao } from './api';
 import { TelaEntrar } from './entrar';
 import { casar, Link, useRota } from './rota';
 import { TelaAcessos, TelaColaboradores, TelaFuncoes, TelaPerfis } from './telas/acessos';
@@ -13,9 +13,11 @@ import {
   TelaVersao,
   TelaVersoes,
 } from './telas/cadastro';
-import { TelaEntrega, TelaEntregas, TelaReprocessamento, TelaReprocessamentos } from './telas/entregas';
+import { TelaEntrega, TelaEntregas } from './telas/entregas';
 import { TelaEvento, TelaEventos, TelaPublicar, TelaRecusado, TelaRecusados } from './telas/eventos';
-import { TelaDestinos, TelaFilas, TelaTentativas } from './telas/operacao';
+import { TelaFilas } from './telas/filas';
+import { TelaDestinos, TelaTentativas } from './telas/operacao';
+import { TelaReprocessamento, TelaReprocessamentos } from './telas/reprocessamentos';
 import { TelaResumo } from './telas/resumo';
 import { Aviso, Carregando } from './ui';
 
@@ -138,7 +140,7 @@ export function App() {
 
   useEffect(() => {
     if (fase !== 'carregando') return;
-    api<AcessoAtual>('GET', '/auth/acesso')
+    dados(cliente.GET('/auth/acesso'))
       .then((a) => {
         setAcesso(a);
         setMotivo(undefined);

@@ -10,8 +10,13 @@ const valorDoFiltro = (campo: CampoDef, valor: string) =>
   campo.tipo === 'data' && valor ? new Date(valor).toISOString() : valor.trim();
 
 /** The filters as a small form: applied on submit, cleared at once. */
-export function FormularioDeFiltros(props: { campos: CampoDef[]; aplicar: (f: Filtros) => void; rotulo: string }) {
-  const [valores, setValores] = useState<Filtros>({});
+export function FormularioDeFiltros(props: {
+  campos: CampoDef[];
+  aplicar: (f: Filtros) => void;
+  rotulo: string;
+  iniciais?: Filtros;
+}) {
+  const [valores, setValores] = useState<Filtros>(props.iniciais ?? {});
   return (
     <form
       class="filtros"
@@ -63,13 +68,15 @@ export function Lista<T extends { id?: string }>(props: {
   filtros?: CampoDef[];
   colunas: Coluna<T>[];
   textoVazio: string;
+  /** Filters applied from the start (a link such as /entregas?situacao=fila_de_erro). */
+  filtrosIniciais?: Filtros;
   tamanho?: number;
   versao?: number;
   intervaloMs?: number;
   abaixo?: (contexto: { itens: T[]; filtros: Filtros; recarregar: () => void }) => ComponentChildren;
 }) {
   const [pagina, setPagina] = useState(1);
-  const [filtros, setFiltros] = useState<Filtros>({});
+  const [filtros, setFiltros] = useState<Filtros>(props.filtrosIniciais ?? {});
   const tamanho = props.tamanho ?? 20;
   const filtrado = props.caminhoFiltro !== undefined && Object.keys(filtros).length > 0;
   const carga = useCarga<Pagina<T>>(
@@ -89,6 +96,7 @@ export function Lista<T extends { id?: string }>(props: {
         <FormularioDeFiltros
           campos={props.filtros}
           rotulo={`Filtros de ${props.legenda.toLowerCase()}`}
+          iniciais={props.filtrosIniciais}
           aplicar={(f) => {
             setFiltros(f);
             setPagina(1);

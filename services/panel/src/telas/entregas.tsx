@@ -1,46 +1,23 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import type { paths } from '@hub/client';
+import { cliente, dados, type ItemDe, type Resposta } from '../api';
 import { useCarga } from '../carga';
 import { Lista } from '../lista';
 import { useAplicativos, useOpcoes, useTipos } from '../opcoes';
 import { Link, navegar } from '../rota';
 import { Acao, type Coluna, data, Estado, Json, Tabela, Titulo } from '../ui';
 
-export interface Entrega {
-  id: string;
-  evento_id: string;
-  evento_recebido_em: string;
-  entidade_id: string;
-  assinatura_id: string;
-  aplicativo_assinante_id: string;
-  aplicativo_assinante_nome: string;
-  tipo_de_evento_nome: string;
-  versao_do_esquema: number;
-  url_de_destino: string;
-  situacao: string;
-  quantidade_de_tentativas: number;
-  tentativas_no_ciclo_atual: number;
-  maximo_de_tentativas: number;
-  proxima_tentativa_em: string;
-  entregue_em?: string | null;
-  ultimo_erro?: string | null;
-  criada_em: string;
-  atualizada_em: string;
-}
-export interface Tentativa {
-  id: string;
-  entrega_id?: string;
-  numero: number;
-  iniciada_em: string;
-  duracao_ms: number;
-  status_http: number | null;
-  sucesso: boolean;
-  resposta: string | null;
-  erro: string | null;
-  cabecalhos: Record<string, unknown>;
-}
+/** A delivery as GET /entrega lists it. */
+export type Entrega = ItemDe<'/entrega'>;
+/** A delivery with its attempts (GET /entrega/{id}). */
+type EntregaDetalhada = Resposta<'/entrega/{id}', 'get'>;
+/** The columns an attempt shows, alone (GET /tentativa) or in its delivery. */
+export type Tentativa = Pick<
+  ItemDe<'/tentativa'>,
+  'id' | 'numero' | 'iniciada_em' | 'duracao_ms' | 'status_http' | 'sucesso' | 'erro'
+> & { entrega_id?: string };
 
-export const SITUACOES = [
+export const SITUACOES: Entrega['situacao'][] = [
   'pendente',
   'em_andamento',
   'aguardando_nova_tentativa',
@@ -72,6 +49,11 @@ export const colunasDeTentativa: Coluna<Tentativa>[] = [
   { rotulo: 'Sucesso', valor: (t) => (t.sucesso ? 'sim' : <span class="ruim">não</span>) },
   { rotulo: 'Erro', valor: (t) => t.erro ?? '—' },
 ];
+
+type CorpoDoReprocessamento = NonNullable<
+  NonNullable<paths['/reprocessamento']['post']['requestBody']>['content']['application/json']
+>;
+const FILTROS_DO_ENDERECO = ['situacao', 'assinatura_id', 'evento_id'];
 
 export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean }) {
   const tipos = useTipos();
@@ -105,8 +87,13 @@ export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean })
     },
     ...colunasDeEntrega,
   ];
-  const reprocessar = (corpo: Record<string, unknown>) =>
-    api<{ id: string }>('POST', '/reprocessamento', corpo).then((r) => navegar(`/reprocessamentos/${r.id}`));
+  // A link such as /entregas?situacao=fila_de_erro (from Filas) opens the list already filtered.
+  const [iniciais] = useState(() => {
+    const busca = new URLSearchParams(location.search);
+    return Object.fromEntries(FILTROS_DO_ENDERECO.flatMap((n) => (busca.get(n) ? [[n, busca.get(n) ?? '']] : [])));
+  });
+  const reprocessar = (corpo: CorpoDoReprocessamento) =>
+    dados(cliente.POST('/reprocessamento', { body: corpo })).then((r) => navegar(`/reprocessamentos/${r.id}`));
   return (
     <>
       <Titulo acoes={<Link para="/reprocessamentos">Reprocessamentos</Link>}>Entregas</Titulo>
@@ -116,6 +103,7 @@ export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean })
         colunas={colunas}
         textoVazio="Nenhuma entrega."
         intervaloMs={5000}
+        filtrosIniciais={iniciais}
         filtros={[
           {
             nome: 'situacao',
@@ -159,7 +147,7 @@ export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean })
 
 export function TelaEntrega(props: { id: string; podeReenviar: boolean }) {
   const carga = useCarga(
-    () => api<Entrega & { tentativas: Tentativa[] }>('GET', `/entrega/${props.id}`),
+    (): Promise<EntregaDetalhada> => dados(cliente.GET('/entrega/{id}', { params: { path: { id: props.id } } })),
     props.id,
     3000,
   );
@@ -170,7 +158,7 @@ export function TelaEntrega(props: { id: string; podeReenviar: boolean }) {
           props.podeReenviar && (
             <Acao
               rotulo="Reenviar"
-              fazer={() => api('POST', `/entrega/${props.id}/reenviar`)}
+              fazer={() => dados(cliente.POST('/entrega/{id}/reenviar', { params: { path: { id: props.id } } }))}
               depois={carga.recarregar}
             />
           )
@@ -218,87 +206,6 @@ export function TelaEntrega(props: { id: string; podeReenviar: boolean }) {
             ) : (
               <p class="estado vazio">Nenhuma tentativa ainda.</p>
             )}
-          </>
-        )}
-      </Estado>
-    </>
-  );
-}
-
-interface Solicitacao {
-  id: string;
-  situacao: string;
-  entrega_ids: string[] | null;
-  assinatura_id: string | null;
-  tipo_de_evento_id: string | null;
-  desde: string | null;
-  ate: string | null;
-  quantidade_de_entregas: number;
-  reprocessadas: number;
-  ignoradas?: number;
-  solicitada_pelo_email?: string | null;
-  criada_em: string;
-  concluida_em?: string | null;
-}
-
-const colunasDeSolicitacao: Coluna<Solicitacao>[] = [
-  { rotulo: 'Criada em', valor: (s) => <Link para={`/reprocessamentos/${s.id}`}>{data(s.criada_em)}</Link> },
-  { rotulo: 'situacao', valor: (s) => <Situacao valor={s.situacao} /> },
-  { rotulo: 'Entregas', valor: (s) => s.quantidade_de_entregas },
-  { rotulo: 'Reprocessadas', valor: (s) => s.reprocessadas },
-  { rotulo: 'Pedida por', valor: (s) => s.solicitada_pelo_email ?? '—' },
-];
-
-export function TelaReprocessamentos() {
-  return (
-    <>
-      <Titulo>Reprocessamentos</Titulo>
-      <Lista<Solicitacao>
-        legenda="Solicitações de reprocessamento"
-        caminho="/reprocessamento"
-        colunas={colunasDeSolicitacao}
-        textoVazio="Nenhum reprocessamento pedido."
-        intervaloMs={3000}
-      />
-    </>
-  );
-}
-
-export function TelaReprocessamento(props: { id: string }) {
-  const carga = useCarga(() => api<Solicitacao>('GET', `/reprocessamento/${props.id}`), props.id, 1500);
-  return (
-    <>
-      <Titulo>Reprocessamento</Titulo>
-      <Estado carga={carga}>
-        {(s) => (
-          <>
-            <dl class="detalhe">
-              <dt>situacao</dt>
-              <dd>
-                <Situacao valor={s.situacao} />
-              </dd>
-              <dt>Progresso</dt>
-              <dd>
-                <progress
-                  max={Math.max(1, s.quantidade_de_entregas)}
-                  value={s.reprocessadas}
-                  aria-label="Progresso do reprocessamento"
-                />{' '}
-                {s.reprocessadas} de {s.quantidade_de_entregas} reprocessadas
-                {s.ignoradas ? `, ${s.ignoradas} ignoradas` : ''}
-              </dd>
-              <dt>Pedido</dt>
-              <dd>
-                {s.entrega_ids ? `${s.entrega_ids.length} entregas escolhidas` : 'pelo filtro'}
-                {s.assinatura_id ? ` · assinatura ${s.assinatura_id}` : ''}
-                {s.tipo_de_evento_id ? ` · tipo ${s.tipo_de_evento_id}` : ''}
-              </dd>
-              <dt>Criada em</dt>
-              <dd>{data(s.criada_em)}</dd>
-              <dt>Concluída em</dt>
-              <dd>{data(s.concluida_em)}</dd>
-            </dl>
-            <Link para="/entregas">Ver entregas</Link>
           </>
         )}
       </Estado>

@@ -1,79 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
-import { useCarga } from '../carga';
+import { cliente, dados, type ItemDe } from '../api';
 import { Lista } from '../lista';
 import { useOpcoes } from '../opcoes';
 import { Link } from '../rota';
-import { Acao, data, Estado, Json, Tabela, Titulo } from '../ui';
+import { Acao, data, Titulo } from '../ui';
 import type { Tentativa } from './entregas';
 
-interface Fila {
-  nome: string;
-  papel: string;
-  mensagens: number;
-  consumidores: number;
-}
-
-export function TelaFilas(props: { podeEditar: boolean }) {
-  const carga = useCarga(
-    () => api<Fila[] | { itens: Fila[] }>('GET', '/fila').then((r) => (Array.isArray(r) ? r : r.itens)),
-    'filas',
-    5000,
-  );
-  const [conciliacao, setConciliacao] = useState<unknown>();
-  return (
-    <>
-      <Titulo
-        acoes={
-          props.podeEditar && (
-            <Acao
-              rotulo="Conciliar a fila de erro"
-              fazer={() => api('POST', '/fila/erro/conciliar')}
-              depois={setConciliacao}
-            />
-          )
-        }
-      >
-        Filas
-      </Titulo>
-      <Estado carga={carga} vazio={(f) => f.length === 0} textoVazio="Nenhuma fila declarada.">
-        {(filas) => (
-          <Tabela
-            legenda="Filas de entrega"
-            chave={(f) => f.nome}
-            itens={filas}
-            colunas={[
-              { rotulo: 'Nome', valor: (f) => f.nome },
-              { rotulo: 'Papel', valor: (f) => f.papel },
-              { rotulo: 'Mensagens', valor: (f) => f.mensagens.toLocaleString('pt-BR') },
-              { rotulo: 'Consumidores', valor: (f) => f.consumidores },
-            ]}
-          />
-        )}
-      </Estado>
-      {conciliacao !== undefined && (
-        <>
-          <h2>Resultado da conciliação</h2>
-          <Json valor={conciliacao} rotulo="Resultado da conciliação" />
-        </>
-      )}
-    </>
-  );
-}
-
-interface Destino {
-  id: string;
-  origem: string;
-  assinaturas: number;
-  em_andamento: number;
-  concorrencia_maxima: number;
-  limite_por_segundo: number | null;
-  pausado: boolean;
-  tentativas_na_ultima_hora: number;
-  falhas_na_ultima_hora: number;
-  latencia_p50_ms: number | null;
-  latencia_p99_ms: number | null;
-}
+type Destino = ItemDe<'/destino'>;
 
 function Limites(props: { destino: Destino; depois: () => void }) {
   const [concorrencia, setConcorrencia] = useState(String(props.destino.concorrencia_maxima));
@@ -108,10 +41,15 @@ function Limites(props: { destino: Destino; depois: () => void }) {
         rotulo="Salvar"
         rotuloAcessivel={`Salvar limites de ${props.destino.origem}`}
         fazer={() =>
-          api('PATCH', `/destino/${props.destino.id}`, {
-            concorrencia_maxima: Number(concorrencia),
-            limite_por_segundo: limite === '' ? null : Number(limite),
-          })
+          dados(
+            cliente.PATCH('/destino/{id}', {
+              params: { path: { id: props.destino.id } },
+              body: {
+                concorrencia_maxima: Number(concorrencia),
+                limite_por_segundo: limite === '' ? null : Number(limite),
+              },
+            }),
+          )
         }
         depois={props.depois}
       />
@@ -158,7 +96,13 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
                   <Acao
                     rotulo={d.pausado ? 'Retomar' : 'Pausar'}
                     rotuloAcessivel={`${d.pausado ? 'Retomar' : 'Pausar'} ${d.origem}`}
-                    fazer={() => api('POST', `/destino/${d.id}/${d.pausado ? 'retomar' : 'pausar'}`)}
+                    fazer={() =>
+                      dados(
+                        cliente.POST(d.pausado ? '/destino/{id}/retomar' : '/destino/{id}/pausar', {
+                          params: { path: { id: d.id } },
+                        }),
+                      )
+                    }
                     depois={depois}
                   />
                 )}
