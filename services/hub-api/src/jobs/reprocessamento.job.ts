@@ -113,6 +113,11 @@ export function reprocessamentoJob(options: ReprocessamentoJobOptions) {
       return job;
     },
 
+    /** Resolves once no run is under way (and none was asked for meanwhile). */
+    async ocioso(): Promise<void> {
+      while (rodando) await rodando;
+    },
+
     /** Stops after the batch under way (committed or rolled back whole) and waits for it. */
     async stop() {
       parado = true;
