@@ -43,6 +43,7 @@ export function criarMetricas() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     labelNames: ['resultado'] as const,
   });
+  const todas: Metric[] = [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao, destinosLidos];
   return {
     destinosLidos,
     tentativas,
@@ -64,18 +65,7 @@ export function criarMetricas() {
           for (const [origem, n] of emAndamentoPorOrigem()) this.set({ origem }, n);
         },
       });
-      for (const m of [
-        tentativas,
-        trabalhos,
-        situacoes,
-        emVoo,
-        adiadas,
-        recuperadas,
-        duracao,
-        destinosLidos,
-        porOrigem,
-      ] as Metric[])
-        registry.registerMetric(m);
+      for (const m of [...todas, porOrigem]) registry.registerMetric(m);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { outboxLagMetric } from '@hub/http';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { FilasDaTopologia } from './features/fila/filas';
+import type { Fila, FilasDaTopologia } from './features/fila/filas';
 
 /** hub-api's own metrics, served by /metrics next to the frame's (requests by route and status). */
 export function criarMetricas() {
@@ -25,36 +25,36 @@ export function criarMetricas() {
       registry.registerMetric(outboxLagMetric(fontes.atrasoDaOutbox));
       const { filas } = fontes;
       if (!filas) return;
-      const lidas = () => filas.listar();
-      let leitura: ReturnType<typeof lidas> | undefined;
+      let leitura: ReturnType<FilasDaTopologia['listar']> | undefined;
       // One read of RabbitMQ per scrape for both gauges.
       const filasAgora = () => {
-        leitura ??= lidas().finally(() => setTimeout(() => (leitura = undefined), 500).unref());
+        leitura ??= filas.listar().finally(() => setTimeout(() => (leitura = undefined), 500).unref());
         return leitura;
       };
-      registry.registerMetric(
+      const porFila = (name: string, help: string, valor: (f: Fila) => number) =>
         new Gauge({
           registers: [],
-          name: 'hub_fila_mensagens',
-          help: 'messages ready in each queue of the delivery topology (work, delay steps, error)',
+          name,
+          help,
           labelNames: ['fila', 'papel'] as const,
           async collect() {
             this.reset();
-            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, f.mensagens);
+            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, valor(f));
           },
-        }),
+        });
+      registry.registerMetric(
+        porFila(
+          'hub_fila_mensagens',
+          'messages ready in each queue of the delivery topology (work, delay steps, error)',
+          (f) => f.mensagens,
+        ),
       );
       registry.registerMetric(
-        new Gauge({
-          registers: [],
-          name: 'hub_fila_consumidores',
-          help: 'consumers attached to each queue of the delivery topology',
-          labelNames: ['fila', 'papel'] as const,
-          async collect() {
-            this.reset();
-            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, f.consumidores);
-          },
-        }),
+        porFila(
+          'hub_fila_consumidores',
+          'consumers attached to each queue of the delivery topology',
+          (f) => f.consumidores,
+        ),
       );
     },
   };

@@ -218,16 +218,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     const n = Math.max(1, options.instancias ?? 1);
     if (n > 1) {
       // More processes of hub-api on the same database and broker (and the same key file), then the worker(s).
-      const principal = setup.urls['hub-api']!;
       for (let i = 1; i < n; i += 1) running.push(await startHubApi(setup, databases['hub-api'].url));
-      setup.hubApis = [
-        principal,
-        ...running
-          .filter((r) => r.name === 'hub-api')
-          .map((r) => r.url)
-          .slice(1),
-      ];
-      setup.urls['hub-api'] = principal;
+      setup.hubApis = running.filter((r) => r.name === 'hub-api').map((r) => r.url);
     }
     if (isPresent('delivery-worker') && options.deliveryWorker !== false) {
       await launch('delivery-worker', () => startDeliveryWorker(setup, databases['hub-api'].url));

@@ -64,8 +64,8 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     const target = upstream.url;
     proxy.web(req, res, { target, ...(buffer ? { buffer: Readable.from([buffer]) } : {}) }, (error) => {
       const code = (error as NodeJS.ErrnoException).code;
-      const semCorpo =
-        buffer !== undefined || declaredLength(req) === 0 || (declaredLength(req) === undefined && !isChunked(req));
+      const declarado = declaredLength(req);
+      const semCorpo = buffer !== undefined || declarado === 0 || (declarado === undefined && !isChunked(req));
       if (code === 'ECONNREFUSED' && !res.headersSent && restantes > 0 && semCorpo) {
         options.logger.warn(
           { upstream: upstream.name, code },

@@ -1,9 +1,10 @@
 import { createHubClient } from '@hub/client';
 import { waitFor } from '@hub/testing';
 import { createVerifier } from '@hub/webhook-verifier';
-import { api, closeConnections } from '../http-client';
-import { type Platform, startPlatform } from '../platform';
-import { type Assinante, iniciarAssinante } from './receptor';
+import { api } from '../http-client';
+import type { Platform } from '../platform';
+import { montarPalco, type Palco } from './palco';
+import type { Assinante } from './receptor';
 
 /**
  * The platform walked as its users walk it (issue 10), every service a process, through the
@@ -12,31 +13,26 @@ import { type Assinante, iniciarAssinante } from './receptor';
  * an operator with the error queue, a destination paused and resumed, a reprocessing, the summary.
  * The tests run in order and share what they made.
  */
+let palco: Palco;
 let platform: Platform;
 let assinante: Assinante;
 let master: string;
 const feito: Record<string, string> = {};
 
 beforeAll(async () => {
-  assinante = await iniciarAssinante();
-  platform = await startPlatform({
+  palco = await montarPalco({
     env: {
       'delivery-worker': { DELIVERY_RETRY_DELAYS: '100ms,200ms', DELIVERY_DESTINOS_REFRESH: '200ms' },
       access: { ACCESS_CACHE_TTL: '1s' },
       'hub-api': { ACCESS_CACHE_TTL: '1s' },
       function: { ACCESS_CACHE_TTL: '1s' },
-      // The walk polls as a person would not: the per-user rate limit is not what it tests.
-      gateway: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000' },
     },
   });
+  ({ platform, assinante } = palco);
   master = await platform.userToken('master.caminhada@empresa.com.br', { master: true });
 }, 240_000);
 
-afterAll(async () => {
-  closeConnections();
-  await platform?.stop();
-  await assinante?.fechar();
-}, 60_000);
+afterAll(() => palco?.encerrar(), 60_000);
 
 /** Through the gateway, as a user or an application. */
 const gw = <T = Record<string, unknown>>(token: string, method: string, path: string, body?: unknown) =>

@@ -1,35 +1,26 @@
 import { createHubClient } from '@hub/client';
 import { waitFor } from '@hub/testing';
-import pg from 'pg';
-import { api, closeConnections } from '../http-client';
-import { type Platform, startPlatform } from '../platform';
-import { type Assinante, iniciarAssinante } from './receptor';
+import { api } from '../http-client';
+import type { Platform } from '../platform';
+import { montarPalco, type Palco } from './palco';
+import type { Assinante } from './receptor';
 
 /**
  * Scale-out (issue 10): two hub-api and two delivery-worker processes against one RabbitMQ and one
  * PostgreSQL, behind one gateway that spreads requests over both hub-apis. Both hub-apis accept
  * publications and both workers attempt deliveries, and no delivery is completed twice as state.
  */
+let palco: Palco;
 let platform: Platform;
 let assinante: Assinante;
-let db: pg.Client;
+let db: Palco['db'];
 
 beforeAll(async () => {
-  assinante = await iniciarAssinante();
-  platform = await startPlatform({
-    instancias: 2,
-    env: { gateway: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000' } },
-  });
-  db = new pg.Client({ connectionString: platform.databases['hub-api'] });
-  await db.connect();
+  palco = await montarPalco({ instancias: 2 });
+  ({ platform, assinante, db } = palco);
 }, 240_000);
 
-afterAll(async () => {
-  closeConnections();
-  await db?.end();
-  await platform?.stop();
-  await assinante?.fechar();
-}, 60_000);
+afterAll(() => palco?.encerrar(), 60_000);
 
 /** One counter of a process's /metrics (summed over its labels). */
 async function contador(url: string, nome: string): Promise<number> {

@@ -1,9 +1,9 @@
 import { createHubClient, type Evento } from '@hub/client';
 import { waitFor } from '@hub/testing';
-import pg from 'pg';
-import { api, closeConnections } from '../http-client';
-import { type Platform, startPlatform } from '../platform';
-import { type Assinante, iniciarAssinante, portaLivre } from './receptor';
+import { api } from '../http-client';
+import type { Platform } from '../platform';
+import { montarPalco, type Palco } from './palco';
+import { type Assinante, portaLivre } from './receptor';
 
 /**
  * Issue 10's fault drill on the whole platform: a burst of 2,000 events published through the
@@ -15,14 +15,14 @@ import { type Assinante, iniciarAssinante, portaLivre } from './receptor';
 const EVENTOS = 2_000;
 const PUBLICADORES = 20;
 
+let palco: Palco;
 let platform: Platform;
 let assinante: Assinante;
-let db: pg.Client;
+let db: Palco['db'];
 
 beforeAll(async () => {
-  assinante = await iniciarAssinante();
   const porta = await portaLivre();
-  platform = await startPlatform({
+  palco = await montarPalco({
     env: {
       // hub-api comes back on the address the gateway and the worker know.
       'hub-api': { HUB_API_PORT: String(porta) },
@@ -31,19 +31,12 @@ beforeAll(async () => {
         DELIVERY_SWEEP_INTERVAL: '2s',
         DELIVERY_SWEEP_AGE: '5s',
       },
-      gateway: { RATE_LIMIT_USER_PER_MINUTE: '1000000', RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000' },
     },
   });
-  db = new pg.Client({ connectionString: platform.databases['hub-api'] });
-  await db.connect();
+  ({ platform, assinante, db } = palco);
 }, 240_000);
 
-afterAll(async () => {
-  closeConnections();
-  await db?.end();
-  await platform?.stop();
-  await assinante?.fechar();
-}, 60_000);
+afterAll(() => palco?.encerrar(), 60_000);
 
 test('When the worker and hub-api are killed with -9 during a burst of 2,000 events and started again, then every accepted event is delivered and concluded exactly once as state', async () => {
   const master = await platform.userToken('master.rajada@empresa.com.br', { master: true });

@@ -70,21 +70,21 @@ export function entregasService(deps: EntregasDeps) {
 
   /** The destination stayed at its limit for the whole wait: the job waits in the shortest delay queue instead. */
   async function adiar(message: ConsumeMessage): Promise<void> {
-    const passo = Math.min(...deps.passosMs);
-    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passo), message, {});
+    await esperarNaFila(message, Math.min(...deps.passosMs), 'adiado');
     metricas.adiadas.inc();
-    metricas.trabalhos.inc({ desfecho: 'adiado' });
+  }
+
+  /** The job, unchanged and unclaimed, into the delay queue of `passoMs`; it comes back to be looked at again. */
+  async function esperarNaFila(message: ConsumeMessage, passoMs: number, desfecho: string): Promise<void> {
+    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, {});
+    metricas.trabalhos.inc({ desfecho });
   }
 
   /**
    * A paused destination: the job waits in a delay queue and looks again, the delivery untouched
    * (no claim, no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
    */
-  async function esperarPausa(message: ConsumeMessage): Promise<void> {
-    const passo = passoDaPausa(deps.passosMs);
-    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passo), message, {});
-    metricas.trabalhos.inc({ desfecho: 'pausado' });
-  }
+  const esperarPausa = (message: ConsumeMessage) => esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado');
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string): Promise<void> {
     if (destinos.regras(origem).pausado) return esperarPausa(message);

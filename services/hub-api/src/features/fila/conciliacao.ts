@@ -4,7 +4,14 @@ import type { Logger } from '@hub/log';
 import type { Db } from '../../db';
 import type { Situacao } from '../eventos/eventos.schemas';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-import { copiarNaFilaDeErro, entregaIdDe, type Mensagem, travaDaFilaDeErro } from './fila-de-erro';
+import {
+  assentarAcks,
+  copiarNaFilaDeErro,
+  entregaIdDe,
+  lerMensagens,
+  type Mensagem,
+  travaDaFilaDeErro,
+} from './fila-de-erro';
 
 /** What a pass found and fixed (POST /fila/erro/conciliar). */
 export interface ResultadoDaConciliacao {
@@ -223,23 +230,13 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
         // Only what was there at the start: the kept copies go to the tail and are not read again.
         let restantes = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
         while (restantes > 0) {
-          const mensagens: Mensagem[] = [];
-          while (mensagens.length < Math.min(lote, restantes)) {
-            const mensagem = await canal.get(QUEUES.entregasErro, { noAck: false });
-            if (!mensagem) break;
-            mensagens.push(mensagem);
-          }
+          const mensagens = await lerMensagens(canal, QUEUES.entregasErro, Math.min(lote, restantes));
           if (mensagens.length === 0) break;
           restantes -= mensagens.length;
           r.mensagens_examinadas += mensagens.length;
           await decidirLote(canal, mensagens, mantidas, r, relogio());
         }
-        // A quorum queue's channel sends its last acks behind the ones still in flight, and closing
-        // the channel returns what is not settled yet (seen: a few of 240 acked messages came back).
-        // One more synchronous get is answered only after them; what it takes (a kept copy) is
-        // given back.
-        const extra = await canal.get(QUEUES.entregasErro, { noAck: false });
-        if (extra) canal.nack(extra, false, true);
+        await assentarAcks(canal, QUEUES.entregasErro);
       });
       r.entregas_republicadas = await republicarFaltantes(mantidas, inicio);
       r.concluida_em = relogio().toISOString();
@@ -297,12 +294,7 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
         let mensagens = 0;
         await broker.withChannel(async (canal) => {
           const total = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
-          const lidas: Mensagem[] = [];
-          while (lidas.length < total) {
-            const mensagem = await canal.get(QUEUES.entregasErro, { noAck: false });
-            if (!mensagem) break;
-            lidas.push(mensagem);
-          }
+          const lidas = await lerMensagens(canal, QUEUES.entregasErro, total);
           mensagens = lidas.length;
           for (const mensagem of lidas) {
             const id = entregaIdDe(mensagem);

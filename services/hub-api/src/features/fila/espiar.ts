@@ -3,7 +3,7 @@ import { ERROR_QUEUE_HEADERS, QUEUES } from '@hub/contracts';
 import { conflict } from '@hub/http';
 import type { Db } from '../../db';
 import type { Situacao } from '../eventos/eventos.schemas';
-import { copiarNaFilaDeErro, type Mensagem, trabalhoDe, travaDaFilaDeErro } from './fila-de-erro';
+import { assentarAcks, copiarNaFilaDeErro, lerMensagens, trabalhoDe, travaDaFilaDeErro } from './fila-de-erro';
 
 /** One message of the error queue as an operator sees it. */
 export interface MensagemDaFila {
@@ -34,8 +34,9 @@ const numero = (v: unknown): number | null => (typeof v === 'number' && Number.i
 
 /**
  * A look at the error queue that takes nothing out of it (DESIGN §4, GET /fila/{nome}/mensagens).
- * The messages read are copied to the tail with a confirm and then acked, never requeued (see
- * copiarNaFilaDeErro), under the lock of the reconciliation: so each look shows the next messages,
+ * The messages read are copied to the tail with a confirm and then acked, not requeued (see
+ * copiarNaFilaDeErro; only the one message assentarAcks reads is given back), under the lock of
+ * the reconciliation: so each look shows the next messages,
  * and after the whole queue the first ones again. The work and delay queues are not looked into:
  * their jobs are being consumed or timed, and taking them even for a moment would delay them and
  * count against their delivery limit; their deliveries are under GET /entrega.
@@ -52,12 +53,7 @@ export function espiarFilaDeErro(db: Db, broker: Broker) {
     return comTrava(() =>
       broker.withChannel(async (canal) => {
         const total = (await canal.checkQueue(nome)).messageCount;
-        const lidas: Mensagem[] = [];
-        while (lidas.length < Math.min(limite, total)) {
-          const mensagem = await canal.get(nome, { noAck: false });
-          if (!mensagem) break;
-          lidas.push(mensagem);
-        }
+        const lidas = await lerMensagens(canal, nome, Math.min(limite, total));
         const trabalhos = lidas.map(trabalhoDe);
         const ids = [...new Set(trabalhos.flatMap((t) => (t ? [t.entrega_id] : [])))];
         const linhas = ids.length
@@ -69,9 +65,7 @@ export function espiarFilaDeErro(db: Db, broker: Broker) {
         const ultima = lidas[lidas.length - 1];
         if (ultima) {
           canal.ack(ultima, true);
-          // As in the reconciliation: a synchronous get is answered only after the acks before it.
-          const extra = await canal.get(nome, { noAck: false });
-          if (extra) canal.nack(extra, false, true);
+          await assentarAcks(canal, nome);
         }
         const itens = lidas.map((mensagem, i): MensagemDaFila => {
           const trabalho = trabalhos[i];

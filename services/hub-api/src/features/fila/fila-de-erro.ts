@@ -9,6 +9,28 @@ const LOCK = 'hub-api.conciliacao-da-fila-de-erro';
 /** A pass holds one connection in a transaction for its advisory lock; a huge queue may take minutes. */
 const DURACAO_MAXIMA_MS = 30 * 60_000;
 
+/** Up to `limite` messages of a queue, taken unacked: they stay this channel's until settled. */
+export async function lerMensagens(canal: Channel, fila: string, limite: number): Promise<Mensagem[]> {
+  const lidas: Mensagem[] = [];
+  while (lidas.length < limite) {
+    const mensagem = await canal.get(fila, { noAck: false });
+    if (!mensagem) break;
+    lidas.push(mensagem);
+  }
+  return lidas;
+}
+
+/**
+ * Waits for the acks sent on this channel before it closes. A quorum queue's channel sends its last
+ * acks behind the ones still in flight, and closing the channel returns what is not settled yet
+ * (seen: a few of 240 acked messages came back). One more synchronous get is answered only after
+ * them; the one message it takes (a kept copy) is given back with a requeue.
+ */
+export async function assentarAcks(canal: Channel, fila: string): Promise<void> {
+  const extra = await canal.get(fila, { noAck: false });
+  if (extra) canal.nack(extra, false, true);
+}
+
 /** The delivery id of a job in the error queue; undefined when the body is not a delivery job. */
 export function entregaIdDe(mensagem: Mensagem): string | undefined {
   return trabalhoDe(mensagem)?.entrega_id;

@@ -19,8 +19,6 @@ import {
 } from './gravacao-em-grupo';
 import type { PublicacaoRepository } from './publicacao.repository';
 
-export { VALIDADE_DA_CHAVE_MS };
-
 /** Who publishes: an application (its token, or the platform's own), or a panel user for the type's owner. */
 export type Publicador = { aplicativoId: string } | { email: string };
 
