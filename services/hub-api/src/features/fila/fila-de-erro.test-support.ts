@@ -6,6 +6,7 @@ import type { Db } from '../../db';
 import type { RunningHubApi } from '../../start';
 import { type Contexto, iniciarContexto } from '../../test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
+import { lerMensagens } from './fila-de-erro';
 import { dropDatabase } from '@hub/testing';
 
 const ctl = (...args: string[]) => promisify(execFile)('rabbitmqctl', ['-q', ...args], { timeout: 30_000 });
@@ -82,15 +83,9 @@ export const idsNaFila = async (hub: Pick<RunningHubApi, 'conciliacao'>) =>
 /** The delivery ids of the messages in a queue nobody consumes, each as many times as it has messages. */
 export async function idsNaFilaDeTrabalho(hub: Pick<RunningHubApi, 'broker'>, fila: string = QUEUES.entregas) {
   return hub.broker.withChannel(async (canal) => {
-    const total = (await canal.checkQueue(fila)).messageCount;
-    const ids: string[] = [];
-    for (let i = 0; i < total; i++) {
-      const mensagem = await canal.get(fila, { noAck: false });
-      if (!mensagem) break;
-      ids.push((JSON.parse(mensagem.content.toString()) as { entrega_id: string }).entrega_id);
-    }
+    const lidas = await lerMensagens(canal, fila, (await canal.checkQueue(fila)).messageCount);
     canal.nackAll(true);
-    return ids.sort();
+    return lidas.map((m) => (JSON.parse(m.content.toString()) as { entrega_id: string }).entrega_id).sort();
   });
 }
 
