@@ -331,7 +331,9 @@ export function Acao(props: {
           setErro(undefined);
           setOcupado(true);
           try {
-            props.depois?.(await props.fazer());
+            // Not `depois?.(await fazer())`: an optional call skips its arguments when depois is absent.
+            const resultado = await props.fazer();
+            props.depois?.(resultado);
           } catch (error) {
             setErro(error instanceof Erro ? error.texto : String(error));
           } finally {

@@ -230,7 +230,7 @@ async function ateNaApi(rota: string, vale: (corpo: Record<string, unknown>) => 
   }
 }
 
-test('When the test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, ready to be selected for reprocessing', async () => {
+test('When the test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, and reprocessed from the screen it is concluded', async () => {
   // The event published from the screen above was delivered to its subscriber.
   const entregaDaTela = (await apiComoMaster<{ entregas: { id: string }[] }>('GET', `/evento/${seen.eventoId}`))
     .entregas[0]!.id;
@@ -270,7 +270,26 @@ test('When the test event was published, then the screen shows its delivery conc
   await check('entregas-fila-de-erro');
   await expect(page.getByRole('button', { name: 'Reprocessar selecionadas (0)' }).count()).resolves.toBe(1);
   await caixa.check();
-  await page.getByRole('button', { name: 'Reprocessar selecionadas (1)' }).waitFor();
+
+  // The subscriber is healthy again; the operator reprocesses the chosen delivery from the screen
+  // and follows it on the request's own screen until the new cycle's attempt succeeds.
+  assinante.responder('/falha', 200);
+  // From the keyboard: the button takes the focus and Enter presses it.
+  await page.getByRole('button', { name: 'Reprocessar selecionadas (1)' }).focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/reprocessamentos\/[0-9a-f-]{36}$/);
+  await page.getByRole('status').filter({ hasText: '1 de 1 reprocessadas' }).waitFor({ timeout: 30_000 });
+  const escolhidas = page.getByRole('table', { name: 'Entregas do reprocessamento' });
+  await escolhidas.getByText('concluida', { exact: true }).waitFor({ timeout: 30_000 });
+  await check('reprocessamento');
+  const solicitacao = await apiComoMaster<{ situacao: string; entrega_ids: string[]; reprocessadas: number }>(
+    'GET',
+    `/reprocessamento/${page.url().split('/').pop()}`,
+  );
+  expect(solicitacao).toMatchObject({ entrega_ids: [falha], reprocessadas: 1 });
+  await ateNaApi(`/entrega/${falha}`, (e) => e.situacao === 'concluida', 'the reprocessed delivery concluded');
+  // Two attempts that failed, then the new cycle's one that succeeded.
+  expect(assinante.de('/falha')).toHaveLength(3);
 }, 120_000);
 
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
@@ -281,6 +300,16 @@ test('When the master opens every other screen, then each shows its content, emp
   );
   await visit('filas', '/filas', (p) => p.locator('table, .estado.vazio, .estado.erro').first().waitFor());
   await visit('destinos', '/destinos');
+  // The subscriber's destination paused and resumed from its row (the worker obeys it; see tests/platform).
+  const pausar = page.getByRole('button', { name: `Pausar ${assinante.origem}` });
+  await pausar.click();
+  await page.getByRole('button', { name: `Retomar ${assinante.origem}` }).click();
+  await pausar.waitFor();
+  await expect(
+    apiComoMaster<{ itens: { origem: string; pausado: boolean }[] }>('GET', '/destino?tamanho=100').then(
+      (r) => r.itens.find((d) => d.origem === assinante.origem)?.pausado,
+    ),
+  ).resolves.toBe(false);
   await visit('tentativas', '/tentativas');
   await visit('chaves', '/chaves');
   await visit('acessos', '/acessos');
