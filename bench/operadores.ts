@@ -4,9 +4,9 @@
 //
 //   npx tsx bench/operadores.ts           BENCH_ENTREGAS (20000)
 //
-// hub-api and the worker are processes of their own (under tsx); the identity stand-in, the access
-// service (permissions, cached by hub-api), the receivers and the readers share this process, so the
-// figures include this process's own waits: a ceiling, not a floor.
+// hub-api, the worker and the receivers (bench/receptores.ts) are processes of their own (under tsx);
+// the identity stand-in and the access service (permissions, cached by hub-api) share this process
+// with the readers.
 import os from 'node:os';
 import path from 'node:path';
 import { deleteVhost, freshVhost } from './local';
@@ -26,7 +26,6 @@ async function main() {
   process.env.RABBITMQ_URL = `amqp://guest:guest@127.0.0.1:5672/${VHOST}`;
   // After RABBITMQ_URL is set: the test helpers read it when loaded.
   const { cenario, createTestHub } = await import('../services/delivery-worker/src/testing');
-  const { iniciarReceptor } = await import('../services/delivery-worker/src/receptor');
   const { connectTestBroker, spawnService, startTestIdentity, waitFor } = await import('../packages/testing/src');
   const { declareDeliveryTopology, DELIVERY_TOPOLOGY } = await import('../packages/contracts/src');
   const { startAccessForTests } = await import('../services/access/src/testing');
@@ -38,19 +37,12 @@ async function main() {
   const hub = { ...(await createTestHub()), topologia: DELIVERY_TOPOLOGY };
   const { DELIVERY_WORKER_TOPOLOGY_PREFIX: _prefixo, ...hubEnv } = hub.env;
   const broker = await connectTestBroker('bench-operadores');
-  const receptores = await Promise.all(
-    Array.from({ length: RECEPTORES }, () => iniciarReceptor({ '/ok': (_req, res) => res.writeHead(200).end() })),
-  );
-  const servicos: { stop(): Promise<number | null> }[] = [];
+  const receptores = spawnService(path.join(__dirname, 'receptores.ts'), { RECEPTORES: String(RECEPTORES) });
+  const servicos: { stop(): Promise<number | null> }[] = [receptores];
   try {
+    const urls = await Promise.all(Array.from({ length: RECEPTORES }, (_, i) => receptores.url(`receptor-${i}`)));
     await broker.withChannel((ch) => declareDeliveryTopology(ch, [1_000]));
-    const total = await semearEntregas(
-      cenario,
-      hub,
-      broker,
-      receptores.map((r) => r.url('/ok')),
-      N,
-    );
+    const total = await semearEntregas(cenario, hub, broker, urls, N);
 
     const hubApi = spawnService(path.join(__dirname, '../services/hub-api/src/main.ts'), {
       ...identity.env,
@@ -116,7 +108,6 @@ async function main() {
   } finally {
     await Promise.all(servicos.map((s) => s.stop()));
     await broker.close();
-    await Promise.all(receptores.map((r) => r.fechar()));
     await hub.close();
     await access.close();
     await identity.close();

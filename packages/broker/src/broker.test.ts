@@ -97,6 +97,33 @@ describe('Broker', () => {
     expect(seen).toEqual(['ok']);
   });
 
+  it('When a queue is checked, then its depth and consumers are answered; a missing one is a 404 that leaves the next checks working, after a reconnection too', async () => {
+    const queue = name('check');
+    const missing = name('missing');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { autoDelete: true, durable: false });
+    });
+    await broker.publish('', queue, Buffer.from('a'));
+    await broker.publish('', queue, Buffer.from('b'));
+    await expect(broker.checkQueue(queue)).resolves.toMatchObject({ queue, messageCount: 2, consumerCount: 0 });
+
+    // Checked at once with the existing one: only the missing queue's own check fails.
+    const [semFila, comFila] = await Promise.allSettled([broker.checkQueue(missing), broker.checkQueue(queue)]);
+    expect(semFila).toMatchObject({ status: 'rejected', reason: { code: 404 } });
+    expect(comFila).toMatchObject({ status: 'fulfilled', value: { messageCount: 2 } });
+    await broker.withChannel(async (ch) => {
+      await ch.assertQueue(missing, { autoDelete: false, durable: false });
+    });
+    await expect(broker.checkQueue(missing)).resolves.toMatchObject({ messageCount: 0 });
+
+    const reconnected = new Promise((resolve) => broker.once('connected', resolve));
+    // biome-ignore lint/suspicious/noExplicitAny: reaching the live connection to cut it, as a network failure would
+    await (broker as any).connection.close();
+    await reconnected;
+    await expect(broker.checkQueue(queue)).resolves.toMatchObject({ queue });
+    await broker.withChannel((ch) => ch.deleteQueue(missing));
+  });
+
   it('When RabbitMQ cannot be reached, then start fails with a clear message instead of hanging', async () => {
     const nowhere = new Broker(at(rabbitHost, 1), logger, { name: 'nowhere', connectTimeoutMs: 300 });
     await expect(nowhere.start()).rejects.toThrow(/cannot reach RabbitMQ/);

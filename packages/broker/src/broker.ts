@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from '@hub/log';
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options } from 'amqplib';
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Options,
+  type Replies,
+} from 'amqplib';
 import {
   classifyFailure,
   DEFAULT_MAX_ATTEMPTS,
@@ -94,6 +101,8 @@ export class Broker extends EventEmitter {
   private publishCounter = 0;
   /** Mandatory publishes awaiting their confirm: PUBLISH_ID_HEADER → marks it returned. */
   private readonly awaitingReturn = new Map<string, () => void>();
+  /** Channels kept for checkQueue, one per queue name: a 404 closes only that queue's own. */
+  private readonly inspectors = new Map<string, Promise<Channel>>();
 
   constructor(
     private readonly url: string,
@@ -129,6 +138,33 @@ export class Broker extends EventEmitter {
   async withChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T> {
     await this.ensureConnected();
     return this.onChannel(this.connection!, fn);
+  }
+
+  /**
+   * A queue's depth and consumers as RabbitMQ counts them now. The check runs on a channel kept for
+   * that queue (one round trip instead of opening and closing a channel: operators' screens and
+   * metrics ask often, the worker every few seconds); it rejects with code 404 when the queue does
+   * not exist, which closes that channel only, and the next check opens another.
+   */
+  async checkQueue(queue: string): Promise<Replies.AssertQueue> {
+    await this.ensureConnected();
+    const connection = this.connection!;
+    let channel = this.inspectors.get(queue);
+    if (!channel) {
+      const opening = connection.createChannel().then((opened) => {
+        opened.on('error', (error) => this.logger.debug({ err: error, queue }, 'amqp inspection channel closed'));
+        opened.on('close', () => {
+          if (this.inspectors.get(queue) === opening) this.inspectors.delete(queue);
+        });
+        return opened;
+      });
+      opening.catch(() => {
+        if (this.inspectors.get(queue) === opening) this.inspectors.delete(queue);
+      });
+      this.inspectors.set(queue, opening);
+      channel = opening;
+    }
+    return (await channel).checkQueue(queue);
   }
 
   private async onChannel<T>(connection: ChannelModel, fn: (channel: Channel) => Promise<T>): Promise<T> {
@@ -191,6 +227,7 @@ export class Broker extends EventEmitter {
     const connection = this.connection;
     this.connection = undefined;
     this.publisher = undefined;
+    this.inspectors.clear();
     await connection?.close().catch(() => undefined);
   }
 
@@ -271,6 +308,7 @@ export class Broker extends EventEmitter {
     connection.close().catch(() => undefined);
     this.connection = undefined;
     this.publisher = undefined;
+    this.inspectors.clear();
     for (const consumer of this.consumers) {
       consumer.channel = undefined;
       consumer.tag = undefined;

@@ -265,9 +265,18 @@ it('When every model is written and read through Prisma, then the migrated table
       duracoes: [1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
     },
   });
-  expect(await db.destino.findUniqueOrThrow({ where: { id: destino.id }, include: { minutos: true } })).toEqual({
+  const emAndamento = await db.destinoEmAndamento.create({
+    data: { destinoId: destino.id, processo: uuidv7(), emAndamento: 4, validoAte: now },
+  });
+  expect(
+    await db.destino.findUniqueOrThrow({
+      where: { id: destino.id },
+      include: { minutos: true, emAndamento: true },
+    }),
+  ).toEqual({
     ...destino,
     minutos: [minuto],
+    emAndamento: [emAndamento],
   });
   const solicitacao = await db.solicitacaoDeReprocessamento.create({
     data: {

@@ -223,4 +223,36 @@ describe('delivery worker: the destinations as operators set them', () => {
     );
     expect(maximo).toBeLessThanOrEqual(4);
   });
+
+  it('When two workers hold requests to a destination, then each reports its attempts in flight there (what GET /destino sums), zero once answered, and a stopped worker takes its report back', async () => {
+    const um = await iniciar();
+    const dois = await iniciar();
+    const c = await cenario(hub);
+    const a = await c.assinar(`${lento.url('/lento')}?relato=1`, 10);
+    const origem = new URL(a.url).origin;
+    await mudarDestino(hub, origem, { concorrenciaMaxima: 4 });
+    await obedecida([um, dois], origem, (r) => r.concorrencia === 2);
+    const { id: destinoId } = await hub.db.destino.findUniqueOrThrow({ where: { origem } });
+    const relatos = () =>
+      hub.db.destinoEmAndamento.findMany({
+        where: { destinoId, validoAte: { gt: new Date() } },
+        orderBy: { processo: 'asc' },
+      });
+    const trabalhos = [];
+    for (let i = 0; i < 4; i += 1) trabalhos.push(...(await c.entregar([a], { broker: um.broker })));
+    await waitFor(() => presos.length >= 4, { what: 'four requests open' });
+    await waitFor(async () => ((await relatos()).map((r) => r.emAndamento).join() === '2,2' ? true : undefined), {
+      what: 'each worker reporting its two requests',
+    });
+
+    for (const res of presos.splice(0)) res.writeHead(204).end();
+    const ids = trabalhos.map((t) => t.entrega_id);
+    await waitFor(async () => (await concluidas(hub, ids)) === ids.length, { what: 'every delivery' });
+    await waitFor(async () => ((await relatos()).map((r) => r.emAndamento).join() === '0,0' ? true : undefined), {
+      what: 'both reports back to zero',
+    });
+
+    await workers.splice(workers.indexOf(um), 1)[0]!.close();
+    expect(await hub.db.destinoEmAndamento.count({ where: { destinoId } })).toBe(1);
+  });
 });

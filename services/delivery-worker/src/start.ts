@@ -118,8 +118,8 @@ export async function startDeliveryWorker(
     intervaloMs: config.DELIVERY_DESTINOS_REFRESH,
     tetoPorProcesso: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
     aoLer: () => metricas.destinosLidos.inc(),
+    emAndamento: () => entregas.limite.emAndamento(),
   });
-  await destinos.iniciar();
   const remetente = new Remetente({
     timeoutMs: config.DELIVERY_TIMEOUT,
     ambiente: config.HUB_AMBIENTE,
@@ -138,6 +138,8 @@ export async function startDeliveryWorker(
     destinos,
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
   });
+  // After entregas: each pass writes its attempts in flight.
+  await destinos.iniciar();
   const varredura = varreduraJob({
     repo,
     broker,

@@ -6378,7 +6378,7 @@ export interface paths {
                                 origem: string;
                                 /** @description subscriptions (not deleted) that deliver to this origin */
                                 assinaturas: number;
-                                /** @description deliveries being attempted now */
+                                /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
                                 em_andamento: number;
                                 /** @description attempts in flight at once, over every worker */
                                 concorrencia_maxima: number;
@@ -6490,7 +6490,7 @@ export interface paths {
                             origem: string;
                             /** @description subscriptions (not deleted) that deliver to this origin */
                             assinaturas: number;
-                            /** @description deliveries being attempted now */
+                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
                             em_andamento: number;
                             /** @description attempts in flight at once, over every worker */
                             concorrencia_maxima: number;
@@ -6596,7 +6596,7 @@ export interface paths {
                             origem: string;
                             /** @description subscriptions (not deleted) that deliver to this origin */
                             assinaturas: number;
-                            /** @description deliveries being attempted now */
+                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
                             em_andamento: number;
                             /** @description attempts in flight at once, over every worker */
                             concorrencia_maxima: number;
@@ -6700,7 +6700,7 @@ export interface paths {
                             origem: string;
                             /** @description subscriptions (not deleted) that deliver to this origin */
                             assinaturas: number;
-                            /** @description deliveries being attempted now */
+                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
                             em_andamento: number;
                             /** @description attempts in flight at once, over every worker */
                             concorrencia_maxima: number;
@@ -6808,7 +6808,7 @@ export interface paths {
                             origem: string;
                             /** @description subscriptions (not deleted) that deliver to this origin */
                             assinaturas: number;
-                            /** @description deliveries being attempted now */
+                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
                             em_andamento: number;
                             /** @description attempts in flight at once, over every worker */
                             concorrencia_maxima: number;

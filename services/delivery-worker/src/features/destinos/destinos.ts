@@ -33,7 +33,7 @@ interface Figuras {
 
 export interface DestinosOptions {
   db: DbClient;
-  broker: Pick<Broker, 'withChannel'>;
+  broker: Pick<Broker, 'checkQueue'>;
   /** The work queue: its consumer count is how many workers share a destination's limits. */
   filaDeEntregas: string;
   logger: Logger;
@@ -43,6 +43,8 @@ export interface DestinosOptions {
   tetoPorProcesso: number;
   /** Told after each pass that read the rows (metrics). */
   aoLer?: () => void;
+  /** This process's POSTs under way per origin, written with every pass (GET /destino's em_andamento). */
+  emAndamento?: () => [string, number][];
 }
 
 /**
@@ -52,7 +54,8 @@ export interface DestinosOptions {
  * obeyed within about that long. An origin met without a row gets one (the defaults). Each attempt
  * is counted here per origin and minute and added to destino_minuto at the same pace, so GET
  * /destino shows the last hour's failures and durations; counts that could not be written are kept
- * for the next pass.
+ * for the next pass. With each pass the process also writes its POSTs under way per origin
+ * (destino_em_andamento, valid for three passes; its rows are deleted when it stops).
  */
 export class Destinos {
   private linhas = new Map<string, Linha>();
@@ -62,6 +65,10 @@ export class Destinos {
   private timer?: NodeJS.Timeout;
   private corrente?: Promise<void>;
   private readonly ouvintes: (() => void)[] = [];
+  /** This process in destino_em_andamento. */
+  private readonly processo = uuidv7();
+  /** The origins whose last row written said POSTs were under way (a zero is written once after). */
+  private comAtivos = new Set<string>();
 
   constructor(private readonly options: DestinosOptions) {}
 
@@ -78,11 +85,12 @@ export class Destinos {
     await this.corrente;
   }
 
-  /** Writes the figures not written yet (at stop, once the last attempts are over). */
+  /** Writes the figures not written yet and takes back its attempts in flight (at stop, once the last attempts are over). */
   async gravarRestantes(): Promise<void> {
-    await this.gravarFiguras().catch((error) =>
-      this.options.logger.warn({ err: error }, 'destination figures not written at stop'),
-    );
+    await Promise.all([
+      this.gravarFiguras(),
+      this.options.db.$executeRaw`delete from destino_em_andamento where processo = ${this.processo}::uuid`,
+    ]).catch((error) => this.options.logger.warn({ err: error }, 'destination figures not written at stop'));
   }
 
   /** Called after each refresh (limits may have changed: waiting jobs are looked at again). */
@@ -125,7 +133,7 @@ export class Destinos {
   private passar(): Promise<void> {
     this.corrente ??= (async () => {
       try {
-        await Promise.all([this.ler(), this.gravarFiguras()]);
+        await Promise.all([this.ler(), this.gravarFiguras(), this.gravarEmAndamento()]);
         this.options.aoLer?.();
         for (const ouvinte of this.ouvintes) ouvinte();
       } catch (error) {
@@ -141,9 +149,7 @@ export class Destinos {
     const [linhas, consumidores] = await Promise.all([
       this.options.db.$queryRaw<Linha[]>`
         select origem, concorrencia_maxima, limite_por_segundo, pausado from destino`,
-      this.options.broker
-        .withChannel((canal) => canal.checkQueue(this.options.filaDeEntregas))
-        .then((q) => q.consumerCount),
+      this.options.broker.checkQueue(this.options.filaDeEntregas).then((q) => q.consumerCount),
     ]);
     this.linhas = new Map(linhas.map((l) => [l.origem, l]));
     this.workers = Math.max(1, consumidores);
@@ -160,6 +166,27 @@ export class Destinos {
       this.conhecidas.delete(origem); // tried again when next met
       this.options.logger.warn({ err: error, origem }, 'destination row not created');
     }
+  }
+
+  /**
+   * This process's POSTs under way per origin: the origins with some, and a zero for those that had
+   * some at the last write. Rows of processes gone for an hour (killed) are deleted on the way.
+   */
+  private async gravarEmAndamento(): Promise<void> {
+    const agora = new Map((this.options.emAndamento?.() ?? []).filter(([, n]) => n > 0));
+    for (const origem of this.comAtivos) if (!agora.has(origem)) agora.set(origem, 0);
+    const linhas = [...agora].map(([origem, n]) => ({ origem, n }));
+    if (linhas.length === 0) return;
+    const validadeMs = 3 * this.options.intervaloMs;
+    await this.options.db.$executeRaw`
+      with antigas as (delete from destino_em_andamento where valido_ate < now() - interval '1 hour')
+      insert into destino_em_andamento (destino_id, processo, em_andamento, valido_ate)
+      select d.id, ${this.processo}::uuid, f.n, now() + ${validadeMs} * interval '1 millisecond'
+        from json_to_recordset(${JSON.stringify(linhas)}::json) as f(origem text, n int)
+        join destino d on d.origem = f.origem
+      on conflict (destino_id, processo) do update
+        set em_andamento = excluded.em_andamento, valido_ate = excluded.valido_ate`;
+    this.comAtivos = new Set(linhas.filter((l) => l.n > 0).map((l) => l.origem));
   }
 
   private async gravarFiguras(): Promise<void> {

@@ -39,15 +39,18 @@ export function destinosRepository(db: DbClient) {
       });
     },
 
-    /** Subscriptions, attempts in flight and the last hour's attempts of each destination given. */
+    /**
+     * Subscriptions, attempts in flight (as the workers last reported them, their reports still
+     * valid) and the last hour's attempts of each destination given.
+     */
     async figuras(ids: string[], desde: Date, cliente: DbClient = db): Promise<Map<string, Figuras>> {
       if (ids.length === 0) return new Map();
       const linhas = await cliente.$queryRaw<Figuras[]>`
         select d.id::text as id,
           (select count(*) from assinatura a
             where origem_da_url(a.url_de_destino) = d.origem and a.excluida_em is null)::int as assinaturas,
-          (select count(*) from entrega e
-            where origem_da_url(e.url_de_destino) = d.origem and e.situacao = 'em_andamento')::int as em_andamento,
+          coalesce((select sum(v.em_andamento) from destino_em_andamento v
+            where v.destino_id = d.id and v.valido_ate > now()), 0)::int as em_andamento,
           coalesce((select sum(m.tentativas) from destino_minuto m where m.destino_id = d.id and m.minuto >= ${desde}), 0)::int as tentativas,
           coalesce((select sum(m.falhas) from destino_minuto m where m.destino_id = d.id and m.minuto >= ${desde}), 0)::int as falhas,
           (select array_agg(soma order by balde) from (

@@ -10,7 +10,12 @@ export const destinoSchema = z.object({
   id: z.string(),
   origem: z.string().describe('scheme://host[:port] that subscriptions deliver to'),
   assinaturas: z.number().int().describe('subscriptions (not deleted) that deliver to this origin'),
-  em_andamento: z.number().int().describe('deliveries being attempted now'),
+  em_andamento: z
+    .number()
+    .int()
+    .describe(
+      'POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s)',
+    ),
   concorrencia_maxima: z.number().int().describe('attempts in flight at once, over every worker'),
   limite_por_segundo: z
     .number()

@@ -12,7 +12,6 @@ import {
   encerrarContexto,
   iniciarContexto,
 } from '../../test-support';
-import { gravarEvento } from '../eventos/linhas.test-support';
 
 let ctx: Contexto;
 let tipoId: string;
@@ -161,23 +160,17 @@ describe('limits and pause', () => {
 });
 
 describe('figures of the last hour', () => {
-  test('When deliveries are in flight and workers added minutes, then only the last hour counts and the percentiles follow the histogram', async () => {
-    const assinatura = await assinar('https://figuras.example');
+  test('When workers reported attempts in flight and added minutes, then only their valid reports and the last hour count, and the percentiles follow the histogram', async () => {
+    await assinar('https://figuras.example');
     const { id } = await destinoDe('https://figuras.example');
-    const cenario = {
-      aplicativoId: (await ctx.hub.db.tipoDeEvento.findUniqueOrThrow({ where: { id: tipoId } })).aplicativoId,
-      tipoId,
-      versao,
-      assinaturaId: assinatura.id,
-      assinanteId,
-    };
-    const { entregas } = await gravarEvento(ctx.hub.db, cenario, {
-      recebidoEm: new Date(),
-      entregas: ['em_andamento', 'em_andamento', 'pendente'],
-    });
-    await ctx.hub.db.entrega.updateMany({
-      where: { id: { in: entregas } },
-      data: { urlDeDestino: assinatura.url_de_destino },
+    // Two live workers' reports, and one of a worker killed a minute ago (its report expired).
+    const emSegundos = (s: number) => new Date(Date.now() + s * 1000);
+    await ctx.hub.db.destinoEmAndamento.createMany({
+      data: [
+        { destinoId: id, processo: uuidv7(), emAndamento: 2, validoAte: emSegundos(6) },
+        { destinoId: id, processo: uuidv7(), emAndamento: 3, validoAte: emSegundos(6) },
+        { destinoId: id, processo: uuidv7(), emAndamento: 7, validoAte: emSegundos(-60) },
+      ],
     });
     const baldes = (indices: Record<number, number>) =>
       Array.from({ length: BALDES_DE_DURACAO }, (_, i) => indices[i] ?? 0);
@@ -192,7 +185,7 @@ describe('figures of the last hour', () => {
       ],
     });
     expect(await destinoDe('https://figuras.example')).toMatchObject({
-      em_andamento: 2,
+      em_andamento: 5,
       tentativas_na_ultima_hora: 100,
       falhas_na_ultima_hora: 3,
       latencia_p50_ms: 10,

@@ -29,7 +29,7 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
 
   async function ler(nome: string, papel: Papel): Promise<Fila> {
     try {
-      const { messageCount, consumerCount } = await broker.withChannel((canal) => canal.checkQueue(nome));
+      const { messageCount, consumerCount } = await broker.checkQueue(nome);
       return { nome, papel, mensagens: messageCount, consumidores: consumerCount, declarada: true };
     } catch (error) {
       // 404 NOT_FOUND closes that channel only; the queue is simply not there yet.
