@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ErroDaApi, type ErroDeCampo, ErroDaApi as Erro } from './api';
 import type { Carga } from './carga';
 
@@ -310,39 +310,62 @@ export function Formulario(props: {
   );
 }
 
-/** A button that calls the API, then `depois`; a refusal is shown beside it. */
+/**
+ * A button that calls the API, then `depois`; a refusal is shown beside it. With `confirmar`, the
+ * first press only asks (that text, Confirmar, Cancelar) and the call waits for Confirmar.
+ */
 export function Acao(props: {
   rotulo: string;
   fazer: () => Promise<unknown>;
   depois?: (r: unknown) => void;
   perigo?: boolean;
   rotuloAcessivel?: string;
+  confirmar?: string;
 }) {
   const [erro, setErro] = useState<string>();
   const [ocupado, setOcupado] = useState(false);
+  const [perguntando, setPerguntando] = useState(false);
+  const confirmacao = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (perguntando) confirmacao.current?.focus();
+  }, [perguntando]);
+  const executar = async () => {
+    setPerguntando(false);
+    setErro(undefined);
+    setOcupado(true);
+    try {
+      // Not `depois?.(await fazer())`: an optional call skips its arguments when depois is absent.
+      const resultado = await props.fazer();
+      props.depois?.(resultado);
+    } catch (error) {
+      setErro(error instanceof Erro ? error.texto : String(error));
+    } finally {
+      setOcupado(false);
+    }
+  };
   return (
     <span class="acao">
-      <button
-        type="button"
-        class={props.perigo ? 'perigo' : undefined}
-        disabled={ocupado}
-        aria-label={props.rotuloAcessivel}
-        onClick={async () => {
-          setErro(undefined);
-          setOcupado(true);
-          try {
-            // Not `depois?.(await fazer())`: an optional call skips its arguments when depois is absent.
-            const resultado = await props.fazer();
-            props.depois?.(resultado);
-          } catch (error) {
-            setErro(error instanceof Erro ? error.texto : String(error));
-          } finally {
-            setOcupado(false);
-          }
-        }}
-      >
-        {props.rotulo}
-      </button>
+      {perguntando ? (
+        <span role="group" aria-label={`Confirmar: ${props.rotulo}`}>
+          <span>{props.confirmar}</span>{' '}
+          <button type="button" class="perigo" ref={confirmacao} onClick={executar}>
+            Confirmar
+          </button>{' '}
+          <button type="button" onClick={() => setPerguntando(false)}>
+            Cancelar
+          </button>
+        </span>
+      ) : (
+        <button
+          type="button"
+          class={props.perigo ? 'perigo' : undefined}
+          disabled={ocupado}
+          aria-label={props.rotuloAcessivel}
+          onClick={props.confirmar ? () => setPerguntando(true) : executar}
+        >
+          {props.rotulo}
+        </button>
+      )}
       {erro && (
         <span class="erro" role="alert">
           {erro}

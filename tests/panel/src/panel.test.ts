@@ -270,6 +270,14 @@ test('When the test event was published, then the screen shows its delivery conc
   await check('entregas-fila-de-erro');
   await expect(page.getByRole('button', { name: 'Reprocessar selecionadas (0)' }).count()).resolves.toBe(1);
   await caixa.check();
+  // Reprocessing the whole error queue asks first; Cancelar leaves everything as it was.
+  await page.getByRole('button', { name: 'Reprocessar toda a fila de erro' }).click();
+  const pergunta = page.getByRole('group', { name: 'Confirmar: Reprocessar toda a fila de erro' });
+  // The focus moves to Confirmar, so Enter or Space answers the question from the keyboard.
+  await pergunta.waitFor();
+  await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Confirmar');
+  await pergunta.getByRole('button', { name: 'Cancelar' }).click();
+  await page.getByRole('button', { name: 'Reprocessar toda a fila de erro' }).waitFor();
 
   // The subscriber is healthy again; the operator reprocesses the chosen delivery from the screen
   // and follows it on the request's own screen until the new cycle's attempt succeeds.
@@ -287,6 +295,8 @@ test('When the test event was published, then the screen shows its delivery conc
     `/reprocessamento/${page.url().split('/').pop()}`,
   );
   expect(solicitacao).toMatchObject({ entrega_ids: [falha], reprocessadas: 1 });
+  // The cancelled whole-queue request was never sent.
+  await expect(apiComoMaster<{ total: number }>('GET', '/reprocessamento').then((r) => r.total)).resolves.toBe(1);
   await ateNaApi(`/entrega/${falha}`, (e) => e.situacao === 'concluida', 'the reprocessed delivery concluded');
   // Two attempts that failed, then the new cycle's one that succeeded.
   expect(assinante.de('/falha')).toHaveLength(3);

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import type { paths } from '@hub/client';
 import { cliente, dados, type ItemDe, type Resposta } from '../api';
 import { useCarga } from '../carga';
-import { Lista } from '../lista';
+import { type Filtros, Lista } from '../lista';
 import { useAplicativos, useOpcoes, useTipos } from '../opcoes';
 import { Link, navegar } from '../rota';
 import { Acao, type Coluna, data, Estado, Json, Tabela, Titulo } from '../ui';
@@ -127,21 +127,55 @@ export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean })
                   setSelecao(new Set());
                 }}
               />
-              <Acao
-                rotulo="Reprocessar a fila de erro pelo filtro"
-                fazer={() =>
-                  reprocessar({
-                    ...(filtros.assinatura_id ? { assinatura_id: filtros.assinatura_id } : {}),
-                    ...(filtros.tipo_de_evento_id ? { tipo_de_evento_id: filtros.tipo_de_evento_id } : {}),
-                  })
-                }
-              />
+              <ReprocessarPeloFiltro filtros={filtros} reprocessar={reprocessar} />
             </div>
           )
         }
       />
       {!props.podeEditar && <p class="nota">Reenviar uma entrega pede monitoramento.editar.</p>}
     </>
+  );
+}
+
+/** The list's filters that POST /reprocessamento cannot take: with one of them set, no request by filter. */
+const FORA_DO_REPROCESSAMENTO: Record<string, string> = {
+  evento_id: 'evento_id',
+  aplicativo_assinante_id: 'aplicativo assinante',
+};
+
+/**
+ * The error queue reprocessed by the list's filter, as POST /reprocessamento takes it (subscription
+ * and type; `situacao` may only be fila_de_erro). The button says what it will take, and asks first.
+ */
+function ReprocessarPeloFiltro(props: {
+  filtros: Filtros;
+  reprocessar: (corpo: CorpoDoReprocessamento) => Promise<void>;
+}) {
+  const { filtros } = props;
+  const fora = Object.keys(FORA_DO_REPROCESSAMENTO).filter((nome) => filtros[nome]);
+  if (filtros.situacao && filtros.situacao !== 'fila_de_erro') fora.push(`situacao ${filtros.situacao}`);
+  if (fora.length > 0)
+    return (
+      <p class="nota">
+        Reprocessar pelo filtro considera só assinatura e tipo de evento na fila de erro; sem {fora.join(', ')}, ou
+        escolha as entregas.
+      </p>
+    );
+  const corpo: CorpoDoReprocessamento = {
+    ...(filtros.assinatura_id ? { assinatura_id: filtros.assinatura_id } : {}),
+    ...(filtros.tipo_de_evento_id ? { tipo_de_evento_id: filtros.tipo_de_evento_id } : {}),
+  };
+  const toda = Object.keys(corpo).length === 0;
+  return (
+    <Acao
+      rotulo={toda ? 'Reprocessar toda a fila de erro' : 'Reprocessar a fila de erro pelo filtro'}
+      confirmar={
+        toda
+          ? 'Todas as entregas na fila de erro, de todas as assinaturas, voltam a ser tentadas.'
+          : 'As entregas na fila de erro da assinatura e do tipo filtrados voltam a ser tentadas.'
+      }
+      fazer={() => props.reprocessar(corpo)}
+    />
   );
 }
 
