@@ -346,6 +346,7 @@ export function Acao(props: {
   return (
     <span class="acao">
       {perguntando ? (
+        // biome-ignore lint/a11y/useSemanticElements: a fieldset (block) cannot sit in the inline span.acao, which table cells hold
         <span role="group" aria-label={`Confirmar: ${props.rotulo}`}>
           <span>{props.confirmar}</span>{' '}
           <button type="button" class="perigo" ref={confirmacao} onClick={executar}>
