@@ -14,8 +14,10 @@
  *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly, and
  *      through the gateway;
  *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
- * Every delivery job is copied to a queue of this process bound beside the worker's to the jobs'
- * exchange (the delivery worker still takes the originals); for the paced row, each accepted event's deliveries (ids
+ * The delivery worker is not started (BENCH_START_WITHOUT, default `delivery-worker`): this measures
+ * publication, and the subscriptions' URLs lead nowhere, so a worker beside it would spend the CPUs
+ * retrying them (its speed is bench/entregar.ts's). Every delivery job is copied to a queue of this
+ * process bound beside the work queue to the jobs' exchange; for the paced row, each accepted event's deliveries (ids
  * from its 201 answer) must have arrived within 2 s of the answer. hub-api's RSS is sampled from
  * its /metrics (process_resident_memory_bytes) every 250 ms throughout. Writes its section of
  * docs/benchmarks.md.
@@ -224,6 +226,9 @@ async function consumir(url: string) {
 function amostrarRss(hubApiUrl: string) {
   let pico = 0;
   const amostras: number[] = [];
+  /** The peak of each row (the row under way when the sample was taken). */
+  const picoPorFase = new Map<string, number>();
+  let fase = 'warm-up';
   const timer = setInterval(async () => {
     const texto = await fetch(`${hubApiUrl}/metrics`).then(
       (r) => r.text(),
@@ -233,10 +238,15 @@ function amostrarRss(hubApiUrl: string) {
     if (Number.isFinite(bytes)) {
       amostras.push(bytes);
       pico = Math.max(pico, bytes);
+      picoPorFase.set(fase, Math.max(picoPorFase.get(fase) ?? 0, bytes));
     }
   }, 250);
   return {
     picoMb: () => pico / 2 ** 20,
+    fase: (nome: string) => {
+      fase = nome;
+    },
+    porFase: () => [...picoPorFase].map(([nome, bytes]) => `${nome} ${(bytes / 2 ** 20).toFixed(0)} MB`).join(', '),
     amostras: () => amostras.length,
     stop: () => clearInterval(timer),
   };
@@ -317,6 +327,7 @@ async function escreverSecao(secao: string) {
 async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const bare = await startBare();
+  process.env.BENCH_START_WITHOUT ??= 'delivery-worker';
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true });
   let fila: Awaited<ReturnType<typeof consumir>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
@@ -339,8 +350,11 @@ async function main() {
 
     const linhas: Linha[] = [];
     linhas.push(await saturar('bare express 5 (JSON parse only)', `${bare.url}/eventos`, token, corpo));
+    rss.fase('directly');
     linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
+    rss.fase('through the gateway');
     linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    rss.fase('keyed');
     linhas.push(
       await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, true),
     );
@@ -363,6 +377,7 @@ async function main() {
     const ritmado = async (rate: number) => {
       if (!fila) throw new Error('no consumer');
       log(`  through the gateway: ${rate} events/s, paced, ${PACED_DURATION} s…`);
+      rss?.fase(`${rate}/s paced`);
       const respostas: { fim: number; entregas: string[] }[] = [];
       const r = await pacedLoad(
         `${platform.gatewayUrl}/eventos`,
@@ -437,7 +452,7 @@ async function main() {
       'npx tsx bench/publicar.ts',
       '```',
       '',
-      `Platform: ${platform.mode}. Each request is POST /eventos with a real application token (identity-dev), ` +
+      `Platform: ${platform.mode}${process.env.BENCH_START_WITHOUT ? `, without ${process.env.BENCH_START_WITHOUT} (jobs stay in the work queue; deliveries are measured in "Delivery worker: deliveries per second")` : ''}. Each request is POST /eventos with a real application token (identity-dev), ` +
         `a ${Buffer.byteLength(corpo)}-byte body whose dados (1,024 bytes: an order of six items) is validated against a ` +
         'schema of 20 rules, and 3 active subscriptions of the type and version: each accepted event stores the event, ' +
         '3 deliveries, 3 outbox rows and its hourly counts in one transaction, and the relay publishes 3 delivery jobs with ' +
@@ -464,7 +479,7 @@ async function main() {
         `${faltandoDaSaturacao} short; ${fila.repetidas()} duplicates in all.`,
       '',
       `hub-api RSS peak: ${rss.picoMb().toFixed(0)} MB (${rss.amostras()} samples of process_resident_memory_bytes, every 250 ms, ` +
-        'warm-up to the end).',
+        `warm-up to the end); per row: ${rss.porFase()}.`,
       '',
       'Targets:',
       `- hub-api directly at least 50 % of the bare ceiling: ${((100 * direto) / ceiling).toFixed(0)} % — ${sim(direto >= ceiling / 2)}`,

@@ -9,4 +9,14 @@ if [ ! -f "$main" ]; then
   echo "no such service: $service ($main does not exist)" >&2
   exit 64
 fi
+# hub-api's V8 heap is capped (192 MB of old space): under load a full heap is collected sooner
+# instead of growing towards V8's default limit, which keeps its memory bounded (docs/benchmarks.md,
+# "Publication"). NODE_MAX_OLD_SPACE_MB overrides it for any service; 0 leaves V8's default.
+case "$service" in
+  hub-api) heap="${NODE_MAX_OLD_SPACE_MB:-192}" ;;
+  *) heap="${NODE_MAX_OLD_SPACE_MB:-0}" ;;
+esac
+if [ "$heap" != 0 ]; then
+  exec node --max-old-space-size="$heap" "$main"
+fi
 exec node "$main"

@@ -7,7 +7,8 @@
 //
 // Environment: the caller's, passed to every service (`COMPANY_DOMAIN=x.com pnpm start`).
 // START_TIMEOUT (seconds a service may take to be ready, default 90), START_SEED=false (no demo),
-// START_LOG_FORMAT=json (raw logs), and the *_PORT variables of the services.
+// START_LOG_FORMAT=json (raw logs), START_WITHOUT (services not to start, comma-separated, e.g.
+// `delivery-worker` to run it elsewhere or to measure publication alone), and the *_PORT variables.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,10 @@ const root = path.resolve(import.meta.dirname, '../..');
 const STOP_GRACE_MS = 10_000;
 const READY_TIMEOUT_MS = Number(process.env.START_TIMEOUT ?? 90) * 1000;
 const DEV = process.argv.includes('--dev');
+const WITHOUT = (process.env.START_WITHOUT ?? '')
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
 const TSX_CLI = path.join(root, 'node_modules/tsx/dist/cli.mjs');
 
 /** In start order. `urlVar`: how the other services find this one. */
@@ -26,7 +31,8 @@ const SERVICES = [
   { name: 'identity-dev', portVar: 'IDENTITY_DEV_PORT', port: 8085 },
   { name: 'access', portVar: 'ACCESS_PORT', port: 8081, urlVar: 'ACCESS_URL' },
   { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL' },
-  { name: 'hub-api', portVar: 'HUB_API_PORT', port: 8083, urlVar: 'HUB_API_URL' },
+  // heapMb: V8's old space capped, as infra/docker/run-service.sh does (NODE_MAX_OLD_SPACE_MB overrides, 0: none).
+  { name: 'hub-api', portVar: 'HUB_API_PORT', port: 8083, urlVar: 'HUB_API_URL', heapMb: 192 },
   { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084 },
   { name: 'demo-receiver', portVar: 'DEMO_RECEIVER_PORT', port: 8086, urlVar: 'DEMO_RECEIVER_URL' },
   { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080 },
@@ -43,9 +49,13 @@ function plan() {
     main: path.join('services', s.name, 'src', 'main.ts'),
     bundle: path.join('services', s.name, 'dist', 'main.js'),
   }));
-  const present = services.filter((s) => existsSync(path.join(root, s.main)));
+  for (const name of WITHOUT.filter((n) => !services.some((s) => s.name === n))) {
+    fail(`START_WITHOUT names ${name}, which is not a service (${services.map((s) => s.name).join(', ')})`);
+    process.exit(1);
+  }
+  const present = services.filter((s) => existsSync(path.join(root, s.main)) && !WITHOUT.includes(s.name));
   for (const s of services.filter((x) => !present.includes(x)))
-    say(`· ${s.name}: not started (${s.main} does not exist yet)`);
+    say(`· ${s.name}: not started (${WITHOUT.includes(s.name) ? 'START_WITHOUT' : `${s.main} does not exist yet`})`);
 
   const port = (name) => services.find((s) => s.name === name).port;
   const env = { ...process.env };
@@ -144,7 +154,9 @@ async function main() {
   for (const [index, s] of present.entries()) {
     // Source maps are written beside each bundle; NODE_OPTIONS=--enable-source-maps uses them
     // (about 50 MB more per process, so not by default, as in the Docker image).
-    const args = DEV ? [TSX_CLI, 'watch', '--clear-screen=false', s.main] : [s.bundle];
+    const heapMb = Number(process.env.NODE_MAX_OLD_SPACE_MB ?? s.heapMb ?? 0);
+    const heap = heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
+    const args = DEV ? [TSX_CLI, 'watch', '--clear-screen=false', s.main] : [...heap, s.bundle];
     const child = new Child({ name: s.name, args, cwd: root, env, index, width });
     children.push(child);
     child.exited.then(({ code, signal }) => {

@@ -19,6 +19,8 @@ export interface HttpAppOptions {
   readiness?: Record<string, ReadinessCheck>;
   /** Largest JSON body accepted; larger is a 413. */
   bodyLimit?: string;
+  /** Runs before anything reads the request (URL checks, body): admission control (see `admission`). */
+  admission?: express.RequestHandler;
   /** Called with the app before the routers, for service-specific middleware. */
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
@@ -56,6 +58,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
+  if (options.admission) app.use(options.admission);
   app.use(urlGuard);
   app.use(
     express.json({

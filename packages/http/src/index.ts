@@ -1,3 +1,4 @@
+export * from './admissao';
 export * from './app';
 export * from './errors';
 export * from './middleware';

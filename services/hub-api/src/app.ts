@@ -1,6 +1,6 @@
 import { type AccessResolver, createGuards, type TokenVerifier } from '@hub/auth';
 import type { Broker } from '@hub/broker';
-import { createHttpApp } from '@hub/http';
+import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
 import { userOrApplication } from './auth/usuario-ou-aplicativo';
@@ -79,7 +79,13 @@ export interface HubApiAppDeps {
   atrasoDaOutbox?: () => Promise<number>;
   /** Wakes the reprocessing runner after a request is made. */
   acordarReprocessamento?: () => void;
+  /** Publications under way at once in this process; one more is answered 503 sobrecarregado (default 1000). */
+  publicacoesEmAndamento?: number;
 }
+
+/** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
+const ePublicacao = (metodo: string, caminho: string) =>
+  metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>) {
@@ -131,6 +137,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
+    admission: admission({
+      matches: ePublicacao,
+      max: deps.publicacoesEmAndamento ?? 1_000,
+      onShed: () => casos.metricas.sobrecarga.inc(),
+    }),
     metrics: (registry) =>
       casos.metricas.registrar(registry, {
         atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),

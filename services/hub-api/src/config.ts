@@ -30,6 +30,15 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_CACHE_TTL: durationFromEnv('5s').describe(
     'life of the cached subscriptions and applications of publication (writes in the same process drop them at once)',
   ),
+  HUB_PUBLICACOES_EM_ANDAMENTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1_000)
+    .describe(
+      'publications (POST /eventos, POST /evento) under way at once per instance; one more is answered 503 sobrecarregado with Retry-After: 1, unread (bounds memory and waiting under overload)',
+    ),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(

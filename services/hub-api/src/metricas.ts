@@ -15,13 +15,20 @@ export function criarMetricas() {
     help: 'publications refused (stored as evento recusado), by codigo',
     labelNames: ['codigo'] as const,
   });
+  const sobrecarga = new Counter({
+    registers: [],
+    name: 'hub_publicacoes_sobrecarga_total',
+    help: 'publications answered 503 sobrecarregado before being read (HUB_PUBLICACOES_EM_ANDAMENTO under way already); not stored',
+  });
   return {
     aceitos,
     recusados,
+    sobrecarga,
     /** Registers them, with the outbox lag and the delivery queues read at each scrape. */
     registrar(registry: Registry, fontes: { atrasoDaOutbox: () => Promise<number>; filas?: FilasDaTopologia }) {
       registry.registerMetric(aceitos);
       registry.registerMetric(recusados);
+      registry.registerMetric(sobrecarga);
       registry.registerMetric(outboxLagMetric(fontes.atrasoDaOutbox));
       const { filas } = fontes;
       if (!filas) return;

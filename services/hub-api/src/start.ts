@@ -154,6 +154,7 @@ export async function startHubApi(
       filas: filasDaTopologia(broker, db, config.DELIVERY_RETRY_DELAYS),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.acordar(),
+      publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
     },
     casos,
   );

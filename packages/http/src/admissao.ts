@@ -1,0 +1,47 @@
+import type { RequestHandler } from 'express';
+import { AppError, problemOf } from './errors';
+
+export interface AdmissionOptions {
+  /** The requests this limit is for (e.g. the publication routes); the others pass untouched. */
+  matches: (method: string, path: string) => boolean;
+  /** Requests of those under way at once in this process; one more is answered 503 at once. */
+  max: number;
+  /** Seconds the client is told to wait (Retry-After). */
+  retryAfterSeconds?: number;
+  /** Told of every request refused (metrics). */
+  onShed?: () => void;
+}
+
+/**
+ * Admission control: at most `max` of the matching requests under way at once in the process, from
+ * their arrival to the end of their answer. One more is answered before its body is read: 503
+ * `sobrecarregado` with Retry-After, nothing done, so an overload costs the refused requests nothing
+ * and the accepted ones wait in a bounded queue (bounded memory, bounded latency) instead of one that
+ * grows as long as the overload lasts. Clients retry after Retry-After (as @hub/client does).
+ */
+export function admission(options: AdmissionOptions): RequestHandler & { underWay: () => number } {
+  let underWay = 0;
+  const retryAfter = String(options.retryAfterSeconds ?? 1);
+  const refusal = new AppError(
+    503,
+    'sobrecarregado',
+    `more than ${options.max} publications are under way in this instance; try again after ${retryAfter} s`,
+    undefined,
+    { 'Retry-After': retryAfter },
+  );
+  const handler: RequestHandler = (req, res, next) => {
+    if (!options.matches(req.method, req.path)) return next();
+    if (underWay >= options.max) {
+      options.onShed?.();
+      // Not parsed: Node discards the body once the answer is sent, and the connection stays usable.
+      res.status(503).set(refusal.headers).type('application/problem+json').json(problemOf(refusal));
+      return;
+    }
+    underWay += 1;
+    res.once('close', () => {
+      underWay -= 1;
+    });
+    next();
+  };
+  return Object.assign(handler, { underWay: () => underWay });
+}
