@@ -5465,6 +5465,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
+                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -8330,6 +8339,15 @@ export interface paths {
                 };
                 /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problema"];
+                    };
+                };
+                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
