@@ -84,8 +84,7 @@ export interface HubApiAppDeps {
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
-const ePublicacao = (metodo: string, caminho: string) =>
-  metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
+const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>) {
