@@ -225,6 +225,10 @@ describe('Broker failure handling', () => {
     cleanup.unshift(async () => release());
     const seen: number[] = [];
     const sadias: string[] = [];
+    let reconexoes = 0;
+    broker.on('connected', () => {
+      reconexoes += 1;
+    });
     await broker.consume(queue, async (message) => {
       if (message.content.toString() !== 'veneno') {
         sadias.push(message.content.toString());
@@ -242,6 +246,9 @@ describe('Broker failure handling', () => {
     expect(deaths(morta)).toEqual([expect.objectContaining({ queue, reason: 'delivery_limit' })]);
     expect(seen).toEqual([0, 1, 2]);
     expect(seen).toHaveLength(deliveryLimit + 1);
+    // Each kill is followed by a reconnection, and the last one may still be under way: a publish on
+    // the closing connection would fail (its caller retries, as the relay does).
+    await until(() => reconexoes === seen.length, 'the broker connected again after the last kill');
     await broker.publish('', queue, Buffer.from('sadia'));
     await until(() => sadias.includes('sadia'), 'a healthy message after the poison');
     expect(await depth()).toEqual({ fila: 0, mortas: 0 });
