@@ -305,6 +305,10 @@ test('When the test event was published, then the screen shows its delivery conc
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
   await visit('recusados', '/eventos-recusados');
   await visit('entregas', '/entregas', (p) => p.locator('table, .estado.vazio, .estado.erro').first().waitFor());
+  // A filter POST /reprocessamento cannot take (one event) offers no reprocessing by filter, and says why.
+  await page.goto(`${base}/entregas?evento_id=${seen.eventoId}`);
+  await page.getByText('tire o filtro de evento_id').waitFor();
+  await expect(page.getByRole('button', { name: /Reprocessar (toda|a fila)/ }).count()).resolves.toBe(0);
   await visit('reprocessamentos', '/reprocessamentos', (p) =>
     p.locator('table, .estado.vazio, .estado.erro').first().waitFor(),
   );

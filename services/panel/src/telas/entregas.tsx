@@ -157,8 +157,8 @@ function ReprocessarPeloFiltro(props: {
   if (fora.length > 0)
     return (
       <p class="nota">
-        Reprocessar pelo filtro considera só assinatura e tipo de evento na fila de erro; sem {fora.join(', ')}, ou
-        escolha as entregas.
+        Reprocessar pelo filtro considera só assinatura e tipo de evento na fila de erro: tire o filtro de{' '}
+        {fora.join(', ')} ou escolha as entregas.
       </p>
     );
   const corpo: CorpoDoReprocessamento = {
