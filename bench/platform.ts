@@ -46,6 +46,8 @@ export interface PlatformOptions {
    * a benchmark beside another one does not drop its databases.
    */
   ownDatabasesOnly?: boolean;
+  /** Services start.mjs leaves out (START_WITHOUT), e.g. 'delivery-worker'. */
+  without?: string;
 }
 
 export async function obtainPlatform(log: (line: string) => void, options: PlatformOptions = {}): Promise<Platform> {
@@ -90,8 +92,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     RATE_LIMIT_USER_PER_MINUTE: '1000000000',
     RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000000',
     START_SEED: 'false',
-    // BENCH_START_WITHOUT: services left out (bench/publicar.ts: the delivery worker, measured on its own).
-    ...(process.env.BENCH_START_WITHOUT ? { START_WITHOUT: process.env.BENCH_START_WITHOUT } : {}),
+    ...(options.without ? { START_WITHOUT: options.without } : {}),
     START_LOG_FORMAT: 'json',
   };
   const logDir = path.join(root, '.data/bench');

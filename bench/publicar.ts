@@ -40,6 +40,8 @@ const PACED_DURATION = Number(process.env.BENCH_PACED_DURATION ?? 30);
 const RATE = 1_000;
 /** A second paced row at a rate this machine sustains (0: none), to see latency and jobs below saturation. */
 const LOW_RATE = Number(process.env.BENCH_LOW_RATE ?? 100);
+/** Services the platform runs without (BENCH_START_WITHOUT; '' for all of them). */
+const SEM = process.env.BENCH_START_WITHOUT ?? 'delivery-worker';
 const CONNECTIONS = 50;
 const CONFIRM_WITHIN_MS = 2_000;
 const VHOST = 'hub-bench-publicar';
@@ -327,8 +329,7 @@ async function escreverSecao(secao: string) {
 async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const bare = await startBare();
-  process.env.BENCH_START_WITHOUT ??= 'delivery-worker';
-  const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true });
+  const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: SEM });
   let fila: Awaited<ReturnType<typeof consumir>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
   try {
@@ -452,7 +453,7 @@ async function main() {
       'npx tsx bench/publicar.ts',
       '```',
       '',
-      `Platform: ${platform.mode}${process.env.BENCH_START_WITHOUT ? `, without ${process.env.BENCH_START_WITHOUT} (jobs stay in the work queue; deliveries are measured in "Delivery worker: deliveries per second")` : ''}. Each request is POST /eventos with a real application token (identity-dev), ` +
+      `Platform: ${platform.mode}${SEM ? `, without ${SEM} (jobs stay in the work queue; deliveries are measured in "Delivery worker: deliveries per second")` : ''}. Each request is POST /eventos with a real application token (identity-dev), ` +
         `a ${Buffer.byteLength(corpo)}-byte body whose dados (1,024 bytes: an order of six items) is validated against a ` +
         'schema of 20 rules, and 3 active subscriptions of the type and version: each accepted event stores the event, ' +
         '3 deliveries, 3 outbox rows and its hourly counts in one transaction, and the relay publishes 3 delivery jobs with ' +

@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
-import { AppError, problemOf } from './errors';
+import { AppError } from './errors';
 
 export interface AdmissionOptions {
   /** The requests this limit is for (e.g. the publication routes); the others pass untouched. */
   matches: (method: string, path: string) => boolean;
   /** Requests of those under way at once in this process; one more is answered 503 at once. */
   max: number;
+  /** What those requests are, for the refusal's detail (e.g. 'publications'). */
+  what: string;
   /** Seconds the client is told to wait (Retry-After). */
   retryAfterSeconds?: number;
   /** Told of every request refused (metrics). */
@@ -19,23 +21,22 @@ export interface AdmissionOptions {
  * and the accepted ones wait in a bounded queue (bounded memory, bounded latency) instead of one that
  * grows as long as the overload lasts. Clients retry after Retry-After (as @hub/client does).
  */
-export function admission(options: AdmissionOptions): RequestHandler & { underWay: () => number } {
+export function admission(options: AdmissionOptions): RequestHandler {
   let underWay = 0;
   const retryAfter = String(options.retryAfterSeconds ?? 1);
   const refusal = new AppError(
     503,
     'sobrecarregado',
-    `more than ${options.max} publications are under way in this instance; try again after ${retryAfter} s`,
+    `more than ${options.max} ${options.what} are under way in this instance; try again after ${retryAfter} s`,
     undefined,
     { 'Retry-After': retryAfter },
   );
-  const handler: RequestHandler = (req, res, next) => {
+  return (req, res, next) => {
     if (!options.matches(req.method, req.path)) return next();
     if (underWay >= options.max) {
       options.onShed?.();
-      // Not parsed: Node discards the body once the answer is sent, and the connection stays usable.
-      res.status(503).set(refusal.headers).type('application/problem+json').json(problemOf(refusal));
-      return;
+      // Answered by the problem handler, unparsed: Node discards the body once the answer is sent.
+      return next(refusal);
     }
     underWay += 1;
     res.once('close', () => {
@@ -43,5 +44,4 @@ export function admission(options: AdmissionOptions): RequestHandler & { underWa
     });
     next();
   };
-  return Object.assign(handler, { underWay: () => underWay });
 }

@@ -138,6 +138,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     logger: deps.logger,
     admission: admission({
       matches: ePublicacao,
+      what: 'publications',
       max: deps.publicacoesEmAndamento ?? 1_000,
       onShed: () => casos.metricas.sobrecarga.inc(),
     }),

@@ -90,7 +90,9 @@ export class Destinos {
     await Promise.all([
       this.gravarFiguras(),
       this.options.db.$executeRaw`delete from destino_em_andamento where processo = ${this.processo}::uuid`,
-    ]).catch((error) => this.options.logger.warn({ err: error }, 'destination figures not written at stop'));
+    ]).catch((error) =>
+      this.options.logger.warn({ err: error }, 'destination figures or attempts in flight not written at stop'),
+    );
   }
 
   /** Called after each refresh (limits may have changed: waiting jobs are looked at again). */
