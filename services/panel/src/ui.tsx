@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { type ErroDaApi, type ErroDeCampo, ErroDaApi as Erro } from './api';
 import type { Carga } from './carga';
 
@@ -326,7 +326,8 @@ export function Acao(props: {
   const [ocupado, setOcupado] = useState(false);
   const [perguntando, setPerguntando] = useState(false);
   const confirmacao = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  // In the same commit as the question appears (not after paint): the focus is on Confirmar as soon as it shows.
+  useLayoutEffect(() => {
     if (perguntando) confirmacao.current?.focus();
   }, [perguntando]);
   const executar = async () => {
