@@ -12,7 +12,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { pacedLoad } from './paced';
+import { contarCpu, cpuPorUnidade } from './cpu';
 import { obtainPlatform } from './platform';
+import { copiarTrabalhos } from './trabalhos';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const DURATION = Number(process.env.BENCH_PACED_DURATION ?? 20);
@@ -56,6 +58,9 @@ async function main() {
     await receptor(() => (falhando.ligado ? 500 : 200)),
   ];
   const linhas: string[] = [];
+  const contas: string[] = [];
+  // Where the time goes: when each job reached RabbitMQ (a copy of it, in this process).
+  const trabalhos = platform.rabbitmqUrl ? await copiarTrabalhos(platform.rabbitmqUrl) : undefined;
   try {
     const domain = (process.env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
     const run = Date.now().toString(36);
@@ -107,8 +112,10 @@ async function main() {
     for (const rodada of ['clean', 'one subscriber of three answers 500'] as const) {
       falhando.ligado = rodada !== 'clean';
       for (const r of receptores) r.chegadas.clear();
+      trabalhos?.chegadas.clear();
       /** delivery id → [answer time, subscription index] */
       const respondidas = new Map<string, [number, number]>();
+      const cpu = contarCpu();
       const result = await pacedLoad(
         `${api}/eventos`,
         { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -123,24 +130,36 @@ async function main() {
           },
         },
       );
+      contas.push(`${rodada}: CPU per accepted event, by process: ${cpuPorUnidade(cpu.fim(), result.ok)}.`);
       // Let the last deliveries arrive.
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       const saudaveis: number[] = [];
+      const ateAFila: number[] = [];
+      const daFila: number[] = [];
       let faltando = 0;
       for (const [id, [respondidaEm, i]] of respondidas) {
         if (falhando.ligado && i === 2) continue;
         const chegada = receptores[i]?.chegadas.get(id);
         if (chegada === undefined) faltando++;
         else saudaveis.push(chegada - respondidaEm);
+        const naFila = trabalhos?.chegadas.get(id);
+        if (naFila !== undefined && chegada !== undefined) {
+          ateAFila.push(naFila - respondidaEm);
+          daFila.push(chegada - naFila);
+        }
       }
-      saudaveis.sort((a, b) => a - b);
+      for (const lista of [saudaveis, ateAFila, daFila]) lista.sort((a, b) => a - b);
+      const p50p99 = (lista: number[]) =>
+        lista.length ? `${percentile(lista, 50).toFixed(1)} / ${percentile(lista, 99).toFixed(1)}` : 'n/a';
       linhas.push(
         `| ${rodada} | ${result.requestsPerSecond.toFixed(0)} | ${result.ok} | ${result.p99.toFixed(1)} | ${saudaveis.length} | ` +
-          `${percentile(saudaveis, 50).toFixed(1)} | ${percentile(saudaveis, 99).toFixed(1)} | ${faltando} |`,
+          `${percentile(saudaveis, 50).toFixed(1)} | ${percentile(saudaveis, 99).toFixed(1)} | ${p50p99(ateAFila)} | ` +
+          `${p50p99(daFila)} | ${faltando} |`,
       );
       log(linhas.at(-1)!);
     }
   } finally {
+    await trabalhos?.close();
     await Promise.all(receptores.map((r) => r.fechar()));
     await platform.stop();
   }
@@ -148,10 +167,12 @@ async function main() {
   log(`Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average before ${load}.`);
   log('');
   log(
-    '| run | events/s sent | 201s | POST p99 ms | healthy deliveries | answer → first byte p50 ms | p99 ms | not arrived within 5 s of the end |',
+    '| run | events/s sent | 201s | POST p99 ms | healthy deliveries | answer → first byte p50 ms | p99 ms | answer → job in RabbitMQ p50 / p99 ms | job → first byte p50 / p99 ms | not arrived within 5 s of the end |',
   );
-  log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const linha of linhas) log(linha);
+  log('');
+  for (const conta of contas) log(conta);
 }
 
 main().catch((error) => {

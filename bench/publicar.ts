@@ -24,8 +24,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { trabalhoDeEntrega } from '../packages/contracts/src';
+import { copiarTrabalhos } from './trabalhos';
+import { contarCpu, cpuPorUnidade } from './cpu';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -48,21 +49,6 @@ const VHOST = 'hub-bench-publicar';
 const HEADING = '## Publication';
 const root = path.resolve(__dirname, '..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
-
-/** The part of amqplib used here (the workspace's copy, a dependency of @hub/broker). */
-interface AmqpChannel {
-  assertQueue(queue: string, options: { exclusive: boolean; autoDelete: boolean }): Promise<{ queue: string }>;
-  bindQueue(queue: string, exchange: string, routingKey: string): Promise<unknown>;
-  consume(
-    queue: string,
-    onMessage: (message: { properties: { messageId?: string } } | null) => void,
-    options: { noAck: boolean },
-  ): Promise<unknown>;
-  close(): Promise<void>;
-}
-const amqp = createRequire(path.join(root, 'packages/broker/package.json'))('amqplib') as {
-  connect(url: string): Promise<{ createChannel(): Promise<AmqpChannel>; close(): Promise<void> }>;
-};
 
 /** An order of six items: the schema checks every field, the body is padded to 1 KiB of dados. */
 const ESQUEMA = {
@@ -195,35 +181,6 @@ async function startBare(): Promise<{ url: string; child: ChildProcess }> {
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
-/** Every delivery job that reaches the worker's queue: message id (the delivery id) → arrival time. */
-async function consumir(url: string) {
-  const connection = await amqp.connect(url);
-  const channel = await connection.createChannel();
-  const chegadas = new Map<string, number>();
-  let repetidas = 0;
-  // A copy of every job: an exclusive queue bound to the direct exchange with the jobs' routing key.
-  const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true });
-  await channel.bindQueue(queue, trabalhoDeEntrega.exchange, trabalhoDeEntrega.routingKey);
-  await channel.consume(
-    queue,
-    (message) => {
-      if (!message) return;
-      const id = message.properties.messageId ?? '';
-      if (chegadas.has(id)) repetidas++;
-      else chegadas.set(id, performance.now());
-    },
-    { noAck: true },
-  );
-  return {
-    chegadas,
-    repetidas: () => repetidas,
-    close: async () => {
-      await channel.close().catch(() => undefined);
-      await connection.close().catch(() => undefined);
-    },
-  };
-}
-
 /** hub-api's resident memory, from its Prometheus metrics, every 250 ms. */
 function amostrarRss(hubApiUrl: string) {
   let pico = 0;
@@ -263,10 +220,13 @@ interface Linha {
   aceitos: number;
   non2xx: number;
   erros: number;
+  /** CPU per accepted request, by process, during the row. */
+  cpu: string;
 }
 
 async function saturar(alvo: string, url: string, token: string, corpo: string, comChave = false): Promise<Linha> {
   log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${DURATION} s…`);
+  const cpu = contarCpu();
   const r = await autocannon({
     url,
     method: 'POST',
@@ -298,8 +258,10 @@ async function saturar(alvo: string, url: string, token: string, corpo: string, 
     aceitos: r['2xx'],
     non2xx: r.non2xx,
     erros: r.errors + r.timeouts,
+    cpu: cpuPorUnidade(cpu.fim(), r['2xx']),
   };
   log(`    ${linha.eventosPorSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, non-2xx ${linha.non2xx}`);
+  log(`    CPU per accepted request: ${linha.cpu}`);
   return linha;
 }
 
@@ -330,12 +292,12 @@ async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const bare = await startBare();
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: SEM });
-  let fila: Awaited<ReturnType<typeof consumir>> | undefined;
+  let fila: Awaited<ReturnType<typeof copiarTrabalhos>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
   try {
     if (!platform.hubApiUrl || !platform.rabbitmqUrl) throw new Error('bench/publicar.ts starts its own platform');
     const { token, corpo } = await preparar(platform);
-    fila = await consumir(platform.rabbitmqUrl);
+    fila = await copiarTrabalhos(platform.rabbitmqUrl);
     rss = amostrarRss(platform.hubApiUrl);
     log(`POST /eventos, ${Buffer.byteLength(corpo)} bytes of body (1 KiB of dados), 3 subscriptions`);
     // Warm up every path (JIT, pools, caches) before measuring.
@@ -380,6 +342,7 @@ async function main() {
       log(`  through the gateway: ${rate} events/s, paced, ${PACED_DURATION} s…`);
       rss?.fase(`${rate}/s paced`);
       const respostas: { fim: number; entregas: string[] }[] = [];
+      const cpu = contarCpu();
       const r = await pacedLoad(
         `${platform.gatewayUrl}/eventos`,
         { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -405,6 +368,7 @@ async function main() {
         aceitos: r.ok,
         non2xx: r.non2xx,
         erros: r.failed,
+        cpu: cpuPorUnidade(cpu.fim(), r.ok),
       });
       const lentas = r.slowest.slice(0, 5).map(([at, t]) => `${t.toFixed(0)} ms at ${at.toFixed(1)} s`);
       log(`    p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, errors ${r.failed}; slowest: ${lentas.join(', ')}`);
@@ -468,6 +432,11 @@ async function main() {
         (l) =>
           `| ${l.alvo} | ${l.carga} | ${l.eventosPorSegundo.toFixed(0)} | ${ms(l.p50)} | ${ms(l.p99)} | ${l.aceitos} | ${l.non2xx} | ${l.erros} |`,
       ),
+      '',
+      "CPU per accepted request, by process (from /proc: each process's user and system time during the row, " +
+        "PostgreSQL's exited backends included; bench/cpu.ts):",
+      '',
+      ...linhas.map((l) => `- ${l.alvo}, ${l.carga}: ${l.cpu}`),
       '',
       `Delivery jobs: this process consumed a copy of every job (its own queue bound to ${trabalhoDeEntrega.exchange}) throughout; a job ` +
         'counts from the moment it reached that consumer (after the broker routed and stored it, so at or after its ' +

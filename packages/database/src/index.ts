@@ -2,3 +2,4 @@ export * from './ids';
 export * from './migrate';
 export * from './prisma';
 export * from './test-database';
+export * from './sql';

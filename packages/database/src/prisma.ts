@@ -51,6 +51,7 @@ export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, '\\$&');
  */
 export function dadosRecusados(error: unknown): boolean {
   const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } })?.meta;
-  const sqlState = meta?.driverAdapterError?.cause?.originalCode;
+  // Through Prisma's adapter, or straight from node-postgres (SqlPool): its error's `code`.
+  const sqlState = meta?.driverAdapterError?.cause?.originalCode ?? (error as { code?: unknown })?.code;
   return typeof sqlState === 'string' && /^2[23]/.test(sqlState);
 }

@@ -163,11 +163,13 @@ export class OutboxRelay {
     try {
       await client.query('begin');
       // Rows that failed before go after fresh ones, so one poisoned row cannot hold up the rest.
-      const { rows } = await client.query<Row>(
-        `select id, exchange, routing_key, message_id, body::text as body, headers from ${this.table}
+      // Named: prepared once per connection (planning cost as much as the claim itself).
+      const { rows } = await client.query<Row>({
+        name: `${this.table}_reivindicar`,
+        text: `select id, exchange, routing_key, message_id, body::text as body, headers from ${this.table}
           where publicado_em is null order by tentativas, criado_em, id limit $1 for update skip locked`,
-        [this.o.batchSize],
-      );
+        values: [this.o.batchSize],
+      });
       claimed = rows.length;
       if (rows.length > 0) {
         const results = await Promise.allSettled(await this.publishAll(rows));
@@ -183,7 +185,11 @@ export class OutboxRelay {
           }
         });
         if (done.length > 0) {
-          await client.query(`update ${this.table} set publicado_em = now() where id = any($1::uuid[])`, [done]);
+          await client.query({
+            name: `${this.table}_publicadas`,
+            text: `update ${this.table} set publicado_em = now() where id = any($1::uuid[])`,
+            values: [done],
+          });
         }
         if (errorIds.length > 0) {
           await client.query(

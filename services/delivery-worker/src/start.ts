@@ -7,7 +7,7 @@ import {
   declareDeliveryTopology,
   isolatedDeliveryTopology,
 } from '@hub/contracts';
-import { ensureDatabase, migrate } from '@hub/database';
+import { ensureDatabase, migrate, SqlPool } from '@hub/database';
 import { createHttpApp, listen } from '@hub/http';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import type { Logger } from '@hub/log';
@@ -105,11 +105,15 @@ export async function startDeliveryWorker(
   const passosMs = config.DELIVERY_RETRY_DELAYS;
   // One connection per POST at most, plus the statements of the batches and the sweeper.
   const db = createDb(config.HUB_DATABASE_URL, 10);
+  // The claim and record of every job, as prepared statements (planned once per connection).
+  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, (error) =>
+    logger.warn({ err: error }, 'idle database connection failed'),
+  );
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
   await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
 
   const metricas = criarMetricas();
-  const repo = entregasRepository(db);
+  const repo = entregasRepository(sql);
   const destinos = new Destinos({
     db,
     broker,
@@ -194,6 +198,7 @@ export async function startDeliveryWorker(
       await destinos.gravarRestantes();
       remetente.close();
       await server.close();
+      await sql.fechar();
       await db.$disconnect();
     },
   };

@@ -1,5 +1,6 @@
 import { type AccessResolver, createGuards, type TokenVerifier } from '@hub/auth';
 import type { Broker } from '@hub/broker';
+import type { SqlPool } from '@hub/database';
 import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
@@ -42,6 +43,7 @@ import { tentativasService } from './features/tentativas/tentativas.service';
 import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
+import { gravadorEmGrupo } from './features/publicacao/gravacao-em-grupo';
 import { registradorDeRecusas } from './features/publicacao/recusas';
 import { type TiposRepository, tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
@@ -54,6 +56,8 @@ import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
   db: Db;
+  /** Publication's group write goes through these connections, as a prepared statement. */
+  sql: SqlPool;
   verifier: TokenVerifier;
   resolver: AccessResolver;
   /** The delivery-signing keys; only their public part is served. */
@@ -87,7 +91,9 @@ export interface HubApiAppDeps {
 const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
-export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>) {
+export function createUseCases(
+  deps: Pick<HubApiAppDeps, 'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>,
+) {
   const metricas = deps.metricas ?? criarMetricas();
   const caches = {
     assinaturas: new CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>(
@@ -119,6 +125,7 @@ export function createUseCases(deps: Pick<HubApiAppDeps, 'db' | 'logger' | 'esqu
     assinaturasEmCache: caches.assinaturas,
     tiposEmCache: caches.tipos,
     versoesEmCache: caches.versoes,
+    gravador: gravadorEmGrupo(deps.sql),
     aoAceitar: () => metricas.aceitos.inc(),
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>

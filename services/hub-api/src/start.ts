@@ -4,7 +4,7 @@ import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from 
 import { Broker } from '@hub/broker';
 import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
 import { ConfigError } from '@hub/config';
-import { ensureDatabase, migrate } from '@hub/database';
+import { ensureDatabase, migrate, SqlPool } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { OutboxRelay } from '@hub/outbox';
@@ -44,6 +44,8 @@ export interface RunningHubApi {
   url: string;
   port: number;
   db: Db;
+  /** The prepared statements' connections (publication's group write). */
+  sql: SqlPool;
   broker: Broker;
   relay: OutboxRelay;
   keys: KeyStore;
@@ -91,11 +93,14 @@ export async function startHubApi(
     );
 
   const db = createDb(config.HUB_DATABASE_URL);
+  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, (error) =>
+    logger.warn({ err: error }, 'idle database connection failed'),
+  );
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
-  const casos = createUseCases({ db, logger, cacheTtlMs: config.HUB_CACHE_TTL });
+  const casos = createUseCases({ db, sql, logger, cacheTtlMs: config.HUB_CACHE_TTL });
 
   const queue = options.eventosDaPlataformaQueue;
   if (queue) {
@@ -143,6 +148,7 @@ export async function startHubApi(
   const app = createApp(
     {
       db,
+      sql,
       verifier,
       resolver,
       keys,
@@ -174,6 +180,7 @@ export async function startHubApi(
     url: server.url,
     port: server.port,
     db,
+    sql,
     broker,
     relay,
     keys,
@@ -189,6 +196,7 @@ export async function startHubApi(
       await retencao.stop();
       await relay.stop();
       await broker.close();
+      await sql.fechar();
       await db.$disconnect();
     },
   };

@@ -1,4 +1,4 @@
-import type { DbClient } from '@hub/hub-data';
+import type { SqlPool } from '@hub/database';
 
 /** The tally slices of resumo_por_hora (0–15), as publication spreads them. */
 const FATIAS = 16;
@@ -55,9 +55,10 @@ export interface Perdida {
 /**
  * The worker's statements on hub_events. Each is ONE SQL statement over a batch of deliveries (its
  * rows passed as one JSON parameter): a statement is its own transaction, and batching is what
- * makes thousands of attempts per second possible (DESIGN §5).
+ * makes thousands of attempts per second possible (DESIGN §5). They are named prepared statements
+ * (SqlPool), planned once per connection.
  */
-export function entregasRepository(db: DbClient) {
+export function entregasRepository(sql: SqlPool) {
   return {
     /**
      * Claims deliveries for an attempt: those not final become em_andamento, or cancelada when
@@ -66,7 +67,8 @@ export function entregasRepository(db: DbClient) {
      * id order, so two workers claiming overlapping batches cannot deadlock.
      */
     reivindicar: (ids: string[]) =>
-      db.$queryRawUnsafe<Reivindicada[]>(
+      sql.consultar<Reivindicada>(
+        'entrega_reivindicar',
         `with alvo as (
            select e.id, (a.ativa and a.excluida_em is null) as viva
            from entrega e join assinatura a on a.id = e.assinatura_id
@@ -83,9 +85,10 @@ export function entregasRepository(db: DbClient) {
                                 else 'the subscription was switched off or deleted: delivery cancelled' end,
              atualizada_em = now()
          from alvo
-         where e.id = alvo.id
+         -- the ids again, so the planner reaches e by its primary key rather than hashing the table
+         where e.id = alvo.id and e.id = any(array(select value::uuid from json_array_elements_text($1::json)))
          returning e.id::text, e.situacao, e.tentativas_no_ciclo_atual, e.maximo_de_tentativas`,
-        JSON.stringify(ids),
+        [JSON.stringify(ids)],
       ),
 
     /**
@@ -95,7 +98,8 @@ export function entregasRepository(db: DbClient) {
      */
     async registrar(registros: Registro[], agora = new Date()): Promise<Registrada[]> {
       if (registros.length === 0) return [];
-      return db.$queryRawUnsafe<Registrada[]>(
+      return sql.consultar<Registrada>(
+        'entrega_registrar',
         `with d as (
            select * from json_to_recordset($1::json) as d(
              entrega_id uuid, tentativa_id uuid, iniciada_em timestamptz, duracao_ms int, status_http int,
@@ -123,7 +127,7 @@ export function entregasRepository(db: DbClient) {
                ultimo_erro = case when d.sucesso then null else d.erro end,
                atualizada_em = now()
            from d, alvo
-           where e.id = d.entrega_id and alvo.id = e.id
+           where e.id = d.entrega_id and alvo.id = e.id and e.id = any(array(select entrega_id from d)) -- as above
            returning e.id, e.assinatura_id, e.situacao, e.quantidade_de_tentativas, e.tentativas_no_ciclo_atual
          ),
          tentativas as (
@@ -148,9 +152,7 @@ export function entregasRepository(db: DbClient) {
                  tentativas_com_falha = resumo_por_hora.tentativas_com_falha + excluded.tentativas_com_falha
          )
          select id::text, situacao, tentativas_no_ciclo_atual from upd`,
-        JSON.stringify(registros),
-        horaDe(agora),
-        Math.floor(Math.random() * FATIAS),
+        [JSON.stringify(registros), horaDe(agora), Math.floor(Math.random() * FATIAS)],
       );
     },
 
@@ -161,7 +163,8 @@ export function entregasRepository(db: DbClient) {
      * another sweeper neither waits for them nor sends them too.
      */
     recolherPerdidas: (idadeMs: number, emAndamentoMs: number, limite: number) =>
-      db.$queryRawUnsafe<Perdida[]>(
+      sql.consultar<Perdida>(
+        'entrega_recolher_perdidas',
         `with alvo as (
            select e.id from entrega e
            where (e.situacao in ('pendente', 'aguardando_nova_tentativa')
@@ -185,9 +188,7 @@ export function entregasRepository(db: DbClient) {
          from marcadas m
          join evento ev on ev.id = m.evento_id
          join tipo_de_evento t on t.id = ev.tipo_de_evento_id`,
-        idadeMs,
-        emAndamentoMs,
-        limite,
+        [idadeMs, emAndamentoMs, limite],
       ),
   };
 }

@@ -99,7 +99,7 @@ describe('publications written together (group commit)', () => {
   test('When one publication of a batch cannot be written, then it alone fails and the others of the batch are stored', async () => {
     const c = await cenario(ctx);
     const assinatura = await assinar(ctx, c.tipo.id);
-    const gravador = gravadorEmGrupo(db(), { paralelos: 1 });
+    const gravador = gravadorEmGrupo(ctx.hub.sql, { paralelos: 1 });
     const gravacao = (tipoDeEventoId: string) => novaGravacao(c.dono.id, assinatura, tipoDeEventoId);
     // The first goes alone; the next five queue behind it and go as one batch, in which one names
     // a type that does not exist (its foreign key fails the batch's statement).
@@ -132,7 +132,7 @@ describe('publications written together (group commit)', () => {
   test('When keyed and unkeyed publications share a statement, then a key another publication holds writes nothing of its own, and every other is written in the same transaction', async () => {
     const c = await cenario(ctx);
     const assinatura = await assinar(ctx, c.tipo.id);
-    const gravador = gravadorEmGrupo(db(), { paralelos: 1 });
+    const gravador = gravadorEmGrupo(ctx.hub.sql, { paralelos: 1 });
     const chave = (k: string) => ({ escopo: `aplicativo:${c.dono.id}`, chave: k, impressao: 'x' });
     const gravacao = (k?: string) => novaGravacao(c.dono.id, assinatura, c.tipo.id, k ? chave(k) : undefined);
     // The first goes alone and holds its key; the next six queue behind it and go as one statement.

@@ -1,6 +1,5 @@
 import { OUTBOX_COLUMNS, type OutboxMessage, outboxColumns } from '@hub/outbox';
-import type { DbClient } from '../../db';
-import { Prisma } from '@hub/hub-data';
+import type { SqlPool } from '@hub/database';
 import type { NovoEvento } from './publicacao.repository';
 
 /** A delivery as publication creates it (situacao pendente, no attempt yet). */
@@ -46,41 +45,31 @@ const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
  * hour's tallies in resumo_por_hora (eventos and eventos_guardados, one row; migration 005), on
  * outbox, the relays' NOTIFY. The foreign keys of entrega are checked at the end of the statement.
  *
+ * It is a named prepared statement (SqlPool: one text, planned once per connection), so every
+ * value is an array parameter, whatever the batch's size.
+ *
  * A keyed publication's event (with its deliveries and jobs) is written only when its key is
  * claimed: inserted, or taking the place of one older than 24 h (`on conflict … do update … where`
  * returns only those). A key held by another publication, committed or in flight, is not claimed:
  * the statement waits on the key's primary key until the other one commits, writes nothing of this
  * publication, and its caller answers with the first event.
  */
-export function sqlDaGravacao(lote: Gravacao[]): Prisma.Sql {
-  const ev = lote.map((g) => g.evento);
-  const en = lote.flatMap((g) => g.entregas);
-  const trabalhos = lote.flatMap((g) => g.trabalhos);
-  const comChave = lote.filter((g) => g.chave);
-  const ch = comChave.map((g) => g.chave!);
-  const [oId, oExchange, oRota, oMensagem, oCorpo, oCabecalhos] = outboxColumns(trabalhos);
-  return Prisma.sql`
+export const SQL_DA_GRAVACAO = `
     with chaves as (
       insert into chave_de_idempotencia as c (escopo, chave, impressao, evento_id, criada_em)
-      select * from unnest(${ch.map((k) => k.escopo)}::text[], ${ch.map((k) => k.chave)}::text[],
-                           ${ch.map((k) => k.impressao)}::text[], ${comChave.map((g) => g.evento.id)}::uuid[],
-                           ${isos(comChave.map((g) => g.evento.recebidoEm))}::timestamptz[])
+      select * from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::timestamptz[])
       on conflict (escopo, chave) do update
          set impressao = excluded.impressao, evento_id = excluded.evento_id, criada_em = excluded.criada_em
-       where c.criada_em < excluded.criada_em - ${VALIDADE_DA_CHAVE_MS} * interval '1 millisecond'
+       where c.criada_em < excluded.criada_em - $6::bigint * interval '1 millisecond'
       returning c.evento_id
     ), aceitos as (
-      select a.id from unnest(${ev.map((e) => e.id)}::uuid[], ${lote.map((g) => g.chave !== undefined)}::boolean[])
-                        as a(id, com_chave)
+      select a.id from unnest($7::uuid[], $8::boolean[]) as a(id, com_chave)
        where not a.com_chave or a.id in (select evento_id from chaves)
     ), eventos as (
       insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
                           ocorrido_em, recebido_em, publicado_pelo_email, dados)
-      select e.* from unnest(${ev.map((e) => e.id)}::uuid[], ${ev.map((e) => e.tipoDeEventoId)}::uuid[],
-                           ${ev.map((e) => e.versaoDoEsquema)}::int[], ${ev.map((e) => e.aplicativoPublicadorId)}::uuid[],
-                           ${ev.map((e) => e.entidadeId)}::text[], ${isos(ev.map((e) => e.ocorridoEm))}::timestamptz[],
-                           ${isos(ev.map((e) => e.recebidoEm))}::timestamptz[],
-                           ${ev.map((e) => e.publicadoPeloEmail)}::text[], ${ev.map((e) => e.dadosTexto)}::json[])
+      select e.* from unnest($7::uuid[], $9::uuid[], $10::int[], $11::uuid[], $12::text[], $13::timestamptz[],
+                             $14::timestamptz[], $15::text[], $16::json[])
                   as e(id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
                        ocorrido_em, recebido_em, publicado_pelo_email, dados)
        where e.id in (select id from aceitos)
@@ -90,23 +79,55 @@ export function sqlDaGravacao(lote: Gravacao[]): Prisma.Sql {
                            tipo_de_evento_id, versao_do_esquema, url_de_destino, maximo_de_tentativas,
                            situacao, proxima_tentativa_em, criada_em, atualizada_em)
       select n.*, 'pendente', n.recebido, n.recebido, n.recebido
-        from unnest(${en.map((e) => e.id)}::uuid[], ${en.map((e) => e.eventoId)}::uuid[],
-                    ${isos(en.map((e) => e.eventoRecebidoEm))}::timestamptz[], ${en.map((e) => e.entidadeId)}::text[],
-                    ${en.map((e) => e.assinaturaId)}::uuid[], ${en.map((e) => e.aplicativoAssinanteId)}::uuid[],
-                    ${en.map((e) => e.tipoDeEventoId)}::uuid[], ${en.map((e) => e.versaoDoEsquema)}::int[],
-                    ${en.map((e) => e.urlDeDestino)}::text[], ${en.map((e) => e.maximoDeTentativas)}::int[])
+        from unnest($17::uuid[], $18::uuid[], $19::timestamptz[], $20::text[], $21::uuid[], $22::uuid[],
+                    $23::uuid[], $24::int[], $25::text[], $26::int[])
              as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
                   versao_do_esquema, url_de_destino, maximo_de_tentativas)
        where n.evento_id in (select id from aceitos)
     ), trabalhos as (
-      insert into outbox (${Prisma.raw(OUTBOX_COLUMNS.join(', '))})
-      select o.* from unnest(${oId}::uuid[], ${oExchange}::text[], ${oRota}::text[], ${oMensagem}::text[],
-                             ${oCorpo}::json[], ${oCabecalhos}::jsonb[])
-                  as o(${Prisma.raw(OUTBOX_COLUMNS.join(', '))})
-       where o.message_id in (select id::text from unnest(${en.map((e) => e.id)}::uuid[], ${en.map((e) => e.eventoId)}::uuid[]) as m(id, evento_id)
+      insert into outbox (${OUTBOX_COLUMNS.join(', ')})
+      select o.* from unnest($27::uuid[], $28::text[], $29::text[], $30::text[], $31::json[], $32::jsonb[])
+                  as o(${OUTBOX_COLUMNS.join(', ')})
+       where o.message_id in (select id::text from unnest($17::uuid[], $18::uuid[]) as m(id, evento_id)
                               where m.evento_id in (select id from aceitos))
     )
     select id::text from eventos`;
+
+/** The parameters of SQL_DA_GRAVACAO for a batch of publications: one array per column. */
+export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
+  const ev = lote.map((g) => g.evento);
+  const en = lote.flatMap((g) => g.entregas);
+  const comChave = lote.filter((g) => g.chave);
+  const ch = comChave.map((g) => g.chave!);
+  return [
+    ch.map((k) => k.escopo),
+    ch.map((k) => k.chave),
+    ch.map((k) => k.impressao),
+    comChave.map((g) => g.evento.id),
+    isos(comChave.map((g) => g.evento.recebidoEm)),
+    VALIDADE_DA_CHAVE_MS,
+    ev.map((e) => e.id),
+    lote.map((g) => g.chave !== undefined),
+    ev.map((e) => e.tipoDeEventoId),
+    ev.map((e) => e.versaoDoEsquema),
+    ev.map((e) => e.aplicativoPublicadorId),
+    ev.map((e) => e.entidadeId),
+    isos(ev.map((e) => e.ocorridoEm)),
+    isos(ev.map((e) => e.recebidoEm)),
+    ev.map((e) => e.publicadoPeloEmail),
+    ev.map((e) => e.dadosTexto),
+    en.map((e) => e.id),
+    en.map((e) => e.eventoId),
+    isos(en.map((e) => e.eventoRecebidoEm)),
+    en.map((e) => e.entidadeId),
+    en.map((e) => e.assinaturaId),
+    en.map((e) => e.aplicativoAssinanteId),
+    en.map((e) => e.tipoDeEventoId),
+    en.map((e) => e.versaoDoEsquema),
+    en.map((e) => e.urlDeDestino),
+    en.map((e) => e.maximoDeTentativas),
+    ...outboxColumns(lote.flatMap((g) => g.trabalhos)),
+  ];
 }
 
 interface Pendente {
@@ -128,14 +149,18 @@ export interface GravadorOptions {
  * many requests, and at a low one a publication waits for nothing but its own statement. If a
  * batch fails, its publications are written one by one, so one bad row fails alone.
  */
-export function gravadorEmGrupo(db: DbClient, options: GravadorOptions = {}) {
+export function gravadorEmGrupo(sql: SqlPool, options: GravadorOptions = {}) {
   const maximo = options.maximo ?? 200;
   const paralelos = options.paralelos ?? 2;
   const fila: Pendente[] = [];
   let ativos = 0;
   /** The ids of the events written (a keyed one whose key another publication holds is not). */
   const escrever = async (lote: Gravacao[]): Promise<Set<string>> =>
-    new Set((await db.$queryRaw<{ id: string }[]>(sqlDaGravacao(lote))).map((l) => l.id));
+    new Set(
+      (await sql.consultar<{ id: string }>('publicacao_gravar', SQL_DA_GRAVACAO, valoresDaGravacao(lote))).map(
+        (l) => l.id,
+      ),
+    );
 
   async function escoar(): Promise<void> {
     ativos++;

@@ -50,8 +50,8 @@ export interface PublicacaoDeps {
   /** The type by id and the version by (type, number), dropped on any registry write. */
   tiposEmCache?: CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>;
   versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
-  /** Group commit of publications, keyed or not; one of its own when absent. */
-  gravador?: GravadorEmGrupo;
+  /** Group commit of publications, keyed or not (its statement is prepared on these connections). */
+  gravador: GravadorEmGrupo;
   /** Told of each event written (metrics). */
   aoAceitar?: () => void;
 }
@@ -73,7 +73,7 @@ const chaveReutilizada = () =>
  */
 export function publicacaoService(deps: PublicacaoDeps) {
   const { db, repo } = deps;
-  const gravador = deps.gravador ?? gravadorEmGrupo(db);
+  const { gravador } = deps;
 
   async function detalhado(id: string): Promise<EventoDetalhadoTexto> {
     const evento = await lerEventoDetalhado(db, id);

@@ -1,0 +1,87 @@
+// CPU time by process, read from /proc (Linux): where a benchmark's CPU went, process by process.
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux this runs on
+
+/** Who a process is, for the account: the platform's service, the database, the broker, or the rest. */
+function classe(pid: number, cmdline: string): string {
+  if (pid === process.pid) return 'benchmark (load and receivers)';
+  if (cmdline.startsWith('postgres') || cmdline.includes('/bin/postgres')) return 'PostgreSQL';
+  if (cmdline.includes('beam.smp')) return 'RabbitMQ';
+  const servico = /services\/([\w-]+)\//.exec(cmdline);
+  if (servico) return servico[1]!;
+  const bench = /bench\/([\w-]+)\.ts/.exec(cmdline);
+  if (bench) return `bench/${bench[1]}`;
+  return 'other';
+}
+
+interface Amostra {
+  /** pid → [class, CPU ticks so far (own, and for the PostgreSQL server its exited backends too)] */
+  processos: Map<number, [string, number]>;
+  /** busy and all ticks of the whole machine */
+  ocupado: number;
+  total: number;
+  em: number;
+}
+
+function amostrar(): Amostra {
+  const processos = new Map<number, [string, number]>();
+  for (const nome of readdirSync('/proc')) {
+    const pid = Number(nome);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command's ")" (it may hold spaces): state is field 3, utime 14 … cstime 17.
+      const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(campos[i]));
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      const c = classe(pid, cmdline);
+      // A backend that exits is added to its parent's cutime: the postmaster's keeps them all.
+      const filhos = c === 'PostgreSQL' ? cutime! + cstime! : 0;
+      processos.set(pid, [c, utime! + stime! + filhos]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
+  const total = cpu.reduce((a, b) => a + b, 0);
+  const ocioso = cpu[3]! + cpu[4]!;
+  return { processos, ocupado: total - ocioso, total, em: performance.now() };
+}
+
+/** CPU seconds each class of process spent between two samples, and the machine's busy share. */
+export interface ContaDeCpu {
+  segundos: number;
+  porClasse: [string, number][];
+  ocupacao: number;
+}
+
+/** Starts counting now; `fim()` gives the account since then. */
+export function contarCpu(): { fim(): ContaDeCpu } {
+  const inicio = amostrar();
+  return {
+    fim() {
+      const fim = amostrar();
+      const porClasse = new Map<string, number>();
+      for (const [pid, [c, ticks]] of fim.processos) {
+        const antes = inicio.processos.get(pid)?.[1] ?? 0;
+        porClasse.set(c, (porClasse.get(c) ?? 0) + Math.max(0, ticks - antes) / TICKS_PER_SECOND);
+      }
+      return {
+        segundos: (fim.em - inicio.em) / 1000,
+        porClasse: [...porClasse].filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]),
+        ocupacao: (fim.ocupado - inicio.ocupado) / Math.max(1, fim.total - inicio.total),
+      };
+    },
+  };
+}
+
+/** "PostgreSQL 1.21 ms, RabbitMQ 0.80 ms, …": CPU per unit of work (an event, a delivery), by process. */
+export function cpuPorUnidade(conta: ContaDeCpu, unidades: number, minimoMs = 0.02): string {
+  const partes = conta.porClasse
+    .map(([c, s]) => [c, (s * 1000) / Math.max(1, unidades)] as const)
+    .filter(([, ms]) => ms >= minimoMs)
+    .map(([c, ms]) => `${c} ${ms.toFixed(2)} ms`);
+  const total = conta.porClasse.reduce((a, [, s]) => a + s, 0);
+  return `${partes.join(', ')}; in all ${((total * 1000) / Math.max(1, unidades)).toFixed(2)} ms (machine busy ${(conta.ocupacao * 100).toFixed(0)} % of ${conta.segundos.toFixed(1)} s)`;
+}

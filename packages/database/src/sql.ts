@@ -1,0 +1,31 @@
+import pg from 'pg';
+
+/**
+ * The statements of a hot path (publication's group write, the delivery worker's claim and record),
+ * sent through node-postgres as NAMED prepared statements: each connection parses and plans one
+ * once, and PostgreSQL then keeps a generic plan for it, where Prisma's raw queries go as unnamed
+ * statements, parsed and planned on every call. For these statements (CTEs over a JSON or array
+ * parameter, tables with many indexes) planning cost as much as running them: 0.4–0.8 ms a call,
+ * 40 % of the database's time under the end-to-end benchmark (docs/benchmarks.md). Everything
+ * else keeps using Prisma.
+ *
+ * A name must always go with the same text (the statement is prepared under it on each connection).
+ */
+export class SqlPool {
+  private readonly pool: pg.Pool;
+
+  constructor(url: string, max = 4, onIdleError?: (error: Error) => void) {
+    this.pool = new pg.Pool({ connectionString: url, max });
+    // An idle connection that breaks (database restarted) is dropped; the next query opens another.
+    this.pool.on('error', (error) => onIdleError?.(error));
+  }
+
+  /** Runs the statement prepared under `nome` with these parameters; the rows it returns. */
+  async consultar<T extends object>(nome: string, texto: string, valores: unknown[]): Promise<T[]> {
+    return (await this.pool.query<T>({ name: nome, text: texto, values: valores })).rows;
+  }
+
+  async fechar(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}
