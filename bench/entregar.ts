@@ -9,6 +9,7 @@
 // floor. Workers run under tsx, as `pnpm dev` runs them.
 import os from 'node:os';
 import path from 'node:path';
+import { contarCpu, cpuPorUnidade } from './cpu';
 import { deleteVhost, freshVhost } from './local';
 import { semearEntregas } from './semear';
 
@@ -28,6 +29,7 @@ async function main() {
   const { declareDeliveryTopology, deleteDeliveryTopology } = await import('../packages/contracts/src');
   const main = path.join(__dirname, '../services/delivery-worker/src/main.ts');
   const rows: string[] = [];
+  const contas: string[] = [];
   const load = os.loadavg()[0]!.toFixed(2);
 
   for (const quantos of WORKERS) {
@@ -56,6 +58,7 @@ async function main() {
         }),
       );
       const inicio = Date.now();
+      const cpu = contarCpu();
       const concluidas = () => hub.db.entrega.count({ where: { situacao: 'concluida' } });
       await waitFor(async () => ((await concluidas()) >= total ? true : undefined), {
         timeoutMs: 600_000,
@@ -63,6 +66,7 @@ async function main() {
         what: `${total} deliveries concluded`,
       });
       const comPartida = (Date.now() - inicio) / 1000;
+      contas.push(`${quantos} worker(s): CPU per delivery, by process, from spawn: ${cpuPorUnidade(cpu.fim(), total)}.`);
       // From the first attempt's start to the last one's end: the drain itself, start-up left out.
       const [janela] = await hub.db.$queryRaw<{ segundos: number }[]>`
         select extract(epoch from max(iniciada_em + duracao_ms * interval '1 millisecond') - min(iniciada_em))::float8
@@ -91,6 +95,8 @@ async function main() {
   );
   log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const row of rows) log(row);
+  log('');
+  for (const conta of contas) log(conta);
 }
 
 main().catch((error) => {
