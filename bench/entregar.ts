@@ -66,7 +66,9 @@ async function main() {
         what: `${total} deliveries concluded`,
       });
       const comPartida = (Date.now() - inicio) / 1000;
-      contas.push(`${quantos} worker(s): CPU per delivery, by process, from spawn: ${cpuPorUnidade(cpu.fim(), total)}.`);
+      contas.push(
+        `${quantos} worker(s): CPU per delivery, by process, from spawn: ${cpuPorUnidade(cpu.fim(), total)}.`,
+      );
       // From the first attempt's start to the last one's end: the drain itself, start-up left out.
       const [janela] = await hub.db.$queryRaw<{ segundos: number }[]>`
         select extract(epoch from max(iniciada_em + duracao_ms * interval '1 millisecond') - min(iniciada_em))::float8
