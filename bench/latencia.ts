@@ -3,7 +3,8 @@
 // subscriptions on three local receivers; then the same run with one of the three answering 500
 // (a third of the subscribers failing), to see whether the healthy ones stay fast.
 //
-//   npx tsx bench/latencia.ts        BENCH_RATE (500), BENCH_PACED_DURATION (20 s per run)
+//   npx tsx bench/latencia.ts        BENCH_RATE (500), BENCH_PACED_DURATION (20 s per run),
+//                                    BENCH_JOB_COPY=0: no copy of the jobs (no split at RabbitMQ)
 //
 // The platform is started by bench/platform.ts (start.mjs: every service, the delivery worker
 // included, on free ports with databases and a vhost of its own). Receivers run in this process, so
@@ -60,7 +61,11 @@ async function main() {
   const linhas: string[] = [];
   const contas: string[] = [];
   // Where the time goes: when each job reached RabbitMQ (a copy of it, in this process).
-  const trabalhos = platform.rabbitmqUrl ? await copiarTrabalhos(platform.rabbitmqUrl) : undefined;
+  // BENCH_JOB_COPY=0 leaves it out: the copy costs RabbitMQ a second queue and consumer per job.
+  const trabalhos =
+    platform.rabbitmqUrl && process.env.BENCH_JOB_COPY !== '0'
+      ? await copiarTrabalhos(platform.rabbitmqUrl)
+      : undefined;
   try {
     const domain = (process.env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
     const run = Date.now().toString(36);
