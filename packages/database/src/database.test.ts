@@ -4,7 +4,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { uuidv7 } from './ids';
 import { ensureDatabase, migrate } from './migrate';
-import { likeLiteral } from './prisma';
+import { dadosRecusados, likeLiteral } from './prisma';
+import { SqlPool } from './sql';
 import { dropDatabase, unusedTestDatabase } from './test-database';
 
 describe('uuidv7', () => {
@@ -52,5 +53,51 @@ describe('ensureDatabase and migrate', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('SqlPool', () => {
+  const database = unusedTestDatabase('db_sql');
+  let sql: SqlPool;
+  beforeAll(async () => {
+    await ensureDatabase(database.url);
+    sql = new SqlPool(database.url, 2);
+    await sql.consultar('criar', 'create table item (id int primary key, nome text not null)', []);
+  });
+  afterAll(async () => {
+    await sql.fechar();
+    await dropDatabase(database.name);
+  });
+
+  it('When a named statement runs many times on the pool, then it is prepared once per connection and answers each call', async () => {
+    const inserir = 'insert into item (id, nome) select * from unnest($1::int[], $2::text[]) returning id';
+    const lotes = await Promise.all(
+      [0, 1, 2, 3, 4, 5, 6, 7].map((i) => sql.consultar<{ id: number }>('item_inserir', inserir, [[i], [`n${i}`]])),
+    );
+    expect(
+      lotes
+        .flat()
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const preparados = await sql.consultar<{ n: number }>(
+      'contar_preparados',
+      "select count(*)::int as n from pg_prepared_statements where name = 'item_inserir'",
+      [],
+    );
+    expect(preparados[0]!.n).toBe(1); // on the connection that answered this query
+  });
+
+  it('When the database refuses the data (a NUL in text, a broken key), then dadosRecusados says so, as it does for Prisma', async () => {
+    const erro = (nome: string, texto: string, valores: unknown[]) =>
+      sql.consultar(nome, texto, valores).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(dadosRecusados(await erro('nul', 'insert into item (id, nome) values ($1, $2)', [100, 'a\u0000b']))).toBe(
+      true,
+    );
+    expect(dadosRecusados(await erro('dup', 'insert into item (id, nome) values ($1, $2)', [0, 'de novo']))).toBe(true);
+    expect(dadosRecusados(new Error('connect ECONNREFUSED 127.0.0.1:5432'))).toBe(false);
   });
 });

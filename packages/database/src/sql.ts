@@ -2,8 +2,9 @@ import pg from 'pg';
 
 /**
  * The statements of a hot path (publication's group write, the delivery worker's claim and record),
- * sent through node-postgres as NAMED prepared statements: each connection parses and plans one
- * once, and PostgreSQL then keeps a generic plan for it, where Prisma's raw queries go as unnamed
+ * sent through node-postgres as NAMED prepared statements: each connection parses one once, and
+ * after its first few runs PostgreSQL reuses a generic plan (these statements' parameters are arrays
+ * or JSON, whose contents a custom plan cannot use anyway), where Prisma's raw queries go as unnamed
  * statements, parsed and planned on every call. For these statements (CTEs over a JSON or array
  * parameter, tables with many indexes) planning cost as much as running them: 0.4–0.8 ms a call,
  * 40 % of the database's time under the end-to-end benchmark (docs/benchmarks.md). Everything
