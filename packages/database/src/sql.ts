@@ -1,3 +1,4 @@
+import type { Logger } from '@hub/log';
 import pg from 'pg';
 
 /**
@@ -15,10 +16,10 @@ import pg from 'pg';
 export class SqlPool {
   private readonly pool: pg.Pool;
 
-  constructor(url: string, max = 4, onIdleError?: (error: Error) => void) {
+  constructor(url: string, max = 4, logger?: Logger) {
     this.pool = new pg.Pool({ connectionString: url, max });
     // An idle connection that breaks (database restarted) is dropped; the next query opens another.
-    this.pool.on('error', (error) => onIdleError?.(error));
+    this.pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
   }
 
   /** Runs the statement prepared under `nome` with these parameters; the rows it returns. */

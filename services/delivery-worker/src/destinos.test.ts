@@ -57,6 +57,21 @@ describe('delivery worker: the destinations as operators set them', () => {
     return worker;
   };
 
+  /**
+   * Two workers and a subscription of the slow receiver (its own URL, by `marca`) whose destination
+   * allows 4 POSTs at once: each worker has taken its share, 4 over the 2 consumers of the work queue.
+   */
+  const doisNoLento = async (marca: string) => {
+    const um = await iniciar();
+    const dois = await iniciar();
+    const c = await cenario(hub);
+    const a = await c.assinar(`${lento.url('/lento')}?${marca}=1`, 10);
+    const origem = new URL(a.url).origin;
+    await mudarDestino(hub, origem, { concorrenciaMaxima: 4 });
+    await obedecida([um, dois], origem, (r) => r.concorrencia === 2);
+    return { um, c, a, origem };
+  };
+
   beforeAll(async () => {
     hub = await createTestHub();
     lento = await iniciarReceptor({ '/lento': (_req, res) => void presos.push(res) });
@@ -203,14 +218,7 @@ describe('delivery worker: the destinations as operators set them', () => {
   });
 
   it('When two workers share a destination whose concorrencia_maxima is 4, then together they keep at most 4 requests open there', async () => {
-    const um = await iniciar();
-    const dois = await iniciar();
-    const c = await cenario(hub);
-    const a = await c.assinar(`${lento.url('/lento')}?dois=1`, 10);
-    const origem = new URL(a.url).origin;
-    await mudarDestino(hub, origem, { concorrenciaMaxima: 4 });
-    // Each takes its share: 4 over the 2 consumers of the work queue.
-    await obedecida([um, dois], origem, (r) => r.concorrencia === 2);
+    const { um, c, a } = await doisNoLento('dois');
     const trabalhos = [];
     for (let i = 0; i < 16; i += 1) trabalhos.push(...(await c.entregar([a], { broker: um.broker })));
     const ids = trabalhos.map((t) => t.entrega_id);
@@ -225,13 +233,7 @@ describe('delivery worker: the destinations as operators set them', () => {
   });
 
   it('When two workers hold requests to a destination, then each reports its attempts in flight there (what GET /destino sums), zero once answered, and a stopped worker takes its report back', async () => {
-    const um = await iniciar();
-    const dois = await iniciar();
-    const c = await cenario(hub);
-    const a = await c.assinar(`${lento.url('/lento')}?relato=1`, 10);
-    const origem = new URL(a.url).origin;
-    await mudarDestino(hub, origem, { concorrenciaMaxima: 4 });
-    await obedecida([um, dois], origem, (r) => r.concorrencia === 2);
+    const { um, c, a, origem } = await doisNoLento('relato');
     const { id: destinoId } = await hub.db.destino.findUniqueOrThrow({ where: { origem } });
     const relatos = () =>
       hub.db.destinoEmAndamento.findMany({

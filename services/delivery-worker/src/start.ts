@@ -106,9 +106,7 @@ export async function startDeliveryWorker(
   // One connection per POST at most, plus the statements of the batches and the sweeper.
   const db = createDb(config.HUB_DATABASE_URL, 10);
   // The claim and record of every job, as prepared statements (planned once per connection).
-  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, (error) =>
-    logger.warn({ err: error }, 'idle database connection failed'),
-  );
+  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
   await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
 

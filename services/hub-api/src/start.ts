@@ -93,9 +93,7 @@ export async function startHubApi(
     );
 
   const db = createDb(config.HUB_DATABASE_URL);
-  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, (error) =>
-    logger.warn({ err: error }, 'idle database connection failed'),
-  );
+  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);

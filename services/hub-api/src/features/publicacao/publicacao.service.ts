@@ -67,9 +67,8 @@ const chaveReutilizada = () =>
  * Publication, one code path for POST /eventos, POST /evento and the platform's events (spec §4.3
  * r2, DESIGN §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
  * active subscription of the type and version, their delivery jobs in the outbox and the hour's
- * tallies, grouped with concurrent publications; with an Idempotency-Key, the key and that
- * statement in one transaction of its own. The relay publishes the jobs after commit, so a broker
- * outage never fails it.
+ * tallies, grouped with concurrent publications, an Idempotency-Key claimed in the same statement.
+ * The relay publishes the jobs after commit, so a broker outage never fails it.
  */
 export function publicacaoService(deps: PublicacaoDeps) {
   const { db, repo } = deps;
