@@ -1,3 +1,4 @@
+import dns from 'node:dns';
 import type http from 'node:http';
 import { declareDeliveryTopology, type TrabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, waitFor } from '@hub/testing';
@@ -191,24 +192,89 @@ describe('delivery worker: the sweeper', () => {
   });
 });
 
+/** Host names of the tests' own: receptor.interno is 127.0.0.2 (allowed), the others are forbidden. */
+const NOMES: Record<string, string> = {
+  'receptor.interno': '127.0.0.2',
+  'metadados.interno': '169.254.169.254',
+  'privado.interno': '10.20.30.40',
+};
+const nomes = ((host: string, options: object, callback: (...args: unknown[]) => void) => {
+  const address = NOMES[host];
+  if (!address) return dns.lookup(host, options, callback as never);
+  if ((options as { all?: boolean }).all) return callback(null, [{ address, family: 4 }]);
+  return callback(null, address, 4);
+}) as typeof dns.lookup;
+
 describe('delivery worker: destination safety outside LOCALHOST', () => {
   let hub: TestHub;
   let receptor: Receptor;
+  let permitido: Receptor;
   let worker: TestDeliveryWorker;
 
   beforeAll(async () => {
     hub = await createTestHub();
     receptor = await iniciarReceptor({ '/ok': (_req, res) => res.writeHead(200).end() });
-    worker = await startDeliveryWorkerForTests(hub, {
-      HUB_AMBIENTE: 'SANDBOX',
-      RABBITMQ_URL: process.env.RABBITMQ_URL!,
-    });
+    // On 127.0.0.2, which DESTINATION_ALLOWLIST opens (as an operator opens a closed network).
+    permitido = await iniciarReceptor({ '/ok': (_req, res) => res.writeHead(200).end() }, '127.0.0.2');
+    worker = await startDeliveryWorkerForTests(
+      hub,
+      { HUB_AMBIENTE: 'SANDBOX', RABBITMQ_URL: process.env.RABBITMQ_URL!, DESTINATION_ALLOWLIST: '127.0.0.2' },
+      { lookup: nomes },
+    );
   });
   afterAll(async () => {
     await worker?.close();
     if (worker) await deleteTestTopology(hub, PASSOS_MS);
     await receptor?.fechar();
+    await permitido?.fechar();
     await hub?.close();
+  });
+
+  /** The attempts and ultimo_erro of deliveries once each is in the error queue. */
+  async function falhas(trabalhos: TrabalhoDeEntrega[]) {
+    const erros: string[] = [];
+    for (const t of trabalhos) {
+      await waitFor(
+        async () =>
+          (await hub.db.entrega.findUniqueOrThrow({ where: { id: t.entrega_id } })).situacao === 'fila_de_erro',
+      );
+      const entrega = await hub.db.entrega.findUniqueOrThrow({ where: { id: t.entrega_id } });
+      const [tentativa] = await hub.db.tentativa.findMany({ where: { entregaId: t.entrega_id } });
+      expect(tentativa).toMatchObject({ statusHttp: null, sucesso: false });
+      expect(entrega.ultimoErro).toBe(tentativa!.erro);
+      erros.push(tentativa!.erro!);
+    }
+    return erros;
+  }
+
+  it('When a host name resolves to a metadata or private address in SANDBOX, then the stored attempt and ultimo_erro say destino_proibido without the address', async () => {
+    const c = await cenario(hub);
+    const metadados = await c.assinar('https://metadados.interno/latest/meta-data', 1);
+    const privado = await c.assinar('https://privado.interno/hook', 1);
+    const erros = await falhas(await c.entregar([metadados, privado], { broker: worker.broker }));
+    expect(erros).toEqual([
+      'destino_proibido: metadados.interno resolves to a non-public address, where deliveries may not go',
+      'destino_proibido: privado.interno resolves to a non-public address, where deliveries may not go',
+    ]);
+  });
+
+  it('When the connection to an allowed host fails, then the stored error names the host, not the address it resolved to', async () => {
+    const c = await cenario(hub);
+    // Nothing listens on the receiver's port at 127.0.0.2 once it is closed: a refused connection.
+    const fechado = await iniciarReceptor({}, '127.0.0.2');
+    await fechado.fechar();
+    const assinatura = await c.assinar(`http://receptor.interno:${fechado.port}/ok`, 1);
+    const [erro] = await falhas(await c.entregar([assinatura], { broker: worker.broker }));
+    expect(erro).toMatch(/^ECONNREFUSED: .*receptor\.interno/);
+    expect(erro).not.toMatch(/127\.0\.0\.2/);
+  });
+
+  it('When an http subscription accepted before https was required points at an allowed address in SANDBOX, then it is delivered', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(`http://receptor.interno:${permitido.port}/ok`, 1);
+    const [trabalho] = await c.entregar([assinatura], { broker: worker.broker });
+    await waitFor(async () => (await concluidas(hub, [trabalho!.entrega_id])) === 1);
+    expect(permitido.de('/ok')).toHaveLength(1);
   });
 
   it('When a destination is, or resolves to, a loopback address in SANDBOX, then nothing is sent and the attempt fails as destino_proibido', async () => {

@@ -14,7 +14,7 @@ export type Comportamento = (req: http.IncomingMessage, res: http.ServerResponse
  * A real local HTTP receiver for tests: each path answers as its behaviour says, and every request
  * is kept. Used by the worker's tests and benchmarks.
  */
-export async function iniciarReceptor(rotas: Record<string, Comportamento>) {
+export async function iniciarReceptor(rotas: Record<string, Comportamento>, host = '127.0.0.1') {
   const recebidos: Recebido[] = [];
   const abertos = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
@@ -35,10 +35,10 @@ export async function iniciarReceptor(rotas: Record<string, Comportamento>) {
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: (caminho: string) => `http://127.0.0.1:${port}${caminho}`,
+    url: (caminho: string) => `http://${host}:${port}${caminho}`,
     port,
     recebidos,
     /** Answers still open (held by a behaviour that has not ended them). */

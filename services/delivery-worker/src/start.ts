@@ -1,3 +1,4 @@
+import type { lookup as dnsLookup } from 'node:dns';
 import { existsSync } from 'node:fs';
 import { Broker } from '@hub/broker';
 import { ConfigError } from '@hub/config';
@@ -27,6 +28,8 @@ export interface StartOptions {
   topologia?: DeliveryTopology;
   /** Whether the sweeper runs on its own every DELIVERY_SWEEP_INTERVAL (default true). */
   varredura?: boolean;
+  /** Name resolution of deliveries; dns.lookup unless given (tests name hosts of their own). */
+  lookup?: typeof dnsLookup;
 }
 
 export interface RunningDeliveryWorker {
@@ -127,6 +130,9 @@ export async function startDeliveryWorker(
     ambiente: config.HUB_AMBIENTE,
     allowlist: config.DESTINATION_ALLOWLIST,
     socketsPorOrigem: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
+    lookup: options.lookup,
+    aoRecusar: (host, endereco) =>
+      logger.warn({ host, endereco }, 'delivery refused: the host resolves to a non-public address'),
   });
   const entregas = entregasService({
     repo,

@@ -62,7 +62,7 @@ export interface HubApiAppDeps {
   resolver: AccessResolver;
   /** The delivery-signing keys; only their public part is served. */
   keys: Pick<KeyStore, 'jwks'>;
-  /** Where subscriptions may point (HUB_AMBIENTE, DESTINATION_ALLOWLIST). */
+  /** Where subscriptions may point (HUB_AMBIENTE, DESTINATION_ALLOWLIST, DESTINATION_ALLOW_HTTP). */
   destinos: DestinationPolicy;
   logger: Logger;
   /** The process's schema validator; the shared one unless told otherwise. */
@@ -185,7 +185,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
           aplicativos,
           tipos,
           versoes,
-          verificarDestino: verificadorDeDestino(deps.destinos),
+          verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
           garantirDestino: (url, tx) => destinos.garantir(url, tx),
           aoMudar: casos.esquecerTudo,
         }),

@@ -1,5 +1,6 @@
 import {
   baseConfig,
+  booleanFromEnv,
   databaseUrlFromEnv,
   durationFromEnv,
   durationListFromEnv,
@@ -20,6 +21,9 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
   DESTINATION_ALLOWLIST: allowlistFromEnv(
     'comma-separated CIDRs that subscriptions may reach even though they are private (SANDBOX, PRODUCTION)',
+  ),
+  DESTINATION_ALLOW_HTTP: booleanFromEnv(false).describe(
+    'SANDBOX and PRODUCTION: accept http:// subscription URLs (a closed network where TLS is not available); otherwise a new url_de_destino must be https (422 https_obrigatorio). Subscriptions already accepted are delivered either way',
   ),
   HUB_SIGNING_KEYS_FILE: z
     .string()

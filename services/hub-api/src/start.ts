@@ -150,7 +150,12 @@ export async function startHubApi(
       verifier,
       resolver,
       keys,
-      destinos: { ambiente: config.HUB_AMBIENTE, allowlist: config.DESTINATION_ALLOWLIST, lookup: options.lookup },
+      destinos: {
+        ambiente: config.HUB_AMBIENTE,
+        allowlist: config.DESTINATION_ALLOWLIST,
+        permitirHttp: config.DESTINATION_ALLOW_HTTP,
+        lookup: options.lookup,
+      },
       logger,
       broker,
       relogio: options.relogio,

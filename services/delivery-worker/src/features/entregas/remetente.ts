@@ -1,3 +1,4 @@
+import type { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -28,6 +29,10 @@ export interface OpcoesDoRemetente {
   allowlist: readonly Cidr[];
   /** Sockets kept per origin (the per-destination limit). */
   socketsPorOrigem: number;
+  /** Name resolution of the connections; dns.lookup unless given (tests). */
+  lookup?: typeof dnsLookup;
+  /** Told the address a host name resolved to when it is refused: for the log, never the attempt. */
+  aoRecusar?: (host: string, endereco: string) => void;
 }
 
 /** The origin of a URL: scheme://host:port, the unit of the connection pools and of the limit. */
@@ -51,7 +56,7 @@ export class Remetente {
 
   constructor(private readonly opcoes: OpcoesDoRemetente) {
     this.seguro = opcoes.ambiente !== 'LOCALHOST';
-    this.lookup = this.seguro ? createSafeLookup(opcoes.allowlist) : undefined;
+    this.lookup = this.seguro ? createSafeLookup(opcoes.allowlist, opcoes.lookup, opcoes.aoRecusar) : opcoes.lookup;
   }
 
   private agenteDe(url: URL): http.Agent {
@@ -176,7 +181,10 @@ export class Remetente {
       pedido.on('error', (error: NodeJS.ErrnoException) => {
         if (status !== null) return fimComStatus();
         const codigo = error.code === 'EDESTINOPROIBIDO' ? 'destino_proibido' : (error.code ?? 'error');
-        concluir(`${codigo}: ${error.message}`);
+        // "connect ECONNREFUSED 10.1.2.3:443" names what the host resolved to: the attempt names the host.
+        const endereco = (error as { address?: string }).address;
+        const texto = endereco && endereco !== host ? error.message.replaceAll(endereco, url.hostname) : error.message;
+        concluir(`${codigo}: ${texto}`);
       });
       pedido.end(conteudo);
     });

@@ -28,8 +28,11 @@ export interface AssinaturasDeps {
   aplicativos: AplicativosRepository;
   tipos: TiposRepository;
   versoes: VersoesRepository;
-  /** Refuses (throws a 422) a destination deliveries may not go to. */
-  verificarDestino: (url: string) => Promise<void>;
+  /**
+   * Refuses (throws a 422) a destination deliveries may not go to; `urlAtual`, the stored URL at a
+   * PATCH, is not refused for being http (a subscription accepted before https was required).
+   */
+  verificarDestino: (url: string, urlAtual?: string) => Promise<void>;
   /** Adds the row of the URL's destination origin when missing, in the transaction that stores the URL. */
   garantirDestino: (url: string, tx: DbClient) => Promise<void>;
   /** Called after a change is committed: publication drops its cached subscriptions. */
@@ -132,7 +135,8 @@ export function assinaturasService(deps: AssinaturasDeps) {
       id: string,
       input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null },
     ) {
-      if (input.url_de_destino != null) await deps.verificarDestino(input.url_de_destino);
+      if (input.url_de_destino != null)
+        await deps.verificarDestino(input.url_de_destino, (await existente(id)).urlDeDestino);
       const atualizada = await transacao(db, async (tx) => {
         const atual = await existente(id, tx);
         const changes = {
