@@ -1,5 +1,12 @@
 import type { Logger } from '@hub/log';
 import type { Db } from '../db';
+import { SITUACOES_NA_FILA, type Situacao } from '../features/eventos/eventos.schemas';
+
+/**
+ * Deliveries not final: in the queue, or in the error queue, whose messages agree one to one with
+ * them and which reprocessing takes back. An event with one of them is never erased.
+ */
+export const SITUACOES_NAO_FINAIS: readonly Situacao[] = [...SITUACOES_NA_FILA, 'fila_de_erro'];
 
 const DIA_MS = 86_400_000;
 const HORA_MS = 3_600_000;
@@ -30,8 +37,10 @@ export interface Apagados {
 
 /**
  * Erases what outlived its retention (spec §3, §6.6): events older than their type's
- * retencao_em_dias with their deliveries and attempts (foreign-key cascade) and the outbox rows of
- * those deliveries; idempotency keys past 24 h; refused publications past their configured time;
+ * retencao_em_dias whose deliveries are all final (concluida or cancelada), with their deliveries
+ * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
+ * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
+ * cancelled; idempotency keys past 24 h; refused publications past their configured time;
  * summary tallies past 48 h (keeping each old hour's count of stored events in one row). Everything goes in small batches, each one statement (its own
  * transaction), so no lock is held for long and publication never waits behind a purge.
  */
@@ -57,16 +66,27 @@ export function retencaoJob(options: RetencaoOptions) {
   async function eventosDoTipo(tipoId: string, limite: Date): Promise<{ eventos: number; outbox: number }> {
     let outbox = 0;
     const eventos = await emLotes(async () => {
-      // The oldest events of the type through evento_tipo; a row another pass holds is skipped.
-      // One statement: the outbox rows of the batch's deliveries go with it, then the events (whose
-      // deliveries and attempts the cascade takes).
+      // The oldest events of the type through evento_tipo whose deliveries are all final; a row
+      // another pass holds is skipped. Their deliveries are then locked and read again: one resent
+      // meanwhile (concluida back to pendente, committed after this statement's snapshot or still
+      // uncommitted) keeps its event. One statement: the outbox rows of the batch's deliveries go
+      // with it, then the events (whose deliveries and attempts the cascade takes).
+      const naoFinais = [...SITUACOES_NAO_FINAIS];
       const [linha] = await db.$queryRaw<[{ eventos: number; outbox: number }]>`
-        with lote as (
-          select id from evento
-           where tipo_de_evento_id = ${tipoId}::uuid and recebido_em < ${limite}
-           order by recebido_em
+        with candidatos as materialized (
+          select ev.id from evento ev
+           where ev.tipo_de_evento_id = ${tipoId}::uuid and ev.recebido_em < ${limite}
+             and not exists (select 1 from entrega en where en.evento_id = ev.id and en.situacao = any(${naoFinais}::text[]))
+           order by ev.recebido_em
            limit ${lote}
              for update skip locked
+        ), travadas as materialized (
+          select en.evento_id, en.situacao from entrega en
+           where en.evento_id in (select id from candidatos)
+             for update
+        ), lote as (
+          select c.id from candidatos c
+           where not exists (select 1 from travadas t where t.evento_id = c.id and t.situacao = any(${naoFinais}::text[]))
         ), saidas as (
           delete from outbox
            where message_id in (select e.id::text from entrega e where e.evento_id in (select id from lote))

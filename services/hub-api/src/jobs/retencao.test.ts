@@ -1,8 +1,9 @@
 import { uuidv7 } from '@hub/database';
 import { createLogger } from '@hub/log';
+import { waitFor } from '@hub/testing';
 import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../features/eventos/linhas.test-support';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../test-support';
-import { retencaoJob } from './retencao.job';
+import { retencaoJob, SITUACOES_NAO_FINAIS } from './retencao.job';
 
 const DIA = 86_400_000;
 const HORA = 3_600_000;
@@ -44,7 +45,7 @@ async function listados(ids: string[]) {
 describe('retention', () => {
   test("When an event is older than its type's retencao_em_dias, then it, its deliveries, their attempts and outbox rows are erased, and the panel no longer lists it", async () => {
     const velho = await comSaidas(
-      await gravarEvento(db(), curto, { recebidoEm: antes(DIA + 1), entregas: ['concluida', 'fila_de_erro'] }),
+      await gravarEvento(db(), curto, { recebidoEm: antes(DIA + 1), entregas: ['concluida', 'cancelada'] }),
     );
     const noLimite = await gravarEvento(db(), curto, { recebidoEm: antes(DIA), entregas: ['pendente'] });
     const recente = await comSaidas(
@@ -137,7 +138,7 @@ describe('retention', () => {
   });
 
   test('When the job is started, then its passes run on their own every interval until it is stopped', async () => {
-    const evento = await gravarEvento(db(), curto, { recebidoEm: antes(2 * DIA), entregas: ['pendente'] });
+    const evento = await gravarEvento(db(), curto, { recebidoEm: antes(2 * DIA), entregas: ['concluida'] });
     const job = retencaoJob({
       db: db(),
       logger: createLogger('retencao'),
@@ -152,5 +153,60 @@ describe('retention', () => {
     } finally {
       await job.stop();
     }
+  });
+
+  test('When an expired event still has a delivery pendente, em_andamento, aguardando_nova_tentativa or in fila_de_erro, then it is kept with its deliveries, attempts and outbox rows until every delivery is final', async () => {
+    const mantidos = [];
+    for (const situacao of SITUACOES_NAO_FINAIS)
+      mantidos.push(
+        await comSaidas(
+          await gravarEvento(db(), curto, { recebidoEm: antes(3 * DIA), entregas: ['concluida', situacao] }),
+        ),
+      );
+    const final = await gravarEvento(db(), curto, { recebidoEm: antes(3 * DIA), entregas: ['concluida', 'cancelada'] });
+
+    await ctx.hub.retencao.executar();
+
+    expect(await existe(final.id)).toBe(false);
+    for (const evento of mantidos) {
+      expect({ id: evento.id, existe: await existe(evento.id) }).toEqual({ id: evento.id, existe: true });
+      expect(await db().entrega.count({ where: { eventoId: evento.id } })).toBe(2);
+      expect(await db().tentativa.count({ where: { entregaId: { in: evento.entregas } } })).toBe(2);
+      expect(await db().outbox.count({ where: { messageId: { in: evento.entregas } } })).toBe(2);
+    }
+    // Delivered, or given up (the error queue's delivery cancelled): the next pass erases them.
+    await db().entrega.updateMany({
+      where: { eventoId: { in: mantidos.map((e) => e.id) }, situacao: { not: 'concluida' } },
+      data: { situacao: 'cancelada' },
+    });
+    expect((await ctx.hub.retencao.executar()).eventos).toBeGreaterThanOrEqual(mantidos.length);
+    for (const evento of mantidos) expect(await existe(evento.id)).toBe(false);
+  });
+
+  test('When a delivery of an expired event is resent while a pass runs, then the pass waits for it and keeps the event', async () => {
+    const evento = await gravarEvento(db(), curto, { recebidoEm: antes(3 * DIA), entregas: ['concluida'] });
+    const [entregaId] = evento.entregas;
+    let passe: Promise<unknown> | undefined;
+    // As POST /entrega/{id}/reenviar does: the delivery locked and back to pendente, not yet committed.
+    await db().$transaction(
+      async (tx) => {
+        await tx.$executeRaw`select id from entrega where id = ${entregaId}::uuid for update`;
+        await tx.entrega.update({ where: { id: entregaId }, data: { situacao: 'pendente' } });
+        passe = ctx.hub.retencao.executar();
+        await waitFor(
+          async () =>
+            (
+              await db().$queryRaw<{ n: number }[]>`
+                select count(*)::int as n from pg_stat_activity
+                 where datname = current_database() and wait_event_type = 'Lock' and query like '%candidatos%'`
+            )[0]!.n > 0,
+          { what: 'the pass waiting on the locked delivery' },
+        );
+      },
+      { timeout: 30_000 },
+    );
+    await passe;
+    expect(await existe(evento.id)).toBe(true);
+    expect((await db().entrega.findUniqueOrThrow({ where: { id: entregaId } })).situacao).toBe('pendente');
   });
 });
