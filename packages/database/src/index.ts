@@ -3,3 +3,4 @@ export * from './migrate';
 export * from './prisma';
 export * from './test-database';
 export * from './sql';
+export * from './listener';

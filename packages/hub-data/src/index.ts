@@ -22,3 +22,9 @@ export type DbClient = Db | Tx;
 
 export const createDb = (url: string, max = 10): Db => new PrismaClient({ adapter: prismaAdapter(url, max) });
 export * from './duracoes';
+
+/**
+ * The channel on which every write of applications, event types, schema versions and subscriptions
+ * is announced at commit (migration 011, a trigger per table; payload: the table's name).
+ */
+export const CANAL_DO_REGISTRO = 'registro_alterado';

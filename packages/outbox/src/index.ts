@@ -1,3 +1,2 @@
-export * from './listener';
 export * from './relay';
 export * from './table';

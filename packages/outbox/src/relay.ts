@@ -1,7 +1,7 @@
 import type { Broker } from '@hub/broker';
 import type { Logger } from '@hub/log';
+import { NotificationListener } from '@hub/database';
 import pg from 'pg';
-import { NotificationListener } from './listener';
 import { outboxTable } from './table';
 
 export interface OutboxRelayOptions {
@@ -24,6 +24,11 @@ export interface OutboxRelayOptions {
   purgeIntervalMs?: number;
   /** Longest pause after failed batches. */
   maxBackoffMs?: number;
+  /**
+   * The process's LISTEN connection, when it has one for other channels too (its owner starts and
+   * stops it); without it the relay opens one of its own.
+   */
+  listener?: NotificationListener;
 }
 
 interface Row {
@@ -54,6 +59,8 @@ export class OutboxRelay {
   private readonly table: string;
   private readonly pool: pg.Pool;
   private readonly listener: NotificationListener;
+  private readonly ownListener: boolean;
+  private stopListening?: () => void;
   private readonly workers: Promise<void>[] = [];
   private readonly waiters = new Set<() => void>();
   private generation = 0;
@@ -62,7 +69,7 @@ export class OutboxRelay {
   private purgeTimer?: NodeJS.Timeout;
   private purging?: Promise<unknown>;
   private readonly onBrokerConnected = () => this.wake();
-  private readonly o: Required<Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table'>>;
+  private readonly o: Required<Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table' | 'listener'>>;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.table = outboxTable(options.table ?? 'outbox');
@@ -77,7 +84,8 @@ export class OutboxRelay {
     };
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1 });
     this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
-    this.listener = new NotificationListener(options.databaseUrl, this.table, () => this.wake(), options.logger);
+    this.ownListener = !options.listener;
+    this.listener = options.listener ?? new NotificationListener(options.databaseUrl, options.logger, 'outbox');
   }
 
   /** Starts listening, the workers and the retention purge. */
@@ -85,7 +93,9 @@ export class OutboxRelay {
     if (this.started) return this;
     this.started = true;
     this.options.broker.on('connected', this.onBrokerConnected);
-    await this.listener.start();
+    // A notification, or a reconnection after which notifications may have been missed: look now.
+    this.stopListening = this.listener.on(this.table, () => this.wake());
+    if (this.ownListener) await this.listener.start();
     for (let i = 0; i < this.o.concurrency; i += 1) this.workers.push(this.work());
     if (this.o.retentionMs > 0) {
       this.purgeTimer = setInterval(() => {
@@ -108,7 +118,8 @@ export class OutboxRelay {
     this.wake();
     await Promise.allSettled(this.workers);
     await this.purging;
-    await this.listener.stop();
+    this.stopListening?.();
+    if (this.ownListener) await this.listener.stop();
     await this.pool.end().catch(() => undefined);
   }
 

@@ -103,7 +103,10 @@ export function createUseCases(
     tipos: new CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>(deps.cacheTtlMs ?? 5_000),
     versoes: new CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>(deps.cacheTtlMs ?? 5_000),
   };
-  /** Any write of the registry drops every lookup of the publication path (writes are rare). */
+  /**
+   * Any write of the registry drops every lookup of the publication path (writes are rare): called
+   * after this process's own writes (createApp) and on every `registro_alterado` notification (start.ts).
+   */
   const esquecerTudo = () => {
     for (const cache of Object.values(caches)) cache.esquecer();
   };
@@ -139,6 +142,16 @@ export type HubApiCasos = ReturnType<typeof createUseCases>;
 export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
   const guards = createGuards(deps.verifier, deps.resolver);
   const { aplicativos, tipos, versoes, assinaturas, destinos, validador } = casos;
+  /**
+   * The one way a registry write of this process drops publication's caches: after the use case
+   * settles (its transaction committed), so this process reads its own writes at once. Every
+   * process, this one included, drops them again on the write's NOTIFY (casos.esquecerTudo is also
+   * what start.ts calls for `registro_alterado`): that is what other replicas and the delivery
+   * worker's writes reach it by. Whole entries are dropped, not keys: the cached types and
+   * subscriptions carry their applications' names too, and writes are rare.
+   */
+  const esquecer = <S extends object, K extends keyof S>(servico: S, escritas: K[]) =>
+    esquecendoApos(servico, escritas, casos.esquecerTudo);
 
   return createHttpApp({
     service: 'hub-api',
@@ -156,39 +169,23 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       }),
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(
-        // The cached types and subscriptions carry their applications' names too.
-        aplicativosService(deps.db, aplicativos, casos.esquecerTudo),
-        guards,
-      ),
-      tiposRoutes(
-        esquecendoApos(
-          tiposService(deps.db, tipos, aplicativos),
-          ['criar', 'atualizar', 'excluir'],
-          casos.esquecerTudo,
-        ),
-        guards,
-      ),
-      versoesRoutes(
-        esquecendoApos(
-          versoesService(deps.db, { versoes, tipos }, validador),
-          ['criar', 'atualizar'],
-          casos.esquecerTudo,
-        ),
-        guards,
-      ),
+      aplicativosRoutes(esquecer(aplicativosService(deps.db, aplicativos), ['criar', 'atualizar']), guards),
+      tiposRoutes(esquecer(tiposService(deps.db, tipos, aplicativos), ['criar', 'atualizar', 'excluir']), guards),
+      versoesRoutes(esquecer(versoesService(deps.db, { versoes, tipos }, validador), ['criar', 'atualizar']), guards),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
       assinaturasRoutes(
-        assinaturasService({
-          db: deps.db,
-          assinaturas,
-          aplicativos,
-          tipos,
-          versoes,
-          verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
-          garantirDestino: (url, tx) => destinos.garantir(url, tx),
-          aoMudar: casos.esquecerTudo,
-        }),
+        esquecer(
+          assinaturasService({
+            db: deps.db,
+            assinaturas,
+            aplicativos,
+            tipos,
+            versoes,
+            verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
+            garantirDestino: (url, tx) => destinos.garantir(url, tx),
+          }),
+          ['criar', 'atualizar', 'excluir'],
+        ),
         guards,
       ),
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.

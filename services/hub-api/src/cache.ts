@@ -1,7 +1,9 @@
 /**
  * A read-through cache for lookups on the publication path (DESIGN §5: subscriptions per type and
  * version, the application by client id). Writes in this process drop it at once (`esquecer`, called
- * after their commit); the short life bounds how long a write made by another replica goes unseen.
+ * after their commit); writes of any process (another replica, the delivery worker) drop it when
+ * their NOTIFY arrives (start.ts). The short life is only a backstop, for a notification lost while
+ * the LISTEN connection was away (and the reconnection drops everything as well).
  */
 export class CacheDeLeitura<V> {
   private readonly entradas = new Map<string, { valor: Promise<V>; expiraEm: number }>();

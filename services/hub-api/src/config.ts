@@ -32,7 +32,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe('key file of the delivery-signing keys (mode 0600); created on first start only in LOCALHOST'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
   HUB_CACHE_TTL: durationFromEnv('5s').describe(
-    'life of the cached subscriptions and applications of publication (writes in the same process drop them at once)',
+    'life of the cached subscriptions, types, versions and applications of publication: a backstop only, every write of any process drops them at once through a PostgreSQL notification',
   ),
   HUB_PUBLICACOES_EM_ANDAMENTO: z.coerce
     .number()

@@ -4,7 +4,7 @@ import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from 
 import { Broker } from '@hub/broker';
 import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
 import { ConfigError } from '@hub/config';
-import { ensureDatabase, migrate, SqlPool } from '@hub/database';
+import { ensureDatabase, migrate, NotificationListener, SqlPool } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { OutboxRelay } from '@hub/outbox';
@@ -19,7 +19,7 @@ import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './feature
 import { filasDaTopologia } from './features/fila/filas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
-import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
+import { CANAL_DO_REGISTRO, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 
 export interface StartOptions {
   /** Port to listen on; config.HUB_API_PORT unless given (0 for any). */
@@ -48,6 +48,8 @@ export interface RunningHubApi {
   sql: SqlPool;
   broker: Broker;
   relay: OutboxRelay;
+  /** The process's one LISTEN connection: registry changes (caches) and the outbox (relay). */
+  avisos: NotificationListener;
   keys: KeyStore;
   retencao: RetencaoJob;
   reprocessamento: ReprocessamentoJob;
@@ -99,6 +101,11 @@ export async function startHubApi(
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
   const casos = createUseCases({ db, sql, logger, cacheTtlMs: config.HUB_CACHE_TTL });
+  // Every write of the registry, by any process, drops this process's caches at its commit; so does
+  // a reconnection of the LISTEN connection (what was announced meanwhile was missed).
+  const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
+  avisos.on(CANAL_DO_REGISTRO, () => casos.esquecerTudo());
+  await avisos.start();
 
   const queue = options.eventosDaPlataformaQueue;
   if (queue) {
@@ -123,6 +130,7 @@ export async function startHubApi(
     logger,
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
     retentionMs: config.OUTBOX_RETENTION,
+    listener: avisos,
   }).start();
 
   const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
@@ -186,6 +194,7 @@ export async function startHubApi(
     sql,
     broker,
     relay,
+    avisos,
     keys,
     retencao,
     reprocessamento,
@@ -198,6 +207,7 @@ export async function startHubApi(
       await conciliacao.parar();
       await retencao.stop();
       await relay.stop();
+      await avisos.stop();
       await broker.close();
       await sql.fechar();
       await db.$disconnect();

@@ -29,9 +29,13 @@ export async function startHubApiForTests(
     env?: Record<string, string>;
     relogio?: () => Date;
     start?: Omit<StartOptions, 'port'>;
+    /** Another hub's database (a second replica of it), left in place by close(); a fresh one unless given. */
+    databaseUrl?: string;
   } = {},
 ): Promise<TestHubApi> {
-  const database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, drop: async () => undefined }
+    : await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
   const keysDir = await mkdtemp(path.join(tmpdir(), 'hub-api-keys-'));
   const keysFile = path.join(keysDir, 'signing-keys.json');
   // Outside LOCALHOST the hub creates no key: the key is given, as a deployment must give it.

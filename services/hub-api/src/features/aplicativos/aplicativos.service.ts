@@ -16,12 +16,7 @@ export const aplicativoDto = (a: Aplicativo): AplicativoDto => ({
 });
 
 /** Applications: publishers (owners of event types) and subscribers, named by their client id. */
-export function aplicativosService(
-  db: DbClient,
-  repository: AplicativosRepository,
-  /** Called after a change is committed: publication drops its cached applications. */
-  aoMudar: () => void = () => undefined,
-) {
+export function aplicativosService(db: DbClient, repository: AplicativosRepository) {
   async function existente(id: string, cliente: DbClient = db): Promise<Aplicativo> {
     const aplicativo = await repository.buscar(id, cliente);
     if (!aplicativo) throw notFound('application');
@@ -64,7 +59,7 @@ export function aplicativosService(
         };
         if (Object.keys(changes).length === 0) return aplicativoDto(atual);
         return aplicativoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));
-      }).finally(aoMudar),
+      }),
   };
 }
 export type AplicativosService = ReturnType<typeof aplicativosService>;

@@ -35,8 +35,6 @@ export interface AssinaturasDeps {
   verificarDestino: (url: string, urlAtual?: string) => Promise<void>;
   /** Adds the row of the URL's destination origin when missing, in the transaction that stores the URL. */
   garantirDestino: (url: string, tx: DbClient) => Promise<void>;
-  /** Called after a change is committed: publication drops its cached subscriptions. */
-  aoMudar?: () => void;
 }
 
 const duplicada = () =>
@@ -125,9 +123,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
           },
           tx,
         );
-      })
-        .catch(traduzirConflito)
-        .finally(() => deps.aoMudar?.());
+      }).catch(traduzirConflito);
       return assinaturaDto(criada);
     },
 
@@ -147,9 +143,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);
         return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
-      })
-        .catch(traduzirConflito)
-        .finally(() => deps.aoMudar?.());
+      }).catch(traduzirConflito);
       return assinaturaDto(atualizada);
     },
 
@@ -157,7 +151,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
       transacao(db, async (tx) => {
         await existente(id, tx);
         await assinaturas.excluir(id, new Date(), tx);
-      }).finally(() => deps.aoMudar?.()),
+      }),
   };
 }
 export type AssinaturasService = ReturnType<typeof assinaturasService>;
