@@ -1,5 +1,6 @@
 // The demo of `pnpm start`: an application `Loja demo` (client_id loja-demo), its event type
-// `pedido.criado` with schema version 1, and its subscription to that type at the demo receiver.
+// `pedido.criado` with schema version 1, and its subscription to that type at the demo receiver
+// (`/webhooks/{its id}`: the receiver accepts there only deliveries that name that subscription).
 //   npx tsx infra/scripts/seed-demo.ts
 // Idempotent: everything is looked up first, so a second run creates nothing. Goes through the
 // gateway with a master token of identity-dev. Environment: GATEWAY_URL (http://127.0.0.1:8080),
@@ -231,7 +232,11 @@ async function seed(): Promise<void> {
   ];
   report('schema version', `${tipo.item.nome} v${versao.item.versao}`, versao.created, versao.item.id, notasDaVersao);
 
-  const destino = `${receiver}/webhooks`;
+  // The demo receiver takes deliveries at /webhooks/{assinatura_id} and refuses any whose body names
+  // another subscription. The id is the hub's, so the subscription is made at /webhooks and then
+  // pointed at its own path; an earlier seed's subscription at /webhooks is moved the same way.
+  const base = `${receiver}/webhooks`;
+  const destinoDe = (id: string) => `${base}/${id}`;
   const assinatura = await findOrCreate(
     async () => {
       const filtro = {
@@ -240,7 +245,10 @@ async function seed(): Promise<void> {
         versao_do_esquema: versao.item.versao,
       };
       const { body } = await api<Assinatura[]>('GET', `/assinatura/filtro?${query(filtro)}`, token);
-      return body.find((a) => a.url_de_destino === destino);
+      return (
+        body.find((a) => a.url_de_destino === destinoDe(a.id)) ??
+        body.find((a) => a.url_de_destino === base || a.url_de_destino.startsWith(`${base}/`))
+      );
     },
     () =>
       api<Assinatura>(
@@ -251,18 +259,18 @@ async function seed(): Promise<void> {
           aplicativo_assinante_id: app.id,
           tipo_de_evento_id: tipo.item.id,
           versao_do_esquema: versao.item.versao,
-          url_de_destino: destino,
+          url_de_destino: base,
         },
         [409],
       ),
   );
-  report(
-    'subscription',
-    `${app.nome} -> ${destino}`,
-    assinatura.created,
-    assinatura.item.id,
-    assinatura.item.ativa ? [] : ['switched off'],
-  );
+  const destino = destinoDe(assinatura.item.id);
+  const notasDaAssinatura = assinatura.item.ativa ? [] : ['switched off'];
+  if (assinatura.item.url_de_destino !== destino) {
+    await api('PATCH', `/assinatura/${assinatura.item.id}`, token, { url_de_destino: destino });
+    if (!assinatura.created) notasDaAssinatura.push(`moved from ${assinatura.item.url_de_destino}`);
+  }
+  report('subscription', `${app.nome} -> ${destino}`, assinatura.created, assinatura.item.id, notasDaAssinatura);
 
   const created = [aplicativo, tipo, versao, assinatura].filter((x) => x.created).length;
   process.stdout.write(

@@ -83,8 +83,9 @@ export const trabalhoDeEntrega = defineMessage({
     url_de_destino: z.string(),
     /**
      * The delivery body (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
-     * recebido_em, aplicativo_publicador_id, dados) as JSON text, signed and sent as it is: dados
-     * inside it are the publisher's text verbatim (a 20-digit integer keeps every digit).
+     * recebido_em, aplicativo_publicador_id, assinatura_id, teste when true, dados) as JSON text,
+     * signed and sent as it is: dados inside it are the publisher's text verbatim (a 20-digit
+     * integer keeps every digit). Built by corpoDaEntrega.
      */
     corpo: z.string(),
     /** The request id of the publication, for the logs of the attempt. */
@@ -102,15 +103,20 @@ export interface CabecaDaEntrega {
   ocorrido_em: Date;
   recebido_em: Date;
   aplicativo_publicador_id: string;
+  /** Published from the panel (POST /evento): the body says `"teste":true`, absent otherwise. */
+  teste?: boolean;
 }
 
 /**
- * The body of a delivery (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
- * recebido_em, aplicativo_publicador_id, dados) in this order, with `dadosTexto` spliced in as the
- * publisher wrote it: parsing it would round a 20-digit integer. Publication, resend, reprocessing
- * and the worker's sweeper all build it here, so a rebuilt job is the job publication wrote.
+ * The bodies of one event's deliveries, one per subscription (DESIGN §5: id, tipo,
+ * versao_do_esquema, entidade_id, ocorrido_em, recebido_em, aplicativo_publicador_id, then
+ * assinatura_id, `teste` for a panel's test event, and dados) in this order. The event's part is
+ * serialized once and the subscription's id spliced in, so a publication to many subscriptions
+ * does not serialize dados again for each. `dadosTexto` goes in as the publisher wrote it: parsing
+ * it would round a 20-digit integer. Publication, resend, reprocessing and the worker's sweeper all
+ * build bodies here, so a rebuilt job is the job publication wrote.
  */
-export function corpoDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): string {
+export function corposDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): (assinaturaId: string) => string {
   const cabeca = JSON.stringify({
     id: evento.evento_id,
     tipo: evento.tipo,
@@ -119,9 +125,15 @@ export function corpoDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): str
     ocorrido_em: evento.ocorrido_em.toISOString(),
     recebido_em: evento.recebido_em.toISOString(),
     aplicativo_publicador_id: evento.aplicativo_publicador_id,
-  });
-  return `${cabeca.slice(0, -1)},"dados":${dadosTexto}}`;
+  }).slice(0, -1);
+  const cauda = `${evento.teste ? ',"teste":true' : ''},"dados":${dadosTexto}}`;
+  // The recipient is signed with the rest: a delivery captured at one subscriber names another.
+  return (assinaturaId) => `${cabeca},"assinatura_id":${JSON.stringify(assinaturaId)}${cauda}`;
 }
+
+/** The body of one delivery: corposDaEntrega for a single subscription. */
+export const corpoDaEntrega = (evento: CabecaDaEntrega, assinaturaId: string, dadosTexto: string): string =>
+  corposDaEntrega(evento, dadosTexto)(assinaturaId);
 
 // `.v2`: the queues declared before these had no dead-lettering, and RabbitMQ refuses to redeclare
 // a queue with other arguments (docs/decisions.md, "Queues with dead letters").

@@ -83,6 +83,21 @@ describe('signWebhook and verifyWebhook', () => {
     );
   });
 
+  it('When @hub/signing/verify is given a tolerance or a now of NaN or Infinity, then it throws (the same checks as @hub/webhook-verifier), and it honours expectedSubscription', () => {
+    const set = keySet();
+    const jwks = publicJwks(set);
+    const old = signWebhook({ id: 'msg_6b', timestamp: now - 3600, body }, signersOf(set));
+    for (const toleranceSeconds of [Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => verifyWebhook(old, body, jwks, { now, toleranceSeconds })).toThrow(TypeError);
+    expect(() => verifyWebhook(old, body, jwks, { now: Number.NaN })).toThrow(TypeError);
+    const paraA = JSON.stringify({ id: 'evt', assinatura_id: 'sub-a', dados: {} });
+    const headers = signWebhook({ id: 'msg_6c', timestamp: now, body: paraA }, signersOf(set));
+    expect(verifyWebhook(headers, paraA, jwks, { now, expectedSubscription: 'sub-a' }).id).toBe('msg_6c');
+    expect(reason(() => verifyWebhook(headers, paraA, jwks, { now, expectedSubscription: 'sub-b' }))).toBe(
+      'subscription_mismatch',
+    );
+  });
+
   it('When headers are missing or carry only symmetric v1 signatures, then it is refused', () => {
     const set = keySet();
     const jwks = publicJwks(set);

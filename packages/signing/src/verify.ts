@@ -19,15 +19,20 @@ export type VerificationFailure = VerificationErrorCode;
 export type VerifiedWebhook = VerifiedSignature;
 
 export interface VerifyOptions {
-  /** How far the timestamp may be from now, either way. Default 300 s. */
+  /** How far the timestamp may be from now, either way: finite, 0 or more. Default 300 s. */
   toleranceSeconds?: number;
   /** Unix seconds of "now", for tests. */
   now?: number;
+  /** The subscription the delivery must name in `assinatura_id` (or one of several). */
+  expectedSubscription?: string | readonly string[];
+  /** Bodies larger than this are refused before any signature is checked. Default 2 MiB. */
+  maxBodyBytes?: number;
 }
 
 /**
  * verifyWithKeys with "now" in unix seconds: throws a WebhookVerificationError (its `code` says
- * why; `unknown_key` means fetch the JWKS again and retry once).
+ * why; `unknown_key` means fetch the JWKS again and retry once), or a TypeError for bad options.
+ * One mechanism: every check is @hub/webhook-verifier's.
  */
 export function verifyWebhook(
   headers: HeaderSource,
@@ -35,9 +40,6 @@ export function verifyWebhook(
   jwks: Jwks,
   options: VerifyOptions = {},
 ): VerifiedWebhook {
-  const { now } = options;
-  return verifyWithKeys(headers, body, jwks, {
-    toleranceSeconds: options.toleranceSeconds,
-    now: now === undefined ? undefined : () => now * 1000,
-  });
+  const { now, ...rest } = options;
+  return verifyWithKeys(headers, body, jwks, { ...rest, now: now === undefined ? undefined : () => now * 1000 });
 }

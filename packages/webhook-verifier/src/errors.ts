@@ -7,11 +7,13 @@ export type VerificationErrorCode =
   | 'no_signature'
   | 'invalid_signature'
   | 'unknown_key'
-  | 'invalid_payload';
+  | 'invalid_payload'
+  | 'payload_too_large'
+  | 'subscription_mismatch';
 
 /**
  * A delivery that must be refused: the sender is at fault or is not the hub, so answer 4xx (401 for
- * all but `invalid_payload`). Every subclass has its own `code`.
+ * all but `invalid_payload`, 400, and `payload_too_large`, 413). Every subclass has its own `code`.
  */
 export class WebhookVerificationError extends Error {
   override name = 'WebhookVerificationError';
@@ -85,6 +87,25 @@ export class InvalidPayloadError extends WebhookVerificationError {
   override name = 'InvalidPayloadError';
   constructor(message = 'the signature is valid but the body is not JSON') {
     super('invalid_payload', message);
+  }
+}
+
+/** The body is larger than `maxBodyBytes`: refused before any signature is checked. */
+export class PayloadTooLargeError extends WebhookVerificationError {
+  override name = 'PayloadTooLargeError';
+  constructor(message = 'the webhook body is larger than maxBodyBytes') {
+    super('payload_too_large', message);
+  }
+}
+
+/**
+ * The delivery is genuine but its body's `assinatura_id` is not the subscription expected (or is
+ * absent): a delivery meant for another subscriber, replayed here.
+ */
+export class SubscriptionMismatchError extends WebhookVerificationError {
+  override name = 'SubscriptionMismatchError';
+  constructor(message = 'the delivery is for another subscription') {
+    super('subscription_mismatch', message);
   }
 }
 

@@ -5,6 +5,8 @@ export {
   JwksUnavailableError,
   MissingHeaderError,
   NoSignatureError,
+  PayloadTooLargeError,
+  SubscriptionMismatchError,
   TimestampInFutureError,
   TimestampTooOldError,
   UnknownKeyError,
@@ -25,6 +27,13 @@ export {
   type FetchLike,
   type VerifiedDelivery,
   type VerifierOptions,
+  type VerifyCallOptions,
   type WebhookVerifier,
 } from './verifier.js';
-export { type RawBody, type VerifiedSignature, type VerifyOptions, verifyWithKeys } from './verify.js';
+export {
+  DEFAULT_MAX_BODY_BYTES,
+  type RawBody,
+  type VerifiedSignature,
+  type VerifyOptions,
+  verifyWithKeys,
+} from './verify.js';

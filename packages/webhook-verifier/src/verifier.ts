@@ -1,7 +1,15 @@
-import { InvalidPayloadError, JwksUnavailableError, UnknownKeyError } from './errors.js';
+import { JwksUnavailableError, UnknownKeyError } from './errors.js';
 import type { HeaderSource } from './headers.js';
 import { type Jwk, type Jwks, type TrustedKey, trustedKeys } from './keys.js';
-import { bytesOf, matchSignature, parseSignedDelivery, type RawBody, type VerifiedSignature } from './verify.js';
+import {
+  checkVerifyOptions,
+  matchSignature,
+  parseSignedDelivery,
+  type RawBody,
+  readPayload,
+  type VerifiedSignature,
+  type VerifyOptions,
+} from './verify.js';
 
 /** The part of fetch the verifier uses, so any runtime's fetch (or a test's) fits. */
 export type FetchLike = (
@@ -12,8 +20,17 @@ export type FetchLike = (
 export interface VerifierOptions {
   /** The hub's GET /.well-known/jwks.json: the only keys trusted. */
   jwksUrl: string | URL;
-  /** How far webhook-timestamp may be from now, either way. Default 300 s. */
+  /** How far webhook-timestamp may be from now, either way: a finite number ≥ 0. Default 300 s. */
   toleranceSeconds?: number;
+  /**
+   * The subscription this receiver serves (its id, or several): a genuine delivery whose body's
+   * `assinatura_id` names another, or none, is refused (SubscriptionMismatchError), so a delivery
+   * captured at another subscriber cannot be replayed here. Per call, the third argument of
+   * verify/verifyDelivery overrides it.
+   */
+  expectedSubscription?: string | readonly string[];
+  /** Bodies larger than this are refused before any signature is checked. Default 2 MiB. */
+  maxBodyBytes?: number;
   /** Default: the runtime's global fetch. */
   fetch?: FetchLike;
   /** Milliseconds since the epoch, like Date.now (the default); drives the timestamp check and the cache. */
@@ -33,16 +50,23 @@ export interface VerifiedDelivery<T = unknown> extends VerifiedSignature {
   payload: T;
 }
 
+/** What one call may set: the subscription this delivery must be for (e.g. from the receiving URL). */
+export interface VerifyCallOptions {
+  expectedSubscription?: string | readonly string[];
+}
+
 export interface WebhookVerifier {
   /** Verifies a delivery and resolves to its parsed JSON body; rejects with a WebhookVerificationError or JwksUnavailableError. */
-  verify<T = unknown>(headers: HeaderSource, rawBody: RawBody): Promise<T>;
+  verify<T = unknown>(headers: HeaderSource, rawBody: RawBody, options?: VerifyCallOptions): Promise<T>;
   /** The same, resolving to the body together with webhook-id, webhook-timestamp and the kid that matched. */
-  verifyDelivery<T = unknown>(headers: HeaderSource, rawBody: RawBody): Promise<VerifiedDelivery<T>>;
+  verifyDelivery<T = unknown>(
+    headers: HeaderSource,
+    rawBody: RawBody,
+    options?: VerifyCallOptions,
+  ): Promise<VerifiedDelivery<T>>;
   /** The trusted JWKS entries, fetched when none are cached: a readiness check. */
   jwks(): Promise<Jwks>;
 }
-
-const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * A verifier bound to the hub's JWKS. The JWKS is fetched on first use and cached (concurrent
@@ -51,11 +75,22 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * the hub; after maxAgeSeconds it is refreshed anyway, and a failed refresh keeps the cached keys.
  */
 export function createVerifier(options: VerifierOptions): WebhookVerifier {
+  checkVerifierOptions(options);
   const cache = jwksCache(options);
-  const verifyOptions = { toleranceSeconds: options.toleranceSeconds, now: options.now };
+  const verifyOptions: VerifyOptions = {
+    toleranceSeconds: options.toleranceSeconds,
+    now: options.now,
+    maxBodyBytes: options.maxBodyBytes,
+  };
 
-  const verifyDelivery = async <T>(headers: HeaderSource, rawBody: RawBody): Promise<VerifiedDelivery<T>> => {
-    // Form and time first: a malformed or replayed request never causes a JWKS request.
+  const verifyDelivery = async <T>(
+    headers: HeaderSource,
+    rawBody: RawBody,
+    call: VerifyCallOptions = {},
+  ): Promise<VerifiedDelivery<T>> => {
+    const expected = call.expectedSubscription ?? options.expectedSubscription;
+    if (call.expectedSubscription !== undefined) checkVerifyOptions({ expectedSubscription: expected });
+    // Form, size and time first: a malformed or replayed request never causes a JWKS request.
     const delivery = parseSignedDelivery(headers, rawBody, verifyOptions);
     let verified: VerifiedSignature;
     try {
@@ -66,20 +101,28 @@ export function createVerifier(options: VerifierOptions): WebhookVerifier {
       if (!fresh) throw error;
       verified = matchSignature(delivery, fresh.keys);
     }
-    let payload: T;
-    try {
-      payload = JSON.parse(decoder.decode(bytesOf(rawBody))) as T;
-    } catch {
-      throw new InvalidPayloadError();
-    }
-    return { ...verified, payload };
+    return { ...verified, payload: readPayload<T>(delivery, expected) };
   };
 
   return {
     verifyDelivery,
-    verify: async <T>(headers: HeaderSource, rawBody: RawBody) => (await verifyDelivery<T>(headers, rawBody)).payload,
+    verify: async <T>(headers: HeaderSource, rawBody: RawBody, call?: VerifyCallOptions) =>
+      (await verifyDelivery<T>(headers, rawBody, call)).payload,
     jwks: async () => ({ keys: (await cache.current()).jwks }),
   };
+}
+
+/** Every number must be finite (NaN or Infinity would switch a check or the cache off): a TypeError now. */
+function checkVerifierOptions(options: VerifierOptions): void {
+  if (!options || (typeof options.jwksUrl !== 'string' && !(options.jwksUrl instanceof URL)))
+    throw new TypeError('jwksUrl is required: the hub GET /.well-known/jwks.json');
+  checkVerifyOptions(options);
+  for (const name of ['refetchIntervalSeconds', 'maxAgeSeconds', 'timeoutSeconds'] as const) {
+    const value = options[name];
+    const least = name === 'timeoutSeconds' ? 'above 0' : '0 or more';
+    if (value !== undefined && !(Number.isFinite(value) && (name === 'timeoutSeconds' ? value > 0 : value >= 0)))
+      throw new TypeError(`${name} must be a finite number of seconds, ${least}; got ${value}`);
+  }
 }
 
 interface CachedKeys {

@@ -152,8 +152,10 @@ describe('delivery worker: the sweeper', () => {
       await broker.declare((ch) => declareDeliveryTopology(ch, PASSOS_MS, hub.topologia));
       const c = await cenario(hub);
       const assinatura = await c.assinar(receptor.url('/ok'));
-      await c.entregar([assinatura], { broker, dados: '{"n": 1.50, "z": [true, null]}' });
+      const [trabalho] = await c.entregar([assinatura], { broker, dados: '{"n": 1.50, "z": [true, null]}' });
       await broker.withChannel((ch) => ch.purgeQueue(hub.topologia.filaDeEntregas));
+      // A panel's test event: the rebuilt body must still say so.
+      await hub.db.evento.update({ where: { id: trabalho!.evento_id }, data: { publicadoPeloEmail: 'p@x.com' } });
     } finally {
       await broker.close();
     }
@@ -167,7 +169,12 @@ describe('delivery worker: the sweeper', () => {
     );
     const [pedido] = receptor.de('/ok');
     // Rebuilt from the database as publication builds it: dados as the publisher wrote them.
-    expect(JSON.parse(pedido!.corpo)).toMatchObject({ tipo: expect.any(String), versao_do_esquema: 1 });
+    expect(JSON.parse(pedido!.corpo)).toMatchObject({
+      tipo: expect.any(String),
+      versao_do_esquema: 1,
+      assinatura_id: perdida!.assinaturaId,
+      teste: true,
+    });
     expect(pedido!.corpo.endsWith(',"dados":{"n": 1.50, "z": [true, null]}}')).toBe(true);
     expect(pedido!.cabecalhos['webhook-id']).toBe(perdida!.id);
     // Stamped when sent again: a second pass right after finds nothing to send.

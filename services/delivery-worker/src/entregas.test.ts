@@ -79,6 +79,27 @@ async function naFilaDeErro(entregaId: string): Promise<ConsumeMessage[]> {
 }
 
 describe('delivery worker: one attempt', () => {
+  it("When a delivery captured at subscriber A is replayed into subscriber B within the window, then B's verifier (expectedSubscription) refuses it as subscription_mismatch while A's accepts it", async () => {
+    const [a, b] = [await c.assinar(`${receptor.url('/ok')}?a`), await c.assinar(`${receptor.url('/ok')}?b`)];
+    const trabalhos = await c.entregar([a, b], { broker: worker.broker });
+    for (const t of trabalhos) await ate(t.entrega_id, 'concluida');
+    const deA = trabalhos.find((t) => t.assinatura_id === a.id)!;
+    const [capturada] = receptor.de('/ok').filter((r) => r.cabecalhos['webhook-id'] === deA.entrega_id);
+    const jwksUrl = receptor.url('/.well-known/jwks.json');
+    const verificadorDeA = createVerifier({ jwksUrl, expectedSubscription: a.id });
+    const verificadorDeB = createVerifier({ jwksUrl, expectedSubscription: b.id });
+
+    await expect(verificadorDeA.verify(capturada!.cabecalhos, capturada!.corpo)).resolves.toMatchObject({
+      assinatura_id: a.id,
+    });
+    await expect(verificadorDeB.verify(capturada!.cabecalhos, capturada!.corpo)).rejects.toMatchObject({
+      code: 'subscription_mismatch',
+      message: expect.stringContaining(a.id),
+    });
+    // Without the option the signature alone verifies: the body is what binds it to A.
+    await expect(createVerifier({ jwksUrl }).verify(capturada!.cabecalhos, capturada!.corpo)).resolves.toBeDefined();
+  });
+
   it('When a job arrives, then the body is POSTed verbatim, signed (verified by the package and by node:crypto from the JWKS), and the delivery is concluida with its attempt and tally', async () => {
     const assinatura = await c.assinar(receptor.url('/ok'));
     const [trabalho] = await c.entregar([assinatura], { broker: worker.broker });
@@ -89,9 +110,16 @@ describe('delivery worker: one attempt', () => {
     expect(pedido!.corpo).toContain('"valor": 12345678901234567890');
     expect(pedido!.cabecalhos['content-type']).toBe('application/json');
 
-    const verificador = createVerifier({ jwksUrl: receptor.url('/.well-known/jwks.json') });
+    const verificador = createVerifier({
+      jwksUrl: receptor.url('/.well-known/jwks.json'),
+      expectedSubscription: assinatura.id,
+    });
     const verificado = await verificador.verifyDelivery(pedido!.cabecalhos, pedido!.corpo);
-    expect(verificado.payload).toMatchObject({ id: trabalho!.evento_id, tipo: c.nomeDoTipo });
+    expect(verificado.payload).toMatchObject({
+      id: trabalho!.evento_id,
+      tipo: c.nomeDoTipo,
+      assinatura_id: assinatura.id,
+    });
 
     const [jwk] = hub.jwks.keys;
     expect(pedido!.cabecalhos['webhook-key-id']).toBe(jwk!.kid);

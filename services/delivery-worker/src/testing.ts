@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { publishMessage } from '@hub/broker';
 import {
-  corpoDaEntrega,
+  corposDaEntrega,
   type DeliveryTopology,
   deleteDeliveryTopology,
   isolatedDeliveryTopology,
@@ -180,7 +180,7 @@ export async function cenario(hub: TestHub) {
                             ocorrido_em, recebido_em, dados)
         values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
                 ${dados}::json)`;
-      const corpo = corpoDaEntrega(
+      const corpoPara = corposDaEntrega(
         {
           evento_id: eventoId,
           tipo: nomeDoTipo,
@@ -197,7 +197,7 @@ export async function cenario(hub: TestHub) {
         evento_id: eventoId,
         assinatura_id: a.id,
         url_de_destino: a.url,
-        corpo,
+        corpo: corpoPara(a.id),
         request_id: opcoes.requestId ?? null,
       }));
       await hub.db.entrega.createMany({

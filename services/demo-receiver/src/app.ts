@@ -16,7 +16,8 @@ export interface DemoReceiverDeps {
 export const WEBHOOK_BODY_LIMIT = '1mb';
 
 /**
- * The demo subscriber: POST /webhooks verifies and keeps deliveries, GET /recebidos lists them.
+ * The demo subscriber: POST /webhooks/{assinatura_id} verifies and keeps the deliveries of that
+ * subscription, GET /recebidos lists them.
  * No I/O happens here.
  */
 export function createApp(deps: DemoReceiverDeps): Express {
@@ -37,7 +38,10 @@ export function createApp(deps: DemoReceiverDeps): Express {
   app.disable('x-powered-by');
   // The signature covers the exact bytes sent, so they are read raw here, before the JSON parser of
   // the shared frame (which then sees a finished request and leaves req.body alone).
-  app.post('/webhooks', express.raw({ type: ['application/json', 'application/*+json'], limit: WEBHOOK_BODY_LIMIT }));
+  app.post(
+    '/webhooks/:assinatura_id',
+    express.raw({ type: ['application/json', 'application/*+json'], limit: WEBHOOK_BODY_LIMIT }),
+  );
   app.use(frame);
   // Errors of the raw parser (413, bad charset) never reach the frame's handler.
   app.use(problemHandler(deps.logger));

@@ -24,10 +24,14 @@ afterAll(async () => {
 test('When an application publishes an event, then the subscriber (the demo receiver) gets it signed and verifies it', async () => {
   const identity = platform.urls['identity-dev'];
   const receiver = platform.urls['demo-receiver'];
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/scripts/seed-demo.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, GATEWAY_URL: platform.gatewayUrl, IDENTITY_URL: identity, DEMO_RECEIVER_URL: receiver },
-  });
+  const semear = () =>
+    promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/scripts/seed-demo.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY_URL: platform.gatewayUrl, IDENTITY_URL: identity, DEMO_RECEIVER_URL: receiver },
+    });
+  // The subscription's URL is the receiver's /webhooks/{its id}; a second run finds it there.
+  expect((await semear()).stdout).toMatch(new RegExp(`subscription .*-> ${receiver}/webhooks/[0-9a-f-]{36} `));
+  expect((await semear()).stdout).toContain('nothing to create');
   const master = (
     await api<{ access_token: string }>(identity, undefined, 'POST', '/token', {
       email: 'demo@empresa.com.br',
@@ -71,6 +75,12 @@ test('When an application publishes an event, then the subscriber (the demo rece
     },
     { timeoutMs: 20_000, what: 'the delivery at the demo receiver' },
   );
-  expect(recebido.corpo).toMatchObject({ id: publicado.body.id, tipo: 'pedido.criado', versao_do_esquema: 1, dados });
+  expect(recebido.corpo).toMatchObject({
+    id: publicado.body.id,
+    tipo: 'pedido.criado',
+    versao_do_esquema: 1,
+    assinatura_id: expect.any(String),
+    dados,
+  });
   expect(recebido.chave_id).toEqual(expect.any(String));
 }, 60_000);

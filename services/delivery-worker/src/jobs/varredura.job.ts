@@ -46,6 +46,7 @@ export function varreduraJob(o: VarreduraOpcoes) {
               ocorrido_em: new Date(p.ocorrido_em),
               recebido_em: new Date(p.recebido_em),
             },
+            p.assinatura_id,
             p.dados,
           ),
           request_id: null,

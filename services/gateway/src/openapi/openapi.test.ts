@@ -184,11 +184,15 @@ describe('gateway OpenAPI and docs', () => {
       'ocorrido_em',
       'recebido_em',
       'aplicativo_publicador_id',
+      'assinatura_id',
       'dados',
     ]);
+    expect(delivery.description).toContain('expectedSubscription');
     const { ajv } = openApi31Validator();
     const { example, ...schema } = entrega;
     expect(ajv.validate(schema, example)).toBe(true);
+    expect(ajv.validate(schema, { ...example, teste: true })).toBe(true);
+    expect(ajv.validate(schema, { ...example, teste: false })).toBe(false);
     expect(ajv.validate(schema, { ...example, versao_do_esquema: 0 })).toBe(false);
   });
 

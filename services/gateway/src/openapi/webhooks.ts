@@ -9,7 +9,10 @@ const VERIFY = `Verify before trusting the body, with the raw bytes as received 
 \`\`\`ts
 import { createVerifier } from '@hub/webhook-verifier';
 
-const verifier = createVerifier({ jwksUrl: 'https://<hub>/.well-known/jwks.json' });
+const verifier = createVerifier({
+  jwksUrl: 'https://<hub>/.well-known/jwks.json',
+  expectedSubscription: '<the id of your subscription>',
+});
 app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
   try {
     const evento = await verifier.verify(req.headers, req.body);
@@ -25,6 +28,12 @@ The signed bytes are \`{webhook-id}.{webhook-timestamp}.{raw body}\`. A delivery
 kid in \`webhook-key-id\` first). Keys come only from the JWKS, never from the request. Refuse
 timestamps more than 300 s off. The same \`webhook-id\` comes again on a retry: handle it once.
 
+One key set signs every subscriber's deliveries, so the body names its recipient: refuse a delivery
+whose \`assinatura_id\` is not your subscription's (\`expectedSubscription\` does it), or a delivery
+captured at another subscriber replays into yours within the 300 s. Test events published from the
+panel (\`POST /evento\`) are signed the same way and carry \`"teste": true\`; the application's own
+never carry \`teste\`.
+
 Answer 2xx within the timeout to conclude the delivery. Any other answer, a timeout or a redirect is
 a failed attempt, retried with exponential backoff until the subscription's \`maximo_de_tentativas\`,
 then the delivery goes to the error queue. 429 and 503 with \`Retry-After\` are honoured (bounded);
@@ -38,6 +47,7 @@ const example = {
   ocorrido_em: '2026-11-21T21:00:00.000Z',
   recebido_em: '2026-11-21T21:00:00.125Z',
   aplicativo_publicador_id: '0193a5b2-0000-7000-8000-00000000a001',
+  assinatura_id: '0193a5b2-0000-7000-8000-00000000b001',
   dados: { valor_total: 199.9, moeda: 'BRL' },
 };
 
@@ -52,7 +62,8 @@ const header = (name: string, description: string, schema: Record<string, unknow
 
 export const ENTREGA_SCHEMA = {
   type: 'object',
-  description: 'The body of a delivery: the event as the hub accepted it.',
+  description:
+    'The body of a delivery: the event as the hub accepted it, and the subscription it is for. Fields in this order; new optional fields may be added.',
   required: [
     'id',
     'tipo',
@@ -61,6 +72,7 @@ export const ENTREGA_SCHEMA = {
     'ocorrido_em',
     'recebido_em',
     'aplicativo_publicador_id',
+    'assinatura_id',
     'dados',
   ],
   properties: {
@@ -71,6 +83,18 @@ export const ENTREGA_SCHEMA = {
     ocorrido_em: { type: 'string', format: 'date-time', description: 'when it happened, as the publisher said' },
     recebido_em: { type: 'string', format: 'date-time', description: 'when the hub accepted it' },
     aplicativo_publicador_id: { type: 'string', format: 'uuid', description: 'the application that published it' },
+    assinatura_id: {
+      type: 'string',
+      format: 'uuid',
+      description:
+        'the subscription this delivery is for, signed with the rest: refuse a delivery naming another (a replay of one captured at another subscriber)',
+    },
+    teste: {
+      type: 'boolean',
+      const: true,
+      description:
+        'present, and true, only on a test event published from the panel (POST /evento); absent on the application’s own events',
+    },
     dados: {
       type: 'object',
       additionalProperties: true,

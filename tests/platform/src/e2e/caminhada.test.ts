@@ -138,21 +138,21 @@ test('When an application publishes with its own token through @hub/client, then
     },
   });
   expect(versao.status).toBe(201);
+  const assinaturas: Record<string, string> = {};
   for (const [caminho, maximo] of [
     ['/ok', 3],
     ['/falha', 2],
-  ] as const)
-    expect(
-      (
-        await gw(master, 'POST', '/assinatura', {
-          aplicativo_assinante_id: erp.body.id,
-          tipo_de_evento_id: tipo.body.id,
-          versao_do_esquema: 1,
-          url_de_destino: assinante.url(caminho),
-          maximo_de_tentativas: maximo,
-        })
-      ).status,
-    ).toBe(201);
+  ] as const) {
+    const criada = await gw<{ id: string }>(master, 'POST', '/assinatura', {
+      aplicativo_assinante_id: erp.body.id,
+      tipo_de_evento_id: tipo.body.id,
+      versao_do_esquema: 1,
+      url_de_destino: assinante.url(caminho),
+      maximo_de_tentativas: maximo,
+    });
+    expect(criada.status).toBe(201);
+    assinaturas[caminho] = criada.body.id;
+  }
   assinante.responder('/falha', 500);
 
   const token = await platform.applicationToken('loja-caminhada');
@@ -171,7 +171,9 @@ test('When an application publishes with its own token through @hub/client, then
     timeoutMs: 20_000,
     what: 'the delivery at /ok',
   });
-  const corpo = await verificador().verify(recebida!.cabecalhos, recebida!.corpo);
+  const corpo = await verificador().verify(recebida!.cabecalhos, recebida!.corpo, {
+    expectedSubscription: assinaturas['/ok']!,
+  });
   expect(corpo).toMatchObject({
     id: evento.id,
     tipo: 'pedido.pago.caminhada',
@@ -180,9 +182,11 @@ test('When an application publishes with its own token through @hub/client, then
     aplicativo_publicador_id: loja.body.id,
   });
   expect(recebida!.cabecalhos['webhook-id']).toBe(evento.entregas.find((e) => e.url_de_destino.endsWith('/ok'))!.id);
+  expect((corpo as { assinatura_id: string }).assinatura_id).toBe(assinaturas['/ok']);
   expect(Object.keys(corpo as object).sort()).toEqual(
     [
       'aplicativo_publicador_id',
+      'assinatura_id',
       'dados',
       'entidade_id',
       'id',

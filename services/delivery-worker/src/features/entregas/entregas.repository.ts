@@ -50,6 +50,8 @@ export interface Perdida {
   recebido_em: Date;
   aplicativo_publicador_id: string;
   dados: string;
+  /** Published from the panel (publicado_pelo_email set): the body says so. */
+  teste: boolean;
 }
 
 /**
@@ -184,7 +186,8 @@ export function entregasRepository(sql: SqlPool) {
          )
          select m.id::text as entrega_id, m.evento_id::text, m.assinatura_id::text, m.url_de_destino,
                 t.nome as evento_tipo, ev.versao_do_esquema, ev.entidade_id, ev.ocorrido_em, ev.recebido_em,
-                ev.aplicativo_publicador_id::text, ev.dados::text as dados
+                ev.aplicativo_publicador_id::text, ev.dados::text as dados,
+                ev.publicado_pelo_email is not null as teste
          from marcadas m
          join evento ev on ev.id = m.evento_id
          join tipo_de_evento t on t.id = ev.tipo_de_evento_id`,

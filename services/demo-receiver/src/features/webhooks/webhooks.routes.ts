@@ -17,10 +17,11 @@ export function webhooksRoutes(service: WebhooksService): ApiRouter {
     .route(
       {
         method: 'post',
-        path: '/webhooks',
+        path: '/webhooks/:assinatura_id',
         summary:
-          'Receive a delivery of the hub: 204 when its v1a signature verifies against the hub JWKS, else 401 assinatura_invalida',
+          'Receive a delivery of the hub for the subscription in the path (its url_de_destino): 204 when its v1a signature verifies against the hub JWKS and its body names that subscription, else 401 assinatura_invalida',
         tag,
+        params: z.object({ assinatura_id: z.uuid().describe('the subscription whose url_de_destino this is') }),
         // No bearer token: the Standard Webhooks signature is the authentication.
         authenticated: false,
         status: 204,
@@ -31,7 +32,7 @@ export function webhooksRoutes(service: WebhooksService): ApiRouter {
           503: 'the hub JWKS cannot be fetched',
         },
       },
-      async ({ req }) => {
+      async ({ req, params }) => {
         // app.ts reads this body raw: the signature covers the exact bytes.
         if (!Buffer.isBuffer(req.body)) {
           throw new AppError(
@@ -40,7 +41,7 @@ export function webhooksRoutes(service: WebhooksService): ApiRouter {
             'deliveries are JSON sent with Content-Type: application/json',
           );
         }
-        await service.receber(req.headers, req.body);
+        await service.receber(req.headers, req.body, params.assinatura_id);
       },
     )
     .route(

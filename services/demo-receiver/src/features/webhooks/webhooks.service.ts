@@ -18,9 +18,10 @@ export interface WebhooksDeps {
 
 /** What a subscriber does with a delivery: verify it against the hub's JWKS, then take it once. */
 export function webhooksService(deps: WebhooksDeps) {
-  const verify = async (headers: HeaderSource, body: Uint8Array): Promise<VerifiedDelivery> => {
+  const verify = async (headers: HeaderSource, body: Uint8Array, assinaturaId: string): Promise<VerifiedDelivery> => {
     try {
-      return await deps.verifier.verifyDelivery(headers, body);
+      // Bound to the subscription of the URL: a delivery captured at another subscriber is refused.
+      return await deps.verifier.verifyDelivery(headers, body, { expectedSubscription: assinaturaId });
     } catch (error) {
       if (error instanceof JwksUnavailableError) {
         deps.logger.error({ err: error }, 'the hub JWKS is unavailable; deliveries cannot be verified');
@@ -33,14 +34,24 @@ export function webhooksService(deps: WebhooksDeps) {
       if (error.code === 'invalid_payload') {
         throw new AppError(400, 'json_invalido', 'the signature is valid but the body is not JSON');
       }
+      if (error.code === 'payload_too_large') {
+        throw new AppError(413, 'corpo_grande_demais', error.message);
+      }
       throw new AppError(401, 'assinatura_invalida', `the delivery was refused (${error.code}): ${error.message}`);
     }
   };
 
   return {
-    /** Verifies and keeps a delivery; `novo` is false for a repeat of a webhook-id already taken. */
-    async receber(headers: HeaderSource, body: Uint8Array): Promise<{ novo: boolean; recebido: Recebido }> {
-      const verified = await verify(headers, body);
+    /**
+     * Verifies and keeps a delivery for the subscription `assinaturaId`; `novo` is false for a
+     * repeat of a webhook-id already taken.
+     */
+    async receber(
+      headers: HeaderSource,
+      body: Uint8Array,
+      assinaturaId: string,
+    ): Promise<{ novo: boolean; recebido: Recebido }> {
+      const verified = await verify(headers, body, assinaturaId);
       const recebido: Recebido = {
         webhook_id: verified.id,
         assinado_em: new Date(verified.timestamp * 1000).toISOString(),

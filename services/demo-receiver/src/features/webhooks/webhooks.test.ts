@@ -40,10 +40,15 @@ afterEach(() => hub.close());
 
 const receiver = () => createApp({ logger, verifier: createVerifier({ jwksUrl: url }) });
 
+/** The subscription whose url_de_destino is this receiver's /webhooks/{id}, and another one's. */
+const ASSINATURA = '0193a1b2-0000-7000-8000-00000000a001';
+const OUTRA_ASSINATURA = '0193a1b2-0000-7000-8000-00000000b002';
+
 let sequence = 0;
 /** A delivery body as the hub sends it, signed by the real signer with the given key set. */
-function delivery(keys: KeySet, overrides: { id?: string; timestamp?: number } = {}) {
+function delivery(keys: KeySet, overrides: { id?: string; timestamp?: number; assinatura_id?: string | null } = {}) {
   const id = overrides.id ?? `0193a1b2-0000-7000-8000-${String(++sequence).padStart(12, '0')}`;
+  const assinatura = overrides.assinatura_id === undefined ? ASSINATURA : overrides.assinatura_id;
   const body = JSON.stringify({
     id: `evt-${sequence}`,
     tipo: 'pedido.criado',
@@ -52,14 +57,15 @@ function delivery(keys: KeySet, overrides: { id?: string; timestamp?: number } =
     ocorrido_em: '2026-11-21T21:00:00.000Z',
     recebido_em: '2026-11-21T21:00:00.010Z',
     aplicativo_publicador_id: '0193a1b2-0000-7000-8000-000000000002',
+    ...(assinatura === null ? {} : { assinatura_id: assinatura }),
     dados: { pedido_id: 'P-1', total_centavos: 1990 },
   });
   const headers = signWebhook({ id, body, timestamp: overrides.timestamp }, signersOf(keys));
   return { id, body, headers: { ...headers, 'content-type': 'application/json' } as Record<string, string> };
 }
 
-const post = (app: ReturnType<typeof receiver>, d: ReturnType<typeof delivery>) =>
-  request(app).post('/webhooks').set(d.headers).send(d.body);
+const post = (app: ReturnType<typeof receiver>, d: ReturnType<typeof delivery>, assinatura = ASSINATURA) =>
+  request(app).post(`/webhooks/${assinatura}`).set(d.headers).send(d.body);
 
 describe('demo-receiver POST /webhooks', () => {
   it('When a delivery is signed by a key of the hub JWKS, then 204 and GET /recebidos lists it', async () => {
@@ -89,6 +95,28 @@ describe('demo-receiver POST /webhooks', () => {
       detail: expect.stringContaining('invalid_signature'),
     });
     expect((await request(app).get('/recebidos').expect(200)).body).toEqual([]);
+  });
+
+  it("When a genuine delivery for another subscription is replayed to this subscription's URL, or names none, then 401 subscription_mismatch and nothing is kept", async () => {
+    const app = receiver();
+    const deOutra = delivery(hub.keys, { assinatura_id: OUTRA_ASSINATURA });
+    await post(app, deOutra, OUTRA_ASSINATURA).expect(204);
+    const replay = await post(app, deOutra, ASSINATURA).expect(401);
+    expect(replay.body).toMatchObject({
+      codigo: 'assinatura_invalida',
+      detail: expect.stringContaining(`subscription_mismatch): the delivery is for subscription ${OUTRA_ASSINATURA}`),
+    });
+    const semAssinatura = await post(app, delivery(hub.keys, { assinatura_id: null })).expect(401);
+    expect(semAssinatura.body.detail).toContain('names no subscription');
+    const kept = (await request(app).get('/recebidos').expect(200)).body;
+    expect(kept.map((r: { webhook_id: string }) => r.webhook_id)).toEqual([deOutra.id]);
+  });
+
+  it('When the path names no subscription id, then 404 and nothing is verified', async () => {
+    const app = receiver();
+    await request(app).post('/webhooks').set(delivery(hub.keys).headers).send('{}').expect(404);
+    await request(app).post('/webhooks/nao-e-um-id').set(delivery(hub.keys).headers).send('{}').expect(404);
+    expect(hub.hits).toBe(0);
   });
 
   it('When the timestamp is more than 5 minutes old, then 401', async () => {
@@ -147,9 +175,9 @@ describe('demo-receiver POST /webhooks', () => {
   it('When signature headers are missing or the body is not JSON, then 401 and 415', async () => {
     const app = receiver();
     const d = delivery(hub.keys);
-    await request(app).post('/webhooks').set('content-type', 'application/json').send(d.body).expect(401);
+    await request(app).post(`/webhooks/${ASSINATURA}`).set('content-type', 'application/json').send(d.body).expect(401);
     const notJson = await request(app)
-      .post('/webhooks')
+      .post(`/webhooks/${ASSINATURA}`)
       .set(d.headers)
       .set('content-type', 'text/plain')
       .send(d.body)
@@ -160,7 +188,7 @@ describe('demo-receiver POST /webhooks', () => {
   it('When the body is over 1 MB, then 413 problem+json', async () => {
     const app = receiver();
     const response = await request(app)
-      .post('/webhooks')
+      .post(`/webhooks/${ASSINATURA}`)
       .set('content-type', 'application/json')
       .send(JSON.stringify({ x: 'a'.repeat(1024 * 1024 + 1) }))
       .expect(413);

@@ -15,6 +15,7 @@ interface LinhaDoTrabalho {
   recebido_em: Date;
   aplicativo_publicador_id: string;
   dados: string;
+  teste: boolean;
 }
 
 /**
@@ -32,7 +33,8 @@ export async function trabalhosDasEntregas(
   const linhas = await cliente.$queryRaw<LinhaDoTrabalho[]>(Prisma.sql`
     select en.id::text as entrega_id, en.evento_id::text, en.assinatura_id::text, en.url_de_destino,
            t.nome as tipo, e.versao_do_esquema, e.entidade_id, e.ocorrido_em, e.recebido_em,
-           e.aplicativo_publicador_id::text, e.dados::text as dados
+           e.aplicativo_publicador_id::text, e.dados::text as dados,
+           e.publicado_pelo_email is not null as teste
       from entrega en
       join evento e on e.id = en.evento_id
       join tipo_de_evento t on t.id = e.tipo_de_evento_id
@@ -45,7 +47,7 @@ export async function trabalhosDasEntregas(
         evento_id: l.evento_id,
         assinatura_id: l.assinatura_id,
         url_de_destino: l.url_de_destino,
-        corpo: corpoDaEntrega(l, l.dados),
+        corpo: corpoDaEntrega(l, l.assinatura_id, l.dados),
         request_id: requestId,
       }),
     );

@@ -1,4 +1,4 @@
-import { corpoDaEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { corposDaEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
 import type { OutboxMessage } from '@hub/outbox';
@@ -145,7 +145,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
         urlDeDestino: a.urlDeDestino,
         maximoDeTentativas: a.maximoDeTentativas,
       }));
-      const corpoDaEntregaTexto = corpoDaEntrega(
+      // The event's part of the bodies is serialized once; each delivery's names its subscription.
+      const corpoPara = corposDaEntrega(
         {
           evento_id: id,
           tipo: tipo.nome,
@@ -154,6 +155,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
           ocorrido_em: ocorridoEm,
           recebido_em: recebidoEm,
           aplicativo_publicador_id: tipo.aplicativoId,
+          // A panel user's publication is a test (spec §4.3 r2): the subscriber can tell it from the body.
+          teste: 'email' in p.publicador,
         },
         p.dadosTexto,
       );
@@ -166,7 +169,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
           evento_id: id,
           assinatura_id: e.assinaturaId,
           url_de_destino: e.urlDeDestino,
-          corpo: corpoDaEntregaTexto,
+          corpo: corpoPara(e.assinaturaId),
           request_id: p.requestId,
         }),
       }));

@@ -7,6 +7,7 @@ import {
   ISO_MS,
   iniciarContexto,
 } from '../../test-support';
+import { trabalhosDasEntregas } from '../entregas/trabalho';
 import { assinar, type Cenario, cenario, emailDoToken, publicar } from './cenario';
 
 let ctx: Contexto;
@@ -200,8 +201,10 @@ describe('deliveries', () => {
       ocorrido_em: evento.ocorrido_em,
       recebido_em: evento.recebido_em,
       aplicativo_publicador_id: c.dono.id,
+      assinatura_id: ativa.id,
       dados: { numero: 'A-1', valor: 10 },
     });
+    expect(corpo).not.toHaveProperty('teste');
     const hora = new Date(Math.floor(Date.parse(evento.recebido_em) / 3_600_000) * 3_600_000);
     const tally = await ctx.hub.db.resumoPorHora.aggregate({ where: { hora }, _sum: { eventos: true } });
     expect(tally._sum.eventos).toBeGreaterThanOrEqual(1);
@@ -220,6 +223,31 @@ describe('POST /evento and GET /evento/{id}: the panel', () => {
     const lido = await ctx.api().get(`/evento/${response.body.id}`).set(auth(ctx.leitor));
     expect(lido.status).toBe(200);
     expect(lido.body).toEqual(response.body);
+  });
+
+  test('When the panel publishes a test event, then each delivery body says "teste": true and names its own subscription; an application\'s never says teste', async () => {
+    const c = await cenario(ctx);
+    const [a, b] = [await assinar(ctx, c.tipo.id), await assinar(ctx, c.tipo.id)];
+    /** The bodies publication wrote, after checking that a rebuilt job (a new cycle, the sweeper) has the same. */
+    const corposDoEvento = async (id: string) => {
+      const entregas = await ctx.hub.db.entrega.findMany({ where: { eventoId: id } });
+      const jobs = await ctx.hub.db.outbox.findMany({ where: { messageId: { in: entregas.map((e) => e.id) } } });
+      const refeitos = await trabalhosDasEntregas(
+        ctx.hub.db,
+        entregas.map((e) => e.id),
+      );
+      for (const j of jobs) expect(refeitos.get(j.messageId)?.corpo).toBe((j.body as { corpo: string }).corpo);
+      return jobs.map((j) => JSON.parse((j.body as { corpo: string }).corpo) as Record<string, unknown>);
+    };
+    const teste = await ctx.api().post('/evento').set(auth(ctx.todas)).send(c.corpo());
+    expect(teste.status).toBe(201);
+    const corpos = await corposDoEvento(teste.body.id);
+    expect(corpos.map((x) => x.assinatura_id).sort()).toEqual([a!.id, b!.id].sort());
+    for (const corpo of corpos) expect(corpo).toMatchObject({ id: teste.body.id, teste: true });
+
+    const doAplicativo = await publicar(ctx, c.tokenDoDono, c.corpo());
+    expect(doAplicativo.status).toBe(201);
+    for (const corpo of await corposDoEvento(doAplicativo.body.id)) expect(corpo).not.toHaveProperty('teste');
   });
 
   test('When a reader (no monitoramento.criar) publishes, then 403, stored as refused with the e-mail', async () => {
