@@ -315,7 +315,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            for update skip locked
          ),
          marcadas as (
-           update entrega e set proxima_tentativa_em = now(), atualizada_em = now()
+           update entrega e set proxima_tentativa_em = now(), atualizada_em = now(),
+             -- the dead claim's lease ends now: the job sent again takes it over
+             reivindicada_ate = case when e.situacao = 'em_andamento' then now() - interval '1 millisecond' end
            from alvo where e.id = alvo.id
            returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro
          )

@@ -137,7 +137,10 @@ export function entregasService(deps: EntregasDeps) {
     esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado', token);
 
   /** A poison job (its claims kept dying with their worker): its delivery is fila_de_erro already. */
-  async function aFilaDeErro(message: ConsumeMessage, linha: { tentativas_no_ciclo_atual: number; ultimo_erro: string | null }) {
+  async function aFilaDeErro(
+    message: ConsumeMessage,
+    linha: { tentativas_no_ciclo_atual: number; ultimo_erro: string | null },
+  ) {
     await publicar(topologia.entregasErro, '', message, {
       headers: {
         [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
@@ -212,7 +215,9 @@ export function entregasService(deps: EntregasDeps) {
       if (posse.token)
         await repo
           .liberar([{ id: trabalho.entrega_id, token: posse.token }])
-          .catch((e) => logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'claim not released; its lease ends it'));
+          .catch((e) =>
+            logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'claim not released; its lease ends it'),
+          );
       return error instanceof Parando ? new RequeueMessage(error.message) : error;
     }
     const tentativa = Number(message.properties.headers?.[ATTEMPT_HEADER]) || 1;
