@@ -261,6 +261,8 @@ describe('delivery worker: faults', () => {
       DELIVERY_DESTINATION_WAIT: '100ms',
       DELIVERY_TIMEOUT: '2s',
     };
+    // Only this test's workers take jobs (the earlier tests' would attempt it and time out).
+    for (const s of servicos) await s.kill();
     const c = await cenario(hub);
     const assinatura = await c.assinar(receptor.url('/veneno'), 5);
     let id = '';
@@ -284,6 +286,7 @@ describe('delivery worker: faults', () => {
     expect(entrega.ultimoErro).toMatch(/^poison job: its last 2 claims ended with no attempt recorded/);
     expect(envios()).toBe(2);
     const erros = await broker.withChannel(async (ch) => {
+      // Read and acked: this test is the file's last.
       const lidas = [];
       for (let m = await ch.get(hub.topologia.filaDeErro); m; m = await ch.get(hub.topologia.filaDeErro)) {
         lidas.push(m);
@@ -291,8 +294,10 @@ describe('delivery worker: faults', () => {
       }
       return lidas;
     });
-    expect(erros.map((m) => m.properties.messageId)).toEqual([id]);
-    expect(erros[0]!.properties.headers?.[ERROR_QUEUE_HEADERS.motivo]).toBe('limite_de_entregas');
+    // (The error queue is the hub's, shared with the other tests of this file.)
+    const dela = erros.filter((m) => m.properties.messageId === id);
+    expect(dela).toHaveLength(1);
+    expect(dela[0]!.properties.headers?.[ERROR_QUEUE_HEADERS.motivo]).toBe('limite_de_entregas');
     // Never again: a sweep, however late, leaves it alone.
     await hub.db.entrega.update({
       where: { id },
