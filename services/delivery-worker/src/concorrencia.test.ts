@@ -300,4 +300,21 @@ describe('delivery worker: destination safety outside LOCALHOST', () => {
     }
     expect(receptor.recebidos).toHaveLength(0);
   });
+
+  it('When a subscription moved to a loopback address after its job was written, then the check applies to the address the attempt goes to: nothing is sent and it fails as destino_proibido', async () => {
+    const c = await cenario(hub);
+    // The job names a public name that does not resolve; the subscription now points at loopback
+    // (written straight to the database: hub-api's PATCH refuses it, a stale row or an operator need not).
+    const assinatura = await c.assinar('http://destino-antigo.invalid/ok', 1);
+    const [trabalho] = await c.entregar([assinatura], { publicar: false });
+    await hub.db.assinatura.update({ where: { id: assinatura.id }, data: { urlDeDestino: receptor.url('/ok') } });
+    await c.republicar(trabalho!, worker.broker);
+    await waitFor(
+      async () =>
+        (await hub.db.entrega.findUniqueOrThrow({ where: { id: trabalho!.entrega_id } })).situacao === 'fila_de_erro',
+    );
+    const [tentativa] = await hub.db.tentativa.findMany({ where: { entregaId: trabalho!.entrega_id } });
+    expect(tentativa!.erro).toMatch(/^destino_proibido/);
+    expect(receptor.recebidos).toHaveLength(0);
+  });
 });

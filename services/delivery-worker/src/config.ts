@@ -45,8 +45,17 @@ export const deliveryWorkerConfig = baseConfig.extend({
   ),
   DELIVERY_SWEEP_INTERVAL: durationFromEnv('30s').describe('pause between passes of the sweeper'),
   DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
-    'how far past its proxima_tentativa_em a waiting delivery is before the sweeper enqueues its job again',
+    "how far past the latest moment its job could be back (the end of its delay step, or of its claim's lease) a delivery is before the sweeper enqueues its job again",
   ),
+  DELIVERY_POISON_CLAIMS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(3)
+    .describe(
+      'claims of a delivery in a row that ended with no attempt recorded (their worker died) after which its job is poison: the next claim puts it in the error queue',
+    ),
   DESTINATION_ALLOWLIST: allowlistFromEnv(
     'comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)',
   ),

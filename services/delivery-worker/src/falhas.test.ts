@@ -3,10 +3,10 @@ import type http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Broker } from '@hub/broker';
-import { deleteDeliveryTopology, type TrabalhoDeEntrega } from '@hub/contracts';
+import { deleteDeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
 import { iniciarReceptor, type Receptor } from './receptor';
-import { cenario, createTestHub, type TestHub } from './testing';
+import { cenario, createTestHub, startDeliveryWorkerForTests, type TestHub } from './testing';
 
 /**
  * Faults of issue 9: the worker process killed with SIGKILL in the middle of a batch, and its
@@ -154,7 +154,12 @@ describe('delivery worker: faults', () => {
   beforeAll(async () => {
     hub = await createTestHub();
     broker = await connectTestBroker('delivery-worker-falhas');
-    receptor = await iniciarReceptor({ '/matar': matar.comportamento, '/fechar': fechar.comportamento });
+    receptor = await iniciarReceptor({
+      '/matar': matar.comportamento,
+      '/fechar': fechar.comportamento,
+      // Never answered: the worker that POSTs here is killed while it waits.
+      '/veneno': () => undefined,
+    });
   });
   afterAll(async () => {
     for (const s of servicos) await s.kill();
@@ -247,4 +252,63 @@ describe('delivery worker: faults', () => {
         `${fio.duplicados} webhook-ids received more than once`,
     );
   }, 60_000);
+
+  it('When a job kills its worker every time it is attempted (a poison job), then after DELIVERY_POISON_CLAIMS claims it is dead-lettered once, marked fila_de_erro, and never sent again', async () => {
+    const env = {
+      DELIVERY_POISON_CLAIMS: '2',
+      DELIVERY_SWEEP_INTERVAL: '200ms',
+      DELIVERY_SWEEP_AGE: '0ms',
+      DELIVERY_DESTINATION_WAIT: '100ms',
+      DELIVERY_TIMEOUT: '2s',
+    };
+    // Only this test's workers take jobs (the earlier tests' would attempt it and time out).
+    for (const s of servicos) await s.kill();
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/veneno'), 5);
+    let id = '';
+    const envios = () => receptor.de('/veneno').filter((r) => r.cabecalhos['webhook-id'] === id).length;
+    // Each worker claims it (the job, or the sweeper once the dead claim's lease ended), POSTs, dies.
+    for (const n of [1, 2]) {
+      const worker = await iniciarWorker(hub, env);
+      servicos.push(worker);
+      if (n === 1) id = (await c.entregar([assinatura], { broker }))[0]!.entrega_id;
+      await waitFor(() => envios() === n, { timeoutMs: 20_000, what: `attempt ${n} under way` });
+      await worker.kill();
+    }
+    const terceiro = await iniciarWorker(hub, env);
+    servicos.push(terceiro);
+    await waitFor(async () => (await hub.db.entrega.findUniqueOrThrow({ where: { id } })).situacao === 'fila_de_erro', {
+      timeoutMs: 20_000,
+      what: 'the poison job in fila_de_erro',
+    });
+    expect(await terceiro.stop()).toBe(0);
+    const entrega = await hub.db.entrega.findUniqueOrThrow({ where: { id } });
+    expect(entrega.ultimoErro).toMatch(/^poison job: its last 2 claims ended with no attempt recorded/);
+    expect(envios()).toBe(2);
+    const erros = await broker.withChannel(async (ch) => {
+      // Read and acked: this test is the file's last.
+      const lidas = [];
+      for (let m = await ch.get(hub.topologia.filaDeErro); m; m = await ch.get(hub.topologia.filaDeErro)) {
+        lidas.push(m);
+        ch.ack(m);
+      }
+      return lidas;
+    });
+    // (The error queue is the hub's, shared with the other tests of this file.)
+    const dela = erros.filter((m) => m.properties.messageId === id);
+    expect(dela).toHaveLength(1);
+    expect(dela[0]!.properties.headers?.[ERROR_QUEUE_HEADERS.motivo]).toBe('limite_de_entregas');
+    // Never again: a sweep, however late, leaves it alone.
+    await hub.db.entrega.update({
+      where: { id },
+      data: { proximaTentativaEm: new Date(0), atualizadaEm: new Date(0) },
+    });
+    const ultimo = await startDeliveryWorkerForTests(hub, { DELIVERY_SWEEP_AGE: '0ms' });
+    try {
+      expect(await ultimo.varredura.passar()).toBe(0);
+    } finally {
+      await ultimo.close();
+    }
+    expect(envios()).toBe(2);
+  }, 90_000);
 });

@@ -17,7 +17,7 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final or unknown, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way)',
+    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue)',
     labelNames: ['desfecho'] as const,
   });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });

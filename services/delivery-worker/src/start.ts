@@ -16,7 +16,7 @@ import { KeyStore } from '@hub/signing';
 import type { DeliveryWorkerConfig } from './config';
 import { Destinos } from './features/destinos/destinos';
 import { entregasRepository } from './features/entregas/entregas.repository';
-import { type EntregasService, entregasService } from './features/entregas/entregas.service';
+import { type EntregasService, entregasService, passoDaPausa } from './features/entregas/entregas.service';
 import { Remetente } from './features/entregas/remetente';
 import { type VarreduraJob, varreduraJob } from './jobs/varredura.job';
 import { criarMetricas } from './metricas';
@@ -44,6 +44,9 @@ export interface RunningDeliveryWorker {
   varredura: VarreduraJob;
   stop(): Promise<void>;
 }
+
+/** The consumer's retries of a job whose handler failed (database or broker down). */
+const RETENTATIVAS = { delaysMs: [1_000, 5_000, 15_000, 30_000], maxAttempts: 20 } as const;
 
 /**
  * Where the signing keys come from: the same source hub-api publishes its JWKS from. The worker
@@ -114,7 +117,12 @@ export async function startDeliveryWorker(
   await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
 
   const metricas = criarMetricas();
-  const repo = entregasRepository(sql);
+  // A claim holds its delivery from the claim to the record: the wait for a turn, the POST, and as
+  // long again for signing and recording under load. After it, another worker may take it over.
+  const repo = entregasRepository(sql, {
+    reivindicacaoMs: config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT,
+    reivindicacoesAteVeneno: config.DELIVERY_POISON_CLAIMS,
+  });
   const destinos = new Destinos({
     db,
     broker,
@@ -145,6 +153,7 @@ export async function startDeliveryWorker(
     passosMs,
     destinos,
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
+    tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
   });
   // After entregas: each pass writes its attempts in flight.
   await destinos.iniciar();
@@ -156,7 +165,9 @@ export async function startDeliveryWorker(
     metricas,
     intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
     idadeMs: config.DELIVERY_SWEEP_AGE,
-    emAndamentoMs: config.DELIVERY_TIMEOUT + config.DELIVERY_SWEEP_AGE,
+    // Every job of a resumed destination is back from the pause's delay queue by then (workers see
+    // the resume within a refresh), with the sweep's usual margin.
+    retomadaMs: config.DELIVERY_DESTINOS_REFRESH + passoDaPausa(passosMs) + config.DELIVERY_SWEEP_AGE,
   });
   if (options.varredura !== false) varredura.start();
 
@@ -164,7 +175,7 @@ export async function startDeliveryWorker(
   // down) goes back through the broker's retry with backoff.
   await broker.consume(topologia.filaDeEntregas, entregas.processar, {
     prefetch: config.DELIVERY_PREFETCH,
-    retry: { delaysMs: [1_000, 5_000, 15_000, 30_000], maxAttempts: 20 },
+    retry: RETENTATIVAS,
   });
 
   const app = createHttpApp({

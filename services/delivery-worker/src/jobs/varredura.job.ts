@@ -1,7 +1,7 @@
 import type { Broker } from '@hub/broker';
-import { corpoDaEntrega, type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
+import { type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
 import type { Logger } from '@hub/log';
-import type { EntregasRepository } from '../features/entregas/entregas.repository';
+import { type EntregasRepository, trabalhoDaLinha } from '../features/entregas/entregas.repository';
 import type { Metricas } from '../metricas';
 
 export interface VarreduraOpcoes {
@@ -11,10 +11,13 @@ export interface VarreduraOpcoes {
   logger: Logger;
   metricas: Metricas;
   intervaloMs: number;
-  /** A waiting delivery this far past its proxima_tentativa_em has lost its job. */
+  /**
+   * A delivery this far past the latest moment its job could come back (the end of its delay step,
+   * or of its claim's lease) has lost its job.
+   */
   idadeMs: number;
-  /** An em_andamento delivery untouched this long has no live worker (timeout + margin). */
-  emAndamentoMs: number;
+  /** How long after a destination is resumed its jobs may still come back from the pause's delay queue. */
+  retomadaMs: number;
   lote?: number;
 }
 
@@ -32,25 +35,9 @@ export function varreduraJob(o: VarreduraOpcoes) {
   async function passar(): Promise<number> {
     let total = 0;
     for (;;) {
-      const perdidas = await o.repo.recolherPerdidas(o.idadeMs, o.emAndamentoMs, o.lote ?? 200);
+      const perdidas = await o.repo.recolherPerdidas(o.idadeMs, o.retomadaMs, o.lote ?? 200);
       for (const p of perdidas) {
-        const corpo = trabalhoDeEntrega.schema.parse({
-          entrega_id: p.entrega_id,
-          evento_id: p.evento_id,
-          assinatura_id: p.assinatura_id,
-          url_de_destino: p.url_de_destino,
-          corpo: corpoDaEntrega(
-            {
-              ...p,
-              tipo: p.evento_tipo,
-              ocorrido_em: new Date(p.ocorrido_em),
-              recebido_em: new Date(p.recebido_em),
-            },
-            p.assinatura_id,
-            p.dados,
-          ),
-          request_id: null,
-        });
+        const corpo = trabalhoDaLinha(p);
         await o.broker.publish(o.topologia.entregas, trabalhoDeEntrega.routingKey, Buffer.from(JSON.stringify(corpo)), {
           messageId: p.entrega_id,
           mandatory: true,

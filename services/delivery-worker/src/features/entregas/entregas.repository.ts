@@ -1,3 +1,4 @@
+import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import type { SqlPool } from '@hub/database';
 
 /** The tally slices of resumo_por_hora (0–15), as publication spreads them. */
@@ -5,12 +6,25 @@ const FATIAS = 16;
 const HORA_MS = 3_600_000;
 export const horaDe = (instante: Date) => new Date(Math.floor(instante.getTime() / HORA_MS) * HORA_MS);
 
-/** A delivery claimed for an attempt (situacao em_andamento now), or cancelled for good. */
+/** A job asking to claim its delivery: a new token, and the token its job carries from an earlier claim. */
+export interface Pedido {
+  id: string;
+  token: string;
+  anterior: string | null;
+}
+
+/**
+ * A delivery claimed for an attempt (situacao em_andamento now, held by the pedido's token), cancelled
+ * for good, or in fila_de_erro as a poison job (its claims kept dying with their worker).
+ */
 export interface Reivindicada {
   id: string;
-  situacao: 'em_andamento' | 'cancelada';
+  situacao: 'em_andamento' | 'cancelada' | 'fila_de_erro';
   tentativas_no_ciclo_atual: number;
   maximo_de_tentativas: number;
+  /** The subscription's url_de_destino now: where this attempt goes (a PATCH after the job was written counts). */
+  url_de_destino: string;
+  ultimo_erro: string | null;
 }
 
 /** One attempt to record. */
@@ -26,8 +40,10 @@ export interface Registro {
   cabecalhos: Record<string, string>;
   /** 410 Gone: the subscription is switched off and the delivery goes to the error queue at once. */
   encerrar: boolean;
-  /** When the next attempt is due if this one failed and attempts remain. */
+  /** When the next attempt is due if this one failed and attempts remain (its job's own expiry). */
   proxima_tentativa_em: Date;
+  /** The latest moment its job can be back: the end of its delay step (a message expires only at the head of its queue). */
+  retorno_ate: Date;
 }
 
 /** What recording did to a delivery; absent when it was final already (another worker recorded it). */
@@ -52,6 +68,42 @@ export interface Perdida {
   dados: string;
   /** Published from the panel (publicado_pelo_email set): the body says so. */
   teste: boolean;
+  tentativas_no_ciclo_atual: number;
+  ultimo_erro: string | null;
+}
+
+/** The job of a delivery, rebuilt from the database as publication writes it. */
+export function trabalhoDaLinha(p: Perdida): TrabalhoDeEntrega {
+  return trabalhoDeEntrega.schema.parse({
+    entrega_id: p.entrega_id,
+    evento_id: p.evento_id,
+    assinatura_id: p.assinatura_id,
+    url_de_destino: p.url_de_destino,
+    corpo: corpoDaEntrega(
+      { ...p, tipo: p.evento_tipo, ocorrido_em: new Date(p.ocorrido_em), recebido_em: new Date(p.recebido_em) },
+      p.assinatura_id,
+      p.dados,
+    ),
+    request_id: null,
+  });
+}
+
+/** What rebuilding a job reads, from `marcadas` (the rows a statement changed). */
+const TRABALHO_DAS_MARCADAS = `
+  select m.id::text as entrega_id, m.evento_id::text, m.assinatura_id::text, m.url_de_destino,
+         t.nome as evento_tipo, ev.versao_do_esquema, ev.entidade_id, ev.ocorrido_em, ev.recebido_em,
+         ev.aplicativo_publicador_id::text, ev.dados::text as dados, ev.publicado_pelo_email is not null as teste,
+         m.tentativas_no_ciclo_atual, m.ultimo_erro
+  from marcadas m
+  join evento ev on ev.id = m.evento_id
+  join tipo_de_evento t on t.id = ev.tipo_de_evento_id`;
+
+/** How long a claim holds a delivery, and after how many dead claims a job is poison. */
+export interface Prazos {
+  /** The claim's lease: longer than a worker can take from its claim to its record. */
+  reivindicacaoMs: number;
+  /** Claims in a row that ended with no attempt recorded (their worker died) before the next marks the job poison. */
+  reivindicacoesAteVeneno: number;
 }
 
 /**
@@ -60,37 +112,114 @@ export interface Perdida {
  * makes thousands of attempts per second possible (DESIGN §5). They are named prepared statements
  * (SqlPool), planned once per connection.
  */
-export function entregasRepository(sql: SqlPool) {
+export function entregasRepository(sql: SqlPool, prazos: Prazos) {
   return {
     /**
-     * Claims deliveries for an attempt: those not final become em_andamento, or cancelada when
-     * their subscription was switched off or deleted meanwhile. Final or unknown ones are not
-     * returned (their job is acked and dropped, so a redelivery is harmless). Rows are locked in
-     * id order, so two workers claiming overlapping batches cannot deadlock.
+     * Claims deliveries for an attempt, each for one job at a time: those not final become
+     * em_andamento under the job's new token for the lease, or cancelada when their subscription was
+     * switched off or deleted meanwhile, or fila_de_erro when their last claims all died with their
+     * worker (a poison job). Not returned (their job is dropped, so a redelivery is harmless): final or
+     * unknown deliveries; one held by another job's live claim (a redelivered copy while the first
+     * worker still POSTs); one waiting for its next attempt that is not due yet (a stale copy). A
+     * job that carries the token of the claim (back from a deferral or a retry) continues it; a lease
+     * that ended (its worker died) is taken over. Each attempt goes to the subscription's url now.
+     * Rows are locked in id order, so two workers claiming overlapping batches cannot deadlock; a
+     * claim that waited for a lock is checked again against the row it then sees.
      */
-    reivindicar: (ids: string[]) =>
+    reivindicar: (pedidos: Pedido[]) =>
       sql.consultar<Reivindicada>(
         'entrega_reivindicar',
-        `with alvo as (
-           select e.id, (a.ativa and a.excluida_em is null) as viva
-           from entrega e join assinatura a on a.id = e.assinatura_id
-           where e.id = any(array(select value::uuid from json_array_elements_text($1::json)))
+        `with p as (
+           select * from json_to_recordset($1::json) as p(id uuid, token uuid, anterior uuid)
+         ),
+         alvo as (
+           select e.id, p.token, a.url_de_destino as url, (a.ativa and a.excluida_em is null) as viva,
+                  e.reivindicacoes_sem_tentativa as mortas,
+                  coalesce(e.situacao = 'em_andamento' and e.reivindicacao = p.anterior, false) as continua
+           from entrega e
+           join p on p.id = e.id
+           join assinatura a on a.id = e.assinatura_id
+           where e.id = any(array(select id from p))
              -- "not final", written as a negation so the planner looks rows up by id alone instead
              -- of also scanning entrega_em_aberto (the whole backlog)
              and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada')
+             and (e.situacao <> 'aguardando_nova_tentativa' or e.proxima_tentativa_em <= now() + interval '1 second')
+             and (e.situacao <> 'em_andamento' or e.reivindicacao = p.anterior
+                  or coalesce(e.reivindicada_ate, e.atualizada_em + $2::int * interval '1 millisecond') < now())
            order by e.id
            for update of e
+         ),
+         decisao as (
+           select alvo.*, case when not alvo.viva then 'cancelada'
+                               when not alvo.continua and alvo.mortas >= $3::int then 'fila_de_erro'
+                               else 'em_andamento' end as situacao
+           from alvo
          )
          update entrega e
-         set situacao = case when alvo.viva then 'em_andamento' else 'cancelada' end,
-             ultimo_erro = case when alvo.viva then e.ultimo_erro
-                                else 'the subscription was switched off or deleted: delivery cancelled' end,
+         set situacao = d.situacao,
+             ultimo_erro = case d.situacao
+               when 'cancelada' then 'the subscription was switched off or deleted: delivery cancelled'
+               when 'fila_de_erro' then 'poison job: its last ' || $3::int || ' claims ended with no attempt recorded (the worker died each time)'
+               else e.ultimo_erro end,
+             url_de_destino = case when d.viva then d.url else e.url_de_destino end,
+             reivindicacao = case when d.situacao = 'em_andamento' then d.token end,
+             reivindicada_ate = case when d.situacao = 'em_andamento' then now() + $2::int * interval '1 millisecond' end,
+             reivindicacoes_sem_tentativa = case when d.situacao <> 'em_andamento' then 0
+                                                 when d.continua then e.reivindicacoes_sem_tentativa
+                                                 else e.reivindicacoes_sem_tentativa + 1 end,
+             retorno_ate = null,
              atualizada_em = now()
-         from alvo
+         from decisao d
          -- the ids again, so the planner reaches e by its primary key rather than hashing the table
-         where e.id = alvo.id and e.id = any(array(select value::uuid from json_array_elements_text($1::json)))
-         returning e.id::text, e.situacao, e.tentativas_no_ciclo_atual, e.maximo_de_tentativas`,
-        [JSON.stringify(ids)],
+         where e.id = d.id and e.id = any(array(select id from p))
+         returning e.id::text, e.situacao, e.tentativas_no_ciclo_atual, e.maximo_de_tentativas, e.url_de_destino,
+                   e.ultimo_erro`,
+        [JSON.stringify(pedidos), prazos.reivindicacaoMs, prazos.reivindicacoesAteVeneno],
+      ),
+
+    /**
+     * Gives claims back with no attempt made (the worker is stopping): each delivery waits again as
+     * it did before its claim (pendente, or aguardando_nova_tentativa), due now, so its job, back in
+     * the queue, is taken at once by any worker. Only the claim of the token given is released.
+     */
+    liberar: (posses: { id: string; token: string }[]) =>
+      sql.consultar<{ id: string }>(
+        'entrega_liberar',
+        `update entrega e
+         set situacao = case when e.tentativas_no_ciclo_atual = 0 then 'pendente' else 'aguardando_nova_tentativa' end,
+             reivindicacao = null, reivindicada_ate = null, proxima_tentativa_em = now(), atualizada_em = now(),
+             reivindicacoes_sem_tentativa = greatest(e.reivindicacoes_sem_tentativa - 1, 0)
+         from json_to_recordset($1::json) as p(id uuid, token uuid)
+         where e.id = p.id and e.situacao = 'em_andamento' and e.reivindicacao = p.token
+         returning e.id::text`,
+        [JSON.stringify(posses)],
+      ),
+
+    /**
+     * A poison job (its message cannot be read, or it failed the handler on its last try): the
+     * delivery goes to fila_de_erro with why, once, before its job goes to the error queue, unless
+     * it is final already or another job holds a live claim on it. Gives what rebuilding its job
+     * needs; nothing when no row changed.
+     */
+    envenenar: (id: string, token: string | null, erro: string) =>
+      sql.consultar<Perdida>(
+        'entrega_envenenar',
+        `with alvo as (
+           select e.id from entrega e
+           where e.id = $1::uuid and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada')
+             and (e.situacao <> 'em_andamento' or e.reivindicacao = $2::uuid
+                  or coalesce(e.reivindicada_ate, e.atualizada_em + $4::int * interval '1 millisecond') < now())
+           for update of e
+         ),
+         marcadas as (
+           update entrega e
+           set situacao = 'fila_de_erro', ultimo_erro = left($3::text, 2000), reivindicacao = null,
+               reivindicada_ate = null, reivindicacoes_sem_tentativa = 0, atualizada_em = now()
+           from alvo where e.id = alvo.id
+           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro
+         )
+         ${TRABALHO_DAS_MARCADAS}`,
+        [id, token, erro, prazos.reivindicacaoMs],
       ),
 
     /**
@@ -106,7 +235,7 @@ export function entregasRepository(sql: SqlPool) {
            select * from json_to_recordset($1::json) as d(
              entrega_id uuid, tentativa_id uuid, iniciada_em timestamptz, duracao_ms int, status_http int,
              sucesso boolean, resposta text, erro text, cabecalhos jsonb, encerrar boolean,
-             proxima_tentativa_em timestamptz)
+             proxima_tentativa_em timestamptz, retorno_ate timestamptz)
          ),
          alvo as (
            select e.id from entrega e
@@ -127,6 +256,8 @@ export function entregasRepository(sql: SqlPool) {
                                   else e.entregue_em end,
                proxima_tentativa_em = case when d.sucesso then e.proxima_tentativa_em else d.proxima_tentativa_em end,
                ultimo_erro = case when d.sucesso then null else d.erro end,
+               retorno_ate = case when d.sucesso then null else d.retorno_ate end,
+               reivindicacao = null, reivindicada_ate = null, reivindicacoes_sem_tentativa = 0,
                atualizada_em = now()
            from d, alvo
            where e.id = d.entrega_id and alvo.id = e.id and e.id = any(array(select entrega_id from d)) -- as above
@@ -159,39 +290,43 @@ export function entregasRepository(sql: SqlPool) {
     },
 
     /**
-     * Deliveries whose job seems lost: pendente or aguardando_nova_tentativa past their
-     * proxima_tentativa_em by `idadeMs` (not to a paused destination), or em_andamento untouched for `emAndamentoMs` (no live
-     * worker). Taken with SKIP LOCKED and stamped (proxima_tentativa_em, atualizada_em = now), so
-     * another sweeper neither waits for them nor sends them too.
+     * Deliveries whose job seems lost: not final, and `idadeMs` past the latest moment their job could
+     * still come back — its own expiry (proxima_tentativa_em), the end of its delay step
+     * (retorno_ate: it waits behind longer messages at the head of its queue), the lease of the claim
+     * of an em_andamento one (its worker died) — and not to a destination paused, or resumed less than
+     * `retomadaMs` ago (its jobs still cycle through the pause's delay queue). Taken with SKIP LOCKED
+     * and stamped (proxima_tentativa_em, atualizada_em = now), so another sweeper neither waits for
+     * them nor sends them too.
      */
-    recolherPerdidas: (idadeMs: number, emAndamentoMs: number, limite: number) =>
+    recolherPerdidas: (idadeMs: number, retomadaMs: number, limite: number) =>
       sql.consultar<Perdida>(
         'entrega_recolher_perdidas',
         `with alvo as (
            select e.id from entrega e
-           where (e.situacao in ('pendente', 'aguardando_nova_tentativa')
-                  and e.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
-                  -- a paused destination's jobs are waiting on purpose, in a delay queue
-                  and not exists (select 1 from destino d
-                                  where d.pausado and d.origem = origem_da_url(e.url_de_destino)))
-              or (e.situacao = 'em_andamento' and e.atualizada_em < now() - $2::int * interval '1 millisecond')
+           where e.situacao in ('pendente', 'aguardando_nova_tentativa', 'em_andamento')
+             -- proxima_tentativa_em is never after the others: the index (situacao, proxima_tentativa_em) narrows first
+             and e.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
+             and greatest(e.proxima_tentativa_em, e.retorno_ate,
+                          case when e.situacao = 'em_andamento'
+                               then coalesce(e.reivindicada_ate, e.atualizada_em + $4::int * interval '1 millisecond') end)
+                 < now() - $1::int * interval '1 millisecond'
+             -- a paused destination's jobs are waiting on purpose, in a delay queue
+             and not exists (select 1 from destino d
+                             where d.origem = origem_da_url(e.url_de_destino)
+                               and (d.pausado or d.retomado_em > now() - $2::int * interval '1 millisecond'))
            order by e.proxima_tentativa_em
            limit $3::int
            for update skip locked
          ),
          marcadas as (
-           update entrega e set proxima_tentativa_em = now(), atualizada_em = now()
+           update entrega e set proxima_tentativa_em = now(), atualizada_em = now(),
+             -- the dead claim's lease ends now: the job sent again takes it over
+             reivindicada_ate = case when e.situacao = 'em_andamento' then now() - interval '1 millisecond' end
            from alvo where e.id = alvo.id
-           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino
+           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro
          )
-         select m.id::text as entrega_id, m.evento_id::text, m.assinatura_id::text, m.url_de_destino,
-                t.nome as evento_tipo, ev.versao_do_esquema, ev.entidade_id, ev.ocorrido_em, ev.recebido_em,
-                ev.aplicativo_publicador_id::text, ev.dados::text as dados,
-                ev.publicado_pelo_email is not null as teste
-         from marcadas m
-         join evento ev on ev.id = m.evento_id
-         join tipo_de_evento t on t.id = ev.tipo_de_evento_id`,
-        [idadeMs, emAndamentoMs, limite],
+         ${TRABALHO_DAS_MARCADAS}`,
+        [idadeMs, retomadaMs, limite, prazos.reivindicacaoMs],
       ),
   };
 }

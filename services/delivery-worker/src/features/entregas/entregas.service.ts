@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
+import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import { type Logger, withRequestContext } from '@hub/log';
@@ -8,7 +9,14 @@ import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
 import type { Destinos } from '../destinos/destinos';
 import { proximoAtraso } from './atrasos';
-import type { EntregasRepository, Registrada, Registro, Reivindicada } from './entregas.repository';
+import {
+  type EntregasRepository,
+  type Pedido,
+  type Registrada,
+  type Registro,
+  type Reivindicada,
+  trabalhoDaLinha,
+} from './entregas.repository';
 import { LimitePorDestino, Parando } from './limite-por-destino';
 import type { Remetente } from './remetente';
 
@@ -25,6 +33,36 @@ export interface EntregasDeps {
   destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
+  /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
+  tentativasDoConsumidor: number;
+}
+
+/**
+ * The header with the token of its delivery's claim that a job carries when it leaves the worker
+ * still holding the claim (deferred, paused after its claim, or retried by the consumer after a
+ * failure): back, it continues that claim, which no other job can take while its lease lasts.
+ */
+export const CABECALHO_REIVINDICACAO = 'hub-reivindicacao';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The claim token a job carries, if any (anything else in the header is ignored). */
+function tokenDe(message: ConsumeMessage): string | null {
+  const valor = message.properties.headers?.[CABECALHO_REIVINDICACAO];
+  return typeof valor === 'string' && UUID.test(valor) ? valor : null;
+}
+
+/** The origin of a URL as the destino rows name it (origem_da_url of the stored, normalised URL). */
+function origemDaUrl(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'invalida';
+  }
+}
+
+/** The claim a job holds on its delivery, from its claim until its attempt is recorded. */
+interface Posse {
+  token?: string;
 }
 
 /** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
@@ -43,10 +81,12 @@ export function entregasService(deps: EntregasDeps) {
   const { destinos } = deps;
   const limite = new LimitePorDestino((origem) => destinos.regras(origem), deps.esperaPorDestinoMs);
   destinos.aoMudar(() => limite.reavaliar());
-  const reivindicacoes = new Lote<string, Reivindicada | undefined>(async (ids) => {
-    const linhas = await repo.reivindicar([...new Set(ids)]);
+  const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
+    // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
+    const unicos = new Map(pedidos.map((p) => [p.id, p]));
+    const linhas = await repo.reivindicar([...unicos.values()]);
     const porId = new Map(linhas.map((l) => [l.id, l]));
-    return ids.map((id) => porId.get(id));
+    return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
   });
   const registros = new Lote<Registro, Registrada | undefined>(async (lote) => {
     const linhas = await repo.registrar(lote);
@@ -69,31 +109,62 @@ export function entregasService(deps: EntregasDeps) {
     });
 
   /** The destination stayed at its limit for the whole wait: the job waits in the shortest delay queue instead. */
-  async function adiar(message: ConsumeMessage): Promise<void> {
-    await esperarNaFila(message, Math.min(...deps.passosMs), 'adiado');
+  async function adiar(message: ConsumeMessage, token: string): Promise<void> {
+    await esperarNaFila(message, Math.min(...deps.passosMs), 'adiado', token);
     metricas.adiadas.inc();
   }
 
-  /** The job, unchanged and unclaimed, into the delay queue of `passoMs`; it comes back to be looked at again. */
-  async function esperarNaFila(message: ConsumeMessage, passoMs: number, desfecho: string): Promise<void> {
-    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, {});
+  /**
+   * The job, unchanged, into the delay queue of `passoMs`; it comes back to be looked at again,
+   * carrying the claim it holds (no attempt made, nothing counted).
+   */
+  async function esperarNaFila(
+    message: ConsumeMessage,
+    passoMs: number,
+    desfecho: string,
+    token: string | null,
+  ): Promise<void> {
+    const extra = token ? { headers: { [CABECALHO_REIVINDICACAO]: token } } : {};
+    await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, extra);
     metricas.trabalhos.inc({ desfecho });
   }
 
   /**
    * A paused destination: the job waits in a delay queue and looks again, the delivery untouched
-   * (no claim, no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
+   * (no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
    */
-  const esperarPausa = (message: ConsumeMessage) => esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado');
+  const esperarPausa = (message: ConsumeMessage, token: string | null) =>
+    esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado', token);
 
-  async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string): Promise<void> {
-    if (destinos.regras(origem).pausado) return esperarPausa(message);
+  /** A poison job (its claims kept dying with their worker): its delivery is fila_de_erro already. */
+  async function aFilaDeErro(
+    message: ConsumeMessage,
+    linha: { tentativas_no_ciclo_atual: number; ultimo_erro: string | null },
+  ) {
+    await publicar(topologia.entregasErro, '', message, {
+      headers: {
+        [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
+        [ERROR_QUEUE_HEADERS.ultimoErro]: (linha.ultimo_erro ?? '').slice(0, 500),
+        [ERROR_QUEUE_HEADERS.motivo]: 'limite_de_entregas',
+      },
+    });
+    metricas.trabalhos.inc({ desfecho: 'envenenado' });
+    metricas.situacoes.inc({ situacao: 'fila_de_erro' });
+  }
+
+  async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
+    const anterior = tokenDe(message);
+    if (destinos.regras(origemDaUrl(trabalho.url_de_destino)).pausado) return esperarPausa(message, anterior);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
-    const reivindicada = await reivindicacoes.add(trabalho.entrega_id);
+    const token = randomUUID();
+    const reivindicada = await reivindicacoes.add({ id: trabalho.entrega_id, token, anterior });
     if (!reivindicada) {
       metricas.trabalhos.inc({ desfecho: 'descartado' });
-      logger.debug({ entrega_id: trabalho.entrega_id }, 'delivery final or unknown: job dropped');
+      logger.debug(
+        { entrega_id: trabalho.entrega_id },
+        'delivery final, unknown, not due or held by another job: job dropped',
+      );
       return;
     }
     if (reivindicada.situacao === 'cancelada') {
@@ -102,30 +173,111 @@ export function entregasService(deps: EntregasDeps) {
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription off: delivery cancelled');
       return;
     }
+    if (reivindicada.situacao === 'fila_de_erro') {
+      await aFilaDeErro(message, reivindicada);
+      logger.warn(
+        { entrega_id: trabalho.entrega_id, erro: reivindicada.ultimo_erro },
+        'poison job: delivery in the error queue',
+      );
+      return;
+    }
+    posse.token = token;
+    // The subscription's URL now (a PATCH since the job was written moves the attempt with it).
+    const url = reivindicada.url_de_destino;
+    const origem = origemDaUrl(url);
+    if (destinos.regras(origem).pausado) return esperarPausa(message, token);
     const liberar = await limite.entrar(origem);
     if (parando) {
       liberar?.();
       throw new RequeueMessage('the worker is stopping');
     }
-    if (!liberar) return adiar(message);
+    if (!liberar) return adiar(message, token);
     try {
-      await enviarERegistrar(trabalho, message, reivindicada, liberar, origem);
+      await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
     } finally {
       liberar();
     }
   }
 
+  /**
+   * A job that fails after its claim: given back when the worker is stopping (its delivery waits
+   * again, claimable at once); on the consumer's last try, its delivery goes to fila_de_erro before
+   * the broker dead-letters the job (a poison job, once); otherwise its retry carries the claim.
+   * Gives the error the consumer must see.
+   */
+  async function depoisDaFalha(
+    trabalho: TrabalhoDeEntrega,
+    message: ConsumeMessage,
+    posse: Posse,
+    error: unknown,
+  ): Promise<unknown> {
+    if (error instanceof Parando || error instanceof RequeueMessage) {
+      if (posse.token)
+        await repo
+          .liberar([{ id: trabalho.entrega_id, token: posse.token }])
+          .catch((e) =>
+            logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'claim not released; its lease ends it'),
+          );
+      return error instanceof Parando ? new RequeueMessage(error.message) : error;
+    }
+    const tentativa = Number(message.properties.headers?.[ATTEMPT_HEADER]) || 1;
+    if (tentativa >= deps.tentativasDoConsumidor) {
+      const motivo = error instanceof Error ? error.message : String(error);
+      await repo
+        .envenenar(
+          trabalho.entrega_id,
+          posse.token ?? null,
+          `poison job: the worker failed on it ${tentativa} times (${motivo.slice(0, 500)})`,
+        )
+        .catch((e) => logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked'));
+    } else if (posse.token) {
+      // The consumer's retry publishes the job with its headers: the claim travels with it.
+      message.properties.headers = { ...(message.properties.headers ?? {}), [CABECALHO_REIVINDICACAO]: posse.token };
+    }
+    return error;
+  }
+
+  /**
+   * A message that is not a delivery job. When its message id names a delivery still open, that
+   * delivery goes to fila_de_erro and its job, rebuilt from the database, to the error queue, once;
+   * otherwise the broker dead-letters the message as it came.
+   */
+  async function ilegivel(message: ConsumeMessage, error: unknown): Promise<void> {
+    const id = message.properties.messageId;
+    const motivo = error instanceof Error ? error.message : String(error);
+    const [linha] =
+      typeof id === 'string' && UUID.test(id)
+        ? await repo.envenenar(id, null, `poison job: its message could not be read (${motivo.slice(0, 500)})`)
+        : [];
+    if (!linha) throw error;
+    await broker.publish(topologia.entregasErro, '', Buffer.from(JSON.stringify(trabalhoDaLinha(linha))), {
+      messageId: linha.entrega_id,
+      contentType: 'application/json',
+      mandatory: true,
+      headers: {
+        [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
+        [ERROR_QUEUE_HEADERS.ultimoErro]: (linha.ultimo_erro ?? '').slice(0, 500),
+        [ERROR_QUEUE_HEADERS.motivo]: 'limite_de_entregas',
+      },
+    });
+    metricas.trabalhos.inc({ desfecho: 'envenenado' });
+    metricas.situacoes.inc({ situacao: 'fila_de_erro' });
+    logger.warn({ entrega_id: linha.entrega_id, erro: motivo }, 'unreadable job: delivery in the error queue');
+  }
+
   async function enviarERegistrar(
     trabalho: TrabalhoDeEntrega,
+    url: string,
     message: ConsumeMessage,
     reivindicada: Reivindicada,
     liberar: () => void,
     origem: string,
+    posse: Posse,
   ): Promise<void> {
     metricas.trabalhos.inc({ desfecho: 'tentado' });
     const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
     metricas.emVoo.inc();
-    const resultado = await deps.remetente.enviar(trabalho.url_de_destino, trabalho.corpo, cabecalhos, paragem.signal);
+    const resultado = await deps.remetente.enviar(url, trabalho.corpo, cabecalhos, paragem.signal);
     metricas.emVoo.dec();
     liberar(); // the destination's turn is over with the POST; recording does not hold it
     if (paragem.signal.aborted && !resultado.sucesso) {
@@ -150,6 +302,7 @@ export function entregasService(deps: EntregasDeps) {
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
     const encerrar = resultado.statusHttp === 410;
     const atraso = proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
+    const fim = resultado.iniciadaEm.getTime() + resultado.duracaoMs;
     const registrada = await registros.add({
       entrega_id: trabalho.entrega_id,
       tentativa_id: uuidv7(resultado.iniciadaEm.getTime()),
@@ -161,8 +314,10 @@ export function entregasService(deps: EntregasDeps) {
       erro: encerrar ? `${resultado.erro} (410 Gone: the subscription is switched off)` : resultado.erro,
       cabecalhos,
       encerrar,
-      proxima_tentativa_em: new Date(resultado.iniciadaEm.getTime() + resultado.duracaoMs + atraso.expiracaoMs),
+      proxima_tentativa_em: new Date(fim + atraso.expiracaoMs),
+      retorno_ate: new Date(fim + atraso.passoMs),
     });
+    posse.token = undefined; // recorded: the claim is over
     if (!registrada) {
       logger.info({ entrega_id: trabalho.entrega_id }, 'delivery finished by another attempt meanwhile');
       return;
@@ -194,15 +349,13 @@ export function entregasService(deps: EntregasDeps) {
 
     /** The consumer's handler: resolves when the job may be acked. */
     async processar(message: ConsumeMessage): Promise<void> {
-      const trabalho = decode(trabalhoDeEntrega, message);
-      if (parando) throw new RequeueMessage('the worker is stopping');
-      let origem: string;
+      let trabalho: TrabalhoDeEntrega;
       try {
-        // The URL's origin, as the destino rows name it (origem_da_url of the stored, normalised URL).
-        origem = new URL(trabalho.url_de_destino).origin;
-      } catch {
-        origem = 'invalida';
+        trabalho = decode(trabalhoDeEntrega, message);
+      } catch (error) {
+        return ilegivel(message, error);
       }
+      if (parando) throw new RequeueMessage('the worker is stopping');
       // A second job of a delivery under way here waits for the first, then claims as usual (dropped
       // if the first finished it). Never acked at once: after a broker connection loss the copy is
       // the redelivery of the first job, whose own ack (or retry publish) is lost with the old channel.
@@ -211,12 +364,13 @@ export function entregasService(deps: EntregasDeps) {
         metricas.trabalhos.inc({ desfecho: 'duplicado' });
         logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
       }
+      const posse: Posse = {};
       const trabalhar = async () => {
         if (anterior) {
           await anterior.catch(() => undefined);
           if (parando) throw new RequeueMessage('the worker is stopping');
         }
-        await tentar(trabalho, message, origem);
+        await tentar(trabalho, message, posse);
       };
       // Every log line of the job carries the request id of the publication that caused it.
       const atual = trabalho.request_id ? withRequestContext(trabalho.request_id, trabalhar) : trabalhar();
@@ -224,8 +378,7 @@ export function entregasService(deps: EntregasDeps) {
       try {
         await atual;
       } catch (error) {
-        if (error instanceof Parando) throw new RequeueMessage(error.message);
-        throw error;
+        throw await depoisDaFalha(trabalho, message, posse, error);
       } finally {
         if (emCurso.get(trabalho.entrega_id) === atual) emCurso.delete(trabalho.entrega_id);
       }

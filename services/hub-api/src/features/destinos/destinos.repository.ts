@@ -26,7 +26,7 @@ export function destinosRepository(db: DbClient) {
     buscar: (id: string, cliente: DbClient = db) => cliente.destino.findUnique({ where: { id } }),
     atualizar: (
       id: string,
-      dados: { concorrenciaMaxima?: number; limitePorSegundo?: number | null; pausado?: boolean },
+      dados: { concorrenciaMaxima?: number; limitePorSegundo?: number | null; pausado?: boolean; retomadoEm?: Date },
       cliente: DbClient = db,
     ) => cliente.destino.update({ where: { id }, data: { ...dados, atualizadoEm: new Date() } }),
 

@@ -61,7 +61,9 @@ export function destinosService(repository: DestinosRepository, relogio: () => D
         ...(body.limite_por_segundo === undefined ? {} : { limitePorSegundo: body.limite_por_segundo }),
       }),
     pausar: (id: string) => alterar(id, { pausado: true }),
-    retomar: (id: string) => alterar(id, { pausado: false }),
+    // Stamped: the paused jobs still cycle through a delay queue for a while, and the workers'
+    // sweeper leaves this destination's deliveries alone until they are back.
+    retomar: (id: string) => alterar(id, { pausado: false, retomadoEm: relogio() }),
   };
 }
 export type DestinosService = ReturnType<typeof destinosService>;

@@ -157,6 +157,14 @@ describe('limits and pause', () => {
     const retomado = await ctx.api().post(`/destino/${id}/retomar`).set(editar());
     expect(retomado.body.pausado).toBe(false);
   });
+
+  test('When a destination is resumed, then the row remembers when (the workers leave its deliveries to their jobs still coming back from the pause)', async () => {
+    const antes = Date.now();
+    await ctx.api().post(`/destino/${id}/pausar`).set(editar());
+    expect((await ctx.api().post(`/destino/${id}/retomar`).set(editar())).status).toBe(200);
+    const { retomadoEm } = await ctx.hub.db.destino.findUniqueOrThrow({ where: { id } });
+    expect(retomadoEm?.getTime()).toBeGreaterThanOrEqual(antes - 1000);
+  });
 });
 
 describe('figures of the last hour', () => {
