@@ -1,5 +1,6 @@
 // Rotation of the hub's delivery-signing keys (docs/keys.md):
-//   npx tsx infra/scripts/hub-keys.ts list | add | retire <kid> | remove <kid>
+//   npx tsx infra/scripts/hub-keys.ts list | jwks | add | retire <kid> | remove <kid>
+// `jwks` prints the public keys alone (the JWKS hub-api serves), for HUB_SIGNING_JWKS.
 // Works on HUB_SIGNING_KEYS_FILE (default .data/hub/signing-keys.json); running services pick the
 // change up within seconds. With HUB_SIGNING_KEYS set, only `list` works: change that secret instead.
 import {
@@ -7,6 +8,7 @@ import {
   KeySetError,
   loadOrCreateKeySet,
   readKeyFile,
+  publicJwks,
   removeKey,
   retireKey,
   signersOf,
@@ -16,7 +18,7 @@ import {
 
 const file = process.env.HUB_SIGNING_KEYS_FILE ?? '.data/hub/signing-keys.json';
 const fromEnv = process.env.HUB_SIGNING_KEYS?.trim();
-const usage = 'usage: npx tsx infra/scripts/hub-keys.ts list | add | retire <kid> | remove <kid>';
+const usage = 'usage: npx tsx infra/scripts/hub-keys.ts list | jwks | add | retire <kid> | remove <kid>';
 
 function print(set: KeySet, origin: string): void {
   const signing = new Set(signersOf(set).map((s) => s.kid));
@@ -42,6 +44,11 @@ async function main(argv: string[]): Promise<void> {
       ? await loadOrCreateKeySet({ file, json: fromEnv })
       : { set: await current(), origin: 'file' };
     print(set, origin === 'env' ? 'HUB_SIGNING_KEYS' : file);
+    return;
+  }
+  if (command === 'jwks') {
+    const { set } = fromEnv ? await loadOrCreateKeySet({ file, json: fromEnv }) : { set: await current() };
+    process.stdout.write(`${JSON.stringify(publicJwks(set))}\n`);
     return;
   }
   if (!['add', 'retire', 'remove'].includes(command ?? '')) throw new KeySetError(usage);

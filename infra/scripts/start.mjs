@@ -63,6 +63,8 @@ function plan() {
     env[s.portVar] = String(s.port);
     if (s.urlVar) env[s.urlVar] ??= `http://127.0.0.1:${s.port}`;
   }
+  // Unset, every service would run as PRODUCTION: `pnpm start` is a developer's machine unless told otherwise.
+  env.HUB_AMBIENTE ??= 'LOCALHOST';
   env.IDENTITY_JWKS_URL ??= `http://127.0.0.1:${port('identity-dev')}/.well-known/jwks.json`;
   env.HUB_JWKS_URL ??= `http://127.0.0.1:${port('hub-api')}/.well-known/jwks.json`;
   env.GATEWAY_URL ??= `http://127.0.0.1:${port('gateway')}`;

@@ -58,8 +58,8 @@ describe('development defaults', () => {
     ACCESS_URL: 'http://access.internal:8081',
   };
 
-  it('When HUB_AMBIENTE is absent, then it is LOCALHOST and the development defaults apply', () => {
-    expect(loadConfig(service, {})).toMatchObject({
+  it('When HUB_AMBIENTE is LOCALHOST, then the development defaults apply', () => {
+    expect(loadConfig(service, { HUB_AMBIENTE: 'LOCALHOST' })).toMatchObject({
       HUB_AMBIENTE: 'LOCALHOST',
       RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:5672',
       IDENTITY_JWKS_URL: 'http://127.0.0.1:8085/.well-known/jwks.json',
@@ -67,6 +67,16 @@ describe('development defaults', () => {
       X_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/hub_x',
       ACCESS_URL: 'http://127.0.0.1:8081',
     });
+  });
+
+  it('When HUB_AMBIENTE is absent, then it is PRODUCTION: no development default applies and the error says how to ask for LOCALHOST', () => {
+    const error = catchError(() => loadConfig(service, {}));
+    const named = [
+      ...error.message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is PRODUCTION, as it is when unset/gm),
+    ];
+    expect(named.map((m) => m[1]).sort()).toEqual(Object.keys(deployed).sort());
+    expect(error.message).toContain('set HUB_AMBIENTE=LOCALHOST on a developer machine');
+    expect(loadConfig(service, deployed).HUB_AMBIENTE).toBe('PRODUCTION');
   });
 
   it.each(['SANDBOX', 'PRODUCTION'])(
@@ -105,6 +115,10 @@ describe('development defaults', () => {
     const small = z.object({ HUB_JWKS_URL: serviceUrlFromEnv('http://127.0.0.1:8083/.well-known/jwks.json') });
     expect(() => loadConfig(small, { HUB_AMBIENTE: 'staging' })).toThrow(/HUB_AMBIENTE/);
     expect(() => loadConfig(small, { HUB_AMBIENTE: 'SANDBOX' })).toThrow(/HUB_JWKS_URL: required/);
+    expect(() => loadConfig(small, {})).toThrow(/HUB_JWKS_URL: required when HUB_AMBIENTE is PRODUCTION/);
+    expect(loadConfig(small, { HUB_AMBIENTE: 'LOCALHOST' }).HUB_JWKS_URL).toBe(
+      'http://127.0.0.1:8083/.well-known/jwks.json',
+    );
   });
 });
 

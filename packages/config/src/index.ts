@@ -23,9 +23,9 @@ export function loadConfig<S extends z.ZodObject>(
 
 /**
  * A default that only fits a developer's machine (local broker with guest credentials, services on
- * 127.0.0.1). `loadConfig` applies it only when HUB_AMBIENTE is LOCALHOST (or absent); in SANDBOX
- * and PRODUCTION the variable must be set, so a forgotten one stops the start instead of reaching
- * for localhost.
+ * 127.0.0.1). `loadConfig` applies it only when HUB_AMBIENTE is LOCALHOST; in SANDBOX and PRODUCTION
+ * (and when HUB_AMBIENTE is absent, which is PRODUCTION) the variable must be set, so a forgotten one
+ * stops the start instead of reaching for localhost.
  */
 export function developmentDefault(value: string, schema: z.ZodType<string, string>) {
   return schema.default(value).meta({ [DEVELOPMENT_DEFAULT]: value });
@@ -46,7 +46,7 @@ function withoutDevelopmentDefaults(schema: z.ZodObject, env: NodeJS.ProcessEnv)
     )
     .map(
       ([key]) =>
-        `  ${key}: required when HUB_AMBIENTE is ${where.data} (its development default applies only in LOCALHOST)`,
+        `  ${key}: required when HUB_AMBIENTE is ${where.data}${env.HUB_AMBIENTE === undefined ? UNSET : ''} (its development default applies only in LOCALHOST)`,
     );
 }
 
@@ -59,7 +59,14 @@ export const booleanFromEnv = (fallback: boolean) =>
 
 export const portFromEnv = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 
-export const ambiente = z.enum(['LOCALHOST', 'SANDBOX', 'PRODUCTION']).default('LOCALHOST');
+const UNSET = ', as it is when unset; set HUB_AMBIENTE=LOCALHOST on a developer machine';
+
+/**
+ * Where the platform runs. Unset is PRODUCTION: LOCALHOST turns destination safety off and opens CORS
+ * to every origin, so it must be asked for (`pnpm start`, docker-compose and the tests set it), never
+ * reached by forgetting the variable.
+ */
+export const ambiente = z.enum(['LOCALHOST', 'SANDBOX', 'PRODUCTION']).default('PRODUCTION');
 export type Ambiente = z.infer<typeof ambiente>;
 
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;
@@ -101,7 +108,7 @@ export const durationListFromEnv = (fallback: string) =>
 
 /** Settings every service shares; each service extends this with its own. */
 export const baseConfig = z.object({
-  HUB_AMBIENTE: ambiente.describe('LOCALHOST, SANDBOX or PRODUCTION'),
+  HUB_AMBIENTE: ambiente.describe('LOCALHOST, SANDBOX or PRODUCTION; PRODUCTION when unset'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', z.string().url()).describe(
     'AMQP URL of RabbitMQ, with its credentials',

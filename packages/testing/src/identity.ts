@@ -81,6 +81,8 @@ export async function startTestIdentity(options: { broker?: Broker } = {}): Prom
       return jwt.sign(signer.privateKey);
     },
     env: {
+      // The stand-in identity is a developer's: the configs built from this env run in LOCALHOST.
+      HUB_AMBIENTE: 'LOCALHOST',
       IDENTITY_JWKS_URL: jwksUrl,
       IDENTITY_ISSUER: server.url,
       IDENTITY_AUDIENCE: audience,

@@ -51,6 +51,7 @@ export async function createTestHub(): Promise<TestHub> {
     jwks: publicJwks(keySet),
     topologia: isolatedDeliveryTopology(prefixo),
     env: {
+      HUB_AMBIENTE: 'LOCALHOST',
       HUB_DATABASE_URL: database.url,
       HUB_SIGNING_KEYS_FILE: keysFile,
       HUB_SIGNING_KEYS_RELOAD: '0ms',

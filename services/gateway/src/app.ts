@@ -6,6 +6,7 @@ import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
 import { createCallerIdentifier } from './edge/caller';
 import { rateLimitPerCaller } from './edge/rate-limit';
+import { securityHeaders } from './edge/security-headers';
 import { healthRouter } from './health/health.routes';
 import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
@@ -28,7 +29,7 @@ export interface GatewayApp {
 }
 
 /**
- * The gateway: request ids, metrics, CORS, health, rate limit, then its own documents and the proxy to
+ * The gateway: request ids, security headers, metrics, CORS, health, rate limit, then its own documents and the proxy to
  * the service owning each path. Bodies are never parsed here; they stream through. Its metrics are a
  * separate app, for a port of their own.
  */
@@ -67,6 +68,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.disable('etag');
   app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
   app.use(requestId);
+  app.use(securityHeaders(config.HUB_AMBIENTE));
   app.use(metrics.record);
   app.use(cors(origins));
   app.use(healthRouter(list));

@@ -13,8 +13,12 @@ describe('gateway configuration', () => {
     expect(named.sort()).toEqual(['ACCESS_URL', 'FUNCTION_URL', 'HUB_API_URL', 'IDENTITY_ISSUER', 'IDENTITY_JWKS_URL']);
   });
 
-  it('When HUB_AMBIENTE is absent, then the upstreams are the services on this machine', () => {
-    expect(readConfig({})).toMatchObject({
+  it('When HUB_AMBIENTE is absent, then it is PRODUCTION: the upstream URLs are asked for, not taken from this machine', () => {
+    expect(() => readConfig({})).toThrow(/ACCESS_URL: required when HUB_AMBIENTE is PRODUCTION, as it is when unset/);
+  });
+
+  it('When HUB_AMBIENTE is LOCALHOST, then the upstreams are the services on this machine', () => {
+    expect(readConfig({ HUB_AMBIENTE: 'LOCALHOST' })).toMatchObject({
       ACCESS_URL: 'http://127.0.0.1:8081',
       FUNCTION_URL: 'http://127.0.0.1:8082',
       HUB_API_URL: 'http://127.0.0.1:8083',

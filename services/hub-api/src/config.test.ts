@@ -16,8 +16,8 @@ const deployed = {
 };
 
 describe('hub-api configuration', () => {
-  it('When nothing is set, then the documented defaults apply and no key is invented in the environment', () => {
-    const config = loadConfig(hubApiConfig, {});
+  it('When only HUB_AMBIENTE=LOCALHOST is set, then the documented defaults apply and no key is invented in the environment', () => {
+    const config = loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST' });
     expect(config).toMatchObject({
       HUB_API_PORT: 8083,
       HUB_DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/hub_events',
@@ -36,10 +36,13 @@ describe('hub-api configuration', () => {
 
   it('When DESTINATION_ALLOWLIST lists CIDRs, then they are parsed; a bad entry stops the start naming it', () => {
     expect(
-      loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: '10.0.0.0/8, fd00::/8' }).DESTINATION_ALLOWLIST,
+      loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST', DESTINATION_ALLOWLIST: '10.0.0.0/8, fd00::/8' })
+        .DESTINATION_ALLOWLIST,
     ).toHaveLength(2);
-    expect(() => loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: '10.0.0.0/8,intranet' })).toThrow(ConfigError);
-    expect(() => loadConfig(hubApiConfig, { DESTINATION_ALLOWLIST: 'intranet' })).toThrow(
+    expect(() =>
+      loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST', DESTINATION_ALLOWLIST: '10.0.0.0/8,intranet' }),
+    ).toThrow(ConfigError);
+    expect(() => loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST', DESTINATION_ALLOWLIST: 'intranet' })).toThrow(
       /DESTINATION_ALLOWLIST.*"intranet"/,
     );
   });
@@ -80,7 +83,7 @@ describe('hub-api signing keys at start', () => {
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
   });
-  const config = (env: Record<string, string>) => loadConfig(hubApiConfig, env);
+  const config = (env: Record<string, string>) => loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST', ...env });
 
   it('When HUB_AMBIENTE is LOCALHOST and the key file is missing, then it may be created', () => {
     const file = path.join(dir, 'keys.json');

@@ -31,6 +31,12 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .default('.data/hub/signing-keys.json')
     .describe('key file of the delivery-signing keys (mode 0600); created on first start only in LOCALHOST'),
   HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
+  HUB_SIGNING_JWKS: z
+    .string()
+    .optional()
+    .describe(
+      'the public keys only, as a JWKS (`hub-keys jwks` prints it): hub-api serves them and reads no private key; when set, HUB_SIGNING_KEYS and the key file are not used',
+    ),
   HUB_CACHE_TTL: durationFromEnv('5s').describe(
     'life of the cached subscriptions, types, versions and applications of publication: a backstop only, every write of any process drops them at once through a PostgreSQL notification',
   ),

@@ -17,6 +17,7 @@ import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filasDaTopologia } from './features/fila/filas';
+import { chavesPublicas } from './features/chaves/chaves-publicas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
 import { CANAL_DO_REGISTRO, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
@@ -50,7 +51,8 @@ export interface RunningHubApi {
   relay: OutboxRelay;
   /** The process's one LISTEN connection: registry changes (caches) and the outbox (relay). */
   avisos: NotificationListener;
-  keys: KeyStore;
+  /** The keys it serves: public ones only (HUB_SIGNING_JWKS), or the key set it reads. */
+  keys: Pick<KeyStore, 'jwks'>;
   retencao: RetencaoJob;
   reprocessamento: ReprocessamentoJob;
   conciliacao: ConciliacaoDaFilaDeErro;
@@ -67,21 +69,16 @@ export function keySource(config: HubApiConfig): { file: string; json?: string; 
   if (!create && !config.HUB_SIGNING_KEYS?.trim() && !existsSync(config.HUB_SIGNING_KEYS_FILE))
     throw new ConfigError(
       `invalid configuration:\n  HUB_SIGNING_KEYS_FILE: the key file ${config.HUB_SIGNING_KEYS_FILE} does not exist and ` +
-        `HUB_SIGNING_KEYS is not set; with HUB_AMBIENTE=${config.HUB_AMBIENTE} no key is created (docs/keys.md)`,
+        `HUB_SIGNING_KEYS is not set (nor HUB_SIGNING_JWKS, the public keys alone); with HUB_AMBIENTE=${config.HUB_AMBIENTE} no key is created (docs/keys.md)`,
     );
   return { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS, create };
 }
 
-/** Migrates, loads (or, in LOCALHOST, creates) the signing keys, listens for access changes and serves HTTP. */
-export async function startHubApi(
+async function openKeyStore(
   config: HubApiConfig,
+  { create, ...source }: ReturnType<typeof keySource>,
   logger: Logger,
-  options: StartOptions = {},
-): Promise<RunningHubApi> {
-  const { create, ...source } = keySource(config);
-  await ensureDatabase(config.HUB_DATABASE_URL);
-  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
-
+): Promise<KeyStore> {
   const keys = await KeyStore.open(source, {
     create,
     reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
@@ -93,6 +90,22 @@ export async function startHubApi(
       { file: config.HUB_SIGNING_KEYS_FILE },
       'no signing key was configured: created a key file with one new key',
     );
+  return keys;
+}
+
+/** Migrates, loads (or, in LOCALHOST, creates) the signing keys, listens for access changes and serves HTTP. */
+export async function startHubApi(
+  config: HubApiConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningHubApi> {
+  // hub-api only serves the public keys: given them alone, it reads no private key at all.
+  const publicas = config.HUB_SIGNING_JWKS?.trim() ? chavesPublicas(config.HUB_SIGNING_JWKS) : undefined;
+  const privadas = publicas ? undefined : keySource(config);
+  await ensureDatabase(config.HUB_DATABASE_URL);
+  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
+
+  const keys = publicas ?? (await openKeyStore(config, privadas!, logger));
 
   const db = createDb(config.HUB_DATABASE_URL);
   const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);

@@ -14,8 +14,8 @@ const CAMPOS: CampoDef[] = [
 ];
 
 /**
- * LOCALHOST and SANDBOX: asks identity-dev for a token through the gateway (POST /painel/entrar).
- * PRODUCTION: the real identity service signs people in; a token can be pasted.
+ * LOCALHOST: asks identity-dev for a token through the gateway (POST /painel/entrar).
+ * SANDBOX and PRODUCTION: the identity service signs people in; its token is pasted here.
  */
 export function TelaEntrar(props: { entrou: () => void; motivo?: string }) {
   const [ambiente, setAmbiente] = useState<Ambiente>();

@@ -164,14 +164,61 @@ test('When a manifest forgets a variable a service requires, then the configurat
   expect(() => loadConfig(configSchemaOf('hub-api')!, env)).toThrow(/HUB_DATABASE_URL/);
 });
 
-test('When hub-api and the delivery worker sign, then both read HUB_SIGNING_KEYS from the same Secret', () => {
-  const refs = ['hub-api', 'delivery-worker'].map(
-    (service) =>
-      containerOf(service).env.find((e: { name: string }) => e.name === 'HUB_SIGNING_KEYS')?.valueFrom?.secretKeyRef,
-  );
-  expect(refs[0]).toEqual({ name: 'hub-signing-keys', key: 'HUB_SIGNING_KEYS' });
-  expect(refs[1]).toEqual(refs[0]);
+/** The Secrets a container reads, whole (envFrom) or by key (env), with the variables each gives it. */
+function secretsOf(container: Yaml): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  const add = (secret: string, keys: string[]) => found.set(secret, [...(found.get(secret) ?? []), ...keys]);
+  for (const from of container.envFrom ?? []) {
+    if (from.secretRef) {
+      const m = named('Secret', from.secretRef.name);
+      add(from.secretRef.name, Object.keys({ ...m.data, ...m.stringData }));
+    }
+  }
+  for (const item of container.env ?? [])
+    if (item.valueFrom?.secretKeyRef) add(item.valueFrom.secretKeyRef.name, [item.name]);
+  return found;
+}
+
+test('When the delivery worker signs, then it alone reads the private keys; hub-api, which only serves the JWKS, gets the public keys and no private one', () => {
+  const worker = containerOf('delivery-worker').env.find((e: { name: string }) => e.name === 'HUB_SIGNING_KEYS');
+  expect(worker?.valueFrom?.secretKeyRef).toEqual({ name: 'hub-signing-keys', key: 'HUB_SIGNING_KEYS' });
   expect(named('Secret', 'hub-signing-keys').stringData?.HUB_SIGNING_KEYS).toBeDefined();
+
+  const hubApi = containerOf('hub-api');
+  const env = environmentOf(hubApi);
+  expect(env.HUB_SIGNING_KEYS).toBeUndefined();
+  expect(env.HUB_SIGNING_KEYS_FILE).toBeUndefined();
+  expect(secretsOf(hubApi).has('hub-signing-keys')).toBe(false);
+  const jwks = hubApi.env.find((e: { name: string }) => e.name === 'HUB_SIGNING_JWKS');
+  expect(jwks?.valueFrom?.configMapKeyRef).toEqual({ name: 'hub-signing-jwks', key: 'HUB_SIGNING_JWKS' });
+  // The start reads HUB_SIGNING_JWKS before any key file (services/hub-api/src/start.ts).
+  expect(configSchemaOf('hub-api')!.shape).toHaveProperty('HUB_SIGNING_JWKS');
+  for (const service of SERVICES.filter((s) => s !== 'delivery-worker'))
+    expect(secretsOf(containerOf(service)).has('hub-signing-keys')).toBe(false);
+});
+
+test('When the services are deployed, then each gets the URL of its own database only', () => {
+  const own: Record<string, string[]> = {
+    gateway: [],
+    access: ['ACCESS_DATABASE_URL'],
+    function: ['FUNCTION_DATABASE_URL'],
+    'hub-api': ['HUB_DATABASE_URL'],
+    'delivery-worker': ['HUB_DATABASE_URL'],
+  };
+  for (const service of SERVICES) {
+    const databases = Object.keys(environmentOf(containerOf(service))).filter((name) => name.endsWith('_DATABASE_URL'));
+    expect({ service, databases }).toEqual({ service, databases: own[service] });
+  }
+});
+
+test('When a service is deployed, then every secret value it gets is one its configuration reads (the gateway gets no RabbitMQ credentials)', () => {
+  for (const service of SERVICES) {
+    const reads = Object.keys(configSchemaOf(service)!.shape);
+    const given = [...secretsOf(containerOf(service)).values()].flat();
+    expect({ service, unread: given.filter((name) => !reads.includes(name)) }).toEqual({ service, unread: [] });
+  }
+  expect(environmentOf(containerOf('gateway')).RABBITMQ_URL).toBeUndefined();
+  expect(secretsOf(containerOf('gateway')).size).toBe(0);
 });
 
 test("When the delivery queue grows, then KEDA's RabbitMQ scaler scales the worker on the topology's work queue", () => {

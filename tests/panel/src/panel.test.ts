@@ -17,6 +17,12 @@ let build: { jsBytes: number; jsGzipBytes: number };
 const violations: Violation[] = [];
 const layoutBreaks: string[] = [];
 const seen = { eventoId: '', versaoId: '' };
+/** What the browser refused under the gateway's Content-Security-Policy, on any page of the run. */
+const cspRefusals: string[] = [];
+const watchCsp = (p: Page) =>
+  p.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspRefusals.push(`${p.url()}: ${message.text()}`);
+  });
 
 const DESKTOP = { width: 1280, height: 800 };
 const MOBILE = { width: 390, height: 844 };
@@ -38,6 +44,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: DESKTOP, locale: 'pt-BR' });
   context.setDefaultTimeout(10_000);
   page = await context.newPage();
+  watchCsp(page);
 }, 240_000);
 
 afterAll(async () => {
@@ -395,4 +402,36 @@ test('When the token is refused (401), then the panel returns to sign-in', async
   await page.goto(`${base}/eventos`);
   await form('Entrar').waitFor();
   await expect(page.getByRole('alert').first().textContent()).resolves.toContain('401');
+});
+
+test('When every screen ran under the Content-Security-Policy of /painel, then the browser refused nothing', async () => {
+  const response = await page.goto(`${base}/`);
+  const policy = response?.headers()['content-security-policy'] ?? '';
+  expect(policy).toContain("script-src 'self'");
+  expect(policy).toContain("style-src 'self';");
+  expect(policy).not.toContain('unsafe-inline');
+  await form('Entrar')
+    .or(page.getByRole('navigation', { name: 'Menu principal' }))
+    .first()
+    .waitFor();
+  expect(cspRefusals).toEqual([]);
+});
+
+test('When a bearer token is given under Authorize in /docs, then it is kept in memory only: not in localStorage, gone after a reload', async () => {
+  const docs = await context.newPage();
+  watchCsp(docs);
+  await docs.goto(`${platform.gatewayUrl}/docs`);
+  await docs.locator('.swagger-ui button.authorize').first().click();
+  const dialog = docs.locator('.swagger-ui .dialog-ux');
+  await dialog.locator('input').first().fill('um.token.qualquer');
+  await dialog.locator('.auth-btn-wrapper button.authorize').click();
+  await dialog.locator('.auth-btn-wrapper button.btn-done').click();
+  const authorized = () => docs.evaluate('JSON.stringify(window.ui.authSelectors.authorized().toJS())');
+  await expect(authorized()).resolves.toContain('um.token.qualquer');
+  await expect(docs.evaluate('JSON.stringify(Object.keys(localStorage))')).resolves.toBe('[]');
+  await docs.reload();
+  await docs.locator('.swagger-ui button.authorize').first().waitFor();
+  await expect(authorized()).resolves.toBe('{}');
+  await docs.close();
+  expect(cspRefusals).toEqual([]);
 });

@@ -97,7 +97,7 @@ describe('gateway metrics', () => {
   });
 
   it('When nothing is configured, then the metrics port is 9080 on 127.0.0.1', () => {
-    const config = readConfig({});
+    const config = readConfig({ HUB_AMBIENTE: 'LOCALHOST' });
     expect(config.GATEWAY_METRICS_PORT).toBe(9080);
     expect(config.GATEWAY_METRICS_HOST).toBe('127.0.0.1');
   });

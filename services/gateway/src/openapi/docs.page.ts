@@ -34,13 +34,14 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// Try-it-out sends the Bearer token given under "Authorize" (kept across reloads). No validator
-// badge: that would call validator.swagger.io.
+// Try-it-out sends the Bearer token given under "Authorize", kept in the page's memory only: never
+// in localStorage, where it would outlive the tab and be read by any script of this origin (the
+// panel's too). A reload asks for it again. No validator badge: that would call validator.swagger.io.
 const INIT = `window.ui = SwaggerUIBundle({
   url: '/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
-  persistAuthorization: true,
+  persistAuthorization: false,
   displayRequestDuration: true,
   showExtensions: true,
   validatorUrl: null,

@@ -223,7 +223,7 @@ describe('gateway OpenAPI and docs', () => {
     const init = await request(gateway.url).get('/docs/init.js').expect(200);
     expect(init.text).toContain("url: '/openapi.json'");
     expect(init.text).toContain('validatorUrl: null');
-    expect(init.text).toContain('persistAuthorization: true');
+    expect(init.text).toContain('persistAuthorization: false');
     expect(init.text).not.toMatch(/https?:\/\//);
   });
 

@@ -12,7 +12,7 @@ export interface PanelOptions {
   /** The built panel's folder; read on each request, so a build after the start is served. */
   dir?: string;
   ambiente: 'LOCALHOST' | 'SANDBOX' | 'PRODUCTION';
-  /** identity-dev's POST /token, for the sign-in page of LOCALHOST and SANDBOX; none in PRODUCTION. */
+  /** identity-dev's POST /token, for the sign-in page of LOCALHOST only. */
   identityTokenUrl?: string;
 }
 
@@ -31,13 +31,15 @@ const notBuilt = () =>
 
 /**
  * The panel at /painel/: hashed assets cached for a year, every other path answered with index.html
- * (the app routes deep links itself, never cached). In LOCALHOST and SANDBOX, POST /painel/entrar
- * asks identity-dev for a user token on the panel's behalf, so the browser talks to one origin only.
+ * (the app routes deep links itself, never cached). In LOCALHOST, POST /painel/entrar asks
+ * identity-dev for a user token on the panel's behalf, so the browser talks to one origin only. Never
+ * elsewhere: it hands anyone who reaches the gateway a token for any e-mail, master included; in
+ * SANDBOX and PRODUCTION the panel asks for a token of the identity service instead.
  */
 export function panelRouter({ dir = PANEL_DIST, ambiente, identityTokenUrl }: PanelOptions): Router {
   const router = Router();
   const index = path.join(dir, 'index.html');
-  const signIn = ambiente !== 'PRODUCTION' && identityTokenUrl !== undefined;
+  const signIn = ambiente === 'LOCALHOST' && identityTokenUrl !== undefined;
 
   // Not strict routing: '/painel' matches '/painel/' too, which must not redirect to itself.
   router.get('/painel', (req, res, next) => (req.path === '/painel' ? res.redirect(301, '/painel/') : next()));

@@ -90,7 +90,7 @@ describe('the panel at /painel/', () => {
   });
 
   it('When the sign-in body is wrong, then 400 and no token', async () => {
-    const url = await started({ dir: built, ambiente: 'SANDBOX', identityTokenUrl: `${identity.url}/token` });
+    const url = await started({ dir: built, ambiente: 'LOCALHOST', identityTokenUrl: `${identity.url}/token` });
     const wrong = await request(url).post('/painel/entrar').send({ email: 7 }).expect(400);
     expect(wrong.body.codigo).toBe('corpo_invalido');
     const malformed = await request(url)
@@ -107,10 +107,30 @@ describe('the panel at /painel/', () => {
     expect(response.body.codigo).toBe('identidade_indisponivel');
   });
 
-  it('When the platform is PRODUCTION, then there is no sign-in route', async () => {
-    const url = await started({ dir: built, ambiente: 'PRODUCTION', identityTokenUrl: `${identity.url}/token` });
-    expect((await request(url).get('/painel/ambiente.json').expect(200)).body.entrar).toBe(false);
-    await request(url).post('/painel/entrar').send({ email: 'ana@empresa.com.br' }).expect(404);
+  it.each(['SANDBOX', 'PRODUCTION'] as const)(
+    'When the platform is %s, then there is no sign-in route: nobody who reaches the gateway mints a token, master or not',
+    async (ambiente) => {
+      const url = await started({ dir: built, ambiente, identityTokenUrl: `${identity.url}/token` });
+      expect((await request(url).get('/painel/ambiente.json').expect(200)).body).toEqual({ ambiente, entrar: false });
+      for (const body of [{ email: 'ana@empresa.com.br', master: true }, { email: 'ana@empresa.com.br' }]) {
+        const response = await request(url).post('/painel/entrar').send(body).expect(404);
+        expect(response.body.access_token).toBeUndefined();
+      }
+    },
+  );
+
+  it('When the gateway runs in SANDBOX, then POST /painel/entrar is not there either', async () => {
+    const sandbox = await startGatewayWithFakes({ ...identity.env, HUB_AMBIENTE: 'SANDBOX' });
+    try {
+      const response = await request(sandbox.url)
+        .post('/painel/entrar')
+        .send({ email: 'x@empresa.com.br', master: true });
+      expect(response.status).toBe(404);
+      expect(response.body.access_token).toBeUndefined();
+      for (const upstream of Object.values(sandbox.upstreams)) expect(upstream.seen).toEqual([]);
+    } finally {
+      await sandbox.close();
+    }
   });
 
   describe('through the gateway', () => {

@@ -25,6 +25,7 @@ export async function startGatewayWithFakes(
     hubApi: await startFakeUpstream('hub-api', specs.hubApi),
   };
   const config = readConfig({
+    HUB_AMBIENTE: 'LOCALHOST',
     ACCESS_URL: upstreams.access.url,
     FUNCTION_URL: upstreams.function.url,
     HUB_API_URL: [upstreams.hubApi.url, ...(extra.hubApiExtra ?? [])].join(','),

@@ -101,6 +101,25 @@ export function acessosRepository(db: DbClient) {
       return db.acesso.findFirst({ where: { id, ...vivo } });
     },
 
+    /**
+     * The live access with its profile's permissions, for a change decided on them: the access row
+     * stays locked, and its profile share-locked, until the caller's transaction ends, so neither
+     * can be changed between the check and the write.
+     */
+    async paraAlterar(id: string) {
+      const [locked] = await db.$queryRaw<{ perfil_de_acesso_id: string | null }[]>`
+        select perfil_de_acesso_id::text as perfil_de_acesso_id from acesso
+        where id = ${id}::uuid and excluido_em is null for no key update`;
+      if (!locked) return null;
+      if (locked.perfil_de_acesso_id !== null) {
+        await db.$queryRaw`select 1 from perfil_de_acesso where id = ${locked.perfil_de_acesso_id}::uuid for share`;
+      }
+      return db.acesso.findUniqueOrThrow({
+        where: { id },
+        include: { perfilDeAcesso: { select: { nome: true, permissoes: true } } },
+      });
+    },
+
     byEmail(email: string) {
       return db.acesso.findFirst({
         where: { email, ...vivo },
@@ -130,16 +149,21 @@ export function acessosRepository(db: DbClient) {
       });
     },
 
-    /** Two statements when the e-mail changes: give it a transaction so the link cannot go stale. */
+    /**
+     * Two statements when the e-mail changes: give it a transaction so the link cannot go stale.
+     * The access profile does not follow the e-mail: permissions were given to a person, and a new
+     * address is somebody else until a profile is given to it again.
+     */
     update(id: string, data: { email?: string; ativo?: boolean }): Promise<Acesso> {
       return transacao(db, async (tx) => {
-        const changes: Prisma.AcessoUpdateInput = { ...data, atualizadoEm: new Date() };
+        const changes: Prisma.AcessoUncheckedUpdateInput = { ...data, atualizadoEm: new Date() };
         if (data.email !== undefined) {
           // The link follows the e-mail: the collaborator of the new address, or none.
           await travarEmail(tx, data.email);
           const colaborador = await colaboradorDe(data.email, tx);
           changes.termoauthId = colaborador?.termoauthId ?? null;
           changes.nome = colaborador?.nome ?? null;
+          changes.perfilDeAcessoId = null;
         }
         return tx.acesso.update({ where: { id }, data: changes });
       });

@@ -5,6 +5,8 @@ import { authSchema } from './acessos.model';
 import type { AcessosService } from './acessos.service';
 
 const tag = 'Auth';
+const REACH =
+  "inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas)";
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 
 /** The eight /auth routes except /auth/acesso (see acesso-atual). */
@@ -69,15 +71,15 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'patch',
         path: '/auth/:id',
-        summary: 'Change the e-mail or the active flag (never of a master)',
+        summary: 'Change the e-mail or the active flag (never of a master); a new e-mail drops the access profile',
         tag,
         ...guards.permission('colaboradores', 'editar'),
         params: idParams,
         body: z.object({ email: z.string().nullable().optional(), ativo: z.boolean().nullable().optional() }).strict(),
         response: authSchema,
-        refusals: { 409: 'the e-mail is taken' },
+        refusals: { 403: REACH, 409: 'the e-mail is taken' },
       },
-      async ({ params, body }) => service.update(params.id, body),
+      async ({ params, body, req }) => service.update(params.id, body, req.acesso!),
     )
     .route(
       {
@@ -87,10 +89,10 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
         tag,
         ...guards.permission('colaboradores', 'deletar'),
         params: idParams,
-        refusals: { 409: 'a collaborator is linked to the access' },
+        refusals: { 403: REACH, 409: 'a collaborator is linked to the access' },
       },
-      async ({ params }) => {
-        await service.delete(params.id);
+      async ({ params, req }) => {
+        await service.delete(params.id, req.acesso!);
       },
     );
 }

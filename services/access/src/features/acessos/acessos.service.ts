@@ -1,8 +1,9 @@
 import { isUniqueViolation } from '@hub/database';
-import { conflict, forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
+import { conflict, invalidField, notFound, type PageRequest, page } from '@hub/http';
 import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import type { Acesso } from '../../generated/prisma/client';
+import { type Chamador, exigirAlcance } from '../perfis/delegacao';
 import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './acessos.model';
 import { type AcessoFiltro, acessosRepository } from './acessos.repository';
 
@@ -13,12 +14,6 @@ export function acessosService(db: Db, events: AccessEvents, companyDomain: stri
   async function get(id: string): Promise<Acesso> {
     const acesso = await acessos.byId(id);
     if (!acesso) throw notFound('access');
-    return acesso;
-  }
-
-  async function changeable(id: string, verb: string): Promise<Acesso> {
-    const acesso = await get(id);
-    if (acesso.master) throw forbidden(`the access of a master cannot be ${verb}`, 'acesso_master_protegido');
     return acesso;
   }
 
@@ -60,31 +55,48 @@ export function acessosService(db: Db, events: AccessEvents, companyDomain: stri
       return toAuth(acesso);
     },
 
-    async update(id: string, input: { email?: string | null; ativo?: boolean | null }) {
-      const acesso = await changeable(id, 'changed');
-      const email = input.email === null || input.email === undefined ? undefined : validEmail(input.email);
-      const ativo = input.ativo ?? undefined;
-      const changes = {
-        ...(email !== undefined && email !== acesso.email ? { email } : {}),
-        ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
-      };
-      if (Object.keys(changes).length === 0) return toAuth(acesso);
-      const updated = await transacao(db, (tx) => acessosRepository(tx).update(id, changes)).catch(rethrowEmailTaken);
-      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
-      if (updated.email !== acesso.email)
-        await events.changed({ email: updated.email, acesso_id: id, motivo: 'alterado' });
-      return toAuth(updated);
+    /**
+     * Changes the e-mail or the state, under the rule of reach (exigirAlcance). A new e-mail drops
+     * the access profile (see the repository): otherwise whoever may edit accesses could move a
+     * profile onto an address they control.
+     */
+    async update(id: string, input: { email?: string | null; ativo?: boolean | null }, chamador: Chamador) {
+      const { antes, depois } = await transacao(db, async (tx) => {
+        const repository = acessosRepository(tx);
+        const acesso = await repository.paraAlterar(id);
+        if (!acesso) throw notFound('access');
+        exigirAlcance(acesso, chamador, 'changed', 'acesso_proprio');
+        const email = input.email === null || input.email === undefined ? undefined : validEmail(input.email);
+        const ativo = input.ativo ?? undefined;
+        const changes = {
+          ...(email !== undefined && email !== acesso.email ? { email } : {}),
+          ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
+        };
+        const changed = Object.keys(changes).length > 0;
+        return { antes: acesso, depois: changed ? await repository.update(id, changes) : undefined };
+      }).catch(rethrowEmailTaken);
+      if (!depois) return toAuth(antes);
+      await events.changed({ email: antes.email, acesso_id: id, motivo: 'alterado' });
+      if (depois.email !== antes.email)
+        await events.changed({ email: depois.email, acesso_id: id, motivo: 'alterado' });
+      return toAuth(depois);
     },
 
-    async delete(id: string): Promise<void> {
-      const acesso = await changeable(id, 'deleted');
-      if (acesso.termoauthId !== null) {
-        throw conflict(
-          'acesso_vinculado',
-          'a collaborator is linked to this access; it is removed in the identity service only',
-        );
-      }
-      await acessos.markDeleted(id);
+    async delete(id: string, chamador: Chamador): Promise<void> {
+      const acesso = await transacao(db, async (tx) => {
+        const repository = acessosRepository(tx);
+        const alvo = await repository.paraAlterar(id);
+        if (!alvo) throw notFound('access');
+        exigirAlcance(alvo, chamador, 'deleted', 'acesso_proprio');
+        if (alvo.termoauthId !== null) {
+          throw conflict(
+            'acesso_vinculado',
+            'a collaborator is linked to this access; it is removed in the identity service only',
+          );
+        }
+        await repository.markDeleted(id);
+        return alvo;
+      });
       await events.changed({ email: acesso.email, acesso_id: id, motivo: 'excluido' });
     },
   };

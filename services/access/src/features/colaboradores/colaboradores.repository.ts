@@ -59,12 +59,6 @@ export function colaboradoresRepository(db: DbClient) {
     byId: (id: string) => db.acesso.findFirst({ where: { id, ...whereOf() }, include }),
 
     /** Any live access (a master's too), with its profile, locked until the transaction ends. */
-    async acessoParaAlterar(id: string): Promise<ColaboradorRow | null> {
-      const [locked] = await db.$queryRaw<{ id: string }[]>`
-        select id::text as id from acesso where id = ${id}::uuid and excluido_em is null for no key update`;
-      return locked ? db.acesso.findUnique({ where: { id }, include }) : null;
-    },
-
     async setPerfil(id: string, perfilDeAcessoId: string | null): Promise<void> {
       await db.acesso.update({ where: { id }, data: { perfilDeAcessoId, atualizadoEm: new Date() } });
     },

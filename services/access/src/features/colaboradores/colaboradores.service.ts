@@ -1,9 +1,10 @@
-import { forbidden, invalidField, notFound, type PageRequest, page } from '@hub/http';
+import { invalidField, notFound, type PageRequest, page } from '@hub/http';
 import { z } from 'zod';
 import { type Db, transacao } from '../../db';
 import type { AccessEvents } from '../../events';
 import { iso } from '../acessos/acessos.model';
-import { type Chamador, exigirDentroDasPermissoes } from '../perfis/delegacao';
+import { acessosRepository } from '../acessos/acessos.repository';
+import { type Chamador, exigirAlcance, exigirDentroDasPermissoes } from '../perfis/delegacao';
 import { perfisRepository } from '../perfis/perfis.repository';
 import { type ColaboradorRow, colaboradoresRepository } from './colaboradores.repository';
 
@@ -75,22 +76,15 @@ export function colaboradoresService(db: Db, events: AccessEvents) {
     /**
      * Gives the access a profile (null removes it). Nobody but a master changes their own profile,
      * and a non-master neither hands out nor takes away more than they hold: the profile given and
-     * the one replaced must both be within the caller's permissions. Both rows stay locked until
-     * the change commits, so the profile can be neither deleted nor widened meanwhile.
+     * the one replaced must both be within the caller's permissions (the rule of reach, as for
+     * PATCH and DELETE /auth). The access and both profiles stay locked until the change commits,
+     * so neither profile can be deleted or widened meanwhile.
      */
     async assignProfile(id: string, perfilDeAcessoId: string | null, chamador: Chamador): Promise<ColaboradorView> {
-      if (!chamador.master && chamador.id === id) {
-        throw forbidden('only a master may change their own access profile', 'perfil_proprio');
-      }
       const acesso = await transacao(db, async (tx) => {
-        const row = await colaboradoresRepository(tx).acessoParaAlterar(id);
+        const row = await acessosRepository(tx).paraAlterar(id);
         if (!row) throw notFound('collaborator');
-        if (row.master) throw forbidden('the access of a master cannot be changed', 'acesso_master_protegido');
-        exigirDentroDasPermissoes(
-          row.perfilDeAcesso?.permissoes,
-          chamador,
-          'the current access profile of this access',
-        );
+        exigirAlcance(row, chamador, 'changed', 'perfil_proprio');
         if (perfilDeAcessoId !== null) {
           const perfil = await perfisRepository(tx).lockShared(perfilDeAcessoId);
           if (!perfil)

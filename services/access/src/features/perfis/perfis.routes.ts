@@ -32,9 +32,12 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         body: perfilCriar,
         response: perfilSchema,
         status: 201,
-        refusals: { 409: 'name taken' },
+        refusals: {
+          403: 'inactive access or missing permission; a non-master may create only a profile within their own permissions (permissoes_excedidas)',
+          409: 'name taken',
+        },
       },
-      async ({ body }) => service.create(body),
+      async ({ body, req }) => service.create(body, req.acesso!),
     )
     .route(
       {
@@ -97,10 +100,13 @@ export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisS
         tag,
         ...guards.permission('configuracoes', 'deletar'),
         params: idParams,
-        refusals: { 409: 'in use' },
+        refusals: {
+          403: 'inactive access or missing permission; a non-master may delete only a profile within their own permissions (permissoes_excedidas)',
+          409: 'in use',
+        },
       },
-      async ({ params }) => {
-        await service.delete(params.id);
+      async ({ params, req }) => {
+        await service.delete(params.id, req.acesso!);
       },
     );
 }

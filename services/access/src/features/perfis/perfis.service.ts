@@ -31,7 +31,9 @@ export function perfisService(db: Db, events: AccessEvents) {
       return toPerfil(perfil);
     },
 
-    async create(input: z.infer<typeof perfilCriar>) {
+    /** A non-master creates only a profile within their own permissions, as they may edit only such a one. */
+    async create(input: z.infer<typeof perfilCriar>, chamador: Chamador) {
+      exigirDentroDasPermissoes(input.permissoes, chamador, 'the new access profile');
       const now = new Date();
       const perfil = await perfis
         .create({
@@ -70,13 +72,16 @@ export function perfisService(db: Db, events: AccessEvents) {
     },
 
     /**
-     * Deletes a profile no live access holds. The row lock makes the check and the delete one
+     * Deletes a profile no live access holds; a non-master only one within their own permissions,
+     * as for every other change of a profile. The row lock makes the check and the delete one
      * step against assignments (which share-lock the same row): exactly one of the two wins.
      */
-    async delete(id: string): Promise<void> {
+    async delete(id: string, chamador: Chamador): Promise<void> {
       await transacao(db, async (tx) => {
         const repository = perfisRepository(tx);
-        if (!(await repository.lockForUpdate(id))) throw notFound('access profile');
+        const atual = await repository.lockForUpdate(id);
+        if (!atual) throw notFound('access profile');
+        exigirDentroDasPermissoes(atual.permissoes, chamador, 'this access profile');
         await repository.unlinkDeleted(id);
         if (!(await repository.deleteIfUnused(id))) {
           throw conflict('perfil_em_uso', `${await repository.emUso(id)} access(es) use this profile`);

@@ -3,6 +3,7 @@ import {
   addKey,
   generateKey,
   type Jwks,
+  type KeyStore,
   readKeyFile,
   removeKey,
   retireKey,
@@ -18,6 +19,9 @@ beforeAll(async () => {
   ctx = await iniciarContexto();
 });
 afterAll(() => encerrarContexto(ctx));
+
+// This hub reads its key file (not HUB_SIGNING_JWKS): its keys are a KeyStore, signers included.
+const signers = () => (ctx.hub.keys as KeyStore).signers();
 
 const jwks = async () => {
   const response = await ctx.api().get('/.well-known/jwks.json');
@@ -55,7 +59,7 @@ describe('GET /.well-known/jwks.json', () => {
 
   test('When the signer signs a delivery, then tweetnacl verifies it against the served JWKS', async () => {
     const body = JSON.stringify({ id: 'evento-1', tipo: 'pedido.criado', dados: { valor: 1 } });
-    const headers = signWebhook({ id: 'entrega-1', body }, await ctx.hub.keys.signers());
+    const headers = signWebhook({ id: 'entrega-1', body }, await signers());
     expect(verifyWebhook(headers, body, await jwks()).kid).toBe((await jwks()).keys[0]!.kid);
     expect(() => verifyWebhook(headers, `${body} `, { keys: [] })).toThrow();
   });
@@ -68,13 +72,13 @@ describe('GET /.well-known/jwks.json', () => {
     expect((await jwks()).keys.map((k) => k.kid).sort()).toEqual([old, key.kid].sort());
 
     const body = '{"rotacao":true}';
-    const signed = signWebhook({ id: 'entrega-2', body }, await ctx.hub.keys.signers());
+    const signed = signWebhook({ id: 'entrega-2', body }, await signers());
     expect(signed['webhook-signature'].split(' ')).toHaveLength(2);
     expect(verifyWebhook(signed, body, { keys: (await jwks()).keys.filter((k) => k.kid === old) }).kid).toBe(old);
 
     await writeKeyFile(ctx.hub.keysFile, retireKey(during, old));
     expect((await jwks()).keys).toHaveLength(2);
-    expect((await ctx.hub.keys.signers()).map((s) => s.kid)).toEqual([key.kid]);
+    expect((await signers()).map((s) => s.kid)).toEqual([key.kid]);
 
     await writeKeyFile(ctx.hub.keysFile, removeKey(retireKey(during, old), old));
     expect((await jwks()).keys.map((k) => k.kid)).toEqual([key.kid]);

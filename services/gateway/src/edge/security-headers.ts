@@ -1,0 +1,46 @@
+import type { Ambiente } from '@hub/config';
+import type { RequestHandler } from 'express';
+
+/** The API answers JSON only: nothing in an answer may load, run or be framed. */
+export const API_POLICY = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * The panel (services/panel, built by Vite): its index.html loads one module script and one
+ * stylesheet from /painel/assets, and the app calls only this origin. No inline script or style
+ * attribute is allowed; styles the app sets from script (element.style) are not inline markup.
+ * The favicon is a `data:` URL.
+ */
+export const PANEL_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const HSTS = 'max-age=31536000; includeSubDomains';
+
+const isPanel = (path: string) => path === '/painel' || path.startsWith('/painel/');
+
+/**
+ * Headers every answer of the gateway carries, its own and the services' alike: a
+ * Content-Security-Policy (the panel's for /painel, the API's elsewhere; /docs sets its own), no
+ * MIME sniffing, never in a frame, no Referer leaving the platform, and HSTS outside LOCALHOST
+ * (a developer's machine answers on plain http, where a pinned HSTS would break other local sites).
+ */
+export function securityHeaders(ambiente: Ambiente): RequestHandler {
+  const hsts = ambiente !== 'LOCALHOST';
+  return (req, res, next) => {
+    res.setHeader('content-security-policy', isPanel(req.path) ? PANEL_POLICY : API_POLICY);
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('x-frame-options', 'DENY');
+    res.setHeader('referrer-policy', 'no-referrer');
+    if (hsts) res.setHeader('strict-transport-security', HSTS);
+    next();
+  };
+}
