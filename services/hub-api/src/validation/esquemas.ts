@@ -5,6 +5,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { DADOS_PROFUNDIDADE_MAX, ESQUEMA_PROFUNDIDADE_MAX, mensagemDeProfundidade, profundidade } from './limites';
+import { AVALIACOES_POR_VALOR_MAX, avaliacoesDemais } from './custo';
 import { Identidades, itensUnicos } from './itens-unicos';
 import { recursaoSemFim } from './recursao';
 
@@ -136,6 +137,19 @@ export class ValidadorDeEsquemas {
           {
             caminho: '/esquema',
             mensagem: 'refers to itself ($ref) without descending into the data, so validation would never end',
+          },
+        ],
+      };
+    }
+    const custosa = avaliacoesDemais(schema);
+    if (custosa) {
+      return {
+        erros: [
+          {
+            caminho: custosa,
+            mensagem:
+              `would check one value of dados against more than ${AVALIACOES_POR_VALOR_MAX} subschemas ` +
+              '(references or a recursion that fan out, or too long an enum or anyOf), holding the hub for every publication',
           },
         ],
       };
