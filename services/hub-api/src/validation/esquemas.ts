@@ -5,6 +5,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { DADOS_PROFUNDIDADE_MAX, ESQUEMA_PROFUNDIDADE_MAX, mensagemDeProfundidade, profundidade } from './limites';
+import { AVALIACOES_POR_VALOR_MAX, avaliacoesDemais } from './custo';
+import { Identidades, itensUnicos } from './itens-unicos';
 import { recursaoSemFim } from './recursao';
 
 /**
@@ -82,11 +84,20 @@ export class ValidadorDeEsquemas {
   /** How many schemas were compiled: the tests prove that nothing compiles twice. */
   compilacoes = 0;
 
+  /** The numbering of values that `uniqueItems` uses during the validation under way. */
+  private identidades: Identidades | undefined;
+
   constructor(private readonly maxValidadores = 10_000) {
     const draft2020 = new Ajv2020(OPTIONS);
     const draft07 = new Ajv(OPTIONS);
-    addFormats(draft2020);
-    addFormats(draft07);
+    const unicos = itensUnicos(() => {
+      this.identidades ??= new Identidades();
+      return this.identidades;
+    });
+    for (const ajv of [draft2020, draft07]) {
+      addFormats(ajv);
+      ajv.removeKeyword('uniqueItems').addKeyword(unicos);
+    }
     this.ajvs = { '2020-12': draft2020, 'draft-07': draft07 };
   }
 
@@ -130,6 +141,19 @@ export class ValidadorDeEsquemas {
         ],
       };
     }
+    const custosa = avaliacoesDemais(schema);
+    if (custosa) {
+      return {
+        erros: [
+          {
+            caminho: custosa,
+            mensagem:
+              `would check one value of dados against more than ${AVALIACOES_POR_VALOR_MAX} subschemas ` +
+              '(references or a recursion that fan out, or too long an enum or anyOf), holding the hub for every publication',
+          },
+        ],
+      };
+    }
     let validador: ValidateFunction;
     try {
       validador = this.compilar(draft, schema);
@@ -164,6 +188,8 @@ export class ValidadorDeEsquemas {
       // Registration refuses endless recursion and dados are bounded, so this is a last resort.
       if (!estourouAPilha(error)) throw error;
       return { valido: false, erros: [{ caminho: '/dados', mensagem: 'is nested too deeply for this schema' }] };
+    } finally {
+      this.identidades = undefined;
     }
     if (valido) return { valido: true, erros: [] };
     return { valido: false, erros: (validador.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDosDados(e)) };

@@ -9,7 +9,7 @@
  * and the `$id`s of embedded resources; anything else cannot be resolved and ajv refuses it anyway.
  */
 
-type No = Record<string, unknown>;
+export type No = Record<string, unknown>;
 
 /** Subschemas applied to the same instance as their parent (one schema, a list, or a map of them). */
 const NO_LUGAR = ['not', 'if', 'then', 'else', 'allOf', 'anyOf', 'oneOf'];
@@ -28,7 +28,8 @@ const DESCENDENTES = [
 ];
 const DESCENDENTES_MAPA = ['properties', 'patternProperties', '$defs', 'definitions'];
 
-const eNo = (valor: unknown): valor is No => typeof valor === 'object' && valor !== null && !Array.isArray(valor);
+export const eNo = (valor: unknown): valor is No =>
+  typeof valor === 'object' && valor !== null && !Array.isArray(valor);
 
 function subesquemas(no: No, chaves: string[], mapas: string[]): No[] {
   const achados: No[] = [];
@@ -44,7 +45,7 @@ function subesquemas(no: No, chaves: string[], mapas: string[]): No[] {
   return achados;
 }
 
-const noLugar = (no: No) => subesquemas(no, NO_LUGAR, NO_LUGAR_MAPA);
+export const noLugar = (no: No) => subesquemas(no, NO_LUGAR, NO_LUGAR_MAPA);
 const todos = (no: No) => subesquemas(no, [...NO_LUGAR, ...DESCENDENTES], [...NO_LUGAR_MAPA, ...DESCENDENTES_MAPA]);
 
 /** Where each subschema's references resolve: its resource (nearest `$id`), anchors and ids. */
@@ -86,10 +87,11 @@ function ponteiro(recurso: No, fragmento: string): No | undefined {
   return eNo(atual) ? atual : undefined;
 }
 
-/** True when some chain of references can come back to where it started without consuming data. */
-export function recursaoSemFim(esquema: unknown): boolean {
-  if (!eNo(esquema)) return false;
-  const raiz = esquema;
+/**
+ * Every subschema of a schema, and for each the subschemas applied to the same instance as it:
+ * its `allOf`/`anyOf`/`not`/… and the targets of its references.
+ */
+export function grafoNoLugar(raiz: No): { nos: Iterable<No>; seguintes(no: No): No[] } {
   const { recursoDe, ancoras, ids } = indexar(raiz);
 
   function resolver(ref: string, base: No): No | undefined {
@@ -111,10 +113,18 @@ export function recursaoSemFim(esquema: unknown): boolean {
       .filter((alvo): alvo is No => alvo !== undefined);
     return [...noLugar(no), ...alvos];
   }
+  return { nos: recursoDe.keys(), seguintes };
+}
+
+/** True when some chain of references can come back to where it started without consuming data. */
+export function recursaoSemFim(esquema: unknown): boolean {
+  if (!eNo(esquema)) return false;
+  const { nos, seguintes } = grafoNoLugar(esquema);
+  const conhecidos = new Set(nos);
 
   // Depth-first over the same-instance edges; meeting a subschema still on the path is a cycle.
   const estado = new Map<No, 'no-caminho' | 'visto'>();
-  for (const inicio of recursoDe.keys()) {
+  for (const inicio of conhecidos) {
     if (estado.has(inicio)) continue;
     const caminho: [No, No[]][] = [[inicio, seguintes(inicio)]];
     estado.set(inicio, 'no-caminho');
@@ -128,7 +138,7 @@ export function recursaoSemFim(esquema: unknown): boolean {
       }
       const visto = estado.get(proximo);
       if (visto === 'no-caminho') return true;
-      if (visto === undefined && recursoDe.has(proximo)) {
+      if (visto === undefined && conhecidos.has(proximo)) {
         estado.set(proximo, 'no-caminho');
         caminho.push([proximo, seguintes(proximo)]);
       }

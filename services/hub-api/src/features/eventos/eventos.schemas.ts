@@ -95,6 +95,45 @@ export const eventoDetalhadoSchema = eventoSchema.extend({
 });
 export type EventoDetalhadoDto = z.infer<typeof eventoDetalhadoSchema>;
 
+/**
+ * A delivery as the publishing application reads it (POST /eventos, GET /eventos/{id}): its own
+ * progress, not who the subscriber is, where it receives (URLs often carry secrets) or what it answered.
+ */
+export const entregaDoPublicadorSchema = entregaSchema
+  .pick({
+    id: true,
+    evento_id: true,
+    evento_recebido_em: true,
+    entidade_id: true,
+    assinatura_id: true,
+    tipo_de_evento_nome: true,
+    versao_do_esquema: true,
+    situacao: true,
+    quantidade_de_tentativas: true,
+    tentativas_no_ciclo_atual: true,
+    maximo_de_tentativas: true,
+    proxima_tentativa_em: true,
+    entregue_em: true,
+    criada_em: true,
+    atualizada_em: true,
+  })
+  .strict()
+  .describe(
+    'Entrega without aplicativo_assinante_id, aplicativo_assinante_nome, url_de_destino and ultimo_erro: ' +
+      'an application reads how the deliveries of its event progress, never where or to whom they go',
+  );
+export type EntregaDoPublicadorDto = z.infer<typeof entregaDoPublicadorSchema>;
+
+export const eventoDoPublicadorSchema = eventoDetalhadoSchema.extend({
+  entregas: z.array(entregaDoPublicadorSchema),
+});
+
+/** Only the fields an application may read of a delivery (an allowlist: a new field stays hidden). */
+export function entregaDoPublicador(entrega: EntregaDto): EntregaDoPublicadorDto {
+  const campos = Object.keys(entregaDoPublicadorSchema.shape) as (keyof EntregaDoPublicadorDto)[];
+  return Object.fromEntries(campos.map((campo) => [campo, entrega[campo]])) as EntregaDoPublicadorDto;
+}
+
 export const paginaEvento = pagina(eventoSchema);
 
 export const resumoPorHoraSchema = z.object({

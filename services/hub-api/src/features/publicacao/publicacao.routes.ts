@@ -8,8 +8,13 @@ import type { CacheDeLeitura } from '../../cache';
 import type { Aplicativo } from '@hub/hub-data';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
-import { type EventoCriar, eventoCriar, eventoDetalhadoSchema } from '../eventos/eventos.schemas';
-import { type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
+import {
+  type EventoCriar,
+  eventoCriar,
+  eventoDetalhadoSchema,
+  eventoDoPublicadorSchema,
+} from '../eventos/eventos.schemas';
+import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
 import { type Idempotencia, isRecusa, type PublicacaoService, type Publicador } from './publicacao.service';
 import type { RegistrarRecusa, Remetente } from './recusas';
 import { textoDoMembro } from './texto-json';
@@ -58,7 +63,7 @@ const impressao = (req: Request) =>
     .update(req.rawBody ?? JSON.stringify(req.body ?? null))
     .digest('hex');
 
-function responder(res: Response, status: number, evento: EventoDetalhadoTexto): void {
+function responder(res: Response, status: number, evento: EventoDetalhadoTexto<object>): void {
   res.status(status).type('application/json').send(jsonDoDetalhado(evento));
 }
 
@@ -96,17 +101,16 @@ export function publicacaoRoutes({
     return aplicativo;
   }
 
-  async function publicar(req: Request, res: Response, corpo: EventoCriar, publicador: Publicador, escopo: string) {
+  async function publicar(req: Request, corpo: EventoCriar, publicador: Publicador, escopo: string) {
     const chave = chaveDeIdempotencia(req);
     const idempotencia: Idempotencia | undefined = chave ? { escopo, chave, impressao: impressao(req) } : undefined;
-    const evento = await service.publicar({
+    return service.publicar({
       corpo,
       dadosTexto: dadosComoEnviados(req, corpo),
       publicador,
       idempotencia,
       requestId: currentRequestId() ?? null,
     });
-    responder(res, 201, evento);
   }
 
   const router = new ApiRouter()
@@ -114,34 +118,37 @@ export function publicacaoRoutes({
       {
         method: 'post',
         path: '/eventos',
-        summary: 'Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured',
+        summary:
+          "Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error",
         tag: 'Eventos',
         ...guards.application(),
         headers: cabecalhos,
         body: eventoCriar,
-        response: eventoDetalhadoSchema,
+        response: eventoDoPublicadorSchema,
         status: 201,
         refusals,
       },
       async ({ req, res, body }) => {
         const aplicativo = await aplicativoDoToken(req, res);
-        await publicar(req, res, body, { aplicativoId: aplicativo.id }, `aplicativo:${aplicativo.id}`);
+        const evento = await publicar(req, body, { aplicativoId: aplicativo.id }, `aplicativo:${aplicativo.id}`);
+        responder(res, 201, doPublicador(evento));
       },
     )
     .route(
       {
         method: 'get',
         path: '/eventos/:id',
-        summary: 'One event of the application of the token, with its data and deliveries',
+        summary:
+          "One event of the application of the token, with its data and deliveries (without their subscriber's name, URL and last error)",
         tag: 'Eventos',
         ...guards.application(),
         params: idParams,
-        response: eventoDetalhadoSchema,
+        response: eventoDoPublicadorSchema,
         refusals: { 403: 'the application is not registered or is switched off' },
       },
       async ({ req, res, params }) => {
         const aplicativo = await aplicativoDoToken(req, res);
-        responder(res, 200, await service.buscarDoAplicativo(params.id, aplicativo.id));
+        responder(res, 200, doPublicador(await service.buscarDoAplicativo(params.id, aplicativo.id)));
       },
     )
     .route(
@@ -159,7 +166,7 @@ export function publicacaoRoutes({
       },
       async ({ req, res, body }) => {
         const email = req.usuario!.email;
-        await publicar(req, res, body, { email }, `usuario:${email}`);
+        responder(res, 201, await publicar(req, body, { email }, `usuario:${email}`));
       },
     )
     .route(
