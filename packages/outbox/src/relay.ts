@@ -158,6 +158,15 @@ export class OutboxRelay {
   /** One transaction: claim a batch, publish it, mark what the broker confirmed. */
   private async publishBatch(): Promise<number> {
     const client = await this.pool.connect();
+    // A checked-out client has no listener of the pool's: without one, the connection dropping while
+    // the batch waits for broker confirms (database restarted) is an unhandled 'error' that ends the
+    // process. The query under way (or the next) fails too, so the batch rolls back and is retried.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error;
+      this.options.logger.warn({ err: error }, 'outbox: database connection lost during a batch');
+    };
+    client.on('error', onError);
     let failed = 0;
     let claimed = 0;
     try {
@@ -204,10 +213,13 @@ export class OutboxRelay {
       }
       await client.query('commit');
     } catch (error) {
-      await client.query('rollback').catch(() => undefined);
+      if (!broken) await client.query('rollback').catch(() => undefined);
+      broken ??= error as Error;
       throw error;
     } finally {
-      client.release();
+      client.off('error', onError);
+      // A client whose batch failed is discarded, not pooled: its connection may be the broken one.
+      client.release(broken);
     }
     if (failed > 0) throw new Error(`${failed} of ${claimed} outbox rows were not confirmed by the broker`);
     return claimed;
