@@ -1,4 +1,5 @@
 import type { Broker } from '@hub/broker';
+import { CONEXAO } from '@hub/database';
 import type { Logger } from '@hub/log';
 import pg from 'pg';
 import { NotificationListener } from './listener';
@@ -75,7 +76,7 @@ export class OutboxRelay {
       purgeIntervalMs: options.purgeIntervalMs ?? 60_000,
       maxBackoffMs: options.maxBackoffMs ?? 30_000,
     };
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1 });
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1, ...CONEXAO });
     this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
     this.listener = new NotificationListener(options.databaseUrl, this.table, () => this.wake(), options.logger);
   }
