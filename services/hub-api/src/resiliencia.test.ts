@@ -8,17 +8,20 @@ import {
   type SpawnedService,
   spawnService,
   startPrivatePostgres,
+  startTcpProxy,
+  type TcpProxy,
   startTestIdentity,
   type TestIdentity,
   waitFor,
 } from '@hub/testing';
 import request from 'supertest';
-import { type Cenario, cenario, publicar } from './features/publicacao/cenario';
+import { assinar, type Cenario, cenario, publicar } from './features/publicacao/cenario';
 import type { Contexto } from './test-support';
 
 // hub-api as its own process against a PostgreSQL server of this file's own, which the tests stop,
-// restart and kill (never the shared one).
+// restart and kill (never the shared one), and through a proxy to RabbitMQ that they cut.
 let postgres: PrivatePostgres;
+let rabbitmq: TcpProxy;
 let identity: TestIdentity;
 let access: TestAccess;
 let keysDir: string;
@@ -28,6 +31,9 @@ let c: Cenario;
 
 beforeAll(async () => {
   [postgres, identity] = await Promise.all([startPrivatePostgres(), startTestIdentity()]);
+  const broker = new URL(process.env.RABBITMQ_URL!);
+  rabbitmq = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
+  broker.host = `${rabbitmq.host}:${rabbitmq.port}`;
   access = await startAccessForTests(identity);
   keysDir = await mkdtemp(path.join(tmpdir(), 'hub-resiliencia-'));
   hub = spawnService(path.join(__dirname, 'main.ts'), {
@@ -38,6 +44,7 @@ beforeAll(async () => {
     HUB_SIGNING_KEYS_FILE: path.join(keysDir, 'signing-keys.json'),
     HUB_SIGNING_KEYS: undefined,
     OUTBOX_POLL_INTERVAL: '200ms',
+    RABBITMQ_URL: broker.toString(),
   });
   const url = await hub.url('hub-api', 60_000);
   const todas = await access.userWith(`resiliencia@${access.companyDomain}`, {
@@ -50,6 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hub?.kill();
   await postgres?.close();
+  await rabbitmq?.close();
   await access?.close();
   await identity?.close();
   await rm(keysDir, { recursive: true, force: true });
@@ -123,12 +131,44 @@ describe('hub-api when PostgreSQL goes away', () => {
   }, 120_000);
 });
 
+describe('hub-api when RabbitMQ goes away', () => {
+  test('When RabbitMQ is unreachable, then readiness is 503 naming it while publications are still accepted; once it is back, readiness is 200 and what was accepted is relayed, the same process', async () => {
+    await assinar(ctx, c.tipo.id);
+    await rabbitmq.cut();
+    const fora = await waitFor(
+      async () => {
+        const resposta = await prontidao();
+        return resposta.status === 503 ? resposta : undefined;
+      },
+      { timeoutMs: 15_000, what: 'readiness 503' },
+    );
+    expect(fora.body.dependencias.rabbitmq).toMatch(/^falha/);
+    expect(fora.body.dependencias.postgresql).toBe('ok');
+    // The outbox keeps it: nothing of a publication needs the broker on the request path.
+    expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
+    expect(await pendentesNaOutbox()).toBeGreaterThan(0);
+
+    await rabbitmq.resume();
+    await waitFor(async () => (await prontidao()).status === 200, { timeoutMs: 60_000, what: 'readiness 200' });
+    await waitFor(async () => (await pendentesNaOutbox()) === 0, { timeoutMs: 30_000, what: 'the outbox relayed' });
+    expect(situacao()).toBe('vivo');
+  }, 90_000);
+});
+
+async function pendentesNaOutbox(): Promise<number> {
+  return consultar('select count(*) from outbox where publicado_em is null');
+}
+
 async function postgresCount(): Promise<number> {
+  return consultar('select count(*) from evento');
+}
+
+async function consultar(texto: string): Promise<number> {
   const pg = await import('pg');
   const client = new pg.default.Client({ connectionString: withDatabase(postgres.url, 'hub_resiliencia') });
   await client.connect();
   try {
-    return Number((await client.query('select count(*) from evento')).rows[0].count);
+    return Number((await client.query(texto)).rows[0].count);
   } finally {
     await client.end();
   }
