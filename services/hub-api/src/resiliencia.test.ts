@@ -110,6 +110,8 @@ describe('hub-api when PostgreSQL goes away', () => {
     const fora = await prontidao();
     expect(fora.status).toBe(503);
     expect(fora.body.dependencias.postgresql).toMatch(/^falha/);
+    // The metrics still answer (the outbox lag keeps its last value).
+    expect((await ctx.api().get('/metrics')).status).toBe(200);
 
     await postgres.start();
     await aceitaDeNovo();
