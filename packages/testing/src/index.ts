@@ -3,7 +3,9 @@ import { createLogger } from '@hub/log';
 
 export * from './identity';
 export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
+export * from './postgres';
 export * from './process';
+export * from './proxy';
 export * from './wait';
 export { createTestDatabase, dropDatabase, type TestDatabase, unusedTestDatabase } from '@hub/database';
 
