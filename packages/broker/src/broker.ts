@@ -63,6 +63,9 @@ export interface ConsumeOptions {
   retry?: RetryPolicy;
 }
 
+/** How long one node may take to open an AMQP connection before the next is tried. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
 
 interface Consumer {
@@ -84,10 +87,28 @@ export interface BrokerOptions {
 }
 
 /**
+ * The AMQP URLs of a broker setting: one URL, or the nodes of a cluster separated by commas
+ * (`amqp://u:p@mq-1:5672/hub,amqp://u:p@mq-2:5672/hub`; a comma inside credentials is written %2C).
+ */
+export function brokerUrls(setting: string | readonly string[]): string[] {
+  const urls = (typeof setting === 'string' ? setting.split(',') : [...setting]).map((u) => u.trim()).filter(Boolean);
+  if (urls.length === 0) throw new Error('no RabbitMQ URL given');
+  return urls;
+}
+
+/** host:port of an AMQP URL, for logs (never its credentials). */
+const where = (url: string) => {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'amqps:' ? 5671 : 5672)}`;
+};
+
+/**
  * One AMQP connection per process that heals itself: on loss it reconnects with exponential
- * backoff and jitter, re-declares the topology and restarts every consumer. Publishing goes through
- * a confirm channel and resolves only when the broker has taken the message. Every connection and
- * channel has an 'error' listener: a broker hiccup is logged, never a crash.
+ * backoff and jitter, re-declares the topology and restarts every consumer. Given the nodes of a
+ * cluster, each attempt tries them in turn, starting after the node just lost, so a node that stops
+ * costs one reconnection to another, not a wait for it. Publishing goes through a confirm channel
+ * and resolves only when the broker has taken the message. Every connection and channel has an
+ * 'error' listener: a broker hiccup is logged, never a crash.
  */
 export class Broker extends EventEmitter {
   private connection?: ChannelModel;
@@ -103,13 +124,18 @@ export class Broker extends EventEmitter {
   private readonly awaitingReturn = new Map<string, () => void>();
   /** Channels kept for checkQueue, one per queue name: a 404 closes only that queue's own. */
   private readonly inspectors = new Map<string, Promise<Channel>>();
+  private readonly urls: string[];
+  /** The index in `urls` of the node the next connection tries first. */
+  private nextUrl = 0;
 
+  /** `url`: one AMQP URL, a comma-separated list of a cluster's nodes, or that list as an array. */
   constructor(
-    private readonly url: string,
+    url: string | readonly string[],
     private readonly logger: Logger,
     private readonly options: BrokerOptions,
   ) {
     super();
+    this.urls = brokerUrls(url);
     this.on('error', () => undefined);
   }
 
@@ -271,10 +297,29 @@ export class Broker extends EventEmitter {
     }
   }
 
+  /** One try of every node, starting at `nextUrl`; rejects with the last node's error. */
   private async connectOnce(): Promise<void> {
+    let failure: unknown;
+    for (let k = 0; k < this.urls.length; k += 1) {
+      const i = (this.nextUrl + k) % this.urls.length;
+      try {
+        await this.connectTo(this.urls[i]!, i);
+        return;
+      } catch (error) {
+        failure = error;
+        if (this.urls.length > 1)
+          this.logger.warn({ err: error, node: where(this.urls[i]!) }, 'RabbitMQ node unreachable; trying the next');
+      }
+    }
+    throw failure;
+  }
+
+  private async connectTo(url: string, index: number): Promise<void> {
     // Host and pid in the name: the management UI (and a fault test) can tell one process's connection from another's.
-    const connection = await amqp.connect(this.url, {
+    const connection = await amqp.connect(url, {
       clientProperties: { connection_name: `${this.options.name} ${hostname()}:${process.pid}` },
+      // A node that takes the TCP connection and then says nothing must not hold the failover.
+      timeout: CONNECT_TIMEOUT_MS,
     });
     connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
     connection.on('close', () => this.onConnectionLost(connection));
@@ -299,7 +344,9 @@ export class Broker extends EventEmitter {
       await connection.close().catch(() => undefined);
       throw error;
     }
-    this.logger.info('connected to RabbitMQ');
+    // After a loss, the node after this one is tried first.
+    this.nextUrl = (index + 1) % this.urls.length;
+    this.logger.info({ node: where(url) }, 'connected to RabbitMQ');
     this.emit('connected');
   }
 
