@@ -4,6 +4,7 @@ import { createLogger } from '@hub/log';
 export * from './identity';
 export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
 export * from './process';
+export * from './rabbit';
 export * from './wait';
 export { createTestDatabase, dropDatabase, type TestDatabase, unusedTestDatabase } from '@hub/database';
 
