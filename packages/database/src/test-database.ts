@@ -22,11 +22,16 @@ async function templateName(prefix: string, migrationsDir: string): Promise<stri
 /**
  * A fresh, migrated database for one test file. The migrations run once into a template database
  * (named by their hash, so a changed migration makes a new template); every test file then gets a
- * cheap copy with CREATE DATABASE … TEMPLATE.
+ * cheap copy with CREATE DATABASE … TEMPLATE. `adminUrl` names another server (a private one that a
+ * test restarts); by default the shared test server.
  */
-export async function createTestDatabase(prefix: string, migrationsDir: string): Promise<TestDatabase> {
+export async function createTestDatabase(
+  prefix: string,
+  migrationsDir: string,
+  adminUrl = ADMIN_URL,
+): Promise<TestDatabase> {
   const template = await templateName(prefix, migrationsDir);
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query('select pg_advisory_lock(hashtext($1))', [template]);
@@ -36,7 +41,7 @@ export async function createTestDatabase(prefix: string, migrationsDir: string):
         const building = `${template}_b`;
         await admin.query(`drop database if exists "${building}" with (force)`);
         await admin.query(`create database "${building}"`);
-        await migrate(withDatabase(ADMIN_URL, building), migrationsDir);
+        await migrate(withDatabase(adminUrl, building), migrationsDir);
         await admin.query(`alter database "${building}" rename to "${template}"`);
       }
     } finally {
@@ -44,7 +49,7 @@ export async function createTestDatabase(prefix: string, migrationsDir: string):
     }
     const name = `${prefix}_t_${randomBytes(5).toString('hex')}`;
     await admin.query(`create database "${name}" template "${template}"`);
-    return { url: withDatabase(ADMIN_URL, name), drop: () => dropDatabase(name) };
+    return { url: withDatabase(adminUrl, name), drop: () => dropDatabase(name, adminUrl) };
   } finally {
     await admin.end();
   }
@@ -59,8 +64,8 @@ export function unusedTestDatabase(prefix: string): { name: string; url: string 
   return { name, url: withDatabase(ADMIN_URL, name) };
 }
 
-export async function dropDatabase(name: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+export async function dropDatabase(name: string, adminUrl = ADMIN_URL): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query(`drop database if exists "${name.replaceAll('"', '""')}" with (force)`);

@@ -3,6 +3,7 @@ import { createLogger } from '@hub/log';
 
 export * from './identity';
 export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
+export * from './postgres';
 export * from './process';
 export * from './rabbit';
 export * from './wait';
