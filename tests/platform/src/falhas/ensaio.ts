@@ -1,6 +1,5 @@
-import { waitFor } from '@hub/testing';
 import { api, sendRaw } from '../http-client';
-import type { Platform, ServiceName } from '../platform';
+import type { Platform } from '../platform';
 import type { Assinante } from '../e2e/receptor';
 
 /**
