@@ -22,12 +22,18 @@ export type Topology = (channel: Channel) => Promise<void>;
 
 /**
  * Where failed messages wait before their next attempt: a headers exchange routing on DELAY_HEADER
- * to one queue per delay step (`hub.novas-tentativas.<ms>ms`), whose TTL dead-letters them through
- * the default exchange with their routing key, the name of the queue they came from. Shared by every
- * consumer of the virtual host, so no queue of a consumer needs companions of its own.
+ * to one queue per delay step (`hub.novas-tentativas.v2.<ms>ms`), whose TTL dead-letters them
+ * through the default exchange with their routing key, the name of the queue they came from. Shared
+ * by every consumer of the virtual host, so no queue of a consumer needs companions of its own.
+ * The step queues are quorum queues: on a cluster, a classic queue lives on one node, and while that
+ * node is down every consumer's (re)declaration of it fails ("home node … is down"), which kept
+ * every service off the broker. `.v2` because a queue cannot change type under its name, and the
+ * old classic queues, still bound to the old exchange, would take a copy of each retry.
  */
-export const RETRY_EXCHANGE = 'hub.novas-tentativas';
+export const RETRY_EXCHANGE = 'hub.novas-tentativas.v2';
 export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms`;
+/** The exchange and classic queues of the retries before RETRY_EXCHANGE; an operator deletes them once drained. */
+export const LEGACY_RETRY_EXCHANGE = 'hub.novas-tentativas';
 /** The attempt a delivery is (absent on the first); on a dead-lettered message, the attempt that failed last. */
 export const ATTEMPT_HEADER = 'hub-tentativa';
 /** Headers exchanges ignore headers that start with `x-`, hence the name. */
@@ -484,7 +490,14 @@ export class Broker extends EventEmitter {
         const queue = retryQueueName(stepMs);
         await channel.assertQueue(queue, {
           durable: true,
-          arguments: { 'x-message-ttl': stepMs, 'x-dead-letter-exchange': '' },
+          arguments: {
+            'x-queue-type': 'quorum',
+            'x-message-ttl': stepMs,
+            'x-dead-letter-exchange': '',
+            // at-least-once dead-lettering (it needs reject-publish): a retry is never dropped on its way back
+            'x-dead-letter-strategy': 'at-least-once',
+            'x-overflow': 'reject-publish',
+          },
         });
         await channel.bindQueue(queue, RETRY_EXCHANGE, '', { 'x-match': 'all', [DELAY_HEADER]: String(stepMs) });
       }

@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import { promisify } from 'node:util';
 import { createLogger } from '@hub/log';
-import { Broker, brokerUrls } from './broker';
+import { Broker, brokerUrls, retryQueueName } from './broker';
 
 // infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; the "nodes" below are relays to it.
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
@@ -144,5 +146,22 @@ describe('Broker over several nodes', () => {
     await a!.stop();
     await b!.stop();
     await expect(connect([a!.url, b!.url], { connectTimeoutMs: 300 })).rejects.toThrow(/cannot reach RabbitMQ/);
+  });
+});
+
+describe('Retry queues on a cluster', () => {
+  it('When a consumer declares its delay steps, then they are quorum queues (replicated: a node down cannot take them away)', async () => {
+    const broker = await connect(RABBITMQ_URL);
+    const queue = name('steps');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { autoDelete: true, durable: false });
+    });
+    await broker.consume(queue, async () => undefined, { retry: { maxAttempts: 2, delaysMs: [1_000] } });
+    const vhost = decodeURIComponent(rabbit.pathname.slice(1)) || '/';
+    const { stdout } = await promisify(execFile)('rabbitmqctl', ['-q', 'list_queues', '-p', vhost, 'name', 'type'], {
+      timeout: 30_000,
+    });
+    const types = new Map(stdout.split('\n').map((line) => line.trim().split(/\s+/) as [string, string]));
+    expect(types.get(retryQueueName(1_000))).toBe('quorum');
   });
 });

@@ -70,17 +70,26 @@ export async function conferir(
     (id) => !esperadas.has(id),
   );
   const PRONTOS = 'every service ready again';
+  let naoProntos: string[] = [];
   const prontos = saidos.length
     ? 'not asked: a service exited'
     : await waitFor(
         async () => {
           const respostas = await Promise.all(
-            platform.processos().map((p) => fetch(`${p.url}/saude/prontidao`, { signal: AbortSignal.timeout(2_000) })),
+            platform.processos().map(async (p) => {
+              const resposta = await fetch(`${p.url}/saude/prontidao`, { signal: AbortSignal.timeout(2_000) }).catch(
+                (error: Error) => ({ status: 0, text: async () => error.message }),
+              );
+              return { p, status: resposta.status, texto: resposta.status === 200 ? '' : await resposta.text() };
+            }),
           );
-          return respostas.every((r) => r.status === 200) && PRONTOS;
+          naoProntos = respostas
+            .filter((r) => r.status !== 200)
+            .map((r) => `${r.p.name}: ${r.status} ${r.texto}\n${platform.output(r.p.name).slice(-3_000)}`);
+          return naoProntos.length === 0 && PRONTOS;
         },
         { timeoutMs: 60_000, intervalMs: 250, what: PRONTOS },
-      ).catch((error: Error) => error.message);
+      ).catch(() => naoProntos.join('\n\n'));
 
   // One assertion over everything, so a failing run says all that went wrong at once.
   expect({
