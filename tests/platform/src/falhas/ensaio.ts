@@ -92,6 +92,7 @@ export async function rajadaComFalha(
   const falha: Resultado['falha'] = { inicio: 0, fim: 0 };
   let emFalha: Promise<void> | undefined;
   const inicio = Date.now();
+  const algumSaiu = () => platform.processos().some((p) => !p.running);
 
   const publicar = async (n: number) => {
     const corpo = Buffer.from(
@@ -102,9 +103,10 @@ export async function rajadaComFalha(
         dados: { n },
       }),
     );
-    // Long enough to outlast any outage the scenarios provoke; an event still refused then is given up.
-    const prazo = Date.now() + 90_000;
-    while (Date.now() < prazo) {
+    // Long enough to outlast any outage the scenarios provoke; an event still refused then is given
+    // up, and at once when a service exited (nothing would take it; the checks report the exit).
+    const prazo = Date.now() + 60_000;
+    for (let tentativa = 0; Date.now() < prazo && !algumSaiu(); tentativa += 1) {
       const resposta = await sendRaw(platform.gatewayUrl, {
         method: 'POST',
         path: '/eventos',
@@ -134,7 +136,11 @@ export async function rajadaComFalha(
         ...(retryAfter === undefined ? {} : { retryAfter: String(retryAfter) }),
         em: Date.now(),
       });
-      const espera = Math.min(2_000, Math.max(100, Number(retryAfter ?? 0.25) * 1000 || 250));
+      // Retry-After when given (at most 2 s), else backing off from 250 ms as @hub/client does.
+      const espera =
+        retryAfter === undefined
+          ? Math.min(2_000, 250 * 2 ** tentativa)
+          : Math.min(2_000, Math.max(100, Number(retryAfter) * 1000 || 1_000));
       await new Promise((resolve) => setTimeout(resolve, espera));
     }
     abandonados.push(n);
