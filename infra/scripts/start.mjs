@@ -1,7 +1,9 @@
 // `pnpm start`: checks PostgreSQL and RabbitMQ, generates the Prisma clients, bundles every service
 // (infra/scripts/build.mjs) and runs each bundle with plain node, as production does; each creates and
 // migrates its own database. It waits until each is ready, seeds a demo and prints where to look.
-// Ctrl-C or SIGTERM stops everything; a service that dies stops everything.
+// Ctrl-C or SIGTERM stops everything. A service that dies after it was ready is started again, with a
+// pause that doubles up to 30 s (logged with its last lines); one that dies before it was ever
+// ready stops everything (its configuration is wrong: restarting cannot help).
 // `pnpm dev` (`--dev`): no bundle; each service runs from its TypeScript with `tsx watch`, restarted
 // when a file changes (a service that crashes waits for a change instead of stopping the others).
 //
@@ -14,7 +16,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildPanel, buildService } from './build.mjs';
 import { canConnect, isPortFree, missingInfrastructure, waitUntilReady } from './lib/checks.mjs';
-import { Child, formatLine } from './lib/processes.mjs';
+import { Child, formatLine, Supervised } from './lib/processes.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const STOP_GRACE_MS = 10_000;
@@ -157,14 +159,18 @@ async function main() {
     const heapMb = Number(process.env.NODE_MAX_OLD_SPACE_MB ?? s.heapMb ?? 0);
     const heap = heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
     const args = DEV ? [TSX_CLI, 'watch', '--clear-screen=false', s.main] : [...heap, s.bundle];
-    const child = new Child({ name: s.name, args, cwd: root, env, index, width });
-    children.push(child);
-    child.exited.then(({ code, signal }) => {
-      if (stopping) return;
-      fail(`${s.name} exited unexpectedly (${signal ?? `code ${code}`}); stopping everything.`);
-      showLastLines(child);
-      stopAll(1);
+    const child = new Supervised({
+      name: s.name,
+      start: () => new Child({ name: s.name, args, cwd: root, env, index, width }),
+      say: (text) => process.stderr.write(`\n${text}\n`),
+      onFailedStart: ({ code, signal }) => {
+        if (stopping) return;
+        fail(`${s.name} exited before it was ready (${signal ?? `code ${code}`}); stopping everything.`);
+        showLastLines(child);
+        stopAll(1);
+      },
     });
+    children.push(child);
     const started = Date.now();
     try {
       await waitUntilReady(`http://127.0.0.1:${s.port}`, {
@@ -177,6 +183,7 @@ async function main() {
       showLastLines(child);
       return stopAll(1);
     }
+    child.markReady();
     say(`✓ ${s.name} ready on port ${s.port} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
 

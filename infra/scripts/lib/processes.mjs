@@ -72,3 +72,75 @@ export class Child {
     clearTimeout(timer);
   }
 }
+
+/**
+ * One service of `pnpm start`, kept running: a service that exits unexpectedly after it was ready
+ * is started again after a pause that doubles from `firstDelayMs` to `maxDelayMs` (back to the
+ * first once it has stayed up for `stableMs`), each restart logged with its exit and last lines.
+ * One that exits before it was ever ready (a broken configuration) calls `onFailedStart` instead:
+ * restarting cannot help it.
+ */
+export class Supervised {
+  /**
+   * @param {{ name: string, start: () => Child, say: (text: string) => void, onFailedStart: (exit: { code: number | null, signal: string | null }) => void,
+   *   firstDelayMs?: number, maxDelayMs?: number, stableMs?: number }} options
+   */
+  constructor(options) {
+    this.options = { firstDelayMs: 1_000, maxDelayMs: 30_000, stableMs: 60_000, ...options };
+    this.name = options.name;
+    this.restarts = 0;
+    this.ready = false;
+    this.stopped = false;
+    this.delayMs = this.options.firstDelayMs;
+    this.#launch();
+  }
+
+  /** The process running now (a new one after each restart). */
+  get running() {
+    return this.child.running;
+  }
+
+  get lastLines() {
+    return this.child.lastLines;
+  }
+
+  /** Called once the service answered its readiness: from now on an exit means a restart. */
+  markReady() {
+    this.ready = true;
+  }
+
+  /** No more restarts; stops the process running now (SIGTERM, then SIGKILL after `graceMs`). */
+  async stop(graceMs) {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.child.stop(graceMs);
+  }
+
+  #launch() {
+    const child = this.options.start();
+    const startedAt = Date.now();
+    this.child = child;
+    child.exited.then((exit) => {
+      if (this.stopped || this.child !== child) return;
+      if (!this.ready) {
+        this.options.onFailedStart(exit);
+        return;
+      }
+      if (Date.now() - startedAt >= this.options.stableMs) this.delayMs = this.options.firstDelayMs;
+      const delay = this.delayMs;
+      this.delayMs = Math.min(this.options.maxDelayMs, this.delayMs * 2);
+      this.restarts += 1;
+      const how = exit.signal ?? `code ${exit.code}`;
+      this.options.say(
+        `✗ ${this.name} exited unexpectedly (${how}); restarting in ${delay / 1000} s (restart ${this.restarts})\n` +
+          child.lastLines
+            .slice(-10)
+            .map((l) => `    ${formatLine(l)}`)
+            .join('\n'),
+      );
+      this.timer = setTimeout(() => {
+        if (!this.stopped) this.#launch();
+      }, delay);
+    });
+  }
+}

@@ -38,6 +38,8 @@ export const LEGACY_RETRY_EXCHANGE = 'hub.novas-tentativas';
 export const ATTEMPT_HEADER = 'hub-tentativa';
 /** Headers exchanges ignore headers that start with `x-`, hence the name. */
 export const DELAY_HEADER = 'hub-atraso-ms';
+/** How many times in a row the message waited for an unavailable dependency (not counted as attempts). */
+export const WAITS_HEADER = 'hub-esperas';
 /**
  * Set on a `mandatory` publish: a number unique to this connection's publisher, so a basic.return
  * is matched to its publish (RabbitMQ sends the return before the confirm of the same message).
@@ -66,6 +68,12 @@ export interface ConsumeOptions {
   onFailure?: 'requeue' | 'reject';
   /** Failures the consumer knows can never succeed (e.g. data the database refuses): dead-lettered at once. */
   isFinal?: (error: unknown) => boolean;
+  /**
+   * Failures that say a dependency is down (the database restarting), not that the message is bad:
+   * the message waits in the delay queues with a backoff of its own and its attempt is not counted,
+   * so an outage longer than the retry policy dead-letters nothing.
+   */
+  isUnavailable?: (error: unknown) => boolean;
   retry?: RetryPolicy;
 }
 
@@ -453,7 +461,8 @@ export class Broker extends EventEmitter {
     const maxAttempts = options.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     const final = options.onFailure === 'reject' || classifyFailure(failure, options.isFinal) === 'final';
     const context = { err: failure, queue, attempt, redelivered: message.fields.redelivered };
-    if (final || attempt >= maxAttempts) {
+    const unavailable = !final && options.isUnavailable?.(failure) === true;
+    if (!unavailable && (final || attempt >= maxAttempts)) {
       this.logger.error(
         context,
         final
@@ -463,13 +472,25 @@ export class Broker extends EventEmitter {
       channel.nack(message, false, false);
       return;
     }
-    const delay = retryDelay(attempt + 1, options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
-    this.logger.warn({ ...context, retry_in_ms: delay.expirationMs }, 'message handler failed; will retry');
+    // A wait for a dependency keeps the attempt and grows its own backoff; a real failure counts.
+    const waits = unavailable ? waitsOf(message) + 1 : 0;
+    const delay = retryDelay(unavailable ? waits + 1 : attempt + 1, options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+    this.logger.warn(
+      { ...context, retry_in_ms: delay.expirationMs, ...(unavailable ? { waits } : {}) },
+      unavailable
+        ? 'message handler found a dependency unavailable; will retry (attempt not counted)'
+        : 'message handler failed; will retry',
+    );
     try {
       await this.publish(RETRY_EXCHANGE, queue, message.content, {
         ...retryProperties(message),
         expiration: String(delay.expirationMs),
-        headers: { ...retryHeaders(message), [ATTEMPT_HEADER]: attempt + 1, [DELAY_HEADER]: String(delay.stepMs) },
+        headers: {
+          ...retryHeaders(message),
+          [ATTEMPT_HEADER]: unavailable ? attempt : attempt + 1,
+          [WAITS_HEADER]: waits,
+          [DELAY_HEADER]: String(delay.stepMs),
+        },
       });
     } catch (error) {
       // The delay queue could not take it: back to the queue after a pause, so a failing dependency
@@ -503,6 +524,11 @@ export class Broker extends EventEmitter {
       }
     };
   }
+}
+
+function waitsOf(message: ConsumeMessage): number {
+  const waits = Number(message.properties.headers?.[WAITS_HEADER]);
+  return Number.isInteger(waits) && waits > 0 ? waits : 0;
 }
 
 /** 1 for a first delivery; the header counts the attempts made through the delay queues. */

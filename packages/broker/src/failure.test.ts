@@ -171,6 +171,34 @@ describe('Broker failure handling', () => {
     expect(await depth()).toEqual({ fila: 0, mortas: 0 });
   });
 
+  it('When a dependency stays unavailable for more tries than maxAttempts, then the waits are not counted and the message is handled once it is back', async () => {
+    const { queue, depth } = await queueWithDeadLetters('unavailable');
+    class Fora extends Error {}
+    const { of } = await consumeRecording(
+      queue,
+      (_body, attempt) => {
+        if (attempt <= 5) throw new Fora('banco fora do ar');
+        if (attempt === 6) throw new Error('a real failure after the outage');
+      },
+      { retry: { delaysMs: [20, 40], maxAttempts: 2 }, isUnavailable: (error) => error instanceof Fora },
+    );
+    await broker.publish('', queue, Buffer.from('paciente'));
+    const tentativas = await until(() => of('paciente').length === 7 && of('paciente'), 'the seventh try');
+    // Five waits keep attempt 1; the real failure after them is attempt 1 and counts (the 7th try is attempt 2).
+    expect(tentativas.map((t) => t.message.properties.headers?.[ATTEMPT_HEADER])).toEqual([
+      undefined,
+      1,
+      1,
+      1,
+      1,
+      1,
+      2,
+    ]);
+    // The seventh succeeded: nothing dead-lettered, nothing left.
+    await until(() => broker.connected, 'connected');
+    expect(await depth()).toEqual({ fila: 0, mortas: 0 });
+  });
+
   it('When a handler always fails, then the message is tried maxAttempts times and then rests in the dead-letter queue', async () => {
     const { queue, depth, dead } = await queueWithDeadLetters('always');
     const { of } = await consumeRecording(

@@ -1,8 +1,9 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import { CONEXAO } from './sql';
 
 /** The driver adapter every service's PrismaClient is built with. */
 export function prismaAdapter(url: string, max = 10): PrismaPg {
-  return new PrismaPg({ connectionString: url, max });
+  return new PrismaPg({ connectionString: url, max, ...CONEXAO });
 }
 
 const prismaCode = (error: unknown) =>

@@ -9,5 +9,6 @@ export * from './validation';
 export * from './text';
 export * from './client-error';
 export * from './guard';
+export * from './indisponivel';
 export * from './rotas';
 export * from './metricas';

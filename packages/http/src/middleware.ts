@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, problemOf } from './errors';
+import { bancoIndisponivel, bancoIndisponivelErro } from './indisponivel';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -44,17 +45,28 @@ function fromLibrary(error: BodyParserError): AppError | undefined {
   }
 }
 
-/** The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id. */
+/**
+ * The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id.
+ * A lost or unreachable database is 503 `banco_indisponivel` with Retry-After, not a 500: the
+ * request may succeed once it is back (logged at warn, one line per request while it lasts).
+ */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    const known = error instanceof AppError ? error : fromLibrary(error as BodyParserError);
+    const known =
+      error instanceof AppError
+        ? error
+        : (fromLibrary(error as BodyParserError) ?? (bancoIndisponivel(error) ? bancoIndisponivelErro() : undefined));
     if (res.headersSent) {
       logger.error({ err: error }, 'error after the response started');
       res.destroy();
       return;
     }
     if (known) {
-      logger.warn({ status: known.status, codigo: known.codigo, method: req.method, path: req.path }, known.detail);
+      const causa = known === error ? undefined : { err: error };
+      logger.warn(
+        { status: known.status, codigo: known.codigo, method: req.method, path: req.path, ...causa },
+        known.detail,
+      );
       res
         .status(known.status)
         .set(known.headers ?? {})

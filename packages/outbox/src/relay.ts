@@ -1,4 +1,5 @@
 import type { Broker } from '@hub/broker';
+import { CONEXAO } from '@hub/database';
 import type { Logger } from '@hub/log';
 import pg from 'pg';
 import { NotificationListener } from './listener';
@@ -75,7 +76,7 @@ export class OutboxRelay {
       purgeIntervalMs: options.purgeIntervalMs ?? 60_000,
       maxBackoffMs: options.maxBackoffMs ?? 30_000,
     };
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1 });
+    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1, ...CONEXAO });
     this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
     this.listener = new NotificationListener(options.databaseUrl, this.table, () => this.wake(), options.logger);
   }
@@ -158,6 +159,15 @@ export class OutboxRelay {
   /** One transaction: claim a batch, publish it, mark what the broker confirmed. */
   private async publishBatch(): Promise<number> {
     const client = await this.pool.connect();
+    // A checked-out client has no listener of the pool's: without one, the connection dropping while
+    // the batch waits for broker confirms (database restarted) is an unhandled 'error' that ends the
+    // process. The query under way (or the next) fails too, so the batch rolls back and is retried.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error;
+      this.options.logger.warn({ err: error }, 'outbox: database connection lost during a batch');
+    };
+    client.on('error', onError);
     let failed = 0;
     let claimed = 0;
     try {
@@ -204,10 +214,13 @@ export class OutboxRelay {
       }
       await client.query('commit');
     } catch (error) {
-      await client.query('rollback').catch(() => undefined);
+      if (!broken) await client.query('rollback').catch(() => undefined);
+      broken ??= error as Error;
       throw error;
     } finally {
-      client.release();
+      client.off('error', onError);
+      // A client whose batch failed is discarded, not pooled: its connection may be the broken one.
+      client.release(broken);
     }
     if (failed > 0) throw new Error(`${failed} of ${claimed} outbox rows were not confirmed by the broker`);
     return claimed;

@@ -8,7 +8,7 @@ import {
   isolatedDeliveryTopology,
 } from '@hub/contracts';
 import { ensureDatabase, migrate, SqlPool } from '@hub/database';
-import { createHttpApp, listen } from '@hub/http';
+import { bancoIndisponivel, createHttpApp, listen } from '@hub/http';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import type { Logger } from '@hub/log';
 import { KeyStore } from '@hub/signing';
@@ -154,11 +154,14 @@ export async function startDeliveryWorker(
   });
   if (options.varredura !== false) varredura.start();
 
-  // Every failure the worker can foresee is handled in the job; what is left (database or broker
-  // down) goes back through the broker's retry with backoff.
+  // Every failure the worker can foresee is handled in the job; what is left goes back through the
+  // broker's retry with backoff. A job whose claim or record met the database down is never acked
+  // as done: it waits in a delay queue (confirmed before the ack) and comes back, its attempt not
+  // counted, however long the outage lasts.
   await broker.consume(topologia.filaDeEntregas, entregas.processar, {
     prefetch: config.DELIVERY_PREFETCH,
     retry: { delaysMs: [1_000, 5_000, 15_000, 30_000], maxAttempts: 20 },
+    isUnavailable: bancoIndisponivel,
   });
 
   const app = createHttpApp({

@@ -35,8 +35,9 @@ export interface TestHub {
   close(): Promise<void>;
 }
 
-export async function createTestHub(): Promise<TestHub> {
-  const database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
+/** `adminUrl`: another PostgreSQL server than the shared test one (a private one a test restarts). */
+export async function createTestHub(adminUrl?: string): Promise<TestHub> {
+  const database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR, adminUrl);
   const dir = await mkdtemp(path.join(tmpdir(), 'delivery-worker-keys-'));
   const keysFile = path.join(dir, 'signing-keys.json');
   const keySet: KeySet = { keys: [generateKey()] };

@@ -1,5 +1,6 @@
 import { dadosRecusados } from '@hub/database';
 import { type Broker, consumeMessages } from '@hub/broker';
+import { bancoIndisponivel } from '@hub/http';
 import { type ColaboradorSincronizado, colaboradorSincronizado } from '@hub/contracts';
 import type { SincronizacaoService } from '../features/colaboradores/sincronizacao.service';
 
@@ -25,6 +26,6 @@ export function consumeColaboradores(
       const applied = await sincronizacao.sincronizar(message);
       aoSincronizar?.(message, applied);
     },
-    { isFinal: dadosRecusados },
+    { isFinal: dadosRecusados, isUnavailable: bancoIndisponivel },
   );
 }

@@ -1,5 +1,6 @@
 import { dadosRecusados } from '@hub/database';
 import { type Broker, consumeMessages } from '@hub/broker';
+import { bancoIndisponivel } from '@hub/http';
 import { type ColaboradorSincronizado, colaboradorSincronizado, QUEUES } from '@hub/contracts';
 import type { Logger } from '@hub/log';
 import type { ColaboradoresRepository } from '../features/colaboradores/colaboradores.repository';
@@ -30,6 +31,6 @@ export function consumeColaboradores(
       );
       onApplied?.(mensagem, changed);
     },
-    { prefetch: 50, isFinal: dadosRecusados },
+    { prefetch: 50, isFinal: dadosRecusados, isUnavailable: bancoIndisponivel },
   );
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Broker, consumeMessages } from '@hub/broker';
 import { type EventoDaPlataforma, eventoDaPlataforma, QUEUES } from '@hub/contracts';
-import { invalidField, unprocessable, zodErros } from '@hub/http';
+import { bancoIndisponivel, invalidField, unprocessable, zodErros } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { AplicativosRepository } from '../features/aplicativos/aplicativos.repository';
 import { eventoCriar } from '../features/eventos/eventos.schemas';
@@ -83,6 +83,6 @@ export function consumeEventosDaPlataforma(deps: EventosDaPlataformaDeps): Promi
       }
       deps.onProcessado?.(mensagem);
     },
-    { prefetch: 20 },
+    { prefetch: 20, isUnavailable: bancoIndisponivel },
   );
 }
