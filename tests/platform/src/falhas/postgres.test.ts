@@ -6,10 +6,11 @@ import { ENTREGADOR_RAPIDO, RITMO } from './ritmo';
 
 /**
  * Issue 18, scenario (a): every service's database on a PostgreSQL server of the test's own,
- * restarted in fast mode (what `pg_ctlcluster … restart` does: clients get 57P01) while
- * publications arrive through the gateway. Publications refused meanwhile must be problem+json
+ * stopped in fast mode (as `pg_ctlcluster … restart` does: clients get 57P01), down for 3 s, and
+ * started again while publications arrive through the gateway. Publications refused meanwhile must be problem+json
  * 503 `banco_indisponivel` with Retry-After; the publisher sends them again.
  */
+const FORA_MS = 3_000;
 let postgres: PrivatePostgres;
 let palco: Palco;
 
@@ -29,7 +30,17 @@ test('When PostgreSQL is restarted during a burst of publications, then refusals
   const { platform, assinante } = palco;
   const publicacao = await prepararPublicacao(platform, assinante, 'postgres');
   const resultado = await rajadaComFalha(
-    { platform, assinante, ...RITMO, falha: () => postgres.restart('fast') },
+    {
+      platform,
+      assinante,
+      ...RITMO,
+      falha: async () => {
+        await postgres.stop('fast');
+        // Down for a while, as in a failover or a minor upgrade (a bare restart is over in half a second).
+        await new Promise((resolve) => setTimeout(resolve, FORA_MS));
+        await postgres.start();
+      },
+    },
     publicacao,
   );
   await conferir('PostgreSQL restarted', platform, assinante, resultado, { porSegundo: RITMO.porSegundo });
