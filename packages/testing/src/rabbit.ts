@@ -40,6 +40,8 @@ export interface PrivateRabbit {
   leaderOf(queue: string, vhost?: string): Promise<number>;
   /** The nodes holding a replica of a quorum queue, as indexes. */
   membersOf(queue: string, vhost?: string): Promise<number[]>;
+  /** The AMQP connections of the cluster now: their `connection_name` and the node each is on. */
+  connections(): Promise<{ name: string; node: number }[]>;
   /** Stops every node and removes their data. */
   close(): Promise<void>;
 }
@@ -192,6 +194,17 @@ export async function startPrivateRabbit(options: PrivateRabbitOptions = {}): Pr
     return row;
   };
   const indexOf = (name: string) => nodes.findIndex((n) => n.name === name);
+  const connections = async () => {
+    const up = nodes.findIndex((n) => n.child);
+    if (up === -1) throw new Error('no node of the private RabbitMQ runs');
+    const rows = JSON.parse(
+      await ctl(up, ['list_connections', 'port', 'client_properties', '--formatter', 'json']),
+    ) as { port: number; client_properties: [string, string, unknown][] }[];
+    return rows.map((row) => ({
+      name: String(row.client_properties.find(([key]) => key === 'connection_name')?.[2] ?? ''),
+      node: nodes.findIndex((n) => n.amqpPort === row.port),
+    }));
+  };
 
   const rabbit: PrivateRabbit = {
     urls: nodes.map((n) => `amqp://guest:guest@127.0.0.1:${n.amqpPort}`),
@@ -206,6 +219,7 @@ export async function startPrivateRabbit(options: PrivateRabbitOptions = {}): Pr
     ctl,
     leaderOf: async (queue, vhost = '/') => indexOf((await quorumInfo(queue, vhost)).leader),
     membersOf: async (queue, vhost = '/') => (await quorumInfo(queue, vhost)).members.map(indexOf),
+    connections,
     close: async () => {
       await Promise.all(nodes.map((_, i) => stop(i)));
       await rm(home, { recursive: true, force: true });

@@ -32,6 +32,7 @@ test('When the node leading the work queue of a three-node cluster stops during 
   const publicacao = await prepararPublicacao(platform, assinante, 'cluster');
   // Asked before the burst (rabbitmqctl takes a second or more): nothing moves a leader while its node runs.
   const parado = await rabbit.leaderOf(FILA);
+  const antes = await rabbit.connections();
   const resultado = await rajadaComFalha(
     { platform, assinante, ...RITMO, falha: () => rabbit.stop(parado) },
     publicacao,
@@ -39,6 +40,15 @@ test('When the node leading the work queue of a three-node cluster stops during 
   await conferir('cluster: leader of the work queue stopped', platform, assinante, resultado, {
     porSegundo: RITMO.porSegundo,
   });
+  // Every service that had a connection has one again, on a node that runs (they all start on the first).
+  const servicos = (conexoes: { name: string; node: number }[]) => conexoes.map((c) => c.name.split(' ')[0]).sort();
+  const depois = await rabbit.connections();
+  expect(depois.filter((c) => c.node === parado)).toEqual([]);
+  expect(servicos(depois)).toEqual(servicos(antes));
+  if (process.env.FALHAS_NUMEROS)
+    console.log(
+      `cluster: node ${parado + 1} of 3 stopped; connections before on nodes ${antes.map((c) => c.node + 1)}, after on ${depois.map((c) => c.node + 1)}`,
+    );
   // The queue went on under another leader, among the two replicas left.
   expect(rabbit.running(parado)).toBe(false);
   expect([0, 1, 2].filter((i) => i !== parado)).toContain(await rabbit.leaderOf(FILA));
