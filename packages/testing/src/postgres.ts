@@ -77,7 +77,8 @@ process.once('exit', () => {
 /**
  * A PostgreSQL server of its own for a test that breaks the database (restart, crash, outage),
  * never the shared one other tests run against. `initdb` into a temporary directory, `postgres`
- * on a free port of 127.0.0.1 (socket in the same directory), fsync off. `stop('fast')` gives the
+ * on a free port of 127.0.0.1 (socket in the same directory), fsync off (a commit acknowledged survives
+ * `kill()`, only not a crash of the machine). `stop('fast')` gives the
  * clients 57P01 as `pg_ctl restart -m fast` does; `stop('immediate')` and `kill()` a crash.
  *
  *   const pg = await startPrivatePostgres();
@@ -127,7 +128,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
           path.join(bin, 'postgres'),
           [
             ...['-D', data, '-p', String(port), '-k', dir],
-            ...['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+            // fsync off is safe for what the tests do (the postmaster killed, never the machine: the
+            // kernel keeps what was written); synchronous_commit stays on, or a kill would lose
+            // commits already acknowledged, and a test could not tell that from a real loss.
+            ...['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
             ...['-c', 'full_page_writes=off', '-c', 'max_connections=200', '-c', 'shared_buffers=32MB'],
           ],
           { ...user, stdio: ['ignore', 'pipe', 'pipe'] },
