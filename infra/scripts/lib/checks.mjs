@@ -40,8 +40,13 @@ export async function missingInfrastructure(env) {
         '    or:        docker compose up -d postgres',
     );
   }
-  const amqp = hostAndPort(env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672', 5672);
-  if (!(await canConnect(amqp.host, amqp.port))) {
+  // A cluster's nodes are separated by commas: one that answers is enough to start.
+  const nodes = (env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672')
+    .split(',')
+    .map((u) => hostAndPort(u.trim(), 5672));
+  const reachable = await Promise.all(nodes.map((node) => canConnect(node.host, node.port)));
+  const amqp = nodes[0];
+  if (!reachable.some(Boolean)) {
     missing.push(
       `RabbitMQ is not reachable at ${amqp.host}:${amqp.port} (RABBITMQ_URL).\n` +
         '    Start it:  rabbitmq-server -detached   (then wait a few seconds)\n' +

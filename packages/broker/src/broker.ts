@@ -22,12 +22,18 @@ export type Topology = (channel: Channel) => Promise<void>;
 
 /**
  * Where failed messages wait before their next attempt: a headers exchange routing on DELAY_HEADER
- * to one queue per delay step (`hub.novas-tentativas.<ms>ms`), whose TTL dead-letters them through
- * the default exchange with their routing key, the name of the queue they came from. Shared by every
- * consumer of the virtual host, so no queue of a consumer needs companions of its own.
+ * to one queue per delay step (`hub.novas-tentativas.v2.<ms>ms`), whose TTL dead-letters them
+ * through the default exchange with their routing key, the name of the queue they came from. Shared
+ * by every consumer of the virtual host, so no queue of a consumer needs companions of its own.
+ * The step queues are quorum queues: on a cluster, a classic queue lives on one node, and while that
+ * node is down every consumer's (re)declaration of it fails ("home node … is down"), which kept
+ * every service off the broker. `.v2` because a queue cannot change type under its name, and the
+ * old classic queues, still bound to the old exchange, would take a copy of each retry.
  */
-export const RETRY_EXCHANGE = 'hub.novas-tentativas';
+export const RETRY_EXCHANGE = 'hub.novas-tentativas.v2';
 export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms`;
+/** The exchange and classic queues of the retries before RETRY_EXCHANGE; an operator deletes them once drained. */
+export const LEGACY_RETRY_EXCHANGE = 'hub.novas-tentativas';
 /** The attempt a delivery is (absent on the first); on a dead-lettered message, the attempt that failed last. */
 export const ATTEMPT_HEADER = 'hub-tentativa';
 /** Headers exchanges ignore headers that start with `x-`, hence the name. */
@@ -71,6 +77,9 @@ export interface ConsumeOptions {
   retry?: RetryPolicy;
 }
 
+/** How long one node may take to open an AMQP connection before the next is tried. */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
 
 interface Consumer {
@@ -92,10 +101,28 @@ export interface BrokerOptions {
 }
 
 /**
+ * The AMQP URLs of a broker setting: one URL, or the nodes of a cluster separated by commas
+ * (`amqp://u:p@mq-1:5672/hub,amqp://u:p@mq-2:5672/hub`; a comma inside credentials is written %2C).
+ */
+export function brokerUrls(setting: string | readonly string[]): string[] {
+  const urls = (typeof setting === 'string' ? setting.split(',') : [...setting]).map((u) => u.trim()).filter(Boolean);
+  if (urls.length === 0) throw new Error('no RabbitMQ URL given');
+  return urls;
+}
+
+/** host:port of an AMQP URL, for logs (never its credentials). */
+const where = (url: string) => {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'amqps:' ? 5671 : 5672)}`;
+};
+
+/**
  * One AMQP connection per process that heals itself: on loss it reconnects with exponential
- * backoff and jitter, re-declares the topology and restarts every consumer. Publishing goes through
- * a confirm channel and resolves only when the broker has taken the message. Every connection and
- * channel has an 'error' listener: a broker hiccup is logged, never a crash.
+ * backoff and jitter, re-declares the topology and restarts every consumer. Given the nodes of a
+ * cluster, each attempt tries them in turn, starting after the node just lost, so a node that stops
+ * costs one reconnection to another, not a wait for it. Publishing goes through a confirm channel
+ * and resolves only when the broker has taken the message. Every connection and channel has an
+ * 'error' listener: a broker hiccup is logged, never a crash.
  */
 export class Broker extends EventEmitter {
   private connection?: ChannelModel;
@@ -111,13 +138,18 @@ export class Broker extends EventEmitter {
   private readonly awaitingReturn = new Map<string, () => void>();
   /** Channels kept for checkQueue, one per queue name: a 404 closes only that queue's own. */
   private readonly inspectors = new Map<string, Promise<Channel>>();
+  private readonly urls: string[];
+  /** The index in `urls` of the node the next connection tries first. */
+  private nextUrl = 0;
 
+  /** `url`: one AMQP URL, a comma-separated list of a cluster's nodes, or that list as an array. */
   constructor(
-    private readonly url: string,
+    url: string | readonly string[],
     private readonly logger: Logger,
     private readonly options: BrokerOptions,
   ) {
     super();
+    this.urls = brokerUrls(url);
     this.on('error', () => undefined);
   }
 
@@ -279,10 +311,29 @@ export class Broker extends EventEmitter {
     }
   }
 
+  /** One try of every node, starting at `nextUrl`; rejects with the last node's error. */
   private async connectOnce(): Promise<void> {
+    let failure: unknown;
+    for (let k = 0; k < this.urls.length; k += 1) {
+      const i = (this.nextUrl + k) % this.urls.length;
+      try {
+        await this.connectTo(this.urls[i]!, i);
+        return;
+      } catch (error) {
+        failure = error;
+        if (this.urls.length > 1)
+          this.logger.warn({ err: error, node: where(this.urls[i]!) }, 'RabbitMQ node unreachable; trying the next');
+      }
+    }
+    throw failure;
+  }
+
+  private async connectTo(url: string, index: number): Promise<void> {
     // Host and pid in the name: the management UI (and a fault test) can tell one process's connection from another's.
-    const connection = await amqp.connect(this.url, {
+    const connection = await amqp.connect(url, {
       clientProperties: { connection_name: `${this.options.name} ${hostname()}:${process.pid}` },
+      // A node that takes the TCP connection and then says nothing must not hold the failover.
+      timeout: CONNECT_TIMEOUT_MS,
     });
     connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
     connection.on('close', () => this.onConnectionLost(connection));
@@ -307,7 +358,9 @@ export class Broker extends EventEmitter {
       await connection.close().catch(() => undefined);
       throw error;
     }
-    this.logger.info('connected to RabbitMQ');
+    // After a loss, the node after this one is tried first.
+    this.nextUrl = (index + 1) % this.urls.length;
+    this.logger.info({ node: where(url) }, 'connected to RabbitMQ');
     this.emit('connected');
   }
 
@@ -458,7 +511,14 @@ export class Broker extends EventEmitter {
         const queue = retryQueueName(stepMs);
         await channel.assertQueue(queue, {
           durable: true,
-          arguments: { 'x-message-ttl': stepMs, 'x-dead-letter-exchange': '' },
+          arguments: {
+            'x-queue-type': 'quorum',
+            'x-message-ttl': stepMs,
+            'x-dead-letter-exchange': '',
+            // at-least-once dead-lettering (it needs reject-publish): a retry is never dropped on its way back
+            'x-dead-letter-strategy': 'at-least-once',
+            'x-overflow': 'reject-publish',
+          },
         });
         await channel.bindQueue(queue, RETRY_EXCHANGE, '', { 'x-match': 'all', [DELAY_HEADER]: String(stepMs) });
       }

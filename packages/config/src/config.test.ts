@@ -111,6 +111,20 @@ describe('development defaults', () => {
     );
   });
 
+  it("When RABBITMQ_URL lists a cluster's nodes separated by commas, then it is taken as given", () => {
+    const nodes = 'amqps://hub:s@mq-1:5671/hub, amqps://hub:s@mq-2:5671/hub,amqps://hub:s@mq-3:5671/hub';
+    expect(loadConfig(service, { HUB_AMBIENTE: 'SANDBOX', ...deployed, RABBITMQ_URL: nodes }).RABBITMQ_URL).toBe(nodes);
+  });
+
+  it.each(['amqp://mq-1:5672,', 'amqp://mq-1:5672,http://mq-2', 'amqp://mq-1:5672,mq-2:5672'])(
+    'When one item of RABBITMQ_URL (%s) is not an AMQP URL, then loading fails naming RABBITMQ_URL',
+    (value) => {
+      expect(() => loadConfig(service, { HUB_AMBIENTE: 'SANDBOX', ...deployed, RABBITMQ_URL: value })).toThrow(
+        /RABBITMQ_URL: expected amqp/,
+      );
+    },
+  );
+
   it('When a schema does not read HUB_AMBIENTE and the variable is not one of the three, then loading fails naming it', () => {
     const small = z.object({ HUB_JWKS_URL: serviceUrlFromEnv('http://127.0.0.1:8083/.well-known/jwks.json') });
     expect(() => loadConfig(small, { HUB_AMBIENTE: 'staging' })).toThrow(/HUB_AMBIENTE/);

@@ -106,12 +106,19 @@ export const durationListFromEnv = (fallback: string) =>
       }
     });
 
+/** One AMQP URL, or several separated by commas (the nodes of a cluster, tried in turn). */
+const amqpUrlList = z
+  .string()
+  .refine((text) => text.split(',').every((part) => /^amqps?:\/\//.test(part.trim()) && URL.canParse(part.trim())), {
+    message: 'expected amqp:// or amqps:// URLs, separated by commas',
+  });
+
 /** Settings every service shares; each service extends this with its own. */
 export const baseConfig = z.object({
   HUB_AMBIENTE: ambiente.describe('LOCALHOST, SANDBOX or PRODUCTION; PRODUCTION when unset'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', z.string().url()).describe(
-    'AMQP URL of RabbitMQ, with its credentials',
+  RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', amqpUrlList).describe(
+    "AMQP URL of RabbitMQ, with its credentials; a cluster's nodes separated by commas",
   ),
 });
 

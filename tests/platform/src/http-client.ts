@@ -5,6 +5,8 @@ export interface RawResponse {
   contentType: string;
   text: string;
   ms: number;
+  /** The answer's headers (empty when no answer came). */
+  headers?: http.IncomingHttpHeaders;
   /** Set when no HTTP answer came: the connection was reset, or nothing came within the timeout. */
   error?: string;
 }
@@ -38,13 +40,14 @@ export function sendRaw(baseUrl: string, request: RawRequest): Promise<RawRespon
             contentType: String(res.headers['content-type'] ?? ''),
             text: Buffer.concat(chunks).toString('utf8'),
             ms: performance.now() - started,
+            headers: res.headers,
           }),
         );
         res.on('error', (error) => done(error.message));
       },
     );
     const done = (error: string) =>
-      resolve({ status: 0, contentType: '', text: '', ms: performance.now() - started, error });
+      resolve({ status: 0, contentType: '', text: '', ms: performance.now() - started, headers: {}, error });
     req.setTimeout(request.timeoutMs ?? 10_000, () => req.destroy(new Error('no answer in time')));
     req.on('error', (error) => done((error as NodeJS.ErrnoException).code ?? error.message));
     req.end(request.body);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { dropDatabase, unusedTestDatabase } from '@hub/database';
+import { dropDatabase, unusedTestDatabase, withDatabase } from '@hub/database';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import { ownVhost } from './vhost';
 
@@ -30,8 +30,16 @@ export interface PlatformOptions {
   env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   /** How long one service may take to be ready. */
   readyTimeoutMs?: number;
-  /** The broker as is; by default the platform gets a virtual host of its own beside RABBITMQ_URL's. */
+  /**
+   * The broker as is (a cluster's nodes separated by commas); by default the platform gets a virtual
+   * host of its own beside RABBITMQ_URL's.
+   */
   rabbitmqUrl?: string;
+  /**
+   * The admin URL (`…/postgres`) of the PostgreSQL server that holds the services' databases, e.g. a
+   * private one a fault test restarts; by default the shared test server.
+   */
+  postgresUrl?: string;
   /** Whether the delivery worker runs (default true); without it, deliveries stay `pendente`. */
   deliveryWorker?: boolean;
   /** Processes of hub-api and of the delivery worker (default 1 each); the gateway spreads over the hub-apis. */
@@ -57,6 +65,8 @@ export interface Platform {
   output(name: ServiceName): string;
   /** The address of every process of a service (several with `instancias`). */
   enderecos(name: ServiceName): string[];
+  /** Every process of the platform now: which service, its pid, whether it still runs. */
+  processos(): { name: ServiceName; pid: number; running: boolean; url: string }[];
   /** SIGTERM to every service (gateway first), their exit codes, then the databases and key files are removed. */
   stop(): Promise<Partial<Record<ServiceName, number | null>>>;
   /** kill -9 of one service (a crash), nothing restarted. */
@@ -166,10 +176,14 @@ async function postToken(url: string, body: object): Promise<string> {
  * talk to it over HTTP (and RabbitMQ).
  */
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
+  const fresh = (prefix: string) => {
+    const database = unusedTestDatabase(prefix);
+    return options.postgresUrl ? { ...database, url: withDatabase(options.postgresUrl, database.name) } : database;
+  };
   const databases = {
-    access: unusedTestDatabase(DATABASES.access),
-    function: unusedTestDatabase(DATABASES.function),
-    'hub-api': unusedTestDatabase(DATABASES['hub-api']),
+    access: fresh(DATABASES.access),
+    function: fresh(DATABASES.function),
+    'hub-api': fresh(DATABASES['hub-api']),
   };
   const broker = options.rabbitmqUrl
     ? { url: options.rabbitmqUrl, remove: async () => undefined }
@@ -192,7 +206,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const stop = async () => {
     const codes: Partial<Record<ServiceName, number | null>> = {};
     for (const service of [...running].reverse()) codes[service.name as ServiceName] = await service.stop();
-    await Promise.all(Object.values(databases).map((d) => dropDatabase(d.name)));
+    await Promise.all(Object.values(databases).map((d) => dropDatabase(d.name, options.postgresUrl)));
     await rm(setup.keyDir, { recursive: true, force: true });
     await broker.remove();
     return codes;
@@ -247,6 +261,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     applicationToken: (clientId) => postToken(`${urls['identity-dev']}/token/aplicativo`, { client_id: clientId }),
     output: (name) => running.find((s) => s.name === name)?.output() ?? '',
     enderecos: (name) => running.filter((s) => s.name === name).map((s) => s.url),
+    processos: () =>
+      running.map((s) => ({ name: s.name as ServiceName, pid: s.pid, running: s.running(), url: s.url })),
     stop,
     matar: async (name) => {
       await running.find((s) => s.name === name)?.kill();

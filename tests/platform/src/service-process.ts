@@ -7,6 +7,8 @@ const KEPT_OUTPUT = 64 * 1024;
 
 export interface ServiceProcess {
   name: string;
+  /** Its process id (a fault test checks that a service is still the same process afterwards). */
+  pid: number;
   /** Where it listens, from its "<name> listening" log line (it binds port 0 unless told otherwise). */
   url: string;
   /** The last lines it wrote, stdout and stderr. */
@@ -50,6 +52,7 @@ export async function startServiceProcess(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const service: ServiceProcess = {
     name,
+    pid: child.pid ?? -1,
     get url() {
       return url ?? '';
     },

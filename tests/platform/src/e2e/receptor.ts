@@ -6,6 +6,8 @@ export interface Recebida {
   caminho: string;
   cabecalhos: http.IncomingHttpHeaders;
   corpo: Buffer;
+  /** When it arrived (Date.now()). */
+  em: number;
 }
 
 /**
@@ -20,7 +22,7 @@ export async function iniciarAssinante() {
     req.on('data', (parte: Buffer) => partes.push(parte));
     req.on('end', () => {
       const caminho = new URL(req.url ?? '/', 'http://x').pathname;
-      recebidas.push({ caminho, cabecalhos: req.headers, corpo: Buffer.concat(partes) });
+      recebidas.push({ caminho, cabecalhos: req.headers, corpo: Buffer.concat(partes), em: Date.now() });
       res.writeHead(respostas.get(caminho) ?? 204).end();
     });
   });
