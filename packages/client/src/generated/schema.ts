@@ -659,7 +659,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description inactive access or missing permission */
+                /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -700,7 +700,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the e-mail or the active flag (never of a master)
+         * Change the e-mail or the active flag (never of a master); a new e-mail drops the access profile
          * @description Requires: colaboradores.editar
          */
         patch: {
@@ -761,7 +761,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description inactive access or missing permission */
+                /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1023,7 +1023,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description inactive access or missing permission */
+                /** @description inactive access or missing permission; a non-master may create only a profile within their own permissions (permissoes_excedidas) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1433,7 +1433,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description inactive access or missing permission */
+                /** @description inactive access or missing permission; a non-master may delete only a profile within their own permissions (permissoes_excedidas) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4746,7 +4746,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido) */
+                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5221,7 +5221,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido) */
+                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5465,7 +5465,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After */
+                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8218,7 +8218,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured
+         * Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error
          * @description Requires: an application token
          */
         post: {
@@ -8273,11 +8273,8 @@ export interface paths {
                                 evento_recebido_em: string;
                                 entidade_id: string;
                                 assinatura_id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
                                 tipo_de_evento_nome: string;
                                 versao_do_esquema: number;
-                                url_de_destino: string;
                                 /** @enum {string} */
                                 situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
                                 quantidade_de_tentativas: number;
@@ -8285,7 +8282,6 @@ export interface paths {
                                 maximo_de_tentativas: number;
                                 proxima_tentativa_em: string;
                                 entregue_em?: string | null;
-                                ultimo_erro?: string | null;
                                 criada_em: string;
                                 atualizada_em: string;
                             }[];
@@ -8346,7 +8342,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problema"];
                     };
                 };
-                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After */
+                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -8371,7 +8367,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One event of the application of the token, with its data and deliveries
+         * One event of the application of the token, with its data and deliveries (without their subscriber's name, URL and last error)
          * @description Requires: an application token
          */
         get: {
@@ -8414,11 +8410,8 @@ export interface paths {
                                 evento_recebido_em: string;
                                 entidade_id: string;
                                 assinatura_id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
                                 tipo_de_evento_nome: string;
                                 versao_do_esquema: number;
-                                url_de_destino: string;
                                 /** @enum {string} */
                                 situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
                                 quantidade_de_tentativas: number;
@@ -8426,7 +8419,6 @@ export interface paths {
                                 maximo_de_tentativas: number;
                                 proxima_tentativa_em: string;
                                 entregue_em?: string | null;
-                                ultimo_erro?: string | null;
                                 criada_em: string;
                                 atualizada_em: string;
                             }[];
@@ -8631,7 +8623,10 @@ export interface webhooks {
          *     ```ts
          *     import { createVerifier } from '@hub/webhook-verifier';
          *
-         *     const verifier = createVerifier({ jwksUrl: 'https://<hub>/.well-known/jwks.json' });
+         *     const verifier = createVerifier({
+         *       jwksUrl: 'https://<hub>/.well-known/jwks.json',
+         *       expectedSubscription: '<the id of your subscription>',
+         *     });
          *     app.post('/webhooks', express.raw({ type: 'application/json' }), async (req, res) => {
          *       try {
          *         const evento = await verifier.verify(req.headers, req.body);
@@ -8646,6 +8641,12 @@ export interface webhooks {
          *     `v1a` signature verifies with an Ed25519 key of the hub's JWKS (`GET /.well-known/jwks.json`; the
          *     kid in `webhook-key-id` first). Keys come only from the JWKS, never from the request. Refuse
          *     timestamps more than 300 s off. The same `webhook-id` comes again on a retry: handle it once.
+         *
+         *     One key set signs every subscriber's deliveries, so the body names its recipient: refuse a delivery
+         *     whose `assinatura_id` is not your subscription's (`expectedSubscription` does it), or a delivery
+         *     captured at another subscriber replays into yours within the 300 s. Test events published from the
+         *     panel (`POST /evento`) are signed the same way and carry `"teste": true`; the application's own
+         *     never carry `teste`.
          *
          *     Answer 2xx within the timeout to conclude the delivery. Any other answer, a timeout or a redirect is
          *     a failed attempt, retried with exponential backoff until the subscription's `maximo_de_tentativas`,
@@ -8677,7 +8678,7 @@ export interface components {
             erro_id?: string;
         };
         /**
-         * @description The body of a delivery: the event as the hub accepted it.
+         * @description The body of a delivery: the event as the hub accepted it, and the subscription it is for. Fields in this order; new optional fields may be added.
          * @example {
          *       "id": "0193a5b2-7c4e-7d1a-9f3b-2a1c5e8d9f01",
          *       "tipo": "pedido.criado",
@@ -8686,6 +8687,7 @@ export interface components {
          *       "ocorrido_em": "2026-11-21T21:00:00.000Z",
          *       "recebido_em": "2026-11-21T21:00:00.125Z",
          *       "aplicativo_publicador_id": "0193a5b2-0000-7000-8000-00000000a001",
+         *       "assinatura_id": "0193a5b2-0000-7000-8000-00000000b001",
          *       "dados": {
          *         "valor_total": 199.9,
          *         "moeda": "BRL"
@@ -8719,6 +8721,16 @@ export interface components {
              * @description the application that published it
              */
             aplicativo_publicador_id: string;
+            /**
+             * Format: uuid
+             * @description the subscription this delivery is for, signed with the rest: refuse a delivery naming another (a replay of one captured at another subscriber)
+             */
+            assinatura_id: string;
+            /**
+             * @description present, and true, only on a test event published from the panel (POST /evento); absent on the application’s own events
+             * @constant
+             */
+            teste?: true;
             /** @description the payload, valid against the type’s schema version */
             dados: {
                 [key: string]: unknown;
@@ -8773,6 +8785,7 @@ export interface operations {
                  *       "ocorrido_em": "2026-11-21T21:00:00.000Z",
                  *       "recebido_em": "2026-11-21T21:00:00.125Z",
                  *       "aplicativo_publicador_id": "0193a5b2-0000-7000-8000-00000000a001",
+                 *       "assinatura_id": "0193a5b2-0000-7000-8000-00000000b001",
                  *       "dados": {
                  *         "valor_total": 199.9,
                  *         "moeda": "BRL"

@@ -165,7 +165,7 @@ test('When an application publishes with its own token through @hub/client, then
   });
   expect(evento.entregas).toHaveLength(2);
   feito.evento = evento.id;
-  feito.falha = evento.entregas.find((e) => e.url_de_destino.endsWith('/falha'))!.id;
+  feito.falha = evento.entregas.find((e) => e.assinatura_id === assinaturas['/falha'])!.id;
 
   const [recebida] = await waitFor(() => (assinante.de('/ok').length ? assinante.de('/ok') : undefined), {
     timeoutMs: 20_000,
@@ -181,7 +181,7 @@ test('When an application publishes with its own token through @hub/client, then
     entidade_id: 'pedido-42',
     aplicativo_publicador_id: loja.body.id,
   });
-  expect(recebida!.cabecalhos['webhook-id']).toBe(evento.entregas.find((e) => e.url_de_destino.endsWith('/ok'))!.id);
+  expect(recebida!.cabecalhos['webhook-id']).toBe(evento.entregas.find((e) => e.assinatura_id === assinaturas['/ok'])!.id);
   expect((corpo as { assinatura_id: string }).assinatura_id).toBe(assinaturas['/ok']);
   expect(Object.keys(corpo as object).sort()).toEqual(
     [

@@ -13,7 +13,6 @@ import { type EventoDetalhadoTexto, lerEventoDetalhado } from './detalhe.reposit
 import {
   type Gravacao,
   type GravadorEmGrupo,
-  gravadorEmGrupo,
   type NovaEntrega,
   VALIDADE_DA_CHAVE_MS,
 } from './gravacao-em-grupo';
