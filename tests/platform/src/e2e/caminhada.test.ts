@@ -181,7 +181,9 @@ test('When an application publishes with its own token through @hub/client, then
     entidade_id: 'pedido-42',
     aplicativo_publicador_id: loja.body.id,
   });
-  expect(recebida!.cabecalhos['webhook-id']).toBe(evento.entregas.find((e) => e.assinatura_id === assinaturas['/ok'])!.id);
+  expect(recebida!.cabecalhos['webhook-id']).toBe(
+    evento.entregas.find((e) => e.assinatura_id === assinaturas['/ok'])!.id,
+  );
   expect((corpo as { assinatura_id: string }).assinatura_id).toBe(assinaturas['/ok']);
   expect(Object.keys(corpo as object).sort()).toEqual(
     [

@@ -10,12 +10,7 @@ import type { EntregaDto, EventoCriar } from '../eventos/eventos.schemas';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
 import { type EventoDetalhadoTexto, lerEventoDetalhado } from './detalhe.repository';
-import {
-  type Gravacao,
-  type GravadorEmGrupo,
-  type NovaEntrega,
-  VALIDADE_DA_CHAVE_MS,
-} from './gravacao-em-grupo';
+import { type Gravacao, type GravadorEmGrupo, type NovaEntrega, VALIDADE_DA_CHAVE_MS } from './gravacao-em-grupo';
 import type { PublicacaoRepository } from './publicacao.repository';
 
 /** Who publishes: an application (its token, or the platform's own), or a panel user for the type's owner. */
