@@ -11,3 +11,4 @@ export * from './client-error';
 export * from './guard';
 export * from './rotas';
 export * from './metricas';
+export { operationIdOf } from './operation-id';

@@ -15,6 +15,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth',
+        operationId: 'listarAcessos',
         summary: 'Page of accesses, by perfil then e-mail',
         tag,
         ...ler,
@@ -27,6 +28,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'post',
         path: '/auth',
+        operationId: 'criarAcesso',
         summary: 'Create an access (perfil colaborador, active, without access profile)',
         tag,
         ...guards.permission('colaboradores', 'criar'),
@@ -41,6 +43,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth/autocomplete',
+        operationId: 'autocompletarAcessos',
         summary: 'Accesses by e-mail: id, email and perfil only',
         tag,
         ...ler,
@@ -53,6 +56,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth/filtro',
+        operationId: 'filtrarAcessos',
         summary: 'Every matching access, by e-mail, without pagination',
         tag,
         ...ler,
@@ -62,13 +66,23 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       async ({ query }) => service.filtro(query),
     )
     .route(
-      { method: 'get', path: '/auth/:id', summary: 'One access', tag, ...ler, params: idParams, response: authSchema },
+      {
+        method: 'get',
+        path: '/auth/:id',
+        operationId: 'obterAcesso',
+        summary: 'One access',
+        tag,
+        ...ler,
+        params: idParams,
+        response: authSchema,
+      },
       async ({ params }) => service.get(params.id),
     )
     .route(
       {
         method: 'patch',
         path: '/auth/:id',
+        operationId: 'alterarAcesso',
         summary: 'Change the e-mail or the active flag (never of a master)',
         tag,
         ...guards.permission('colaboradores', 'editar'),
@@ -83,6 +97,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'delete',
         path: '/auth/:id',
+        operationId: 'removerAcesso',
         summary: 'Delete an access (logical; never of a master or of a linked collaborator)',
         tag,
         ...guards.permission('colaboradores', 'deletar'),

@@ -114,6 +114,7 @@ export function publicacaoRoutes({
       {
         method: 'post',
         path: '/eventos',
+        operationId: 'publicarEvento',
         summary: 'Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured',
         tag: 'Eventos',
         ...guards.application(),
@@ -132,6 +133,7 @@ export function publicacaoRoutes({
       {
         method: 'get',
         path: '/eventos/:id',
+        operationId: 'obterEventoPublicado',
         summary: 'One event of the application of the token, with its data and deliveries',
         tag: 'Eventos',
         ...guards.application(),
@@ -148,6 +150,7 @@ export function publicacaoRoutes({
       {
         method: 'post',
         path: '/evento',
+        operationId: 'publicarEventoDeTeste',
         summary: 'Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured',
         tag: 'Evento',
         ...guards.permission('monitoramento', 'criar'),
