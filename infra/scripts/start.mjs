@@ -71,7 +71,7 @@ function plan() {
   env.HUB_JWKS_URL ??= `http://127.0.0.1:${port('hub-api')}/.well-known/jwks.json`;
   env.GATEWAY_URL ??= `http://127.0.0.1:${port('gateway')}`;
   env.IDENTITY_URL ??= `http://127.0.0.1:${port('identity-dev')}`;
-  env.GATEWAY_LOCALHOST_URL ??= `http://localhost:${port('gateway')}`;
+  env.GATEWAY_LOCALHOST_URL ??= `http://127.0.0.1:${port('gateway')}`;
   env.GATEWAY_UPSTREAMS ??= ROUTED.filter((name) => present.some((s) => s.name === name)).join(',');
   return { present, env, port };
 }

@@ -12,3 +12,4 @@ export * from './guard';
 export * from './indisponivel';
 export * from './rotas';
 export * from './metricas';
+export { operationIdOf } from './operation-id';

@@ -1,15 +1,16 @@
 import { z } from 'zod';
+import { operationIdOf } from './operation-id';
 import type { RouteSpec } from './route';
 
 export const CONTRACT_VERSION = '0.1.16';
 
 export interface OpenApiDocument {
   openapi: string;
-  info: { title: string; version: string; description?: string };
+  info: { title: string; version: string; description?: string; license?: { name: string; identifier?: string } };
   servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, unknown>>;
   components: Record<string, Record<string, unknown>>;
-  tags?: { name: string }[];
+  tags?: { name: string; description?: string }[];
   security?: Record<string, string[]>[];
 }
 
@@ -78,8 +79,16 @@ export function buildOpenApi(
   servers: OpenApiDocument['servers'] = [],
 ): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
+  const named = new Map<string, string>();
   for (const spec of specs) {
     const path = spec.path.replace(/:(\w+)/g, '{$1}');
+    const operationId = spec.operationId ?? operationIdOf(spec.method, spec.path);
+    const other = named.get(operationId);
+    if (other)
+      throw new Error(
+        `${spec.method.toUpperCase()} ${path} and ${other} are both ${operationId}: name one (operationId)`,
+      );
+    named.set(operationId, `${spec.method.toUpperCase()} ${path}`);
     const status = spec.status ?? (spec.response ? 200 : 204);
     const responses: Record<string, unknown> = {
       [status]: spec.response
@@ -93,6 +102,7 @@ export function buildOpenApi(
     }
     paths[path] ??= {};
     paths[path][spec.method] = {
+      operationId,
       summary: spec.summary,
       tags: [spec.tag],
       ...(spec.permission ? { description: `Requires: ${spec.permission}` } : {}),

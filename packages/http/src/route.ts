@@ -13,6 +13,11 @@ export interface RouteSpec<
   method: Method;
   /** Express syntax: /auth/:id */
   path: string;
+  /**
+   * The operation's name in the OpenAPI document (what generated clients call their methods); by
+   * default made from the method and path (see `operationIdOf`). Set it where that reads badly.
+   */
+  operationId?: string;
   summary: string;
   tag: string;
   params?: P;

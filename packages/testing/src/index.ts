@@ -21,3 +21,4 @@ export function connectTestBroker(name: string): Promise<Broker> {
 export const uniqueName = (prefix: string) =>
   `${prefix}.${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
 export * from './rotas';
+export * from './openapi-lint';

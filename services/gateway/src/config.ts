@@ -104,7 +104,11 @@ export const gatewayConfig = baseConfig
       ),
     GATEWAY_UPSTREAM_TIMEOUT: durationFromEnv('30s').describe('an upstream silent for this long is a 504'),
     GATEWAY_OPENAPI_CACHE: durationFromEnv('10s').describe('how long the merged OpenAPI document is reused'),
-    GATEWAY_LOCALHOST_URL: z.string().url().default('http://localhost:8080'),
+    GATEWAY_LOCALHOST_URL: z
+      .string()
+      .url()
+      .default('http://127.0.0.1:8080')
+      .describe('the LOCALHOST server of /openapi.json: where the gateway listens unless HOST says otherwise'),
     GATEWAY_SANDBOX_URL: optionalUrl,
     GATEWAY_PRODUCTION_URL: optionalUrl,
   });

@@ -1,5 +1,6 @@
 // The gateway's route table is data; it is read from the gateway's public entry, nothing of it runs here.
 import { ROUTE_TABLE } from '@hub/gateway';
+import { lintOpenApi } from '@hub/testing';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -51,6 +52,10 @@ test("When a service documents an operation, then the gateway's merged document 
   }
   expect(problems).toEqual([]);
 });
+
+test("When Redocly's recommended rules lint the gateway's merged /openapi.json, then they find no error and no warning", async () => {
+  expect(await lintOpenApi(merged)).toEqual({ errors: 0, warnings: 0, problems: [] });
+}, 60_000);
 
 test('When the gateway routes a path prefix to a service, then that service documents an operation under it', () => {
   const leadingNowhere = Object.entries(ROUTE_TABLE).flatMap(([name, prefixes]) => {

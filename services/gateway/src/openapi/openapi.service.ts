@@ -3,9 +3,12 @@ import { mergeOpenApi, type OpenApiDocument } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { type Upstream, upstreamOf } from '../routes';
 import { hoistSchemaDefs } from './schema-defs';
+import { TAG_DESCRIPTIONS } from './tags';
 import { DELIVERY_WEBHOOKS, ENTREGA_SCHEMA } from './webhooks';
 
 export const API_TITLE = 'Event hub API';
+/** The license of the document (the contract), as of the packages that implement it for callers: @hub/client, @hub/webhook-verifier. */
+export const API_LICENSE = { name: 'MIT', identifier: 'MIT' };
 const FETCH_TIMEOUT_MS = 3000;
 
 export interface ServerUrls {
@@ -74,6 +77,10 @@ export function createOpenApiSource(upstreams: Upstream[], servers: ServerUrls, 
       webhooks: DELIVERY_WEBHOOKS,
     };
     document.components.schemas = { ...document.components.schemas, Entrega: ENTREGA_SCHEMA };
+    document.info.license = API_LICENSE;
+    document.tags = document.tags?.map(({ name }) =>
+      TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name },
+    );
     hoistSchemaDefs(document);
     document.info.description = missing.length
       ? `Incomplete: the documents of ${missing.join(', ')} could not be read right now.`

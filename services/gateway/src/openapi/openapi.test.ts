@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { RouteSpec } from '@hub/http';
+import { lintOpenApi } from '@hub/testing';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
@@ -43,14 +44,14 @@ const accessSpecs: RouteSpec[] = [
     method: 'get',
     path: '/auth/acesso',
     summary: 'The caller’s own access',
-    tag: 'auth',
+    tag: 'Auth',
     response: z.object({ id: z.string(), email: z.string(), perfil_acesso: z.string().nullable().optional() }),
   },
   {
     method: 'post',
     path: '/auth',
     summary: 'Create an access',
-    tag: 'auth',
+    tag: 'Auth',
     permission: 'colaboradores.criar',
     body: z.object({ email: z.string().max(160), perfil: z.literal('colaborador') }),
     response: z.object({ id: z.string() }),
@@ -64,7 +65,7 @@ const functionSpecs: RouteSpec[] = [
     method: 'get',
     path: '/funcao',
     summary: 'List functions',
-    tag: 'funcao',
+    tag: 'Função',
     permission: 'master',
     query: z.object({ pagina: z.coerce.number().optional() }),
   },
@@ -79,7 +80,7 @@ const hubSpecs: RouteSpec[] = [
     method: 'post',
     path: '/eventos',
     summary: 'Publish',
-    tag: 'evento',
+    tag: 'Eventos',
     body: z.object({ tipo: z.string(), dados: z.record(z.string(), valor) }),
     response: z.object({ id: z.string(), dados: z.record(z.string(), valor) }),
     status: 201,
@@ -87,8 +88,8 @@ const hubSpecs: RouteSpec[] = [
   {
     method: 'get',
     path: '/aplicativo/:id',
-    summary: 'One event',
-    tag: 'evento',
+    summary: 'One application',
+    tag: 'Aplicativo',
     permission: 'monitoramento.ler',
     params: z.object({ id: z.uuid() }),
   },
@@ -96,7 +97,7 @@ const hubSpecs: RouteSpec[] = [
     method: 'get',
     path: '/.well-known/jwks.json',
     summary: 'Signing keys',
-    tag: 'chave-de-assinatura',
+    tag: 'Chave de assinatura',
     authenticated: false,
   },
 ];
@@ -132,14 +133,19 @@ describe('gateway OpenAPI and docs', () => {
     ]);
     expect(document.paths['/auth'].post.description).toBe('Requires: colaboradores.criar');
     expect(document.tags.map((t: { name: string }) => t.name)).toEqual([
-      'auth',
-      'chave-de-assinatura',
-      'evento',
-      'funcao',
+      'Aplicativo',
+      'Auth',
+      'Chave de assinatura',
+      'Eventos',
+      'Função',
     ]);
+    expect(document.tags.every((t: { description?: string }) => t.description)).toBe(true);
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(document.paths['/auth'].post.operationId).toBe('criarAuth');
+    expect(document.paths['/aplicativo/{id}'].get.operationId).toBe('obterAplicativo');
     expect(document.servers).toEqual([
       { url: 'https://sandbox.hub.example', description: 'SANDBOX' },
-      { url: 'http://localhost:8080', description: 'LOCALHOST' },
+      { url: 'http://127.0.0.1:8080', description: 'LOCALHOST' },
       { url: 'https://hub.example', description: 'PRODUCTION' },
     ]);
   });
@@ -158,6 +164,23 @@ describe('gateway OpenAPI and docs', () => {
     for (const name of Object.keys(document.components.schemas))
       expect(() => ajv.compile({ $ref: `https://hub.test/openapi.json#/components/schemas/${name}` })).not.toThrow();
   });
+
+  it("When Redocly's recommended rules lint /openapi.json, then they find no error and no warning", async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    expect(await lintOpenApi(document)).toEqual({ errors: 0, warnings: 0, problems: [] });
+  }, 60_000);
+
+  it('When a tag of the document has no description, then the lint reports it as a warning', async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    document.tags[0] = { name: document.tags[0].name };
+    document.servers[0].url = 'https://api.example.com';
+    const lint = await lintOpenApi(document);
+    expect(lint.warnings).toBe(2);
+    expect(lint.problems).toEqual([
+      expect.stringMatching(/^no-server-example.com at #\/servers\/0\/url/),
+      expect.stringMatching(/^tag-description at #\/tags\/0/),
+    ]);
+  }, 60_000);
 
   it('When /openapi.json is asked, then the delivery a subscriber receives is documented as a webhook with its headers, body and how to verify it', async () => {
     const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
@@ -204,7 +227,7 @@ describe('gateway OpenAPI and docs', () => {
     expect(policy).toContain("script-src 'self';");
     // Try-it-out may call the documented servers, nothing else.
     expect(policy).toContain(
-      "connect-src 'self' https://sandbox.hub.example http://localhost:8080 https://hub.example;",
+      "connect-src 'self' https://sandbox.hub.example http://127.0.0.1:8080 https://hub.example;",
     );
     const html = response.text;
     const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
@@ -267,7 +290,10 @@ describe('gateway OpenAPI and docs', () => {
       body: z.object({ entidade_id: z.string() }),
       status: 201,
     };
-    const other = await startGatewayWithFakes({}, { access: accessSpecs, hubApi: [...hubSpecs, publicar] });
+    const other = await startGatewayWithFakes(
+      {},
+      { access: accessSpecs, hubApi: [...hubSpecs.filter((spec) => spec.path !== '/eventos'), publicar] },
+    );
     const response = await request(other.url).get('/openapi.json').expect(200);
     expect(response.body.paths['/eventos'].post.parameters).toEqual([
       {

@@ -7,6 +7,7 @@ export function acessoAtualRoutes(router: ApiRouter, guards: Guards): ApiRouter 
     {
       method: 'get',
       path: '/auth/acesso',
+      operationId: 'obterMeuAcesso',
       summary: "The caller's own access, access profile and permissions per area",
       tag: 'Auth',
       ...guards.user(),

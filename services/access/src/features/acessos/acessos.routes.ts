@@ -17,6 +17,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth',
+        operationId: 'listarAcessos',
         summary: 'Page of accesses, by perfil then e-mail',
         tag,
         ...ler,
@@ -29,6 +30,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'post',
         path: '/auth',
+        operationId: 'criarAcesso',
         summary: 'Create an access (perfil colaborador, active, without access profile)',
         tag,
         ...guards.permission('colaboradores', 'criar'),
@@ -43,6 +45,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth/autocomplete',
+        operationId: 'autocompletarAcessos',
         summary: 'Accesses by e-mail: id, email and perfil only',
         tag,
         ...ler,
@@ -55,6 +58,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'get',
         path: '/auth/filtro',
+        operationId: 'filtrarAcessos',
         summary: 'Every matching access, by e-mail, without pagination',
         tag,
         ...ler,
@@ -64,13 +68,23 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       async ({ query }) => service.filtro(query),
     )
     .route(
-      { method: 'get', path: '/auth/:id', summary: 'One access', tag, ...ler, params: idParams, response: authSchema },
+      {
+        method: 'get',
+        path: '/auth/:id',
+        operationId: 'obterAcesso',
+        summary: 'One access',
+        tag,
+        ...ler,
+        params: idParams,
+        response: authSchema,
+      },
       async ({ params }) => service.get(params.id),
     )
     .route(
       {
         method: 'patch',
         path: '/auth/:id',
+        operationId: 'alterarAcesso',
         summary: 'Change the e-mail or the active flag (never of a master); a new e-mail drops the access profile',
         tag,
         ...guards.permission('colaboradores', 'editar'),
@@ -85,6 +99,7 @@ export function acessosRoutes(router: ApiRouter, guards: Guards, service: Acesso
       {
         method: 'delete',
         path: '/auth/:id',
+        operationId: 'removerAcesso',
         summary: 'Delete an access (logical; never of a master or of a linked collaborator)',
         tag,
         ...guards.permission('colaboradores', 'deletar'),

@@ -24,6 +24,7 @@ export function chavesRoutes(keys: Pick<KeyStore, 'jwks'>): ApiRouter {
     {
       method: 'get',
       path: '/.well-known/jwks.json',
+      operationId: 'obterChavesPublicas',
       summary: 'Public keys (JWKS) of the Ed25519 keys that sign deliveries',
       tag: 'Chave de assinatura',
       authenticated: false,

@@ -106,6 +106,7 @@ export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFi
       {
         method: 'post',
         path: '/fila/erro/conciliar',
+        operationId: 'conciliarFilaDeErro',
         summary:
           'Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed',
         tag,

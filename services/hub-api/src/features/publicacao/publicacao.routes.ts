@@ -118,6 +118,7 @@ export function publicacaoRoutes({
       {
         method: 'post',
         path: '/eventos',
+        operationId: 'publicarEvento',
         summary:
           "Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error",
         tag: 'Eventos',
@@ -138,6 +139,7 @@ export function publicacaoRoutes({
       {
         method: 'get',
         path: '/eventos/:id',
+        operationId: 'obterEventoPublicado',
         summary:
           "One event of the application of the token, with its data and deliveries (without their subscriber's name, URL and last error)",
         tag: 'Eventos',
@@ -155,6 +157,7 @@ export function publicacaoRoutes({
       {
         method: 'post',
         path: '/evento',
+        operationId: 'publicarEventoDeTeste',
         summary: 'Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured',
         tag: 'Evento',
         ...guards.permission('monitoramento', 'criar'),

@@ -53,6 +53,7 @@ export function reprocessamentoRoutes(service: ReprocessamentoService, guards: G
       {
         method: 'delete',
         path: '/reprocessamento/:id',
+        operationId: 'cancelarReprocessamento',
         summary: 'Cancel a reprocessing request that has not started (pendente)',
         tag,
         ...editar,
