@@ -15,104 +15,7 @@ export interface paths {
          * The caller's own access, access profile and permissions per area
          * @description Requires: an authenticated user with an active access
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            nome: string;
-                            perfil: string;
-                            master: boolean;
-                            perfil_acesso?: string | null;
-                            permissoes: {
-                                aplicativos?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                colaboradores?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                configuracoes?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                monitoramento?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                            };
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterMeuAcesso"];
         put?: never;
         post?: never;
         delete?: never;
@@ -132,193 +35,13 @@ export interface paths {
          * Page of accesses, by perfil then e-mail
          * @description Requires: any permission of colaboradores
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                email: string;
-                                perfil: string;
-                                ativo: boolean;
-                                master: boolean;
-                                vinculado: boolean;
-                                nome?: string | null;
-                                termoauth_id?: string | null;
-                                bloqueado_ate?: string | null;
-                                ultimo_login_em?: string | null;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarAcessos"];
         put?: never;
         /**
          * Create an access (perfil colaborador, active, without access profile)
          * @description Requires: colaboradores.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email: string;
-                        perfil: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            perfil: string;
-                            ativo: boolean;
-                            master: boolean;
-                            vinculado: boolean;
-                            nome?: string | null;
-                            termoauth_id?: string | null;
-                            bloqueado_ate?: string | null;
-                            ultimo_login_em?: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the e-mail is taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarAcesso"];
         delete?: never;
         options?: never;
         head?: never;
@@ -336,87 +59,7 @@ export interface paths {
          * Accesses by e-mail: id, email and perfil only
          * @description Requires: any permission of colaboradores
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                    busca?: string;
-                    perfil?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                email: string;
-                                perfil: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarAcessos"];
         put?: never;
         post?: never;
         delete?: never;
@@ -436,88 +79,7 @@ export interface paths {
          * Every matching access, by e-mail, without pagination
          * @description Requires: any permission of colaboradores
          */
-        get: {
-            parameters: {
-                query?: {
-                    email?: string;
-                    perfil?: string;
-                    ativo?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            perfil: string;
-                            ativo: boolean;
-                            master: boolean;
-                            vinculado: boolean;
-                            nome?: string | null;
-                            termoauth_id?: string | null;
-                            bloqueado_ate?: string | null;
-                            ultimo_login_em?: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarAcessos"];
         put?: never;
         post?: never;
         delete?: never;
@@ -537,268 +99,21 @@ export interface paths {
          * One access
          * @description Requires: any permission of colaboradores
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            perfil: string;
-                            ativo: boolean;
-                            master: boolean;
-                            vinculado: boolean;
-                            nome?: string | null;
-                            termoauth_id?: string | null;
-                            bloqueado_ate?: string | null;
-                            ultimo_login_em?: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterAcesso"];
         put?: never;
         post?: never;
         /**
          * Delete an access (logical; never of a master or of a linked collaborator)
          * @description Requires: colaboradores.deletar
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description a collaborator is linked to the access */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        delete: operations["removerAcesso"];
         options?: never;
         head?: never;
         /**
          * Change the e-mail or the active flag (never of a master); a new e-mail drops the access profile
          * @description Requires: colaboradores.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        email?: string | null;
-                        ativo?: boolean | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            perfil: string;
-                            ativo: boolean;
-                            master: boolean;
-                            vinculado: boolean;
-                            nome?: string | null;
-                            termoauth_id?: string | null;
-                            bloqueado_ate?: string | null;
-                            ultimo_login_em?: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the e-mail is taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarAcesso"];
         trace?: never;
     };
     "/perfil-de-acesso": {
@@ -812,255 +127,13 @@ export interface paths {
          * Page of access profiles
          * @description Requires: configuracoes.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                                permissoes: {
-                                    aplicativos?: {
-                                        ler?: boolean;
-                                        criar?: boolean;
-                                        editar?: boolean;
-                                        deletar?: boolean;
-                                    };
-                                    colaboradores?: {
-                                        ler?: boolean;
-                                        criar?: boolean;
-                                        editar?: boolean;
-                                        deletar?: boolean;
-                                    };
-                                    configuracoes?: {
-                                        ler?: boolean;
-                                        criar?: boolean;
-                                        editar?: boolean;
-                                        deletar?: boolean;
-                                    };
-                                    monitoramento?: {
-                                        ler?: boolean;
-                                        criar?: boolean;
-                                        editar?: boolean;
-                                        deletar?: boolean;
-                                    };
-                                };
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarPerfisDeAcesso"];
         put?: never;
         /**
          * Create an access profile
          * @description Requires: configuracoes.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome: string;
-                        permissoes: {
-                            aplicativos?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            colaboradores?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            configuracoes?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            monitoramento?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            permissoes: {
-                                aplicativos?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                colaboradores?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                configuracoes?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                monitoramento?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                            };
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; a non-master may create only a profile within their own permissions (permissoes_excedidas) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description name taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarPerfilDeAcesso"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1078,85 +151,7 @@ export interface paths {
          * Access profiles by name: id and nome
          * @description Requires: configuracoes.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarPerfisDeAcesso"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1176,104 +171,7 @@ export interface paths {
          * Every matching access profile
          * @description Requires: configuracoes.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            permissoes: {
-                                aplicativos?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                colaboradores?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                configuracoes?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                monitoramento?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                            };
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarPerfisDeAcesso"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1293,329 +191,21 @@ export interface paths {
          * One access profile
          * @description Requires: configuracoes.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            permissoes: {
-                                aplicativos?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                colaboradores?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                configuracoes?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                monitoramento?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                            };
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterPerfilDeAcesso"];
         put?: never;
         post?: never;
         /**
          * Delete an access profile no access uses
          * @description Requires: configuracoes.deletar
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; a non-master may delete only a profile within their own permissions (permissoes_excedidas) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description in use */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        delete: operations["removerPerfilDeAcesso"];
         options?: never;
         head?: never;
         /**
          * Rename or change permissions
          * @description Requires: configuracoes.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome?: string;
-                        permissoes?: {
-                            aplicativos?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            colaboradores?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            configuracoes?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                            monitoramento?: {
-                                ler?: boolean;
-                                criar?: boolean;
-                                editar?: boolean;
-                                deletar?: boolean;
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            permissoes: {
-                                aplicativos?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                colaboradores?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                configuracoes?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                                monitoramento?: {
-                                    ler?: boolean;
-                                    criar?: boolean;
-                                    editar?: boolean;
-                                    deletar?: boolean;
-                                };
-                            };
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; a non-master may edit only a profile within their own permissions, and keep it within them (permissoes_excedidas) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description name taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarPerfilDeAcesso"];
         trace?: never;
     };
     "/colaborador": {
@@ -1629,94 +219,7 @@ export interface paths {
          * Page of collaborators, by e-mail
          * @description Requires: colaboradores.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                email: string;
-                                nome: string;
-                                termoauth_id: string | null;
-                                vinculado: boolean;
-                                funcao_id: string | null;
-                                ativo: boolean;
-                                perfil_de_acesso_id: string | null;
-                                perfil_de_acesso_nome: string | null;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarColaboradores"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1736,86 +239,7 @@ export interface paths {
          * Collaborators by e-mail or name: id, email, nome
          * @description Requires: colaboradores.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                email: string;
-                                nome: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarColaboradores"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1835,85 +259,7 @@ export interface paths {
          * Every matching collaborator
          * @description Requires: colaboradores.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            nome: string;
-                            termoauth_id: string | null;
-                            vinculado: boolean;
-                            funcao_id: string | null;
-                            ativo: boolean;
-                            perfil_de_acesso_id: string | null;
-                            perfil_de_acesso_nome: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarColaboradores"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1933,85 +279,7 @@ export interface paths {
          * One collaborator
          * @description Requires: colaboradores.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            nome: string;
-                            termoauth_id: string | null;
-                            vinculado: boolean;
-                            funcao_id: string | null;
-                            ativo: boolean;
-                            perfil_de_acesso_id: string | null;
-                            perfil_de_acesso_nome: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterColaborador"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2021,91 +289,7 @@ export interface paths {
          * Set the collaborator's access profile (null removes it)
          * @description Requires: colaboradores.editar and configuracoes.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        perfil_de_acesso_id: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            email: string;
-                            nome: string;
-                            termoauth_id: string | null;
-                            vinculado: boolean;
-                            funcao_id: string | null;
-                            ativo: boolean;
-                            perfil_de_acesso_id: string | null;
-                            perfil_de_acesso_nome: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission; only a master may change their own profile (perfil_proprio); a non-master may give or replace only a profile within their own permissions (permissoes_excedidas); a master's access is never changed (acesso_master_protegido) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description no access profile has this id (perfil_inexistente) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarColaborador"];
         trace?: never;
     };
     "/funcao": {
@@ -2119,179 +303,13 @@ export interface paths {
          * Functions, alphabetical, a page at a time
          * @description Requires: master
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                                quantidade_de_colaboradores: number;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarFuncoes"];
         put?: never;
         /**
          * Create a function
          * @description Requires: master
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            quantidade_de_colaboradores: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description a function with this name (compared without regard to case) exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarFuncao"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2309,85 +327,7 @@ export interface paths {
          * Ids and names of functions, alphabetical
          * @description Requires: master
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
-                    tamanho?: number;
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarFuncoes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2407,71 +347,7 @@ export interface paths {
          * Every matching function, alphabetical, without pages
          * @description Requires: master
          */
-        get: {
-            parameters: {
-                query?: {
-                    busca?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarFuncoes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2491,79 +367,7 @@ export interface paths {
          * One function
          * @description Requires: master
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            quantidade_de_colaboradores: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterFuncao"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2573,94 +377,7 @@ export interface paths {
          * Rename a function; its collaborators are announced again with the new name
          * @description Requires: master
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            quantidade_de_colaboradores: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description a function with this name (compared without regard to case) exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarFuncao"];
         trace?: never;
     };
     "/.well-known/jwks.json": {
@@ -2671,66 +388,7 @@ export interface paths {
             cookie?: never;
         };
         /** Public keys (JWKS) of the Ed25519 keys that sign deliveries */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            keys: {
-                                /** @constant */
-                                kty: "OKP";
-                                /** @constant */
-                                crv: "Ed25519";
-                                x: string;
-                                kid: string;
-                                /** @constant */
-                                use: "sig";
-                                /** @constant */
-                                alg: "EdDSA";
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterChavesPublicas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2750,183 +408,13 @@ export interface paths {
          * Applications by name, a page at a time (busca: name or client_id; ativo)
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    busca?: string;
-                    ativo?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                                client_id: string;
-                                ativo: boolean;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarAplicativos"];
         put?: never;
         /**
          * Register an application by the client id of its tokens
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome: string;
-                        client_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            client_id: string;
-                            ativo: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description an application with this client_id exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarAplicativo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2944,80 +432,7 @@ export interface paths {
          * One application
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            client_id: string;
-                            ativo: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterAplicativo"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3027,87 +442,7 @@ export interface paths {
          * Rename an application or switch it off and on (client_id never changes)
          * @description Requires: monitoramento.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome?: string | null;
-                        ativo?: boolean | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            client_id: string;
-                            ativo: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarAplicativo"];
         trace?: never;
     };
     "/tipo-de-evento": {
@@ -3121,194 +456,13 @@ export interface paths {
          * Event types by name, a page at a time
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    busca?: string;
-                    aplicativo_id?: string;
-                    ativo?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                                descricao: string | null;
-                                aplicativo_id: string;
-                                aplicativo_nome: string;
-                                ativo: boolean;
-                                retencao_em_dias: number;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarTiposDeEvento"];
         put?: never;
         /**
          * Create an event type owned by an application (retencao_em_dias default 30)
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        nome: string;
-                        descricao?: string | null;
-                        /** Format: uuid */
-                        aplicativo_id: string;
-                        /** @default 30 */
-                        retencao_em_dias?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            descricao: string | null;
-                            aplicativo_id: string;
-                            aplicativo_nome: string;
-                            ativo: boolean;
-                            retencao_em_dias: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description an event type with this name exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, or the application does not exist */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarTipoDeEvento"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3326,87 +480,7 @@ export interface paths {
          * Ids and names of event types
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
-                    tamanho?: number;
-                    busca?: string;
-                    aplicativo_id?: string;
-                    ativo?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                nome: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarTiposDeEvento"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3426,85 +500,7 @@ export interface paths {
          * Every matching event type (at most 1000), by name, without pages
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    nome?: string;
-                    aplicativo_id?: string;
-                    ativo?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            descricao: string | null;
-                            aplicativo_id: string;
-                            aplicativo_nome: string;
-                            ativo: boolean;
-                            retencao_em_dias: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarTiposDeEvento"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3524,254 +520,21 @@ export interface paths {
          * One event type
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            descricao: string | null;
-                            aplicativo_id: string;
-                            aplicativo_nome: string;
-                            ativo: boolean;
-                            retencao_em_dias: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterTipoDeEvento"];
         put?: never;
         post?: never;
         /**
          * Delete an event type that nothing refers to
          * @description Requires: monitoramento.deletar
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description schema versions, subscriptions or events refer to the type */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        delete: operations["removerTipoDeEvento"];
         options?: never;
         head?: never;
         /**
          * Describe, switch off and on, or change the retention of an event type
          * @description Requires: monitoramento.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        descricao?: string | null;
-                        ativo?: boolean | null;
-                        retencao_em_dias?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            nome: string;
-                            descricao: string | null;
-                            aplicativo_id: string;
-                            aplicativo_nome: string;
-                            ativo: boolean;
-                            retencao_em_dias: number;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarTipoDeEvento"];
         trace?: never;
     };
     "/versao-de-esquema": {
@@ -3785,187 +548,13 @@ export interface paths {
          * Schema versions by type name and number, a page at a time
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    tipo_de_evento_id?: string;
-                    ativa?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                tipo_de_evento_id: string;
-                                tipo_de_evento_nome: string;
-                                versao: number;
-                                esquema: {
-                                    [key: string]: unknown;
-                                };
-                                ativa: boolean;
-                                descricao: string | null;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarVersoesDeEsquema"];
         put?: never;
         /**
          * Create the next schema version of an event type (JSON Schema 2020-12 by default, or draft-07)
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        tipo_de_evento_id: string;
-                        /** @description A JSON Schema (2020-12 by default, or draft-07): at most 64 levels deep and 262144 bytes as JSON */
-                        esquema: Record<string, never>;
-                        descricao?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao: number;
-                            esquema: {
-                                [key: string]: unknown;
-                            };
-                            ativa: boolean;
-                            descricao: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarVersaoDeEsquema"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3983,89 +572,7 @@ export interface paths {
          * Ids, type names and numbers of schema versions (busca: type name)
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
-                    tamanho?: number;
-                    busca?: string;
-                    tipo_de_evento_id?: string;
-                    ativa?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                tipo_de_evento_id: string;
-                                tipo_de_evento_nome: string;
-                                versao: number;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarVersoesDeEsquema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4085,88 +592,7 @@ export interface paths {
          * Every matching schema version (at most 1000), without pages
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    tipo_de_evento_id?: string;
-                    ativa?: "true" | "false";
-                    tipo_de_evento_nome?: string;
-                    versao?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao: number;
-                            esquema: {
-                                [key: string]: unknown;
-                            };
-                            ativa: boolean;
-                            descricao: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarVersoesDeEsquema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4186,85 +612,7 @@ export interface paths {
          * One schema version
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao: number;
-                            esquema: {
-                                [key: string]: unknown;
-                            };
-                            ativa: boolean;
-                            descricao: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterVersaoDeEsquema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4274,92 +622,7 @@ export interface paths {
          * Switch a schema version off or on, or describe it (its schema never changes)
          * @description Requires: monitoramento.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        ativa?: boolean | null;
-                        descricao?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao: number;
-                            esquema: {
-                                [key: string]: unknown;
-                            };
-                            ativa: boolean;
-                            descricao: string | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarVersaoDeEsquema"];
         trace?: never;
     };
     "/versao-de-esquema/{id}/validar": {
@@ -4375,86 +638,7 @@ export interface paths {
          * Check sample dados against the version, exactly as publication will (at most 50 erros)
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description any JSON value, at most 64 levels deep */
-                        dados: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            valido: boolean;
-                            erros: {
-                                caminho: string;
-                                mensagem: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["validarVersaoDeEsquema"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4472,76 +656,7 @@ export interface paths {
          * The raw JSON Schema of an event type version (application/schema+json)
          * @description Requires: an authenticated user with an active access, or the token of a registered active application
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    tipo_de_evento_nome: string;
-                    versao: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterEsquema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4561,202 +676,13 @@ export interface paths {
          * Subscriptions by type name and version, a page at a time
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    aplicativo_assinante_id?: string;
-                    tipo_de_evento_id?: string;
-                    versao_do_esquema?: string;
-                    ativa?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
-                                tipo_de_evento_id: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                url_de_destino: string;
-                                maximo_de_tentativas: number;
-                                ativa: boolean;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarAssinaturas"];
         put?: never;
         /**
          * Subscribe an application to a type and schema version at a URL (maximo_de_tentativas default 8)
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        aplicativo_assinante_id: string;
-                        /** Format: uuid */
-                        tipo_de_evento_id: string;
-                        versao_do_esquema: number;
-                        /** Format: uri */
-                        url_de_destino: string;
-                        /** @default 8 */
-                        maximo_de_tentativas?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            maximo_de_tentativas: number;
-                            ativa: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the same subscription exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarAssinatura"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4774,88 +700,7 @@ export interface paths {
          * Every matching subscription (at most 1000), without pages
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    aplicativo_assinante_id?: string;
-                    tipo_de_evento_id?: string;
-                    versao_do_esquema?: string;
-                    ativa?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            maximo_de_tentativas: number;
-                            ativa: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarAssinaturas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4875,92 +720,7 @@ export interface paths {
          * Short subscriptions (busca: URL, subscriber or type name)
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 100 as 100 */
-                    tamanho?: number;
-                    busca?: string;
-                    aplicativo_assinante_id?: string;
-                    tipo_de_evento_id?: string;
-                    versao_do_esquema?: string;
-                    ativa?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                aplicativo_assinante_nome: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                url_de_destino: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["autocompletarAssinaturas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4980,258 +740,21 @@ export interface paths {
          * One subscription
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            maximo_de_tentativas: number;
-                            ativa: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterAssinatura"];
         put?: never;
         post?: never;
         /**
          * Delete a subscription (its past deliveries are kept)
          * @description Requires: monitoramento.deletar
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        delete: operations["removerAssinatura"];
         options?: never;
         head?: never;
         /**
          * Change the URL or the attempts of a subscription, or switch it off and on
          * @description Requires: monitoramento.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        url_de_destino?: string | null;
-                        ativa?: boolean | null;
-                        maximo_de_tentativas?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            maximo_de_tentativas: number;
-                            ativa: boolean;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the same subscription exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarAssinatura"];
         trace?: never;
     };
     "/evento": {
@@ -5245,237 +768,13 @@ export interface paths {
          * Events, newest received first, with their delivery counters and without dados
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                tipo_de_evento_id: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                aplicativo_publicador_id: string;
-                                aplicativo_publicador_nome: string;
-                                entidade_id: string;
-                                ocorrido_em: string;
-                                recebido_em: string;
-                                publicado_pelo_email?: string | null;
-                                quantidade_de_entregas: number;
-                                entregas_concluidas: number;
-                                entregas_na_fila: number;
-                                entregas_na_fila_de_erro: number;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarEventos"];
         put?: never;
         /**
          * Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured
          * @description Requires: monitoramento.criar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
-                    "Idempotency-Key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        tipo_de_evento_id: string;
-                        versao_do_esquema: number;
-                        entidade_id: string;
-                        dados: components["schemas"]["schema0_5cc2e19f"];
-                        ocorrido_em?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            aplicativo_publicador_id: string;
-                            aplicativo_publicador_nome: string;
-                            entidade_id: string;
-                            ocorrido_em: string;
-                            recebido_em: string;
-                            publicado_pelo_email?: string | null;
-                            quantidade_de_entregas: number;
-                            entregas_concluidas: number;
-                            entregas_na_fila: number;
-                            entregas_na_fila_de_erro: number;
-                            /** @description the published data, exactly as the publisher sent it */
-                            dados: components["schemas"]["schema0_5cc2e19f"];
-                            entregas: {
-                                id: string;
-                                evento_id: string;
-                                evento_recebido_em: string;
-                                entidade_id: string;
-                                assinatura_id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                url_de_destino: string;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                                quantidade_de_tentativas: number;
-                                tentativas_no_ciclo_atual: number;
-                                maximo_de_tentativas: number;
-                                proxima_tentativa_em: string;
-                                entregue_em?: string | null;
-                                ultimo_erro?: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the application is not registered, is switched off, or does not own the event type */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada) */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["publicarEventoDeTeste"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5493,95 +792,7 @@ export interface paths {
          * Events matching every filter given (exact; desde and ate inclusive), newest first, at most 200, without dados
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    id?: string;
-                    tipo_de_evento_id?: string;
-                    aplicativo_publicador_id?: string;
-                    entidade_id?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    desde?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            aplicativo_publicador_id: string;
-                            aplicativo_publicador_nome: string;
-                            entidade_id: string;
-                            ocorrido_em: string;
-                            recebido_em: string;
-                            publicado_pelo_email?: string | null;
-                            quantidade_de_entregas: number;
-                            entregas_concluidas: number;
-                            entregas_na_fila: number;
-                            entregas_na_fila_de_erro: number;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarEventos"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5601,88 +812,7 @@ export interface paths {
          * Totals of the last 24 hours in hourly bands, the current queue and the active registrations
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            eventos_nas_ultimas_24_horas: number;
-                            recusados_nas_ultimas_24_horas: number;
-                            entregues_nas_ultimas_24_horas: number;
-                            tentativas_com_falha_nas_ultimas_24_horas: number;
-                            entregas_pendentes: number;
-                            entregas_aguardando_nova_tentativa: number;
-                            entregas_na_fila_de_erro: number;
-                            aplicativos_ativos: number;
-                            tipos_de_evento_ativos: number;
-                            assinaturas_ativas: number;
-                            por_hora: {
-                                hora: string;
-                                eventos: number;
-                                recusados: number;
-                                entregas_com_falha: number;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterResumoDeEventos"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5702,99 +832,7 @@ export interface paths {
          * Refused publications, newest first, a page at a time
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                codigo: string;
-                                status_http: number;
-                                detalhe: string;
-                                erros: {
-                                    caminho: string;
-                                    mensagem: string;
-                                }[];
-                                /** @description the body received, as text, truncated to 64 KiB */
-                                corpo: string | null;
-                                corpo_truncado: boolean;
-                                tipo_de_evento_id: string | null;
-                                versao_do_esquema: number | null;
-                                aplicativo_id: string | null;
-                                client_id: string | null;
-                                publicado_pelo_email: string | null;
-                                recebido_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarEventosRecusados"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5814,97 +852,7 @@ export interface paths {
          * Refused publications matching every filter given (desde and ate inclusive), newest first, at most 200
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    codigo?: string;
-                    aplicativo_id?: string;
-                    tipo_de_evento_id?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    desde?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            codigo: string;
-                            status_http: number;
-                            detalhe: string;
-                            erros: {
-                                caminho: string;
-                                mensagem: string;
-                            }[];
-                            /** @description the body received, as text, truncated to 64 KiB */
-                            corpo: string | null;
-                            corpo_truncado: boolean;
-                            tipo_de_evento_id: string | null;
-                            versao_do_esquema: number | null;
-                            aplicativo_id: string | null;
-                            client_id: string | null;
-                            publicado_pelo_email: string | null;
-                            recebido_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarEventosRecusados"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5924,91 +872,7 @@ export interface paths {
          * One refused publication: why, the body received (truncated to 64 KiB), who sent it, when
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            codigo: string;
-                            status_http: number;
-                            detalhe: string;
-                            erros: {
-                                caminho: string;
-                                mensagem: string;
-                            }[];
-                            /** @description the body received, as text, truncated to 64 KiB */
-                            corpo: string | null;
-                            corpo_truncado: boolean;
-                            tipo_de_evento_id: string | null;
-                            versao_do_esquema: number | null;
-                            aplicativo_id: string | null;
-                            client_id: string | null;
-                            publicado_pelo_email: string | null;
-                            recebido_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterEventoRecusado"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6028,106 +892,7 @@ export interface paths {
          * Attempts of deliveries, newest first, a page at a time (filters entrega_id, assinatura_id, sucesso, status_http, desde, ate)
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    entrega_id?: string;
-                    assinatura_id?: string;
-                    sucesso?: "true" | "false";
-                    status_http?: number;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    desde?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                entrega_id: string;
-                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
-                                numero: number;
-                                iniciada_em: string;
-                                duracao_ms: number;
-                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
-                                status_http: number | null;
-                                sucesso: boolean;
-                                /** @description the receiver's answer, truncated to 64 KiB */
-                                resposta: string | null;
-                                erro: string | null;
-                                /** @description the headers sent, signatures included (never a key) */
-                                cabecalhos: {
-                                    [key: string]: string;
-                                };
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarTentativas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6147,97 +912,7 @@ export interface paths {
          * Attempts matching every filter given (desde and ate inclusive, on iniciada_em), newest first, at most 200
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    entrega_id?: string;
-                    assinatura_id?: string;
-                    sucesso?: "true" | "false";
-                    status_http?: number;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    desde?: string;
-                    /** @description RFC 3339 with a time zone, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            entrega_id: string;
-                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
-                            numero: number;
-                            iniciada_em: string;
-                            duracao_ms: number;
-                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
-                            status_http: number | null;
-                            sucesso: boolean;
-                            /** @description the receiver's answer, truncated to 64 KiB */
-                            resposta: string | null;
-                            erro: string | null;
-                            /** @description the headers sent, signatures included (never a key) */
-                            cabecalhos: {
-                                [key: string]: string;
-                            };
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarTentativas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6257,90 +932,7 @@ export interface paths {
          * One attempt: when, how long, the status and the answer (truncated to 64 KiB), the headers sent
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            entrega_id: string;
-                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
-                            numero: number;
-                            iniciada_em: string;
-                            duracao_ms: number;
-                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
-                            status_http: number | null;
-                            sucesso: boolean;
-                            /** @description the receiver's answer, truncated to 64 KiB */
-                            resposta: string | null;
-                            erro: string | null;
-                            /** @description the headers sent, signatures included (never a key) */
-                            cabecalhos: {
-                                [key: string]: string;
-                            };
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterTentativa"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6360,103 +952,7 @@ export interface paths {
          * Destination origins in alphabetical order, a page at a time, with their limits and last hour
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                /** @description scheme://host[:port] that subscriptions deliver to */
-                                origem: string;
-                                /** @description subscriptions (not deleted) that deliver to this origin */
-                                assinaturas: number;
-                                /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
-                                em_andamento: number;
-                                /** @description attempts in flight at once, over every worker */
-                                concorrencia_maxima: number;
-                                /** @description attempts started per second, over every worker; null: none */
-                                limite_por_segundo: number | null;
-                                /** @description while paused, deliveries to it wait: no attempt is made or counted */
-                                pausado: boolean;
-                                tentativas_na_ultima_hora: number;
-                                falhas_na_ultima_hora: number;
-                                /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
-                                latencia_p50_ms: number | null;
-                                /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
-                                latencia_p99_ms: number | null;
-                                criado_em: string;
-                                atualizado_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarDestinos"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6476,95 +972,7 @@ export interface paths {
          * One destination origin: subscriptions, attempts in flight, limits, pause, the last hour
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @description scheme://host[:port] that subscriptions deliver to */
-                            origem: string;
-                            /** @description subscriptions (not deleted) that deliver to this origin */
-                            assinaturas: number;
-                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
-                            em_andamento: number;
-                            /** @description attempts in flight at once, over every worker */
-                            concorrencia_maxima: number;
-                            /** @description attempts started per second, over every worker; null: none */
-                            limite_por_segundo: number | null;
-                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
-                            pausado: boolean;
-                            tentativas_na_ultima_hora: number;
-                            falhas_na_ultima_hora: number;
-                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
-                            latencia_p50_ms: number | null;
-                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
-                            latencia_p99_ms: number | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterDestino"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6574,103 +982,7 @@ export interface paths {
          * Set the concurrency and the per-second limit of a destination (every worker obeys within seconds)
          * @description Requires: monitoramento.editar
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        concorrencia_maxima?: number;
-                        /** @description null removes the limit */
-                        limite_por_segundo?: number | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @description scheme://host[:port] that subscriptions deliver to */
-                            origem: string;
-                            /** @description subscriptions (not deleted) that deliver to this origin */
-                            assinaturas: number;
-                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
-                            em_andamento: number;
-                            /** @description attempts in flight at once, over every worker */
-                            concorrencia_maxima: number;
-                            /** @description attempts started per second, over every worker; null: none */
-                            limite_por_segundo: number | null;
-                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
-                            pausado: boolean;
-                            tentativas_na_ultima_hora: number;
-                            falhas_na_ultima_hora: number;
-                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
-                            latencia_p50_ms: number | null;
-                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
-                            latencia_p99_ms: number | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        patch: operations["alterarDestino"];
         trace?: never;
     };
     "/destino/{id}/pausar": {
@@ -6686,95 +998,7 @@ export interface paths {
          * Pause deliveries to a destination: they wait, nothing is lost or counted as a failed attempt
          * @description Requires: monitoramento.editar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @description scheme://host[:port] that subscriptions deliver to */
-                            origem: string;
-                            /** @description subscriptions (not deleted) that deliver to this origin */
-                            assinaturas: number;
-                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
-                            em_andamento: number;
-                            /** @description attempts in flight at once, over every worker */
-                            concorrencia_maxima: number;
-                            /** @description attempts started per second, over every worker; null: none */
-                            limite_por_segundo: number | null;
-                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
-                            pausado: boolean;
-                            tentativas_na_ultima_hora: number;
-                            falhas_na_ultima_hora: number;
-                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
-                            latencia_p50_ms: number | null;
-                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
-                            latencia_p99_ms: number | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["pausarDestino"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6794,95 +1018,7 @@ export interface paths {
          * Resume deliveries to a paused destination
          * @description Requires: monitoramento.editar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @description scheme://host[:port] that subscriptions deliver to */
-                            origem: string;
-                            /** @description subscriptions (not deleted) that deliver to this origin */
-                            assinaturas: number;
-                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
-                            em_andamento: number;
-                            /** @description attempts in flight at once, over every worker */
-                            concorrencia_maxima: number;
-                            /** @description attempts started per second, over every worker; null: none */
-                            limite_por_segundo: number | null;
-                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
-                            pausado: boolean;
-                            tentativas_na_ultima_hora: number;
-                            falhas_na_ultima_hora: number;
-                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
-                            latencia_p50_ms: number | null;
-                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
-                            latencia_p99_ms: number | null;
-                            criado_em: string;
-                            atualizado_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["retomarDestino"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6900,111 +1036,7 @@ export interface paths {
          * Deliveries, newest first, a page at a time; every filter given must match
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                    situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                    assinatura_id?: string;
-                    evento_id?: string;
-                    aplicativo_assinante_id?: string;
-                    tipo_de_evento_id?: string;
-                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
-                    desde?: string;
-                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                evento_id: string;
-                                evento_recebido_em: string;
-                                entidade_id: string;
-                                assinatura_id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                url_de_destino: string;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                                quantidade_de_tentativas: number;
-                                tentativas_no_ciclo_atual: number;
-                                maximo_de_tentativas: number;
-                                proxima_tentativa_em: string;
-                                entregue_em?: string | null;
-                                ultimo_erro?: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarEntregas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7024,102 +1056,7 @@ export interface paths {
          * Deliveries matching every filter given (exact; desde and ate inclusive), newest first, at most 200
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                    assinatura_id?: string;
-                    evento_id?: string;
-                    aplicativo_assinante_id?: string;
-                    tipo_de_evento_id?: string;
-                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
-                    desde?: string;
-                    /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
-                    ate?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            evento_id: string;
-                            evento_recebido_em: string;
-                            entidade_id: string;
-                            assinatura_id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            /** @enum {string} */
-                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                            quantidade_de_tentativas: number;
-                            tentativas_no_ciclo_atual: number;
-                            maximo_de_tentativas: number;
-                            proxima_tentativa_em: string;
-                            entregue_em?: string | null;
-                            ultimo_erro?: string | null;
-                            criada_em: string;
-                            atualizada_em: string;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["filtrarEntregas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7139,113 +1076,7 @@ export interface paths {
          * One delivery with every attempt made, oldest first
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            evento_id: string;
-                            evento_recebido_em: string;
-                            entidade_id: string;
-                            assinatura_id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            /** @enum {string} */
-                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                            quantidade_de_tentativas: number;
-                            tentativas_no_ciclo_atual: number;
-                            maximo_de_tentativas: number;
-                            proxima_tentativa_em: string;
-                            entregue_em?: string | null;
-                            ultimo_erro?: string | null;
-                            criada_em: string;
-                            atualizada_em: string;
-                            /** @description every attempt, oldest first */
-                            tentativas: {
-                                id: string;
-                                entrega_id: string;
-                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
-                                numero: number;
-                                iniciada_em: string;
-                                duracao_ms: number;
-                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
-                                status_http: number | null;
-                                sucesso: boolean;
-                                /** @description the receiver's answer, truncated to 64 KiB */
-                                resposta: string | null;
-                                erro: string | null;
-                                /** @description the headers sent, signatures included (never a key) */
-                                cabecalhos: {
-                                    [key: string]: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterEntrega"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7267,122 +1098,7 @@ export interface paths {
          * A new cycle for one delivery (concluida, fila_de_erro or cancelada): pendente, tentativas_no_ciclo_atual 0, its job queued; it leaves the error queue
          * @description Requires: monitoramento.editar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            evento_id: string;
-                            evento_recebido_em: string;
-                            entidade_id: string;
-                            assinatura_id: string;
-                            aplicativo_assinante_id: string;
-                            aplicativo_assinante_nome: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            url_de_destino: string;
-                            /** @enum {string} */
-                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                            quantidade_de_tentativas: number;
-                            tentativas_no_ciclo_atual: number;
-                            maximo_de_tentativas: number;
-                            proxima_tentativa_em: string;
-                            entregue_em?: string | null;
-                            ultimo_erro?: string | null;
-                            criada_em: string;
-                            atualizada_em: string;
-                            /** @description every attempt, oldest first */
-                            tentativas: {
-                                id: string;
-                                entrega_id: string;
-                                /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
-                                numero: number;
-                                iniciada_em: string;
-                                duracao_ms: number;
-                                /** @description null when no answer came (timeout, refused connection, unsafe destination) */
-                                status_http: number | null;
-                                sucesso: boolean;
-                                /** @description the receiver's answer, truncated to 64 KiB */
-                                resposta: string | null;
-                                erro: string | null;
-                                /** @description the headers sent, signatures included (never a key) */
-                                cabecalhos: {
-                                    [key: string]: string;
-                                };
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description entrega_em_andamento: the delivery is still in the queue (pendente, em_andamento, aguardando_nova_tentativa); assinatura_inativa: its subscription is switched off or deleted */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["reenviarEntrega"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7400,202 +1116,13 @@ export interface paths {
          * Reprocessing requests, newest first, a page at a time, with their progress
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
-                    pagina?: number;
-                    /** @description default 10; below 1 is taken as 1, above 500 as 500 */
-                    tamanho?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            itens: {
-                                id: string;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
-                                entrega_ids: string[] | null;
-                                assinatura_id: string | null;
-                                tipo_de_evento_id: string | null;
-                                desde: string | null;
-                                ate: string | null;
-                                /** @description deliveries in fila_de_erro that matched when it was asked */
-                                quantidade_de_entregas: number;
-                                /** @description moved to a new cycle so far */
-                                reprocessadas: number;
-                                /** @description left in fila_de_erro: their subscription is switched off or deleted */
-                                ignoradas: number;
-                                solicitada_pelo_email: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                                iniciada_em: string | null;
-                                concluida_em: string | null;
-                            }[];
-                            pagina: number;
-                            tamanho: number;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarReprocessamentos"];
         put?: never;
         /**
          * Reprocess deliveries of the error queue, by ids or by a filter (an empty body means all): each gets a new cycle, in batches in the background
          * @description Requires: monitoramento.editar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description at most 1000; repeated ids count once; not combined with a filter */
-                        entrega_ids?: string[] | null;
-                        assinatura_id?: string | null;
-                        tipo_de_evento_id?: string | null;
-                        desde?: string | null;
-                        ate?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @enum {string} */
-                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
-                            entrega_ids: string[] | null;
-                            assinatura_id: string | null;
-                            tipo_de_evento_id: string | null;
-                            desde: string | null;
-                            ate: string | null;
-                            /** @description deliveries in fila_de_erro that matched when it was asked */
-                            quantidade_de_entregas: number;
-                            /** @description moved to a new cycle so far */
-                            reprocessadas: number;
-                            /** @description left in fila_de_erro: their subscription is switched off or deleted */
-                            ignoradas: number;
-                            solicitada_pelo_email: string | null;
-                            criada_em: string;
-                            atualizada_em: string;
-                            iniciada_em: string | null;
-                            concluida_em: string | null;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description ids and a filter together, desde after ate, or a subscription or type that does not exist */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["criarReprocessamento"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7613,173 +1140,14 @@ export interface paths {
          * One reprocessing request: situacao, quantidade_de_entregas, reprocessadas, ignoradas
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            /** @enum {string} */
-                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
-                            entrega_ids: string[] | null;
-                            assinatura_id: string | null;
-                            tipo_de_evento_id: string | null;
-                            desde: string | null;
-                            ate: string | null;
-                            /** @description deliveries in fila_de_erro that matched when it was asked */
-                            quantidade_de_entregas: number;
-                            /** @description moved to a new cycle so far */
-                            reprocessadas: number;
-                            /** @description left in fila_de_erro: their subscription is switched off or deleted */
-                            ignoradas: number;
-                            solicitada_pelo_email: string | null;
-                            criada_em: string;
-                            atualizada_em: string;
-                            iniciada_em: string | null;
-                            concluida_em: string | null;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterReprocessamento"];
         put?: never;
         post?: never;
         /**
          * Cancel a reprocessing request that has not started (pendente)
          * @description Requires: monitoramento.editar
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success, empty body */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description reprocessamento_nao_pendente: it started, ended or was cancelled already */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        delete: operations["cancelarReprocessamento"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7796,84 +1164,7 @@ export interface paths {
          * Every queue of the delivery topology (work, delay steps, error) with its messages and consumers
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            nome: string;
-                            /**
-                             * @description work queue, a retry delay step, or the error queue
-                             * @enum {string}
-                             */
-                            papel: "trabalho" | "atraso" | "erro";
-                            /** @description messages in the queue now (ready, not yet taken) */
-                            mensagens: number;
-                            /** @description consumers attached now */
-                            consumidores: number;
-                            /** @description false while nobody declared it yet (a delay queue before the first worker started) */
-                            declarada: boolean;
-                        }[];
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarFilas"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7893,86 +1184,7 @@ export interface paths {
          * One queue of the delivery topology by name
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    nome: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            nome: string;
-                            /**
-                             * @description work queue, a retry delay step, or the error queue
-                             * @enum {string}
-                             */
-                            papel: "trabalho" | "atraso" | "erro";
-                            /** @description messages in the queue now (ready, not yet taken) */
-                            mensagens: number;
-                            /** @description consumers attached now */
-                            consumidores: number;
-                            /** @description false while nobody declared it yet (a delay queue before the first worker started) */
-                            declarada: boolean;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterFila"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7992,109 +1204,7 @@ export interface paths {
          * Looks at up to `limite` messages of the error queue without taking them out (each look shows the next ones); the work and delay queues answer 409 fila_sem_inspecao
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description default 20; below 1 is taken as 1, above 100 as 100 */
-                    limite?: number;
-                };
-                header?: never;
-                path: {
-                    nome: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            fila: string;
-                            /** @description messages in the queue when the look began */
-                            mensagens_na_fila: number;
-                            itens: {
-                                /** @description false when the body is not a delivery job (its delivery fields are then null) */
-                                legivel: boolean;
-                                /** @description the delivery (the job's message id) */
-                                entrega_id: string | null;
-                                /** @description its event */
-                                evento_id: string | null;
-                                /** @description its subscription */
-                                assinatura_id: string | null;
-                                /** @description where its last cycle POSTed */
-                                url_de_destino: string | null;
-                                /** @description attempts of the cycle that ended */
-                                tentativas: number | null;
-                                /** @description the last attempt's error or HTTP status */
-                                ultimo_erro: string | null;
-                                /** @description tentativas_esgotadas, assinatura_encerrada (410), limite_de_entregas (poison job) or conciliacao */
-                                motivo: string | null;
-                                /** @description the delivery now; anything but fila_de_erro (or null: erased) is a difference the reconciliation removes */
-                                situacao_da_entrega: ("pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada") | null;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description a queue of the topology other than the error queue (fila_sem_inspecao) */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["listarMensagensDeFila"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8116,92 +1226,7 @@ export interface paths {
          * Compares the error queue with the deliveries in fila_de_erro and repairs the queue (one message per delivery), answering what it found and fixed
          * @description Requires: monitoramento.editar
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description messages read from the error queue (those present when the pass began) */
-                            mensagens_examinadas: number;
-                            /** @description messages of deliveries in fila_de_erro, kept */
-                            mensagens_mantidas: number;
-                            /** @description removed: their delivery no longer exists (retention) */
-                            removidas_sem_entrega: number;
-                            /** @description removed: their delivery left fila_de_erro (reprocessed, resent, concluded) */
-                            removidas_fora_da_fila_de_erro: number;
-                            /** @description removed: a second message of one delivery */
-                            removidas_duplicadas: number;
-                            /** @description deliveries stuck in the queue whose job the work queue dead-lettered as poison: now fila_de_erro */
-                            entregas_marcadas_fila_de_erro: number;
-                            /** @description poison jobs whose delivery moved recently: kept, decided on a later pass */
-                            mensagens_em_espera: number;
-                            /** @description messages that are not a delivery job: kept for an operator */
-                            mensagens_ilegiveis: number;
-                            /** @description deliveries in fila_de_erro without a message: their job rebuilt and published */
-                            entregas_republicadas: number;
-                            iniciada_em: string;
-                            concluida_em: string;
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["conciliarFilaDeErro"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8221,138 +1246,7 @@ export interface paths {
          * Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error
          * @description Requires: an application token
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
-                    "Idempotency-Key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        tipo_de_evento_id: string;
-                        versao_do_esquema: number;
-                        entidade_id: string;
-                        dados: components["schemas"]["schema0_5cc2e19f"];
-                        ocorrido_em?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description success */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            aplicativo_publicador_id: string;
-                            aplicativo_publicador_nome: string;
-                            entidade_id: string;
-                            ocorrido_em: string;
-                            recebido_em: string;
-                            publicado_pelo_email?: string | null;
-                            quantidade_de_entregas: number;
-                            entregas_concluidas: number;
-                            entregas_na_fila: number;
-                            entregas_na_fila_de_erro: number;
-                            /** @description the published data, exactly as the publisher sent it */
-                            dados: components["schemas"]["schema0_5cc2e19f"];
-                            entregas: {
-                                id: string;
-                                evento_id: string;
-                                evento_recebido_em: string;
-                                entidade_id: string;
-                                assinatura_id: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                                quantidade_de_tentativas: number;
-                                tentativas_no_ciclo_atual: number;
-                                maximo_de_tentativas: number;
-                                proxima_tentativa_em: string;
-                                entregue_em?: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the application is not registered, is switched off, or does not own the event type */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada) */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        post: operations["publicarEvento"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8370,108 +1264,7 @@ export interface paths {
          * One event of the application of the token, with its data and deliveries (without their subscriber's name, URL and last error)
          * @description Requires: an application token
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            aplicativo_publicador_id: string;
-                            aplicativo_publicador_nome: string;
-                            entidade_id: string;
-                            ocorrido_em: string;
-                            recebido_em: string;
-                            publicado_pelo_email?: string | null;
-                            quantidade_de_entregas: number;
-                            entregas_concluidas: number;
-                            entregas_na_fila: number;
-                            entregas_na_fila_de_erro: number;
-                            /** @description the published data, exactly as the publisher sent it */
-                            dados: components["schemas"]["schema0_5cc2e19f"];
-                            entregas: {
-                                id: string;
-                                evento_id: string;
-                                evento_recebido_em: string;
-                                entidade_id: string;
-                                assinatura_id: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                                quantidade_de_tentativas: number;
-                                tentativas_no_ciclo_atual: number;
-                                maximo_de_tentativas: number;
-                                proxima_tentativa_em: string;
-                                entregue_em?: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the application is not registered or is switched off */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterEventoPublicado"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8491,112 +1284,7 @@ export interface paths {
          * One event with its data, delivery counters and deliveries
          * @description Requires: monitoramento.ler
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description success */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id: string;
-                            tipo_de_evento_id: string;
-                            tipo_de_evento_nome: string;
-                            versao_do_esquema: number;
-                            aplicativo_publicador_id: string;
-                            aplicativo_publicador_nome: string;
-                            entidade_id: string;
-                            ocorrido_em: string;
-                            recebido_em: string;
-                            publicado_pelo_email?: string | null;
-                            quantidade_de_entregas: number;
-                            entregas_concluidas: number;
-                            entregas_na_fila: number;
-                            entregas_na_fila_de_erro: number;
-                            /** @description the published data, exactly as the publisher sent it */
-                            dados: components["schemas"]["schema0_5cc2e19f"];
-                            entregas: {
-                                id: string;
-                                evento_id: string;
-                                evento_recebido_em: string;
-                                entidade_id: string;
-                                assinatura_id: string;
-                                aplicativo_assinante_id: string;
-                                aplicativo_assinante_nome: string;
-                                tipo_de_evento_nome: string;
-                                versao_do_esquema: number;
-                                url_de_destino: string;
-                                /** @enum {string} */
-                                situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
-                                quantidade_de_tentativas: number;
-                                tentativas_no_ciclo_atual: number;
-                                maximo_de_tentativas: number;
-                                proxima_tentativa_em: string;
-                                entregue_em?: string | null;
-                                ultimo_erro?: string | null;
-                                criada_em: string;
-                                atualizada_em: string;
-                            }[];
-                        };
-                    };
-                };
-                /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description missing or invalid token */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description inactive access or missing permission */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description not found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-                /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problema"];
-                    };
-                };
-            };
-        };
+        get: operations["obterEvento"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8746,6 +1434,7401 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    obterMeuAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        nome: string;
+                        perfil: string;
+                        master: boolean;
+                        perfil_acesso?: string | null;
+                        permissoes: {
+                            aplicativos?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            colaboradores?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            configuracoes?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            monitoramento?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarAcessos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            email: string;
+                            perfil: string;
+                            ativo: boolean;
+                            master: boolean;
+                            vinculado: boolean;
+                            nome?: string | null;
+                            termoauth_id?: string | null;
+                            bloqueado_ate?: string | null;
+                            ultimo_login_em?: string | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    perfil: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        perfil: string;
+                        ativo: boolean;
+                        master: boolean;
+                        vinculado: boolean;
+                        nome?: string | null;
+                        termoauth_id?: string | null;
+                        bloqueado_ate?: string | null;
+                        ultimo_login_em?: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the e-mail is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarAcessos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+                busca?: string;
+                perfil?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            email: string;
+                            perfil: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarAcessos: {
+        parameters: {
+            query?: {
+                email?: string;
+                perfil?: string;
+                ativo?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        perfil: string;
+                        ativo: boolean;
+                        master: boolean;
+                        vinculado: boolean;
+                        nome?: string | null;
+                        termoauth_id?: string | null;
+                        bloqueado_ate?: string | null;
+                        ultimo_login_em?: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        perfil: string;
+                        ativo: boolean;
+                        master: boolean;
+                        vinculado: boolean;
+                        nome?: string | null;
+                        termoauth_id?: string | null;
+                        bloqueado_ate?: string | null;
+                        ultimo_login_em?: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    removerAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description a collaborator is linked to the access */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email?: string | null;
+                    ativo?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        perfil: string;
+                        ativo: boolean;
+                        master: boolean;
+                        vinculado: boolean;
+                        nome?: string | null;
+                        termoauth_id?: string | null;
+                        bloqueado_ate?: string | null;
+                        ultimo_login_em?: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; a master's access is never changed (acesso_master_protegido); a non-master never changes their own access (acesso_proprio) and changes only an access whose profile is within their own permissions (permissoes_excedidas) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the e-mail is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarPerfisDeAcesso: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                            permissoes: {
+                                aplicativos?: {
+                                    ler?: boolean;
+                                    criar?: boolean;
+                                    editar?: boolean;
+                                    deletar?: boolean;
+                                };
+                                colaboradores?: {
+                                    ler?: boolean;
+                                    criar?: boolean;
+                                    editar?: boolean;
+                                    deletar?: boolean;
+                                };
+                                configuracoes?: {
+                                    ler?: boolean;
+                                    criar?: boolean;
+                                    editar?: boolean;
+                                    deletar?: boolean;
+                                };
+                                monitoramento?: {
+                                    ler?: boolean;
+                                    criar?: boolean;
+                                    editar?: boolean;
+                                    deletar?: boolean;
+                                };
+                            };
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarPerfilDeAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome: string;
+                    permissoes: {
+                        aplicativos?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        colaboradores?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        configuracoes?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        monitoramento?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        permissoes: {
+                            aplicativos?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            colaboradores?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            configuracoes?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            monitoramento?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                        };
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; a non-master may create only a profile within their own permissions (permissoes_excedidas) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description name taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarPerfisDeAcesso: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarPerfisDeAcesso: {
+        parameters: {
+            query?: {
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        permissoes: {
+                            aplicativos?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            colaboradores?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            configuracoes?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            monitoramento?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                        };
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterPerfilDeAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        permissoes: {
+                            aplicativos?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            colaboradores?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            configuracoes?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            monitoramento?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                        };
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    removerPerfilDeAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; a non-master may delete only a profile within their own permissions (permissoes_excedidas) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarPerfilDeAcesso: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome?: string;
+                    permissoes?: {
+                        aplicativos?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        colaboradores?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        configuracoes?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                        monitoramento?: {
+                            ler?: boolean;
+                            criar?: boolean;
+                            editar?: boolean;
+                            deletar?: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        permissoes: {
+                            aplicativos?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            colaboradores?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            configuracoes?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                            monitoramento?: {
+                                ler?: boolean;
+                                criar?: boolean;
+                                editar?: boolean;
+                                deletar?: boolean;
+                            };
+                        };
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; a non-master may edit only a profile within their own permissions, and keep it within them (permissoes_excedidas) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description name taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarColaboradores: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            email: string;
+                            nome: string;
+                            termoauth_id: string | null;
+                            vinculado: boolean;
+                            funcao_id: string | null;
+                            ativo: boolean;
+                            perfil_de_acesso_id: string | null;
+                            perfil_de_acesso_nome: string | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarColaboradores: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            email: string;
+                            nome: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarColaboradores: {
+        parameters: {
+            query?: {
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        nome: string;
+                        termoauth_id: string | null;
+                        vinculado: boolean;
+                        funcao_id: string | null;
+                        ativo: boolean;
+                        perfil_de_acesso_id: string | null;
+                        perfil_de_acesso_nome: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterColaborador: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        nome: string;
+                        termoauth_id: string | null;
+                        vinculado: boolean;
+                        funcao_id: string | null;
+                        ativo: boolean;
+                        perfil_de_acesso_id: string | null;
+                        perfil_de_acesso_nome: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarColaborador: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    perfil_de_acesso_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        nome: string;
+                        termoauth_id: string | null;
+                        vinculado: boolean;
+                        funcao_id: string | null;
+                        ativo: boolean;
+                        perfil_de_acesso_id: string | null;
+                        perfil_de_acesso_nome: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission; only a master may change their own profile (perfil_proprio); a non-master may give or replace only a profile within their own permissions (permissoes_excedidas); a master's access is never changed (acesso_master_protegido) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no access profile has this id (perfil_inexistente) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarFuncoes: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                            quantidade_de_colaboradores: number;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarFuncao: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        quantidade_de_colaboradores: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description a function with this name (compared without regard to case) exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarFuncoes: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 100 as 100 */
+                tamanho?: number;
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarFuncoes: {
+        parameters: {
+            query?: {
+                busca?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterFuncao: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        quantidade_de_colaboradores: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarFuncao: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        quantidade_de_colaboradores: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description a function with this name (compared without regard to case) exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterChavesPublicas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            /** @constant */
+                            kty: "OKP";
+                            /** @constant */
+                            crv: "Ed25519";
+                            x: string;
+                            kid: string;
+                            /** @constant */
+                            use: "sig";
+                            /** @constant */
+                            alg: "EdDSA";
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarAplicativos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                busca?: string;
+                ativo?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                            client_id: string;
+                            ativo: boolean;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome: string;
+                    client_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        client_id: string;
+                        ativo: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description an application with this client_id exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        client_id: string;
+                        ativo: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome?: string | null;
+                    ativo?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        client_id: string;
+                        ativo: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarTiposDeEvento: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                busca?: string;
+                aplicativo_id?: string;
+                ativo?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                            descricao: string | null;
+                            aplicativo_id: string;
+                            aplicativo_nome: string;
+                            ativo: boolean;
+                            retencao_em_dias: number;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarTipoDeEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    nome: string;
+                    descricao?: string | null;
+                    /** Format: uuid */
+                    aplicativo_id: string;
+                    /** @default 30 */
+                    retencao_em_dias?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        descricao: string | null;
+                        aplicativo_id: string;
+                        aplicativo_nome: string;
+                        ativo: boolean;
+                        retencao_em_dias: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description an event type with this name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, or the application does not exist */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarTiposDeEvento: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 100 as 100 */
+                tamanho?: number;
+                busca?: string;
+                aplicativo_id?: string;
+                ativo?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarTiposDeEvento: {
+        parameters: {
+            query?: {
+                nome?: string;
+                aplicativo_id?: string;
+                ativo?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        descricao: string | null;
+                        aplicativo_id: string;
+                        aplicativo_nome: string;
+                        ativo: boolean;
+                        retencao_em_dias: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterTipoDeEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        descricao: string | null;
+                        aplicativo_id: string;
+                        aplicativo_nome: string;
+                        ativo: boolean;
+                        retencao_em_dias: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    removerTipoDeEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description schema versions, subscriptions or events refer to the type */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarTipoDeEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    descricao?: string | null;
+                    ativo?: boolean | null;
+                    retencao_em_dias?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        nome: string;
+                        descricao: string | null;
+                        aplicativo_id: string;
+                        aplicativo_nome: string;
+                        ativo: boolean;
+                        retencao_em_dias: number;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarVersoesDeEsquema: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                tipo_de_evento_id?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            tipo_de_evento_id: string;
+                            tipo_de_evento_nome: string;
+                            versao: number;
+                            esquema: {
+                                [key: string]: unknown;
+                            };
+                            ativa: boolean;
+                            descricao: string | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarVersaoDeEsquema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    /** @description A JSON Schema (2020-12 by default, or draft-07): at most 64 levels deep and 262144 bytes as JSON */
+                    esquema: Record<string, never>;
+                    descricao?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao: number;
+                        esquema: {
+                            [key: string]: unknown;
+                        };
+                        ativa: boolean;
+                        descricao: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarVersoesDeEsquema: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 100 as 100 */
+                tamanho?: number;
+                busca?: string;
+                tipo_de_evento_id?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            tipo_de_evento_id: string;
+                            tipo_de_evento_nome: string;
+                            versao: number;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarVersoesDeEsquema: {
+        parameters: {
+            query?: {
+                tipo_de_evento_id?: string;
+                ativa?: "true" | "false";
+                tipo_de_evento_nome?: string;
+                versao?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao: number;
+                        esquema: {
+                            [key: string]: unknown;
+                        };
+                        ativa: boolean;
+                        descricao: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterVersaoDeEsquema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao: number;
+                        esquema: {
+                            [key: string]: unknown;
+                        };
+                        ativa: boolean;
+                        descricao: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarVersaoDeEsquema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ativa?: boolean | null;
+                    descricao?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao: number;
+                        esquema: {
+                            [key: string]: unknown;
+                        };
+                        ativa: boolean;
+                        descricao: string | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    validarVersaoDeEsquema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description any JSON value, at most 64 levels deep */
+                    dados: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        valido: boolean;
+                        erros: {
+                            caminho: string;
+                            mensagem: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEsquema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tipo_de_evento_nome: string;
+                versao: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarAssinaturas: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                aplicativo_assinante_id?: string;
+                tipo_de_evento_id?: string;
+                versao_do_esquema?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_id: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            maximo_de_tentativas: number;
+                            ativa: boolean;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    aplicativo_assinante_id: string;
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    versao_do_esquema: number;
+                    /** Format: uri */
+                    url_de_destino: string;
+                    /** @default 8 */
+                    maximo_de_tentativas?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        ativa: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the same subscription exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarAssinaturas: {
+        parameters: {
+            query?: {
+                aplicativo_assinante_id?: string;
+                tipo_de_evento_id?: string;
+                versao_do_esquema?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        ativa: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    autocompletarAssinaturas: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 100 as 100 */
+                tamanho?: number;
+                busca?: string;
+                aplicativo_assinante_id?: string;
+                tipo_de_evento_id?: string;
+                versao_do_esquema?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        ativa: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    removerAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url_de_destino?: string | null;
+                    ativa?: boolean | null;
+                    maximo_de_tentativas?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        ativa: boolean;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the same subscription exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarEventos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            tipo_de_evento_id: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            aplicativo_publicador_id: string;
+                            aplicativo_publicador_nome: string;
+                            entidade_id: string;
+                            ocorrido_em: string;
+                            recebido_em: string;
+                            publicado_pelo_email?: string | null;
+                            quantidade_de_entregas: number;
+                            entregas_concluidas: number;
+                            entregas_na_fila: number;
+                            entregas_na_fila_de_erro: number;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    publicarEventoDeTeste: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    versao_do_esquema: number;
+                    entidade_id: string;
+                    dados: components["schemas"]["schema0_5cc2e19f"];
+                    ocorrido_em?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        aplicativo_publicador_id: string;
+                        aplicativo_publicador_nome: string;
+                        entidade_id: string;
+                        ocorrido_em: string;
+                        recebido_em: string;
+                        publicado_pelo_email?: string | null;
+                        quantidade_de_entregas: number;
+                        entregas_concluidas: number;
+                        entregas_na_fila: number;
+                        entregas_na_fila_de_erro: number;
+                        /** @description the published data, exactly as the publisher sent it */
+                        dados: components["schemas"]["schema0_5cc2e19f"];
+                        entregas: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application is not registered, is switched off, or does not own the event type */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarEventos: {
+        parameters: {
+            query?: {
+                id?: string;
+                tipo_de_evento_id?: string;
+                aplicativo_publicador_id?: string;
+                entidade_id?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                desde?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        aplicativo_publicador_id: string;
+                        aplicativo_publicador_nome: string;
+                        entidade_id: string;
+                        ocorrido_em: string;
+                        recebido_em: string;
+                        publicado_pelo_email?: string | null;
+                        quantidade_de_entregas: number;
+                        entregas_concluidas: number;
+                        entregas_na_fila: number;
+                        entregas_na_fila_de_erro: number;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterResumoDeEventos: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        eventos_nas_ultimas_24_horas: number;
+                        recusados_nas_ultimas_24_horas: number;
+                        entregues_nas_ultimas_24_horas: number;
+                        tentativas_com_falha_nas_ultimas_24_horas: number;
+                        entregas_pendentes: number;
+                        entregas_aguardando_nova_tentativa: number;
+                        entregas_na_fila_de_erro: number;
+                        aplicativos_ativos: number;
+                        tipos_de_evento_ativos: number;
+                        assinaturas_ativas: number;
+                        por_hora: {
+                            hora: string;
+                            eventos: number;
+                            recusados: number;
+                            entregas_com_falha: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarEventosRecusados: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            codigo: string;
+                            status_http: number;
+                            detalhe: string;
+                            erros: {
+                                caminho: string;
+                                mensagem: string;
+                            }[];
+                            /** @description the body received, as text, truncated to 64 KiB */
+                            corpo: string | null;
+                            corpo_truncado: boolean;
+                            tipo_de_evento_id: string | null;
+                            versao_do_esquema: number | null;
+                            aplicativo_id: string | null;
+                            client_id: string | null;
+                            publicado_pelo_email: string | null;
+                            recebido_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarEventosRecusados: {
+        parameters: {
+            query?: {
+                codigo?: string;
+                aplicativo_id?: string;
+                tipo_de_evento_id?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                desde?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        codigo: string;
+                        status_http: number;
+                        detalhe: string;
+                        erros: {
+                            caminho: string;
+                            mensagem: string;
+                        }[];
+                        /** @description the body received, as text, truncated to 64 KiB */
+                        corpo: string | null;
+                        corpo_truncado: boolean;
+                        tipo_de_evento_id: string | null;
+                        versao_do_esquema: number | null;
+                        aplicativo_id: string | null;
+                        client_id: string | null;
+                        publicado_pelo_email: string | null;
+                        recebido_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEventoRecusado: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        codigo: string;
+                        status_http: number;
+                        detalhe: string;
+                        erros: {
+                            caminho: string;
+                            mensagem: string;
+                        }[];
+                        /** @description the body received, as text, truncated to 64 KiB */
+                        corpo: string | null;
+                        corpo_truncado: boolean;
+                        tipo_de_evento_id: string | null;
+                        versao_do_esquema: number | null;
+                        aplicativo_id: string | null;
+                        client_id: string | null;
+                        publicado_pelo_email: string | null;
+                        recebido_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarTentativas: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                entrega_id?: string;
+                assinatura_id?: string;
+                sucesso?: "true" | "false";
+                status_http?: number;
+                /** @description RFC 3339 with a time zone, inclusive */
+                desde?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarTentativas: {
+        parameters: {
+            query?: {
+                entrega_id?: string;
+                assinatura_id?: string;
+                sucesso?: "true" | "false";
+                status_http?: number;
+                /** @description RFC 3339 with a time zone, inclusive */
+                desde?: string;
+                /** @description RFC 3339 with a time zone, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        entrega_id: string;
+                        /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                        numero: number;
+                        iniciada_em: string;
+                        duracao_ms: number;
+                        /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                        status_http: number | null;
+                        sucesso: boolean;
+                        /** @description the receiver's answer, truncated to 64 KiB */
+                        resposta: string | null;
+                        erro: string | null;
+                        /** @description the headers sent, signatures included (never a key) */
+                        cabecalhos: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterTentativa: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        entrega_id: string;
+                        /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                        numero: number;
+                        iniciada_em: string;
+                        duracao_ms: number;
+                        /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                        status_http: number | null;
+                        sucesso: boolean;
+                        /** @description the receiver's answer, truncated to 64 KiB */
+                        resposta: string | null;
+                        erro: string | null;
+                        /** @description the headers sent, signatures included (never a key) */
+                        cabecalhos: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarDestinos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            /** @description scheme://host[:port] that subscriptions deliver to */
+                            origem: string;
+                            /** @description subscriptions (not deleted) that deliver to this origin */
+                            assinaturas: number;
+                            /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                            em_andamento: number;
+                            /** @description attempts in flight at once, over every worker */
+                            concorrencia_maxima: number;
+                            /** @description attempts started per second, over every worker; null: none */
+                            limite_por_segundo: number | null;
+                            /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                            pausado: boolean;
+                            tentativas_na_ultima_hora: number;
+                            falhas_na_ultima_hora: number;
+                            /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                            latencia_p99_ms: number | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterDestino: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description scheme://host[:port] that subscriptions deliver to */
+                        origem: string;
+                        /** @description subscriptions (not deleted) that deliver to this origin */
+                        assinaturas: number;
+                        /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                        em_andamento: number;
+                        /** @description attempts in flight at once, over every worker */
+                        concorrencia_maxima: number;
+                        /** @description attempts started per second, over every worker; null: none */
+                        limite_por_segundo: number | null;
+                        /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                        pausado: boolean;
+                        tentativas_na_ultima_hora: number;
+                        falhas_na_ultima_hora: number;
+                        /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                        latencia_p50_ms: number | null;
+                        /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                        latencia_p99_ms: number | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    alterarDestino: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    concorrencia_maxima?: number;
+                    /** @description null removes the limit */
+                    limite_por_segundo?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description scheme://host[:port] that subscriptions deliver to */
+                        origem: string;
+                        /** @description subscriptions (not deleted) that deliver to this origin */
+                        assinaturas: number;
+                        /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                        em_andamento: number;
+                        /** @description attempts in flight at once, over every worker */
+                        concorrencia_maxima: number;
+                        /** @description attempts started per second, over every worker; null: none */
+                        limite_por_segundo: number | null;
+                        /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                        pausado: boolean;
+                        tentativas_na_ultima_hora: number;
+                        falhas_na_ultima_hora: number;
+                        /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                        latencia_p50_ms: number | null;
+                        /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                        latencia_p99_ms: number | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    pausarDestino: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description scheme://host[:port] that subscriptions deliver to */
+                        origem: string;
+                        /** @description subscriptions (not deleted) that deliver to this origin */
+                        assinaturas: number;
+                        /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                        em_andamento: number;
+                        /** @description attempts in flight at once, over every worker */
+                        concorrencia_maxima: number;
+                        /** @description attempts started per second, over every worker; null: none */
+                        limite_por_segundo: number | null;
+                        /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                        pausado: boolean;
+                        tentativas_na_ultima_hora: number;
+                        falhas_na_ultima_hora: number;
+                        /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                        latencia_p50_ms: number | null;
+                        /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                        latencia_p99_ms: number | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    retomarDestino: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description scheme://host[:port] that subscriptions deliver to */
+                        origem: string;
+                        /** @description subscriptions (not deleted) that deliver to this origin */
+                        assinaturas: number;
+                        /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                        em_andamento: number;
+                        /** @description attempts in flight at once, over every worker */
+                        concorrencia_maxima: number;
+                        /** @description attempts started per second, over every worker; null: none */
+                        limite_por_segundo: number | null;
+                        /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                        pausado: boolean;
+                        tentativas_na_ultima_hora: number;
+                        falhas_na_ultima_hora: number;
+                        /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                        latencia_p50_ms: number | null;
+                        /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                        latencia_p99_ms: number | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarEntregas: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                assinatura_id?: string;
+                evento_id?: string;
+                aplicativo_assinante_id?: string;
+                tipo_de_evento_id?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                desde?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    filtrarEntregas: {
+        parameters: {
+            query?: {
+                situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                assinatura_id?: string;
+                evento_id?: string;
+                aplicativo_assinante_id?: string;
+                tipo_de_evento_id?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                desde?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        evento_id: string;
+                        evento_recebido_em: string;
+                        entidade_id: string;
+                        assinatura_id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                        quantidade_de_tentativas: number;
+                        tentativas_no_ciclo_atual: number;
+                        maximo_de_tentativas: number;
+                        proxima_tentativa_em: string;
+                        entregue_em?: string | null;
+                        ultimo_erro?: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEntrega: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        evento_id: string;
+                        evento_recebido_em: string;
+                        entidade_id: string;
+                        assinatura_id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                        quantidade_de_tentativas: number;
+                        tentativas_no_ciclo_atual: number;
+                        maximo_de_tentativas: number;
+                        proxima_tentativa_em: string;
+                        entregue_em?: string | null;
+                        ultimo_erro?: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        /** @description every attempt, oldest first */
+                        tentativas: {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reenviarEntrega: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        evento_id: string;
+                        evento_recebido_em: string;
+                        entidade_id: string;
+                        assinatura_id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                        quantidade_de_tentativas: number;
+                        tentativas_no_ciclo_atual: number;
+                        maximo_de_tentativas: number;
+                        proxima_tentativa_em: string;
+                        entregue_em?: string | null;
+                        ultimo_erro?: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        /** @description every attempt, oldest first */
+                        tentativas: {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description entrega_em_andamento: the delivery is still in the queue (pendente, em_andamento, aguardando_nova_tentativa); assinatura_inativa: its subscription is switched off or deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarReprocessamentos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                            entrega_ids: string[] | null;
+                            assinatura_id: string | null;
+                            tipo_de_evento_id: string | null;
+                            desde: string | null;
+                            ate: string | null;
+                            /** @description deliveries in fila_de_erro that matched when it was asked */
+                            quantidade_de_entregas: number;
+                            /** @description moved to a new cycle so far */
+                            reprocessadas: number;
+                            /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                            ignoradas: number;
+                            solicitada_pelo_email: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                            iniciada_em: string | null;
+                            concluida_em: string | null;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarReprocessamento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description at most 1000; repeated ids count once; not combined with a filter */
+                    entrega_ids?: string[] | null;
+                    assinatura_id?: string | null;
+                    tipo_de_evento_id?: string | null;
+                    desde?: string | null;
+                    ate?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        entrega_ids: string[] | null;
+                        assinatura_id: string | null;
+                        tipo_de_evento_id: string | null;
+                        desde: string | null;
+                        ate: string | null;
+                        /** @description deliveries in fila_de_erro that matched when it was asked */
+                        quantidade_de_entregas: number;
+                        /** @description moved to a new cycle so far */
+                        reprocessadas: number;
+                        /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                        ignoradas: number;
+                        solicitada_pelo_email: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        iniciada_em: string | null;
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description ids and a filter together, desde after ate, or a subscription or type that does not exist */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterReprocessamento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        entrega_ids: string[] | null;
+                        assinatura_id: string | null;
+                        tipo_de_evento_id: string | null;
+                        desde: string | null;
+                        ate: string | null;
+                        /** @description deliveries in fila_de_erro that matched when it was asked */
+                        quantidade_de_entregas: number;
+                        /** @description moved to a new cycle so far */
+                        reprocessadas: number;
+                        /** @description left in fila_de_erro: their subscription is switched off or deleted */
+                        ignoradas: number;
+                        solicitada_pelo_email: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        iniciada_em: string | null;
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    cancelarReprocessamento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description reprocessamento_nao_pendente: it started, ended or was cancelled already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarFilas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        nome: string;
+                        /**
+                         * @description work queue, a retry delay step, or the error queue
+                         * @enum {string}
+                         */
+                        papel: "trabalho" | "atraso" | "erro";
+                        /** @description messages in the queue now (ready, not yet taken) */
+                        mensagens: number;
+                        /** @description consumers attached now */
+                        consumidores: number;
+                        /** @description false while nobody declared it yet (a delay queue before the first worker started) */
+                        declarada: boolean;
+                    }[];
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterFila: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nome: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        nome: string;
+                        /**
+                         * @description work queue, a retry delay step, or the error queue
+                         * @enum {string}
+                         */
+                        papel: "trabalho" | "atraso" | "erro";
+                        /** @description messages in the queue now (ready, not yet taken) */
+                        mensagens: number;
+                        /** @description consumers attached now */
+                        consumidores: number;
+                        /** @description false while nobody declared it yet (a delay queue before the first worker started) */
+                        declarada: boolean;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarMensagensDeFila: {
+        parameters: {
+            query?: {
+                /** @description default 20; below 1 is taken as 1, above 100 as 100 */
+                limite?: number;
+            };
+            header?: never;
+            path: {
+                nome: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fila: string;
+                        /** @description messages in the queue when the look began */
+                        mensagens_na_fila: number;
+                        itens: {
+                            /** @description false when the body is not a delivery job (its delivery fields are then null) */
+                            legivel: boolean;
+                            /** @description the delivery (the job's message id) */
+                            entrega_id: string | null;
+                            /** @description its event */
+                            evento_id: string | null;
+                            /** @description its subscription */
+                            assinatura_id: string | null;
+                            /** @description where its last cycle POSTed */
+                            url_de_destino: string | null;
+                            /** @description attempts of the cycle that ended */
+                            tentativas: number | null;
+                            /** @description the last attempt's error or HTTP status */
+                            ultimo_erro: string | null;
+                            /** @description tentativas_esgotadas, assinatura_encerrada (410), limite_de_entregas (poison job) or conciliacao */
+                            motivo: string | null;
+                            /** @description the delivery now; anything but fila_de_erro (or null: erased) is a difference the reconciliation removes */
+                            situacao_da_entrega: ("pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada") | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description a queue of the topology other than the error queue (fila_sem_inspecao) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    conciliarFilaDeErro: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description messages read from the error queue (those present when the pass began) */
+                        mensagens_examinadas: number;
+                        /** @description messages of deliveries in fila_de_erro, kept */
+                        mensagens_mantidas: number;
+                        /** @description removed: their delivery no longer exists (retention) */
+                        removidas_sem_entrega: number;
+                        /** @description removed: their delivery left fila_de_erro (reprocessed, resent, concluded) */
+                        removidas_fora_da_fila_de_erro: number;
+                        /** @description removed: a second message of one delivery */
+                        removidas_duplicadas: number;
+                        /** @description deliveries stuck in the queue whose job the work queue dead-lettered as poison: now fila_de_erro */
+                        entregas_marcadas_fila_de_erro: number;
+                        /** @description poison jobs whose delivery moved recently: kept, decided on a later pass */
+                        mensagens_em_espera: number;
+                        /** @description messages that are not a delivery job: kept for an operator */
+                        mensagens_ilegiveis: number;
+                        /** @description deliveries in fila_de_erro without a message: their job rebuilt and published */
+                        entregas_republicadas: number;
+                        iniciada_em: string;
+                        concluida_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    publicarEvento: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description IETF httpapi idempotency-key draft: 1 to 255 printable ASCII characters, optionally as a quoted Structured Field string. The same key with the same body within 24 h answers the first event again and creates nothing; with another body, 422 chave_de_idempotencia_reutilizada; a malformed key, 400 chave_de_idempotencia_invalida. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    versao_do_esquema: number;
+                    entidade_id: string;
+                    dados: components["schemas"]["schema0_5cc2e19f"];
+                    ocorrido_em?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        aplicativo_publicador_id: string;
+                        aplicativo_publicador_nome: string;
+                        entidade_id: string;
+                        ocorrido_em: string;
+                        recebido_em: string;
+                        publicado_pelo_email?: string | null;
+                        quantidade_de_entregas: number;
+                        entregas_concluidas: number;
+                        entregas_na_fila: number;
+                        entregas_na_fila_de_erro: number;
+                        /** @description the published data, exactly as the publisher sent it */
+                        dados: components["schemas"]["schema0_5cc2e19f"];
+                        entregas: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application is not registered, is switched off, or does not own the event type */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEventoPublicado: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        aplicativo_publicador_id: string;
+                        aplicativo_publicador_nome: string;
+                        entidade_id: string;
+                        ocorrido_em: string;
+                        recebido_em: string;
+                        publicado_pelo_email?: string | null;
+                        quantidade_de_entregas: number;
+                        entregas_concluidas: number;
+                        entregas_na_fila: number;
+                        entregas_na_fila_de_erro: number;
+                        /** @description the published data, exactly as the publisher sent it */
+                        dados: components["schemas"]["schema0_5cc2e19f"];
+                        entregas: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application is not registered or is switched off */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEvento: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        aplicativo_publicador_id: string;
+                        aplicativo_publicador_nome: string;
+                        entidade_id: string;
+                        ocorrido_em: string;
+                        recebido_em: string;
+                        publicado_pelo_email?: string | null;
+                        quantidade_de_entregas: number;
+                        entregas_concluidas: number;
+                        entregas_na_fila: number;
+                        entregas_na_fila_de_erro: number;
+                        /** @description the published data, exactly as the publisher sent it */
+                        dados: components["schemas"]["schema0_5cc2e19f"];
+                        entregas: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
     entrega: {
         parameters: {
             query?: never;
