@@ -421,7 +421,9 @@ test('When a bearer token is given under Authorize in /docs, then it is kept in 
   const docs = await context.newPage();
   watchCsp(docs);
   await docs.goto(`${platform.gatewayUrl}/docs`);
-  await docs.locator('.swagger-ui button.authorize').first().click();
+  // Swagger UI parses its 1.5 MB bundle and the whole document before it draws Authorize: seconds on a loaded CI machine.
+  const authorize = docs.locator('.swagger-ui button.authorize').first();
+  await authorize.click({ timeout: 60_000 });
   const dialog = docs.locator('.swagger-ui .dialog-ux');
   await dialog.locator('input').first().fill('um.token.qualquer');
   await dialog.locator('.auth-btn-wrapper button.authorize').click();
@@ -430,7 +432,7 @@ test('When a bearer token is given under Authorize in /docs, then it is kept in 
   await expect(authorized()).resolves.toContain('um.token.qualquer');
   await expect(docs.evaluate('JSON.stringify(Object.keys(localStorage))')).resolves.toBe('[]');
   await docs.reload();
-  await docs.locator('.swagger-ui button.authorize').first().waitFor();
+  await authorize.waitFor({ timeout: 60_000 });
   await expect(authorized()).resolves.toBe('{}');
   await docs.close();
   expect(cspRefusals).toEqual([]);
