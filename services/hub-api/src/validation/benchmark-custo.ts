@@ -120,8 +120,12 @@ const casos: Caso[] = [
       type: 'array',
       items: {
         type: 'object',
+        properties: Object.fromEntries(nomes(40).map((p) => [p, { type: 'integer' }])),
         dependentSchemas: Object.fromEntries(
-          nomes(40).map((p) => [p, { required: nomes(40), properties: { [p]: { type: 'integer' } } }]),
+          nomes(40).map((p) => [
+            p,
+            { required: nomes(40), properties: Object.fromEntries(nomes(40).map((q) => [q, { minimum: 0 }])) },
+          ]),
         ),
       },
     },

@@ -66,6 +66,23 @@ describe('ValidadorDeEsquemas', () => {
     expect(resultado.erros[49]).toEqual({ caminho: '/dados/49', mensagem: 'must be integer' });
   });
 
+  it('When a subschema has 3,000 properties (too wide for the code that stops at the first error), then it is registered and validates 20,000 items', () => {
+    const validador = new ValidadorDeEsquemas();
+    const properties = Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    const versao = registrar(validador, 'largo', { type: 'array', items: { type: 'object', properties } });
+    const itens: Record<string, unknown>[] = Array.from({ length: 20_000 }, (_, i) => ({ [`p${i % 3_000}`]: 'x' }));
+    expect(validador.validarDados(versao, itens.slice(0, 10))).toEqual({ valido: true, erros: [] });
+    itens[7] = { p2999: 1 };
+    expect(validador.validarDados(versao, itens.slice(0, 10))).toEqual({
+      valido: false,
+      erros: [{ caminho: '/dados/7/p2999', mensagem: 'must be string' }],
+    });
+    // 20,000 objects of 3,000 properties each, checked by code V8 runs interpreted: over the budget.
+    expect(validador.validarDados(versao, itens).erros).toEqual([
+      { caminho: '/dados', mensagem: expect.stringContaining('has too many values for this schema') },
+    ]);
+  });
+
   it('When a draft-07 schema is registered, then the draft-07 ajv checks it (2020-12 keywords are unknown there)', () => {
     const validador = new ValidadorDeEsquemas();
     const draft07 = {

@@ -330,7 +330,15 @@ export class ValidadorDeEsquemas {
   }
 
   private compilado(draft: Draft, schema: AnySchemaObject, perfil: PerfilDeCusto): Compilado {
-    const rapido = this.compilar(this.ajvs[draft].rapido, schema);
+    let rapido: ValidateFunction;
+    try {
+      rapido = this.compilar(this.ajvs[draft].rapido, schema);
+    } catch (error) {
+      // Too wide to nest a block per keyword (see validarDados): the every-error code decides alone.
+      if (!estourouAPilha(error)) throw error;
+      const detalhado = this.compilar(this.ajvs[draft].detalhado, schema);
+      return { draft, schema, rapido: detalhado, detalhado, perfil, fator: LENTIDAO_INTERPRETADA };
+    }
     return { draft, schema, rapido, perfil, fator: fatorDoCodigo(rapido) };
   }
 
