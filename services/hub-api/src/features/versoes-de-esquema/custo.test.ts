@@ -93,6 +93,28 @@ describe('schemas that would hold the hub while validating', () => {
     }
   });
 
+  test('When an event of 20,000 items over the budget is published, then 422 dados_invalidos names the cost and nothing is stored', async () => {
+    const tipo = await criarTipo(ctx);
+    const versao = await ctx
+      .api()
+      .post('/versao-de-esquema')
+      .set(auth(ctx.todas))
+      .send({ tipo_de_evento_id: tipo.id, esquema: { type: 'array', items: { anyOf: consts(500) } } });
+    const publicar = (dados: unknown) =>
+      ctx.api().post('/evento').set(auth(ctx.todas)).send({
+        tipo_de_evento_id: tipo.id,
+        versao_do_esquema: versao.body.versao,
+        entidade_id: 'lote-1',
+        dados,
+      });
+    const antes = await ctx.hub.db.evento.count();
+    const resposta = await publicar(Array.from({ length: 20_000 }, () => 499));
+    expect(resposta.status).toBe(422);
+    expect(resposta.body).toMatchObject({ codigo: 'dados_invalidos', erros: [ORCAMENTO] });
+    expect(await ctx.hub.db.evento.count()).toBe(antes);
+    expect((await publicar([499, 0])).status).toBe(201);
+  });
+
   test('When 20,000 items meet an anyOf of 20 consts (within the budget), then valid bodies pass and one bad item is named', async () => {
     const versao = (await registrar({ type: 'array', items: { anyOf: consts(20) } })).body;
     const itens = Array.from({ length: 20_000 }, (_, i) => i % 20);
