@@ -124,7 +124,7 @@ const casos: Caso[] = [
         dependentSchemas: Object.fromEntries(
           nomes(40).map((p) => [
             p,
-            { required: nomes(40), properties: Object.fromEntries(nomes(40).map((q) => [q, { minimum: 0 }])) },
+            { required: nomes(40), properties: Object.fromEntries(nomes(40).map((q) => [q, { type: 'integer' }])) },
           ]),
         ),
       },
