@@ -183,6 +183,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             versoes,
             verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
             garantirDestino: (url, tx) => destinos.garantir(url, tx),
+            aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
           }),
           ['criar', 'atualizar', 'excluir'],
         ),

@@ -32,4 +32,25 @@ export function profundidade(valor: unknown, limite = Number.POSITIVE_INFINITY):
   return maior;
 }
 
+/**
+ * How many values `dados` has at each level (`[1, children of dados, grandchildren, …]`; an
+ * object's key and value count as one), walked with an explicit stack. Undefined as soon as a
+ * value is deeper than `limite` levels, as `profundidade` measures them.
+ */
+export function valoresPorNivel(valor: unknown, limite: number): number[] | undefined {
+  const contagem = [1];
+  const pendentes: [unknown, number][] = [[valor, 1]];
+  for (let atual = pendentes.pop(); atual; atual = pendentes.pop()) {
+    const [item, nivel] = atual;
+    if (typeof item !== 'object' || item === null) continue;
+    if (nivel > limite) return undefined;
+    const filhos = Array.isArray(item) ? item : Object.values(item);
+    contagem[nivel] = (contagem[nivel] ?? 0) + filhos.length;
+    for (const filho of filhos) {
+      if (typeof filho === 'object' && filho !== null) pendentes.push([filho, nivel + 1]);
+    }
+  }
+  return contagem;
+}
+
 export const mensagemDeProfundidade = (max: number) => `must be at most ${max} levels deep`;

@@ -65,6 +65,33 @@ export function assinaturasRepository(db: DbClient) {
     /** Logical deletion: the row stays for the deliveries that refer to it. */
     excluir: (id: string, agora: Date, cliente: DbClient = db) =>
       cliente.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
+    /**
+     * Cancels what a deleted subscription would still receive or keep: its deliveries waiting for an
+     * attempt (pendente, aguardando_nova_tentativa) or in the error queue (fila_de_erro). A job that
+     * comes back for one finds it final and is dropped; em_andamento is left to the worker holding
+     * it, whose attempt is recorded and whose next claim cancels it. Answers how many were in
+     * fila_de_erro (their messages are the reconciliation's to remove).
+     */
+    async cancelarEntregas(id: string, agora: Date, cliente: DbClient = db): Promise<{ naFilaDeErro: number }> {
+      const [linha] = await cliente.$queryRaw<{ na_fila_de_erro: number }[]>`
+        with alvo as (
+          select e.id, e.situacao from entrega e
+           where e.assinatura_id = ${id}::uuid
+             and e.situacao in ('pendente', 'aguardando_nova_tentativa', 'fila_de_erro')
+           order by e.id
+           for update of e
+        ),
+        canceladas as (
+          update entrega e
+             set situacao = 'cancelada', ultimo_erro = 'the subscription was deleted: delivery cancelled',
+                 reivindicacao = null, reivindicada_ate = null, reivindicacoes_sem_tentativa = 0,
+                 retorno_ate = null, atualizada_em = ${agora}
+            from alvo where e.id = alvo.id
+          returning alvo.situacao
+        )
+        select count(*) filter (where situacao = 'fila_de_erro')::int as na_fila_de_erro from canceladas`;
+      return { naFilaDeErro: linha?.na_fila_de_erro ?? 0 };
+    },
   };
 }
 export type AssinaturasRepository = ReturnType<typeof assinaturasRepository>;

@@ -101,7 +101,8 @@ export function assinaturasRoutes(service: AssinaturasService, guards: Guards): 
       {
         method: 'delete',
         path: '/assinatura/:id',
-        summary: 'Delete a subscription (its past deliveries are kept)',
+        summary:
+          'Delete a subscription: its deliveries waiting for an attempt or in the error queue are cancelled (past deliveries are kept)',
         tag,
         ...guards.permission('monitoramento', 'deletar'),
         params: idParams,

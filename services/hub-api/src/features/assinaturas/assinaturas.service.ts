@@ -35,6 +35,8 @@ export interface AssinaturasDeps {
   verificarDestino: (url: string, urlAtual?: string) => Promise<void>;
   /** Adds the row of the URL's destination origin when missing, in the transaction that stores the URL. */
   garantirDestino: (url: string, tx: DbClient) => Promise<void>;
+  /** Deliveries left fila_de_erro (their messages are now to be removed from the error queue). */
+  aoSairDaFilaDeErro: () => void;
 }
 
 const duplicada = () =>
@@ -147,11 +149,16 @@ export function assinaturasService(deps: AssinaturasDeps) {
       return assinaturaDto(atualizada);
     },
 
-    excluir: (id: string) =>
-      transacao(db, async (tx) => {
+    /** Deletes a subscription and cancels its deliveries not yet attempted or in the error queue. */
+    async excluir(id: string): Promise<void> {
+      const { naFilaDeErro } = await transacao(db, async (tx) => {
         await existente(id, tx);
-        await assinaturas.excluir(id, new Date(), tx);
-      }),
+        const agora = new Date();
+        await assinaturas.excluir(id, agora, tx);
+        return assinaturas.cancelarEntregas(id, agora, tx);
+      });
+      if (naFilaDeErro > 0) deps.aoSairDaFilaDeErro();
+    },
   };
 }
 export type AssinaturasService = ReturnType<typeof assinaturasService>;

@@ -276,3 +276,52 @@ describe('POST /entrega/{id}/reenviar', () => {
     expect(await ctx.hub.conciliacao.verificar()).toMatchObject({ concordam: true });
   });
 });
+
+describe('DELETE /assinatura/{id} and its deliveries', () => {
+  test('When a subscription is deleted, then its deliveries waiting or in fila_de_erro are cancelled, their messages leave the error queue, and the others stay as they were', async () => {
+    const excluida = await criarCenario(ctx);
+    const publicado = await publicar(excluida, '{"numero":"9","valor":9}');
+    const naFila = publicado.entregas[0]!.id;
+    await porNaFilaDeErro(ctx.hub, [naFila]);
+    const gravado = await gravarEvento(ctx.hub.db, excluida, {
+      recebidoEm: new Date(),
+      entregas: ['pendente', 'aguardando_nova_tentativa', 'em_andamento', 'concluida'],
+    });
+    const [pendente, aguardando, emAndamento, concluida] = gravado.entregas as [string, string, string, string];
+    // Another subscription's delivery in the error queue is not touched.
+    const mantida = (await publicar(cenario, '{"numero":"8","valor":8}')).entregas[0]!.id;
+    await porNaFilaDeErro(ctx.hub, [mantida]);
+    expect(await idsNaFila(ctx.hub)).toEqual(expect.arrayContaining([naFila, mantida]));
+
+    expect((await ctx.api().delete(`/assinatura/${excluida.assinaturaId}`).set(editar())).status).toBe(204);
+
+    const situacao = async (id: string) => (await ctx.api().get(`/entrega/${id}`).set(ler())).body;
+    for (const id of [naFila, pendente, aguardando])
+      expect(await situacao(id)).toMatchObject({
+        situacao: 'cancelada',
+        ultimo_erro: 'the subscription was deleted: delivery cancelled',
+      });
+    expect((await situacao(emAndamento)).situacao).toBe('em_andamento');
+    expect((await situacao(concluida)).situacao).toBe('concluida');
+    expect((await situacao(mantida)).situacao).toBe('fila_de_erro');
+
+    await waitFor(async () => !(await idsNaFila(ctx.hub)).includes(naFila), {
+      what: 'the cancelled delivery’s message to leave the error queue',
+    });
+    expect(await idsNaFila(ctx.hub)).toContain(mantida);
+    expect(await ctx.hub.conciliacao.verificar()).toMatchObject({ concordam: true, faltando: [], sobrando: [] });
+
+    // Nothing is left to resend it to.
+    const reenvio = await ctx.api().post(`/entrega/${naFila}/reenviar`).set(editar());
+    expect({ status: reenvio.status, codigo: reenvio.body.codigo }).toEqual({
+      status: 409,
+      codigo: 'assinatura_inativa',
+    });
+  });
+
+  test('When a subscription with no deliveries is deleted, then 204 and a second DELETE is 404', async () => {
+    const vazia = await criarCenario(ctx);
+    expect((await ctx.api().delete(`/assinatura/${vazia.assinaturaId}`).set(editar())).status).toBe(204);
+    expect((await ctx.api().delete(`/assinatura/${vazia.assinaturaId}`).set(editar())).status).toBe(404);
+  });
+});

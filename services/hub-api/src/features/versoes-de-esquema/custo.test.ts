@@ -29,7 +29,7 @@ describe('schemas that would hold the hub while validating', () => {
     const response = await registrar(leque(30));
     expect(response.status).toBe(422);
     expect(response.body.erros).toEqual([
-      { caminho: '/esquema/$defs/a12', mensagem: expect.stringContaining('more than 10000 subschemas') },
+      { caminho: '/esquema/$defs/a12', mensagem: expect.stringContaining('more than 10000 checks') },
     ]);
   });
 
@@ -70,5 +70,100 @@ describe('schemas that would hold the hub while validating', () => {
         { caminho: '/dados/itens', mensagem: 'must NOT have duplicate items (items ## 0 and 20000 are identical)' },
       ],
     });
+  });
+
+  const consts = (n: number) => Array.from({ length: n }, (_, i) => ({ const: i }));
+  const validar = (versaoId: string, dados: unknown) =>
+    ctx.api().post(`/versao-de-esquema/${versaoId}/validar`).set(auth(ctx.todas)).send({ dados });
+  const ORCAMENTO = { caminho: '/dados', mensagem: expect.stringContaining('has too many values for this schema') };
+
+  test('When 20,000 items meet an anyOf of 500 (or 5,000) consts, then /validar refuses the body for its cost, without running it', async () => {
+    for (const largura of [500, 5_000]) {
+      const versao = await registrar({ type: 'array', items: { anyOf: consts(largura) } });
+      expect(versao.status).toBe(201);
+      for (const item of [-1, largura - 1]) {
+        const resposta = await validar(
+          versao.body.id,
+          Array.from({ length: 20_000 }, () => item),
+        );
+        expect(resposta.body).toEqual({ valido: false, erros: [ORCAMENTO] });
+      }
+      // The same schema still validates a body it can check within the budget.
+      expect((await validar(versao.body.id, [largura - 1, 0])).body).toEqual({ valido: true, erros: [] });
+    }
+  });
+
+  test('When an event of 20,000 items over the budget is published, then 422 dados_invalidos names the cost and nothing is stored', async () => {
+    const tipo = await criarTipo(ctx);
+    const versao = await ctx
+      .api()
+      .post('/versao-de-esquema')
+      .set(auth(ctx.todas))
+      .send({ tipo_de_evento_id: tipo.id, esquema: { type: 'array', items: { anyOf: consts(500) } } });
+    const publicar = (dados: unknown) =>
+      ctx.api().post('/evento').set(auth(ctx.todas)).send({
+        tipo_de_evento_id: tipo.id,
+        versao_do_esquema: versao.body.versao,
+        entidade_id: 'lote-1',
+        dados,
+      });
+    const antes = await ctx.hub.db.evento.count();
+    const resposta = await publicar(Array.from({ length: 20_000 }, () => 499));
+    expect(resposta.status).toBe(422);
+    expect(resposta.body).toMatchObject({ codigo: 'dados_invalidos', erros: [ORCAMENTO] });
+    expect(await ctx.hub.db.evento.count()).toBe(antes);
+    expect((await publicar([499, 0])).status).toBe(201);
+  });
+
+  test('When 20,000 items meet an anyOf of 20 consts (within the budget), then valid bodies pass and one bad item is named', async () => {
+    const versao = (await registrar({ type: 'array', items: { anyOf: consts(20) } })).body;
+    const itens = Array.from({ length: 20_000 }, (_, i) => i % 20);
+    expect((await validar(versao.id, itens)).body).toEqual({ valido: true, erros: [] });
+    itens[19_999] = 20;
+    const resposta = await validar(versao.id, itens);
+    expect(resposta.body.valido).toBe(false);
+    expect(resposta.body.erros).toContainEqual({ caminho: '/dados/19999', mensagem: 'must match a schema in anyOf' });
+    expect(resposta.body.erros.length).toBeLessThanOrEqual(50);
+    for (const erro of resposta.body.erros) expect(erro.caminho).toBe('/dados/19999');
+  });
+
+  test('When 20,000 small items each break the schema, then the first 50 errors are listed', async () => {
+    const versao = (await registrar({ type: 'array', items: { anyOf: [{ type: 'integer' }, { type: 'null' }] } })).body;
+    const resposta = await validar(
+      versao.id,
+      Array.from({ length: 20_000 }, () => 'x'),
+    );
+    expect(resposta.body.valido).toBe(false);
+    expect(resposta.body.erros).toHaveLength(50);
+    expect(resposta.body.erros[0]).toEqual({ caminho: '/dados/0', mensagem: 'must be integer' });
+  });
+
+  test('When the widths a value is checked against are large (2,000 properties, 200 patterns), then 20,000 values of them are refused for their cost', async () => {
+    const largo = Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    const porPropriedades = (await registrar({ type: 'array', items: { type: 'object', properties: largo } })).body;
+    expect(
+      (
+        await validar(
+          porPropriedades.id,
+          Array.from({ length: 20_000 }, () => ({})),
+        )
+      ).body,
+    ).toEqual({
+      valido: false,
+      erros: [ORCAMENTO],
+    });
+    expect((await validar(porPropriedades.id, [{ p1: 'a' }, {}])).body).toEqual({ valido: true, erros: [] });
+
+    const padroes = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`^k${i}_`, { type: 'integer' }]));
+    const porPadroes = (await registrar({ type: 'object', patternProperties: padroes })).body;
+    const chaves = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 0]));
+    expect((await validar(porPadroes.id, chaves)).body).toEqual({ valido: false, erros: [ORCAMENTO] });
+    expect((await validar(porPadroes.id, { k1_a: 1 })).body).toEqual({ valido: true, erros: [] });
+  });
+
+  test('When one value alone would cost more than the limit (an anyOf of 10,001 consts), then registration is 422', async () => {
+    const response = await registrar({ type: 'array', items: { anyOf: consts(10_001) } });
+    expect(response.status).toBe(422);
+    expect(response.body.erros).toEqual([{ caminho: '/esquema/items', mensagem: expect.stringContaining('checks') }]);
   });
 });
