@@ -744,7 +744,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a subscription (its past deliveries are kept)
+         * Delete a subscription: its deliveries waiting for an attempt or in the error queue are cancelled (past deliveries are kept)
          * @description Requires: monitoramento.deletar
          */
         delete: operations["removerAssinatura"];
