@@ -95,19 +95,19 @@ test('When PostgreSQL is killed or restarted while a batch waits for its confirm
   try {
     const ids: string[] = [];
     for (const modo of ['kill', 'fast', 'immediate'] as const) {
-      ids.push(...(await insert(20_000)));
+      ids.push(...(await insert(5_000)));
       await waitFor(batchUnderWay, { timeoutMs: 20_000, intervalMs: 5, what: 'a batch under way' });
       await postgres.restart(modo);
     }
     await waitFor(
       async () => (await sql((c) => c.query('select 1 from outbox where publicado_em is null limit 1'))).rowCount === 0,
-      { timeoutMs: 60_000, intervalMs: 200, what: 'every row marked published' },
+      { timeoutMs: 120_000, intervalMs: 200, what: 'every row marked published' },
     );
     // No acknowledged insert was lost with the server, and every row marked published reached the broker.
     const linhas = await sql((c) => c.query<{ n: number }>('select count(*)::int as n from outbox'));
     expect(linhas.rows[0]!.n).toBe(ids.length);
-    await waitFor(() => ids.every((id) => received.has(id)), { timeoutMs: 20_000, what: 'every row received' });
+    await waitFor(() => ids.every((id) => received.has(id)), { timeoutMs: 60_000, what: 'every row received' });
   } finally {
     await relay.stop();
   }
-}, 120_000);
+}, 240_000);
