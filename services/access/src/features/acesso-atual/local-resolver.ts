@@ -30,13 +30,16 @@ export function localAccessResolver(repository: AcessosRepository, loginTouchInt
         if (!claims.master) throw forbidden('this user has no access to the panel', 'acesso_nao_cadastrado');
         acesso = await registerMaster(email);
       }
-      if (!acesso.ativo) throw forbidden('this access is inactive', 'acesso_inativo');
+      const master = claims.master;
+      // A master's access is never changed, so it is never inactive: an access somebody else made
+      // and switched off for the e-mail before its master's first sign-in must not lock them out.
+      if (!acesso.ativo && !master) throw forbidden('this access is inactive', 'acesso_inativo');
       const now = new Date();
       if (acesso.bloqueadoAte && acesso.bloqueadoAte > now)
         throw forbidden('this access is blocked for now', 'acesso_bloqueado');
-      const master = claims.master;
       if (
         acesso.master !== master ||
+        (master && !acesso.ativo) ||
         !acesso.ultimoLoginEm ||
         now.getTime() - acesso.ultimoLoginEm.getTime() > loginTouchIntervalMs
       ) {

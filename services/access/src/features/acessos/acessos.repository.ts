@@ -174,8 +174,12 @@ export function acessosRepository(db: DbClient) {
       await db.acesso.update({ where: { id }, data: { excluidoEm: now, atualizadoEm: now } });
     },
 
+    /** A master's record is active: nobody may have switched it off (see the resolver). */
     async touchLogin(id: string, now: Date, master: boolean): Promise<void> {
-      await db.acesso.update({ where: { id }, data: { ultimoLoginEm: now, master } });
+      await db.acesso.update({
+        where: { id },
+        data: { ultimoLoginEm: now, master, ...(master ? { ativo: true } : {}) },
+      });
     },
   };
 }

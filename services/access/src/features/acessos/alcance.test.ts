@@ -126,6 +126,26 @@ describe('PATCH and DELETE /auth/{id} within the caller’s reach', () => {
   });
 });
 
+describe('An access made for a master before their first sign-in', () => {
+  it('When a non-master deactivates an access made for the e-mail of a master who has not signed in yet, then the master still signs in with every permission and the access becomes theirs, out of the non-master’s reach', async () => {
+    const token = await access.userWith('tranca@empresa.com.br', gente);
+    const id = (
+      await call('post', '/auth', token).send({ email: 'nova-chefe@empresa.com.br', perfil: 'colaborador' }).expect(201)
+    ).body.id as string;
+    await call('patch', `/auth/${id}`, token).send({ ativo: false }).expect(200);
+
+    const chefe = await access.masterToken('nova-chefe@empresa.com.br');
+    const resolvido = await eu(chefe);
+    expect(resolvido).toMatchObject({ id, master: true });
+    expect(resolvido.permissoes.colaboradores).toEqual(todas);
+    expect((await call('get', `/auth/${id}`).expect(200)).body).toMatchObject({ ativo: true, master: true });
+    expect(recusa(await call('patch', `/auth/${id}`, token).send({ ativo: false }))).toEqual({
+      status: 403,
+      codigo: 'acesso_master_protegido',
+    });
+  });
+});
+
 describe('Access profiles within the caller’s reach', () => {
   const config = { configuracoes: todas };
 
