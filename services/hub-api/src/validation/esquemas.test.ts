@@ -186,4 +186,17 @@ describe('ValidadorDeEsquemas', () => {
     ]);
     expect(versao.esquema).not.toHaveProperty('$id');
   });
+
+  it('When one field has a long enum beside a large array of plain items, then the dados is validated (an enum value is a comparison, and the field is one value)', () => {
+    const validador = new ValidadorDeEsquemas();
+    const versao = registrar(validador, 'pais', {
+      type: 'object',
+      properties: {
+        pais: { enum: Array.from({ length: 250 }, (_, i) => `P${i}`) },
+        itens: { type: 'array', items: { type: 'object', properties: { a: { type: 'integer' } } } },
+      },
+    });
+    const dados = { pais: 'P7', itens: Array.from({ length: 50_000 }, (_, a) => ({ a })) };
+    expect(validador.validarDados(versao, dados)).toEqual({ valido: true, erros: [] });
+  });
 });

@@ -57,6 +57,33 @@ describe('schemas that would hold the hub while validating', () => {
       expect((await registrar(esquema)).status).toBe(201);
   });
 
+  test('When 20,000 valid items would each be checked against the 8,191 subschemas of a wide schema (an anyOf of 90 anyOf of 90 constants), then /validar refuses the dados at once naming /dados, instead of holding the hub for a minute (or, failing, until it runs out of memory)', async () => {
+    const largo = {
+      type: 'array',
+      items: {
+        anyOf: Array.from({ length: 90 }, (_, k) => ({
+          anyOf: Array.from({ length: 90 }, (_, j) => ({ const: k * 100 + j })),
+        })),
+      },
+    };
+    const versao = (await registrar(largo)).body;
+    const validar = (dados: unknown) =>
+      ctx.api().post(`/versao-de-esquema/${versao.id}/validar`).set(auth(ctx.todas)).send({ dados });
+    for (const item of [8989, -1]) {
+      const resposta = await validar(Array.from({ length: 20_000 }, () => item));
+      expect(resposta.body).toEqual({
+        valido: false,
+        erros: [{ caminho: '/dados', mensagem: expect.stringContaining('has too many values for this schema') }],
+      });
+    }
+    // Fewer values are validated as usual.
+    expect((await validar([0, 8989, 4512])).body).toEqual({ valido: true, erros: [] });
+    expect((await validar([8989, -1])).body.erros[0]).toEqual({
+      caminho: '/dados/1',
+      mensagem: 'must be equal to constant',
+    });
+  });
+
   test('When uniqueItems covers 20,000 objects, then /validar answers valido; the first repeated at the end is named', async () => {
     const versao = (await registrar(ARRAY_DE_OBJETOS)).body;
     const itens = Array.from({ length: 20_000 }, (_, i) => ({ id: i, nome: `item ${i}`, tags: [i % 7, 'x'] }));
