@@ -10,7 +10,7 @@ function classe(pid: number, cmdline: string): string {
   if (cmdline.includes('beam.smp')) return 'RabbitMQ';
   const servico = /services\/([\w-]+)\//.exec(cmdline);
   if (servico) return servico[1]!;
-  const bench = /bench\/([\w-]+)\.ts/.exec(cmdline);
+  const bench = /bench\/([\w/-]+)\.ts/.exec(cmdline);
   if (bench) return `bench/${bench[1]}`;
   return 'other';
 }
@@ -54,6 +54,8 @@ export interface ContaDeCpu {
   segundos: number;
   porClasse: [string, number][];
   ocupacao: number;
+  /** CPU seconds the whole machine spent busy (every CPU, every process: /proc/stat). */
+  ocupadoSegundos: number;
 }
 
 /** Starts counting now; `fim()` gives the account since then. */
@@ -71,6 +73,7 @@ export function contarCpu(): { fim(): ContaDeCpu } {
         segundos: (fim.em - inicio.em) / 1000,
         porClasse: [...porClasse].filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]),
         ocupacao: (fim.ocupado - inicio.ocupado) / Math.max(1, fim.total - inicio.total),
+        ocupadoSegundos: (fim.ocupado - inicio.ocupado) / TICKS_PER_SECOND,
       };
     },
   };
