@@ -24,8 +24,12 @@ interface Amostra {
   em: number;
 }
 
+/** Classes counted whoever started the process: the shared servers and this process itself. */
+const COMPARTILHADAS = new Set(['PostgreSQL', 'RabbitMQ', 'benchmark (load and receivers)']);
+
 function amostrar(): Amostra {
   const processos = new Map<number, [string, number]>();
+  const pais = new Map<number, number>();
   for (const nome of readdirSync('/proc')) {
     const pid = Number(nome);
     if (!Number.isInteger(pid)) continue;
@@ -33,6 +37,7 @@ function amostrar(): Amostra {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       // Fields after the command's ")" (it may hold spaces): state is field 3, utime 14 … cstime 17.
       const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      pais.set(pid, Number(campos[1]));
       const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(campos[i]));
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
       const c = classe(pid, cmdline);
@@ -43,6 +48,13 @@ function amostrar(): Amostra {
       // gone meanwhile
     }
   }
+  // A service or bench script that this process did not start (another session's) is 'other'.
+  const descende = (pid: number) => {
+    for (let p = pais.get(pid), passos = 0; p && passos < 64; p = pais.get(p), passos++)
+      if (p === process.pid) return true;
+    return false;
+  };
+  for (const [pid, conta] of processos) if (!COMPARTILHADAS.has(conta[0]) && !descende(pid)) conta[0] = 'other';
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const total = cpu.reduce((a, b) => a + b, 0);
   const ocioso = cpu[3]! + cpu[4]!;
