@@ -48,6 +48,8 @@ export interface Linha {
   esperadas: number;
   segundos: number;
   eventosPorSegundo: number;
+  /** Accepted ÷ the load's own duration (the last answer, not the last delivery). */
+  publicadosPorSegundo: number;
   cpuMsPorEvento: number;
   /** The same without the processes that are none of the run's ('other': other sessions' work). */
   cpuMsProprio: number;
@@ -124,6 +126,7 @@ async function medir(r: Receptores, alvo: Alvo, log: (line: string) => void): Pr
     esperadas,
     segundos,
     eventosPorSegundo: aceitos / segundos,
+    publicadosPorSegundo: aceitos / resultado.duration,
     cpuMsPorEvento: (conta.ocupadoSegundos * 1000) / Math.max(1, aceitos),
     cpuMsProprio:
       (conta.porClasse.filter(([classe]) => classe !== 'other').reduce((soma, [, s]) => soma + s, 0) * 1000) /
@@ -220,7 +223,7 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
       `| ${l.nome}${completa} | ${milhar(l.eventosPorSegundo)} | ${fmt(l.cpuMsPorEvento)} | ` +
       `${fmt(l.eventosPorSegundo / base.eventosPorSegundo)} | ${fmt(l.cpuMsPorEvento / base.cpuMsPorEvento, 1)}× | ` +
       `${fmt(l.cpuMsProprio)} | ${fmt(l.cpuMsProprio / base.cpuMsProprio, 1)}× | ` +
-      `${l.aceitos} | ${l.non2xx + l.erros} | ${fmt(l.carga)} | \`${COMMAND}\` |`
+      `${milhar(l.publicadosPorSegundo)} | ${l.aceitos} | ${l.non2xx + l.erros} | ${fmt(l.carga)} | \`${COMMAND}\` |`
     );
   });
   return [
@@ -240,13 +243,15 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
       "Ratios: to the floor's row (the failing rows to the floor's failing row); the issue's targets are events/s " +
       "≥ 0.5 and CPU ≤ 2× through the gateway. Own processes' CPU: the same span's CPU time of the run's " +
       "processes alone (bench/cpu.ts: the services, PostgreSQL's and RabbitMQ's whole servers, the load and the " +
-      "receivers; not the processes counted as 'other'), less disturbed by other work on the machine. The floor (bench/floor) does the least work of the platform's job on " +
+      "receivers; not the processes counted as 'other'), less disturbed by other work on the machine. Answered " +
+      'events/s: accepted ÷ the time to the last answer, deliveries still under way. ' +
+      "The floor (bench/floor) does the least work of the platform's job on " +
       'the same parts: one durable PostgreSQL transaction per group of events for the event and its deliveries, jobs ' +
       'with publisher confirms to a quorum queue, Ed25519 signatures, keep-alive POSTs, one batched UPDATE, then the ' +
       `ack; no validation, no auth, no outbox. Platform: ${mode}.`,
     '',
-    "| row | e2e events/s | machine CPU ms per event | events/s ÷ floor | CPU ÷ floor | own processes' CPU ms per event | own CPU ÷ floor | accepted | failed requests | load average at start | command |",
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    "| row | e2e events/s | machine CPU ms per event | events/s ÷ floor | CPU ÷ floor | own processes' CPU ms per event | own CPU ÷ floor | answered events/s | accepted | failed requests | load average at start | command |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...tabela,
     '',
     'CPU per accepted event by process (bench/cpu.ts; PostgreSQL and RabbitMQ are shared with anything else using them):',
