@@ -51,8 +51,9 @@ async function main() {
       .then(() =>
         publicarConfirmado(
           canal,
-          FILA,
-          lote.flatMap((p) => p.entregas.map((e) => ({ id: e.id, corpo: e.corpo, headers: { url: e.url } }))),
+          lote.flatMap((p) =>
+            p.entregas.map((e) => ({ fila: FILA, id: e.id, corpo: e.corpo, headers: { url: e.url, falhas: 0 } })),
+          ),
         ),
       )
       .then(

@@ -36,40 +36,48 @@ export const amqp = createRequire(path.join(root, 'packages/broker/package.json'
   connect(url: string): Promise<{ createConfirmChannel(): Promise<AmqpChannel>; close(): Promise<void> }>;
 };
 
-/** The work queue (quorum, like the platform's) and the delay queue that sends failed jobs back to it. */
+/** The work queue, a quorum queue like the platform's. */
 export const FILA = 'chao.entregas';
-export const FILA_DE_ATRASO = 'chao.entregas.atraso';
-/** The platform's first retry delay (DELIVERY_RETRY_DELAYS starts at 5 s). */
-export const ATRASO_MS = 5_000;
+/** The platform's retry steps (DELIVERY_RETRY_DELAYS' default, the last one repeating). */
+export const ATRASOS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
+/** The delay queue of a job's nth failure: its TTL sends the job back to the work queue. */
+export const filaDeAtraso = (falhas: number) =>
+  `chao.entregas.atraso.${ATRASOS_MS[Math.min(falhas, ATRASOS_MS.length) - 1]}ms`;
 
 export async function declararFilas(channel: AmqpChannel): Promise<void> {
   await channel.assertQueue(FILA, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
-  await channel.assertQueue(FILA_DE_ATRASO, {
-    durable: true,
-    arguments: {
-      'x-queue-type': 'quorum',
-      'x-message-ttl': ATRASO_MS,
-      'x-dead-letter-exchange': '',
-      'x-dead-letter-routing-key': FILA,
-      'x-dead-letter-strategy': 'at-least-once',
-      'x-overflow': 'reject-publish',
-    },
-  });
+  for (const [i, ttl] of ATRASOS_MS.entries())
+    await channel.assertQueue(filaDeAtraso(i + 1), {
+      durable: true,
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-message-ttl': ttl,
+        'x-dead-letter-exchange': '',
+        'x-dead-letter-routing-key': FILA,
+        'x-dead-letter-strategy': 'at-least-once',
+        'x-overflow': 'reject-publish',
+      },
+    });
 }
 
 /** Publishes with confirms; resolves when the broker has confirmed every one (rejects on a nack). */
 export function publicarConfirmado(
   channel: AmqpChannel,
-  fila: string,
-  jobs: { id: string; corpo: Buffer; headers?: Record<string, unknown> }[],
+  jobs: { fila: string; id: string; corpo: Buffer; headers?: Record<string, unknown> }[],
 ): Promise<void> {
   if (jobs.length === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     let faltam = jobs.length;
     for (const job of jobs)
-      channel.publish('', fila, job.corpo, { persistent: true, messageId: job.id, headers: job.headers }, (erro) => {
-        if (erro) reject(new Error('the broker refused a job'));
-        else if (--faltam === 0) resolve();
-      });
+      channel.publish(
+        '',
+        job.fila,
+        job.corpo,
+        { persistent: true, messageId: job.id, headers: job.headers },
+        (erro) => {
+          if (erro) reject(new Error('the broker refused a job'));
+          else if (--faltam === 0) resolve();
+        },
+      );
   });
 }

@@ -2,11 +2,12 @@
 // does. Each job of the quorum queue is signed (node:crypto Ed25519 over `id.timestamp.body`) and
 // POSTed over a keep-alive connection; the outcomes gathered meanwhile are recorded by one batched,
 // durable UPDATE (state and attempt count of each delivery); failed jobs go to the delay queue (with
-// confirms) to come back after ATRASO_MS; then every job of the batch is acknowledged.
+// confirms) to come back after the platform's retry step for their count of failures; then every job
+// of the batch is acknowledged.
 // Environment: FLOOR_DATABASE_URL, FLOOR_RABBITMQ_URL.
 import { generateKeyPairSync, sign } from 'node:crypto';
 import http from 'node:http';
-import { type AmqpMessage, amqp, declararFilas, FILA, FILA_DE_ATRASO, pg, publicarConfirmado } from './deps';
+import { type AmqpMessage, amqp, declararFilas, FILA, filaDeAtraso, pg, publicarConfirmado } from './deps';
 
 /** Jobs taken at once (the platform's DELIVERY_PREFETCH default). */
 const PREFETCH = 400;
@@ -42,12 +43,15 @@ async function main() {
       .then(() =>
         publicarConfirmado(
           canal,
-          FILA_DE_ATRASO,
-          falhas.map(({ mensagem }) => ({
-            id: mensagem.properties.messageId!,
-            corpo: mensagem.content,
-            headers: mensagem.properties.headers,
-          })),
+          falhas.map(({ mensagem }) => {
+            const vezes = Number(mensagem.properties.headers?.falhas ?? 0) + 1;
+            return {
+              fila: filaDeAtraso(vezes),
+              id: mensagem.properties.messageId!,
+              corpo: mensagem.content,
+              headers: { ...mensagem.properties.headers, falhas: vezes },
+            };
+          }),
         ),
       )
       .then(
