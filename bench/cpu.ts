@@ -27,7 +27,15 @@ interface Amostra {
 /** Classes counted whoever started the process: the shared servers and this process itself. */
 const COMPARTILHADAS = new Set(['PostgreSQL', 'RabbitMQ', 'benchmark (load and receivers)']);
 
-function amostrar(): Amostra {
+/** A PostgreSQL backend's database, from its title (`postgres: [cluster: ]user database host(port) state`). */
+const BACKEND = /^postgres: (?:\S+: )?\S+ (\S+) (?:\S*\(\d+\)|\[local\])/;
+
+/**
+ * `bancos`: the databases that are the benchmark's. When given, a backend serving another database,
+ * and the backends that exited (their time is the postmaster's, whoever they served), are 'other':
+ * other sessions' tests on the same server are not counted as the benchmark's PostgreSQL.
+ */
+function amostrar(bancos?: (nome: string) => boolean): Amostra {
   const processos = new Map<number, [string, number]>();
   const pais = new Map<number, number>();
   for (const nome of readdirSync('/proc')) {
@@ -40,10 +48,13 @@ function amostrar(): Amostra {
       pais.set(pid, Number(campos[1]));
       const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(campos[i]));
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      const c = classe(pid, cmdline);
+      let c = classe(pid, cmdline);
+      const banco = c === 'PostgreSQL' ? BACKEND.exec(cmdline)?.[1] : undefined;
+      if (bancos && banco !== undefined && !bancos(banco)) c = 'other';
       // A backend that exits is added to its parent's cutime: the postmaster's keeps them all.
       const filhos = c === 'PostgreSQL' ? cutime! + cstime! : 0;
-      processos.set(pid, [c, utime! + stime! + filhos]);
+      if (bancos && filhos > 0) processos.set(-pid, ['other', filhos]);
+      processos.set(pid, [c, utime! + stime! + (bancos ? 0 : filhos)]);
     } catch {
       // gone meanwhile
     }
@@ -70,12 +81,15 @@ export interface ContaDeCpu {
   ocupadoSegundos: number;
 }
 
-/** Starts counting now; `fim()` gives the account since then. */
-export function contarCpu(): { fim(): ContaDeCpu } {
-  const inicio = amostrar();
+/**
+ * Starts counting now; `fim()` gives the account since then. `bancos`: the benchmark's databases, when
+ * the PostgreSQL server is shared (see amostrar).
+ */
+export function contarCpu(bancos?: (nome: string) => boolean): { fim(): ContaDeCpu } {
+  const inicio = amostrar(bancos);
   return {
     fim() {
-      const fim = amostrar();
+      const fim = amostrar(bancos);
       const porClasse = new Map<string, number>();
       for (const [pid, [c, ticks]] of fim.processos) {
         const antes = inicio.processos.get(pid)?.[1] ?? 0;

@@ -105,11 +105,16 @@ const pedido = (alvo: Alvo) => ({
   timeout: 30,
 });
 
-async function medir(r: Receptores, alvo: Alvo, log: (line: string) => void): Promise<Linha> {
+async function medir(
+  r: Receptores,
+  alvo: Alvo,
+  bancos: ((nome: string) => boolean) | undefined,
+  log: (line: string) => void,
+): Promise<Linha> {
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${EVENTOS} events, autocannon, ${CONNECTIONS} connections (load average ${carga.toFixed(2)})…`);
   await r.zerar();
-  const cpu = contarCpu();
+  const cpu = contarCpu(bancos);
   const inicio = Date.now();
   const resultado = await autocannon({ ...pedido(alvo), connections: CONNECTIONS, amount: EVENTOS });
   const aceitos = resultado['2xx'];
@@ -156,6 +161,10 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     floor = await startFloor(conjuntos);
     const { token, corpos } = await registrarPublicacao(platform, conjuntos);
     const auth = { authorization: `Bearer ${token}` };
+    // PostgreSQL is shared: only backends of the floor's and the platform's databases are the run's.
+    const floorDatabase = floor.database;
+    const prefix = platform.databasePrefix;
+    const bancos = prefix ? (nome: string) => nome === floorDatabase || nome.startsWith(prefix) : undefined;
     const alvos = {
       floor: { nome: 'floor', url: `${floor.url}/eventos/saudavel`, headers: {}, corpo: corpos.saudavel, saudaveis: 3 },
       hubApi: platform.hubApiUrl
@@ -192,15 +201,15 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     // JIT, pools and caches of every process on each path, before any measure.
     for (const alvo of [alvos.floor, alvos.hubApi, alvos.gateway]) if (alvo) await aquecer(r, alvo, log);
     const linhas: Linha[] = [];
-    linhas.push(await medir(r, alvos.floor, log));
-    if (alvos.hubApi) linhas.push(await medir(r, alvos.hubApi, log));
-    linhas.push(await medir(r, alvos.gateway, log));
+    linhas.push(await medir(r, alvos.floor, bancos, log));
+    if (alvos.hubApi) linhas.push(await medir(r, alvos.hubApi, bancos, log));
+    linhas.push(await medir(r, alvos.gateway, bancos, log));
     // The failing rows last: their failed jobs keep coming back (every 5 s for the floor, the
     // platform's DELIVERY_RETRY_DELAYS for it), so the floor stops before the platform's row.
-    linhas.push(await medir(r, alvos.floorFalha, log));
+    linhas.push(await medir(r, alvos.floorFalha, bancos, log));
     await floor.stop();
     floor = undefined;
-    linhas.push(await medir(r, alvos.gatewayFalha, log));
+    linhas.push(await medir(r, alvos.gatewayFalha, bancos, log));
     return { linhas, secao: secao(linhas, platform.mode, cargaAntes) };
   } finally {
     await floor?.stop();
@@ -242,8 +251,10 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
       '/proc/stat over the same span (every process: the load generator and the receivers too) ÷ accepted events. ' +
       "Ratios: to the floor's row (the failing rows to the floor's failing row); the issue's targets are events/s " +
       "≥ 0.5 and CPU ≤ 2× through the gateway. Own processes' CPU: the same span's CPU time of the run's " +
-      "processes alone (bench/cpu.ts: the services, PostgreSQL's and RabbitMQ's whole servers, the load and the " +
-      "receivers; not the processes counted as 'other'), less disturbed by other work on the machine. Answered " +
+      "processes alone (bench/cpu.ts: the services, the floor, the load and the receivers, RabbitMQ's whole server, " +
+      "PostgreSQL's background processes and its backends of the run's databases; not the processes counted as " +
+      "'other': other sessions' work, their PostgreSQL backends, exited backends), less disturbed by other work " +
+      'on the machine but still counting what others make RabbitMQ and the PostgreSQL writers do. Answered ' +
       'events/s: accepted ÷ the time to the last answer, deliveries still under way. ' +
       "The floor (bench/floor) does the least work of the platform's job on " +
       'the same parts: one durable PostgreSQL transaction per group of events for the event and its deliveries, jobs ' +

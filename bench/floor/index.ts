@@ -30,6 +30,8 @@ const ESQUEMA = `
 export interface Floor {
   /** POST `${url}/eventos/<set>` publishes to that set's subscriptions. */
   url: string;
+  /** Its database's name. */
+  database: string;
   stop(): Promise<void>;
 }
 
@@ -71,7 +73,7 @@ export async function startFloor(assinaturas: Record<string, string[]>): Promise
   try {
     const url = await api.url('floor-api', 60_000);
     await worker.url('floor-worker', 60_000);
-    return { url, stop };
+    return { url, database: nome, stop };
   } catch (error) {
     process.stderr.write(`${api.output()}\n${worker.output()}\n`);
     await stop();
