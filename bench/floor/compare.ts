@@ -221,6 +221,12 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 const milhar = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
 
+/** The least and the most share of the machine's busy time that was not the run's, over the rows. */
+function alheio(linhas: Linha[]): string {
+  const partes = linhas.map((l) => Math.max(0, 1 - l.cpuMsProprio / l.cpuMsPorEvento) * 100);
+  return `${Math.min(...partes).toFixed(0)}–${Math.max(...partes).toFixed(0)} %`;
+}
+
 function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
   const chao = linhas[0]!;
   const chaoFalha = linhas.find((l) => l.nome.startsWith('floor,'))!;
@@ -242,7 +248,8 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
       `${cpus[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, loopback; load average ${fmt(cargaAntes)} ` +
       `before the run and ${fmt(os.loadavg()[0]!)} after, the 1-minute load average at each row's start in the table. ` +
       'Other work (other sessions, their tests) may run on the machine at the same time and is counted in the ' +
-      "machine's CPU: compare the rows of one run, never figures of two runs.",
+      "machine's CPU: compare the rows of one run, never figures of two runs. " +
+      `In this run it took ${alheio(linhas)} of the machine's busy time during the rows (machine CPU less the run's own processes).`,
     '',
     `Each row: ${EVENTOS.toLocaleString('en-US')} POSTs of the ~1 KiB benchmark event (bench/evento.ts) by autocannon ` +
       `with ${CONNECTIONS} connections, 3 subscriptions on 3 local receivers (bench/receptores.ts, a process of its own), ` +
