@@ -19,6 +19,7 @@ import autocannon from 'autocannon';
 import { spawnService } from '../../packages/testing/src';
 import { type ContaDeCpu, contarCpu, cpuPorUnidade } from '../cpu';
 import { registrarPublicacao } from '../evento';
+import { deleteVhost } from '../local';
 import { obtainPlatform } from '../platform';
 import { writeSection } from '../report';
 import { startFloor } from '.';
@@ -29,6 +30,7 @@ const CONNECTIONS = 50;
 const SEM_PROGRESSO_MS = 60_000;
 export const HEADING = '## Current figures';
 const COMMAND = 'BENCH_ONLY=floor pnpm bench';
+const VHOST = 'hub-bench-chao';
 
 interface Alvo {
   nome: string;
@@ -152,7 +154,7 @@ async function medir(
 export async function compararComOChao(log: (line: string) => void): Promise<{ linhas: Linha[]; secao: string }> {
   const cargaAntes = os.loadavg()[0]!;
   const r = receptores();
-  const platform = await obtainPlatform(log, { vhost: 'hub-bench-chao', ownDatabasesOnly: true });
+  const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true });
   let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
   try {
     const [a, b, c] = await r.urls;
@@ -215,6 +217,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     await floor?.stop();
     await platform.stop();
     await r.stop();
+    if (platform.rabbitmqUrl?.endsWith(`/${VHOST}`)) deleteVhost(VHOST);
   }
 }
 
