@@ -7,6 +7,8 @@ declare module 'autocannon' {
     body?: string;
     connections?: number;
     duration?: number;
+    /** Requests in all (instead of a duration). */
+    amount?: number;
     overallRate?: number;
     timeout?: number;
     ignoreCoordinatedOmission?: boolean;

@@ -10,7 +10,7 @@ function classe(pid: number, cmdline: string): string {
   if (cmdline.includes('beam.smp')) return 'RabbitMQ';
   const servico = /services\/([\w-]+)\//.exec(cmdline);
   if (servico) return servico[1]!;
-  const bench = /bench\/([\w-]+)\.ts/.exec(cmdline);
+  const bench = /bench\/([\w/-]+)\.ts/.exec(cmdline);
   if (bench) return `bench/${bench[1]}`;
   return 'other';
 }
@@ -24,8 +24,20 @@ interface Amostra {
   em: number;
 }
 
-function amostrar(): Amostra {
+/** Classes counted whoever started the process: the shared servers and this process itself. */
+const COMPARTILHADAS = new Set(['PostgreSQL', 'RabbitMQ', 'benchmark (load and receivers)']);
+
+/** A PostgreSQL backend's database, from its title (`postgres: [cluster: ]user database host(port) state`). */
+const BACKEND = /^postgres: (?:\S+: )?\S+ (\S+) (?:\S*\(\d+\)|\[local\])/;
+
+/**
+ * `bancos`: the databases that are the benchmark's. When given, a backend serving another database,
+ * and the backends that exited (their time is the postmaster's, whoever they served), are 'other':
+ * other sessions' tests on the same server are not counted as the benchmark's PostgreSQL.
+ */
+function amostrar(bancos?: (nome: string) => boolean): Amostra {
   const processos = new Map<number, [string, number]>();
+  const pais = new Map<number, number>();
   for (const nome of readdirSync('/proc')) {
     const pid = Number(nome);
     if (!Number.isInteger(pid)) continue;
@@ -33,16 +45,27 @@ function amostrar(): Amostra {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       // Fields after the command's ")" (it may hold spaces): state is field 3, utime 14 … cstime 17.
       const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      pais.set(pid, Number(campos[1]));
       const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(campos[i]));
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      const c = classe(pid, cmdline);
+      let c = classe(pid, cmdline);
+      const banco = c === 'PostgreSQL' ? BACKEND.exec(cmdline)?.[1] : undefined;
+      if (bancos && banco !== undefined && !bancos(banco)) c = 'other';
       // A backend that exits is added to its parent's cutime: the postmaster's keeps them all.
       const filhos = c === 'PostgreSQL' ? cutime! + cstime! : 0;
-      processos.set(pid, [c, utime! + stime! + filhos]);
+      if (bancos && filhos > 0) processos.set(-pid, ['other', filhos]);
+      processos.set(pid, [c, utime! + stime! + (bancos ? 0 : filhos)]);
     } catch {
       // gone meanwhile
     }
   }
+  // A service or bench script that this process did not start (another session's) is 'other'.
+  const descende = (pid: number) => {
+    for (let p = pais.get(pid), passos = 0; p && passos < 64; p = pais.get(p), passos++)
+      if (p === process.pid) return true;
+    return false;
+  };
+  for (const [pid, conta] of processos) if (!COMPARTILHADAS.has(conta[0]) && !descende(pid)) conta[0] = 'other';
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const total = cpu.reduce((a, b) => a + b, 0);
   const ocioso = cpu[3]! + cpu[4]!;
@@ -54,14 +77,19 @@ export interface ContaDeCpu {
   segundos: number;
   porClasse: [string, number][];
   ocupacao: number;
+  /** CPU seconds the whole machine spent busy (every CPU, every process: /proc/stat). */
+  ocupadoSegundos: number;
 }
 
-/** Starts counting now; `fim()` gives the account since then. */
-export function contarCpu(): { fim(): ContaDeCpu } {
-  const inicio = amostrar();
+/**
+ * Starts counting now; `fim()` gives the account since then. `bancos`: the benchmark's databases, when
+ * the PostgreSQL server is shared (see amostrar).
+ */
+export function contarCpu(bancos?: (nome: string) => boolean): { fim(): ContaDeCpu } {
+  const inicio = amostrar(bancos);
   return {
     fim() {
-      const fim = amostrar();
+      const fim = amostrar(bancos);
       const porClasse = new Map<string, number>();
       for (const [pid, [c, ticks]] of fim.processos) {
         const antes = inicio.processos.get(pid)?.[1] ?? 0;
@@ -71,6 +99,7 @@ export function contarCpu(): { fim(): ContaDeCpu } {
         segundos: (fim.em - inicio.em) / 1000,
         porClasse: [...porClasse].filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]),
         ocupacao: (fim.ocupado - inicio.ocupado) / Math.max(1, fim.total - inicio.total),
+        ocupadoSegundos: (fim.ocupado - inicio.ocupado) / TICKS_PER_SECOND,
       };
     },
   };

@@ -13,6 +13,8 @@ export interface Platform {
   hubApiUrl?: string;
   /** The RabbitMQ URL the platform uses (its own vhost when the benchmark started it). */
   rabbitmqUrl?: string;
+  /** Every database of the platform starts so (known only when the benchmark started it). */
+  databasePrefix?: string;
   mode: string;
   stop(): Promise<void>;
 }
@@ -128,6 +130,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     accessUrl: `http://127.0.0.1:${access}`,
     hubApiUrl: `http://127.0.0.1:${hubApi}`,
     rabbitmqUrl,
+    databasePrefix: `${BENCH_PREFIX}${run}_`,
     mode: 'platform started by the benchmark (start.mjs on free ports, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
     stop,
   };

@@ -79,20 +79,26 @@ function overheadLine(rows: Row[]): string[] {
   ];
 }
 
-/** Replaces this benchmark's section of docs/benchmarks.md (other sections stay as they are), or appends it. */
-export function writeSection(file: string, section: string): void {
+/**
+ * Replaces the section under `heading` of docs/benchmarks.md (other sections stay as they are); a
+ * section not there yet is appended, or with `top` put first, right under the title.
+ */
+export function writeSection(file: string, section: string, heading = HEADING, { top = false } = {}): void {
   let text = '';
   try {
     text = readFileSync(file, 'utf8');
   } catch {
     text = '# Benchmarks\n\n';
   }
-  const start = text.indexOf(`${HEADING}\n`);
+  const start = text.indexOf(`${heading}\n`);
   if (start === -1) {
-    writeFileSync(file, `${text.trimEnd()}\n\n${section}`);
+    const first = text.indexOf('\n## ');
+    if (top && first !== -1)
+      writeFileSync(file, `${text.slice(0, first + 1)}${section.trimEnd()}\n\n${text.slice(first + 1)}`);
+    else writeFileSync(file, `${text.trimEnd()}\n\n${section}`);
     return;
   }
-  const next = text.indexOf('\n## ', start + HEADING.length);
+  const next = text.indexOf('\n## ', start + heading.length);
   const end = next === -1 ? text.length : next + 1;
   writeFileSync(file, `${text.slice(0, start)}${section}${next === -1 ? '' : '\n'}${text.slice(end)}`);
 }

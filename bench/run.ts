@@ -1,5 +1,8 @@
 // `pnpm bench`: GET /auth/acesso and GET /auth through the gateway at a fixed 500 requests/s and at
 // max throughput, with real tokens; the table goes into docs/benchmarks.md ("Access through the gateway").
+// Then the platform beside its floor (bench/floor/compare.ts: e2e events/s and machine CPU per event,
+// and their ratios), written first in docs/benchmarks.md ("Current figures").
+// BENCH_ONLY=access or BENCH_ONLY=floor runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -7,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
+import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { obtainPlatform, type Platform } from './platform';
 import { renderSection, type Row, writeSection } from './report';
 
@@ -106,7 +110,7 @@ async function measurePaced(name: string, via: string, url: string, token: strin
   };
 }
 
-async function main() {
+async function accessSection() {
   const loadBefore = os.loadavg()[0]!;
   const platform = await obtainPlatform(log);
   try {
@@ -156,6 +160,22 @@ async function main() {
   } finally {
     await platform.stop();
   }
+}
+
+async function floorSection() {
+  log('the platform beside its floor (bench/floor/compare.ts)');
+  const { secao } = await compararComOChao(log);
+  const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+  writeSection(file, secao, FLOOR_HEADING, { top: true });
+  log(`\n${secao}`);
+  log(`written to ${path.relative(process.cwd(), file)}`);
+}
+
+async function main() {
+  const only = process.env.BENCH_ONLY;
+  if (only && only !== 'access' && only !== 'floor') throw new Error(`BENCH_ONLY is access or floor, not ${only}`);
+  if (only !== 'floor') await accessSection();
+  if (only !== 'access') await floorSection();
 }
 
 main().catch((error) => {

@@ -12,9 +12,14 @@ export type Comportamento = (req: http.IncomingMessage, res: http.ServerResponse
 
 /**
  * A real local HTTP receiver for tests: each path answers as its behaviour says, and every request
- * is kept. Used by the worker's tests and benchmarks.
+ * is kept (`guardar: false`: none is, for a benchmark's hundreds of thousands). Used by the worker's
+ * tests and benchmarks.
  */
-export async function iniciarReceptor(rotas: Record<string, Comportamento>, host = '127.0.0.1') {
+export async function iniciarReceptor(
+  rotas: Record<string, Comportamento>,
+  host = '127.0.0.1',
+  { guardar = true }: { guardar?: boolean } = {},
+) {
   const recebidos: Recebido[] = [];
   const abertos = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
@@ -23,7 +28,7 @@ export async function iniciarReceptor(rotas: Record<string, Comportamento>, host
     req.on('end', () => {
       const corpo = Buffer.concat(partes).toString('utf8');
       const caminho = (req.url ?? '/').split('?')[0]!;
-      recebidos.push({ caminho, cabecalhos: req.headers, corpo });
+      if (guardar) recebidos.push({ caminho, cabecalhos: req.headers, corpo });
       abertos.add(res);
       res.on('close', () => abertos.delete(res));
       const rota = rotas[caminho];
