@@ -6,6 +6,7 @@ export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
 export * from './postgres';
 export * from './process';
 export * from './proxy';
+export * from './queda-do-banco';
 export * from './rabbit';
 export * from './wait';
 export { createTestDatabase, dropDatabase, type TestDatabase, unusedTestDatabase } from '@hub/database';

@@ -6,9 +6,9 @@ import {
   type SpawnedService,
   spawnService,
   startPrivatePostgres,
+  ensaiarQuedasDoBanco,
   startTestIdentity,
   type TestIdentity,
-  waitFor,
 } from '@hub/testing';
 
 // access as its own process against a PostgreSQL server of this file's own, which the test stops,
@@ -43,30 +43,7 @@ const criar = () =>
     headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
     body: JSON.stringify({ email: `a.${randomUUID().slice(0, 8)}@empresa.com.br`, perfil: 'colaborador' }),
   });
-const prontidao = async () => (await fetch(`${url}/saude/prontidao`)).status;
-const situacao = () =>
-  service.child.exitCode === null && service.child.signalCode === null ? 'vivo' : service.output();
 
 test('When PostgreSQL is stopped, restarted fast, immediately or killed, then access answers 503 banco_indisponivel meanwhile, readiness follows, and it stays up', async () => {
-  expect((await criar()).status).toBe(201);
-
-  await postgres.stop('fast');
-  const fora = await criar();
-  expect({ status: fora.status, codigo: ((await fora.json()) as { codigo: string }).codigo }).toEqual({
-    status: 503,
-    codigo: 'banco_indisponivel',
-  });
-  expect(Number(fora.headers.get('retry-after'))).toBeGreaterThan(0);
-  expect(await prontidao()).toBe(503);
-  await postgres.start();
-  await waitFor(async () => (await criar()).status === 201, { timeoutMs: 30_000, what: 'a write accepted again' });
-  await waitFor(async () => (await prontidao()) === 200, { timeoutMs: 30_000, what: 'readiness 200' });
-
-  for (const modo of ['fast', 'immediate', 'kill'] as const) {
-    const carga = Array.from({ length: 10 }, () => criar());
-    await postgres.restart(modo);
-    for (const resposta of await Promise.all(carga)) expect([201, 503]).toContain(resposta.status);
-    await waitFor(async () => (await criar()).status === 201, { timeoutMs: 30_000, what: `accepted after ${modo}` });
-    expect({ modo, situacao: situacao() }).toEqual({ modo, situacao: 'vivo' });
-  }
+  await ensaiarQuedasDoBanco({ postgres, service, url, escrever: criar });
 }, 120_000);

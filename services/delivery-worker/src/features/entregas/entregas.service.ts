@@ -137,19 +137,25 @@ export function entregasService(deps: EntregasDeps) {
     esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado', token);
 
   /** A poison job (its claims kept dying with their worker): its delivery is fila_de_erro already. */
+  /** The error queue's headers of a poison job (its claims died, or its message could not be read). */
+  const cabecalhosDoVeneno = (linha: { tentativas_no_ciclo_atual: number; ultimo_erro: string | null }) => ({
+    [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
+    [ERROR_QUEUE_HEADERS.ultimoErro]: (linha.ultimo_erro ?? '').slice(0, 500),
+    [ERROR_QUEUE_HEADERS.motivo]: 'limite_de_entregas',
+  });
+  function contarVeneno() {
+    metricas.trabalhos.inc({ desfecho: 'envenenado' });
+    metricas.situacoes.inc({ situacao: 'fila_de_erro' });
+  }
+
   async function aFilaDeErro(
     message: ConsumeMessage,
     linha: { tentativas_no_ciclo_atual: number; ultimo_erro: string | null },
   ) {
     await publicar(topologia.entregasErro, '', message, {
-      headers: {
-        [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
-        [ERROR_QUEUE_HEADERS.ultimoErro]: (linha.ultimo_erro ?? '').slice(0, 500),
-        [ERROR_QUEUE_HEADERS.motivo]: 'limite_de_entregas',
-      },
+      headers: cabecalhosDoVeneno(linha),
     });
-    metricas.trabalhos.inc({ desfecho: 'envenenado' });
-    metricas.situacoes.inc({ situacao: 'fila_de_erro' });
+    contarVeneno();
   }
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
@@ -254,14 +260,9 @@ export function entregasService(deps: EntregasDeps) {
       messageId: linha.entrega_id,
       contentType: 'application/json',
       mandatory: true,
-      headers: {
-        [ERROR_QUEUE_HEADERS.tentativas]: linha.tentativas_no_ciclo_atual,
-        [ERROR_QUEUE_HEADERS.ultimoErro]: (linha.ultimo_erro ?? '').slice(0, 500),
-        [ERROR_QUEUE_HEADERS.motivo]: 'limite_de_entregas',
-      },
+      headers: cabecalhosDoVeneno(linha),
     });
-    metricas.trabalhos.inc({ desfecho: 'envenenado' });
-    metricas.situacoes.inc({ situacao: 'fila_de_erro' });
+    contarVeneno();
     logger.warn({ entrega_id: linha.entrega_id, erro: motivo }, 'unreadable job: delivery in the error queue');
   }
 
