@@ -16,8 +16,29 @@ export interface ProxyOptions {
 
 const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
 
+/** Seconds a client is told to wait when a service is not answering (`pnpm start` or Kubernetes restarts it in a few). */
+export const SERVICO_RETRY_AFTER_S = 2;
+
+/**
+ * A service that refused the connection or failed before its answer started (restarting, killed,
+ * overloaded): 503 with Retry-After, as for a database outage, so a client waits and sends again
+ * (publishers with their Idempotency-Key: a request the service had committed answers the first
+ * event). A 502 said "broken" where the fault is temporary, and carried no Retry-After.
+ */
 export const serviceUnavailable = (name: string) =>
-  new AppError(502, 'servico_indisponivel', `the ${name} service is not answering; try again shortly`);
+  new AppError(
+    503,
+    'servico_indisponivel',
+    `the ${name} service is not answering; send the request again after Retry-After`,
+    undefined,
+    {
+      'Retry-After': String(SERVICO_RETRY_AFTER_S),
+    },
+  );
+
+/** A service not deployed here (GATEWAY_UPSTREAMS): a configuration, not an outage; waiting does not help. */
+export const serviceNotDeployed = (name: string) =>
+  new AppError(502, 'servico_indisponivel', `the ${name} service is not deployed behind this gateway`);
 
 const upstreamTimeout = (name: string) =>
   new AppError(504, 'tempo_esgotado', `the ${name} service did not answer in time`);
@@ -91,7 +112,7 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     const name = upstreamOf(req.path);
     if (!name) return next();
     const upstream = options.upstreams[name];
-    if (!upstream.enabled) return next(serviceUnavailable(name));
+    if (!upstream.enabled) return next(serviceNotDeployed(name));
 
     // Node already answered "100 Continue" to the client; asking the service again only delays it
     // (and http-proxy skips its proxyReq hook, where the timeout is set, for such requests).
