@@ -1,7 +1,7 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { AppError } from '@hub/http';
-import type { Logger } from '@hub/log';
+import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { RequestHandler } from 'express';
 import httpProxy from 'http-proxy';
 import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
@@ -50,6 +50,7 @@ const upstreamTimeout = (name: string) =>
 export function createProxy(options: ProxyOptions): { handler: RequestHandler; close(): void } {
   const agent = new Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 64, scheduling: 'lifo' });
   const proxy = httpProxy.createProxyServer({ agent, xfwd: true, ws: false });
+  const limit = createRepeatLimiter();
 
   proxy.on('proxyReq', (proxyReq, _req, res: ServerResponse) => {
     proxyReq.setTimeout(options.timeoutMs, () => {
@@ -100,9 +101,12 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
         res.destroy();
         return;
       }
-      options.logger.warn(
-        { upstream: upstream.name, code, reason: (error as Error).message },
-        'upstream request failed',
+      // Every request meets it while the service is away: one line per 10 s and cause, with the count.
+      limit(`${upstream.name} ${code}`, (omitidas) =>
+        options.logger.warn(
+          { upstream: upstream.name, code, reason: (error as Error).message, ...(omitidas ? { omitidas } : {}) },
+          'upstream request failed',
+        ),
       );
       next(code === UPSTREAM_TIMEOUT ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
     });
