@@ -75,7 +75,7 @@ test('When a restarted service answers its readiness again, then pnpm start says
   servico.markReady();
   try {
     await waitFor(() => ditos.some((d) => d.startsWith('✓')), { timeoutMs: 20_000, what: 'the service back' });
-    expect(ditos.map((d) => d.split('\n')[0].replace(/[\d.]+ s after/, 'N s after'))).toEqual([
+    expect(ditos.map((d) => (d.split('\n')[0] ?? '').replace(/[\d.]+ s after/, 'N s after'))).toEqual([
       '✗ fragil exited unexpectedly (code 1); restarting in 0.05 s (restart 1)',
       '✓ fragil ready again (restart 1, N s after it exited)',
     ]);
