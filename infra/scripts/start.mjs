@@ -165,6 +165,11 @@ async function main() {
       name: s.name,
       start: () => new Child({ name: s.name, args, cwd: root, env, index, width }),
       say: (text) => process.stderr.write(`\n${text}\n`),
+      waitReady: (restarted) =>
+        waitUntilReady(`http://127.0.0.1:${s.port}`, {
+          timeoutMs: READY_TIMEOUT_MS,
+          gaveUp: () => stopping || !restarted.running,
+        }),
       onFailedStart: ({ code, signal }) => {
         if (stopping) return;
         fail(`${s.name} exited before it was ready (${signal ?? `code ${code}`}); stopping everything.`);

@@ -29,6 +29,8 @@ export class Supervised {
     start: () => Child;
     say: (text: string) => void;
     onFailedStart: (exit: Exit) => void;
+    /** Resolves once a restarted process answers its readiness: the restart is then logged as back. */
+    waitReady?: (child: Child) => Promise<void>;
     firstDelayMs?: number;
     maxDelayMs?: number;
     stableMs?: number;

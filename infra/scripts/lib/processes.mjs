@@ -78,12 +78,13 @@ export class Child {
  * is started again after a pause that doubles from `firstDelayMs` to `maxDelayMs` (back to the
  * first once it has stayed up for `stableMs`), each restart logged with its exit and last lines.
  * One that exits before it was ever ready (a broken configuration) calls `onFailedStart` instead:
- * restarting cannot help it.
+ * restarting cannot help it. Given `waitReady` (resolves once the new process answers its
+ * readiness), each restart that comes back is logged too, with how long the service was away.
  */
 export class Supervised {
   /**
    * @param {{ name: string, start: () => Child, say: (text: string) => void, onFailedStart: (exit: { code: number | null, signal: string | null }) => void,
-   *   firstDelayMs?: number, maxDelayMs?: number, stableMs?: number }} options
+   *   waitReady?: (child: Child) => Promise<void>, firstDelayMs?: number, maxDelayMs?: number, stableMs?: number }} options
    */
   constructor(options) {
     this.options = { firstDelayMs: 1_000, maxDelayMs: 30_000, stableMs: 60_000, ...options };
@@ -138,9 +139,22 @@ export class Supervised {
             .map((l) => `    ${formatLine(l)}`)
             .join('\n'),
       );
+      const exitedAt = Date.now();
+      const restart = this.restarts;
       this.timer = setTimeout(() => {
-        if (!this.stopped) this.#launch();
+        if (this.stopped) return;
+        const next = this.#launch();
+        this.options.waitReady?.(next).then(
+          () => {
+            if (!this.stopped && this.child === next && next.running)
+              this.options.say(
+                `✓ ${this.name} ready again (restart ${restart}, ${((Date.now() - exitedAt) / 1000).toFixed(1)} s after it exited)`,
+              );
+          },
+          () => undefined, // it died again or never answered: its exit is what gets logged
+        );
       }, delay);
     });
+    return child;
   }
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import type { Logger } from '@hub/log';
+import { createRepeatLimiter, type Logger } from '@hub/log';
 import amqp, {
   type Channel,
   type ChannelModel,
@@ -141,6 +141,8 @@ export class Broker extends EventEmitter {
   private readonly urls: string[];
   /** The index in `urls` of the node the next connection tries first. */
   private nextUrl = 0;
+  /** Warnings that every message repeats while a dependency is away, written once per 10 s. */
+  private readonly repeated = createRepeatLimiter();
 
   /** `url`: one AMQP URL, a comma-separated list of a cluster's nodes, or that list as an array. */
   constructor(
@@ -475,12 +477,21 @@ export class Broker extends EventEmitter {
     // A wait for a dependency keeps the attempt and grows its own backoff; a real failure counts.
     const waits = unavailable ? waitsOf(message) + 1 : 0;
     const delay = retryDelay(unavailable ? waits + 1 : attempt + 1, options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
-    this.logger.warn(
-      { ...context, retry_in_ms: delay.expirationMs, ...(unavailable ? { waits } : {}) },
-      unavailable
-        ? 'message handler found a dependency unavailable; will retry (attempt not counted)'
-        : 'message handler failed; will retry',
-    );
+    const write = (omitidas = 0) =>
+      this.logger.warn(
+        {
+          ...context,
+          retry_in_ms: delay.expirationMs,
+          ...(unavailable ? { waits } : {}),
+          ...(omitidas ? { omitidas } : {}),
+        },
+        unavailable
+          ? 'message handler found a dependency unavailable; will retry (attempt not counted)'
+          : 'message handler failed; will retry',
+      );
+    // A dependency away (the database down) meets every message: one line per 10 s and queue, with the count.
+    if (unavailable) this.repeated(`${queue} unavailable`, write);
+    else write();
     try {
       await this.publish(RETRY_EXCHANGE, queue, message.content, {
         ...retryProperties(message),

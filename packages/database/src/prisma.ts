@@ -6,6 +6,18 @@ export function prismaAdapter(url: string, max = 10): PrismaPg {
   return new PrismaPg({ connectionString: url, max, ...CONEXAO });
 }
 
+/**
+ * The options of every service's PrismaClient: the driver adapter, and `errorFormat: 'minimal'`.
+ * Any other format (Prisma's default unless NODE_ENV is production, which neither `pnpm start` nor
+ * the image sets) records a call site at every query and, at every error, reads the calling file
+ * whole to quote it: a service's bundle, 9 MB read and split on the event loop, about 170 ms per
+ * failed query on a busy machine. With the database down every request fails a query, so hub-api
+ * answered nothing, its readiness and /metrics included (docs/benchmarks.md, "Operator drill").
+ */
+export function prismaOptions(url: string, max = 10) {
+  return { adapter: prismaAdapter(url, max), errorFormat: 'minimal' as const };
+}
+
 const prismaCode = (error: unknown) =>
   typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
 

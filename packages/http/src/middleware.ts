@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Logger, withRequestContext } from '@hub/log';
+import { createRepeatLimiter, type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, problemOf } from './errors';
 import { bancoIndisponivel, bancoIndisponivelErro } from './indisponivel';
@@ -48,9 +48,11 @@ function fromLibrary(error: BodyParserError): AppError | undefined {
 /**
  * The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id.
  * A lost or unreachable database is 503 `banco_indisponivel` with Retry-After, not a 500: the
- * request may succeed once it is back (logged at warn, one line per request while it lasts).
+ * request may succeed once it is back. Such a 5xx repeats for every request while the outage lasts:
+ * it is logged at warn once per 10 s and kind (`omitidas`: how many were not), not once per request.
  */
 export function problemHandler(logger: Logger): ErrorRequestHandler {
+  const limit = createRepeatLimiter();
   return (error: unknown, req, res, _next) => {
     const known =
       error instanceof AppError
@@ -63,10 +65,20 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (known) {
       const causa = known === error ? undefined : { err: error };
-      logger.warn(
-        { status: known.status, codigo: known.codigo, method: req.method, path: req.path, ...causa },
-        known.detail,
-      );
+      const write = (omitidas = 0) =>
+        logger.warn(
+          {
+            status: known.status,
+            codigo: known.codigo,
+            method: req.method,
+            path: req.path,
+            ...causa,
+            ...(omitidas ? { omitidas } : {}),
+          },
+          known.detail,
+        );
+      if (known.status >= 500) limit(`${known.status} ${known.codigo}`, write);
+      else write();
       res
         .status(known.status)
         .set(known.headers ?? {})

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { prismaAdapter } from '@hub/database';
+import { prismaOptions } from '@hub/database';
 import { type Prisma, PrismaClient } from './generated/prisma/client';
 
 /**
@@ -20,7 +20,7 @@ export type Tx = Prisma.TransactionClient;
 /** The client or a transaction of it: every repository function takes either, so use cases compose. */
 export type DbClient = Db | Tx;
 
-export const createDb = (url: string, max = 10): Db => new PrismaClient({ adapter: prismaAdapter(url, max) });
+export const createDb = (url: string, max = 10): Db => new PrismaClient(prismaOptions(url, max));
 export * from './duracoes';
 
 /**

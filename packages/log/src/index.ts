@@ -22,10 +22,15 @@ export function currentRequestId(): string | undefined {
  * A JSON logger that stamps the current request id. Tokens, keys and bodies are never logged:
  * the usual carriers are redacted as a second line of defence.
  */
-export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+export function createLogger(
+  service: string,
+  level = process.env.LOG_LEVEL ?? 'info',
+  /** Where the lines go (stdout unless given); given, a test reads them, so they are written under jest too. */
+  destination?: pino.DestinationStream,
+): Logger {
+  const options: pino.LoggerOptions = {
     name: service,
-    level: process.env.NODE_ENV === 'test' && !process.env.LOG_LEVEL ? 'silent' : level,
+    level: process.env.NODE_ENV === 'test' && !process.env.LOG_LEVEL && !destination ? 'silent' : level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
     mixin: () => {
@@ -36,5 +41,26 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
       paths: ['req.headers.authorization', 'headers.authorization', 'token', 'privateKey', 'password', 'dados'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * For a fault that repeats once per request or message while it lasts (the database down, a service
+ * restarting): `limit(kind, write)` calls `write` for the first occurrence of a kind at once, then at
+ * most once per `intervalMs`, with how many occurrences were left out since its previous line, so a
+ * 30 s outage writes a few lines instead of one per request. `now` is for tests.
+ */
+export function createRepeatLimiter(intervalMs = 10_000, now: () => number = Date.now) {
+  const kinds = new Map<string, { at: number; omitted: number }>();
+  return (kind: string, write: (omitted: number) => void): void => {
+    const seen = kinds.get(kind);
+    const at = now();
+    if (seen && at - seen.at < intervalMs) {
+      seen.omitted += 1;
+      return;
+    }
+    write(seen?.omitted ?? 0);
+    kinds.set(kind, { at, omitted: 0 });
+  };
 }

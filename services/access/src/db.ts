@@ -1,4 +1,4 @@
-import { prismaAdapter } from '@hub/database';
+import { prismaOptions } from '@hub/database';
 import { type Prisma, PrismaClient } from './generated/prisma/client';
 
 export { transacao } from '@hub/database';
@@ -9,4 +9,4 @@ export type Tx = Prisma.TransactionClient;
 /** The client or a transaction of it: repositories accept either, so a use case can join writes. */
 export type DbClient = Db | Tx;
 
-export const createDb = (url: string) => new PrismaClient({ adapter: prismaAdapter(url) });
+export const createDb = (url: string) => new PrismaClient(prismaOptions(url));

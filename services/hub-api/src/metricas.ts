@@ -46,7 +46,9 @@ export function criarMetricas() {
           labelNames: ['fila', 'papel'] as const,
           async collect() {
             this.reset();
-            for (const f of await filasAgora()) this.set({ fila: f.nome, papel: f.papel }, valor(f));
+            // RabbitMQ away: no samples this scrape, and /metrics still answers at once.
+            for (const f of (await filasAgora().catch(() => undefined)) ?? [])
+              this.set({ fila: f.nome, papel: f.papel }, valor(f));
           },
         });
       registry.registerMetric(

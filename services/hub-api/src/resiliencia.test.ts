@@ -134,7 +134,7 @@ describe('hub-api when PostgreSQL goes away', () => {
 });
 
 describe('hub-api when RabbitMQ goes away', () => {
-  test('When RabbitMQ is unreachable, then readiness is 503 naming it while publications are still accepted; once it is back, readiness is 200 and what was accepted is relayed, the same process', async () => {
+  test('When RabbitMQ is unreachable, then readiness is 503 naming it, /metrics answers and GET /fila is 503 broker_indisponivel, while publications are still accepted; once it is back, readiness is 200 and what was accepted is relayed, the same process', async () => {
     await assinar(ctx, c.tipo.id);
     await rabbitmq.cut();
     const fora = await waitFor(
@@ -146,6 +146,15 @@ describe('hub-api when RabbitMQ goes away', () => {
     );
     expect(fora.body.dependencias.rabbitmq).toMatch(/^falha/);
     expect(fora.body.dependencias.postgresql).toBe('ok');
+    // The queues' depths cannot be read: /metrics answers without them, GET /fila is a 503 to retry.
+    const metricas = await ctx.api().get('/metrics');
+    expect(metricas.status).toBe(200);
+    expect(metricas.text).not.toContain('hub_fila_mensagens{');
+    const filas = await ctx
+      .api()
+      .get('/fila')
+      .set({ authorization: `Bearer ${ctx.todas}` });
+    expect([filas.status, filas.body.codigo, filas.headers['retry-after']]).toEqual([503, 'broker_indisponivel', '5']);
     // The outbox keeps it: nothing of a publication needs the broker on the request path.
     expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
     expect(await pendentesNaOutbox()).toBeGreaterThan(0);

@@ -51,3 +51,35 @@ test('When a service exits before it was ever ready, then it is not restarted an
   expect(await falha).toEqual({ code: 1, signal: null });
   expect(ditos).toEqual([]);
 });
+
+test('When a restarted service answers its readiness again, then pnpm start says it is back and how long it was away', async () => {
+  const ditos: string[] = [];
+  let lancamentos = 0;
+  const vive = () =>
+    new Child({
+      name: 'fragil',
+      args: ['-e', 'setTimeout(() => undefined, 60_000)'],
+      cwd: process.cwd(),
+      env: process.env,
+      index: 0,
+      width: 6,
+    });
+  const servico = new Supervised({
+    name: 'fragil',
+    start: () => (++lancamentos === 1 ? morre(50)() : vive()),
+    say: (text) => ditos.push(text),
+    onFailedStart: () => undefined,
+    waitReady: async () => undefined,
+    firstDelayMs: 50,
+  });
+  servico.markReady();
+  try {
+    await waitFor(() => ditos.some((d) => d.startsWith('✓')), { timeoutMs: 20_000, what: 'the service back' });
+    expect(ditos.map((d) => (d.split('\n')[0] ?? '').replace(/[\d.]+ s after/, 'N s after'))).toEqual([
+      '✗ fragil exited unexpectedly (code 1); restarting in 0.05 s (restart 1)',
+      '✓ fragil ready again (restart 1, N s after it exited)',
+    ]);
+  } finally {
+    await servico.stop(1_000);
+  }
+}, 30_000);

@@ -136,13 +136,14 @@ describe('gateway proxy', () => {
     expect(outcome).toBe('cut');
   });
 
-  it('When the service is down, then 502 servico_indisponivel in problem+json', async () => {
+  it('When the service is down (restarting), then 503 servico_indisponivel in problem+json with Retry-After', async () => {
     const other = await startGatewayWithFakes();
     await other.upstreams.function.close();
-    const response = await request(other.url).get('/funcao').set('x-request-id', 'down-1').expect(502);
+    const response = await request(other.url).get('/funcao').set('x-request-id', 'down-1').expect(503);
     expect(response.headers['content-type']).toContain('application/problem+json');
     expect(response.headers['x-request-id']).toBe('down-1');
-    expect(response.body).toMatchObject({ status: 502, codigo: 'servico_indisponivel' });
+    expect(response.headers['retry-after']).toBe('2');
+    expect(response.body).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
     await request(other.url).get('/auth').expect(200);
     await other.close();
   });
@@ -151,6 +152,7 @@ describe('gateway proxy', () => {
     const other = await startGatewayWithFakes({ GATEWAY_UPSTREAMS: 'access,hub-api' });
     const response = await request(other.url).get('/funcao').expect(502);
     expect(response.body.codigo).toBe('servico_indisponivel');
+    expect(response.headers['retry-after']).toBeUndefined();
     expect(other.upstreams.function.seen).toHaveLength(0);
     await other.close();
   });

@@ -1,7 +1,7 @@
 import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { AppError } from '@hub/http';
-import type { Logger } from '@hub/log';
+import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { RequestHandler } from 'express';
 import httpProxy from 'http-proxy';
 import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
@@ -16,8 +16,29 @@ export interface ProxyOptions {
 
 const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
 
+/** Seconds a client is told to wait when a service is not answering (`pnpm start` or Kubernetes restarts it in a few). */
+export const SERVICO_RETRY_AFTER_S = 2;
+
+/**
+ * A service that refused the connection or failed before its answer started (restarting, killed,
+ * overloaded): 503 with Retry-After, as for a database outage, so a client waits and sends again
+ * (publishers with their Idempotency-Key: a request the service had committed answers the first
+ * event). A 502 said "broken" where the fault is temporary, and carried no Retry-After.
+ */
 export const serviceUnavailable = (name: string) =>
-  new AppError(502, 'servico_indisponivel', `the ${name} service is not answering; try again shortly`);
+  new AppError(
+    503,
+    'servico_indisponivel',
+    `the ${name} service is not answering; send the request again after Retry-After`,
+    undefined,
+    {
+      'Retry-After': String(SERVICO_RETRY_AFTER_S),
+    },
+  );
+
+/** A service not deployed here (GATEWAY_UPSTREAMS): a configuration, not an outage; waiting does not help. */
+export const serviceNotDeployed = (name: string) =>
+  new AppError(502, 'servico_indisponivel', `the ${name} service is not deployed behind this gateway`);
 
 const upstreamTimeout = (name: string) =>
   new AppError(504, 'tempo_esgotado', `the ${name} service did not answer in time`);
@@ -29,6 +50,7 @@ const upstreamTimeout = (name: string) =>
 export function createProxy(options: ProxyOptions): { handler: RequestHandler; close(): void } {
   const agent = new Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 64, scheduling: 'lifo' });
   const proxy = httpProxy.createProxyServer({ agent, xfwd: true, ws: false });
+  const limit = createRepeatLimiter();
 
   proxy.on('proxyReq', (proxyReq, _req, res: ServerResponse) => {
     proxyReq.setTimeout(options.timeoutMs, () => {
@@ -79,9 +101,12 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
         res.destroy();
         return;
       }
-      options.logger.warn(
-        { upstream: upstream.name, code, reason: (error as Error).message },
-        'upstream request failed',
+      // Every request meets it while the service is away: one line per 10 s and cause, with the count.
+      limit(`${upstream.name} ${code}`, (omitidas) =>
+        options.logger.warn(
+          { upstream: upstream.name, code, reason: (error as Error).message, ...(omitidas ? { omitidas } : {}) },
+          'upstream request failed',
+        ),
       );
       next(code === UPSTREAM_TIMEOUT ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
     });
@@ -91,7 +116,7 @@ export function createProxy(options: ProxyOptions): { handler: RequestHandler; c
     const name = upstreamOf(req.path);
     if (!name) return next();
     const upstream = options.upstreams[name];
-    if (!upstream.enabled) return next(serviceUnavailable(name));
+    if (!upstream.enabled) return next(serviceNotDeployed(name));
 
     // Node already answered "100 Continue" to the client; asking the service again only delays it
     // (and http-proxy skips its proxyReq hook, where the timeout is set, for such requests).

@@ -72,6 +72,7 @@ export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFi
         tag,
         ...ler,
         response: z.array(filaSchema),
+        refusals: { 503: 'broker_indisponivel: RabbitMQ is not answering; send the request again after Retry-After' },
       },
       () => filas.listar(),
     )
@@ -84,6 +85,7 @@ export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFi
         ...ler,
         params: nomeParams,
         response: filaSchema,
+        refusals: { 503: 'broker_indisponivel: RabbitMQ is not answering; send the request again after Retry-After' },
       },
       ({ params }) => filas.buscar(params.nome),
     )

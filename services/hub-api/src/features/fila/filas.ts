@@ -1,6 +1,6 @@
 import type { Broker } from '@hub/broker';
 import { delayQueueName, QUEUES } from '@hub/contracts';
-import { notFound } from '@hub/http';
+import { AppError, notFound } from '@hub/http';
 import type { Db } from '../../db';
 import { espiarFilaDeErro } from './espiar';
 
@@ -15,6 +15,20 @@ export interface Fila {
   declarada: boolean;
 }
 
+/** Seconds a client is told to wait when RabbitMQ is not answering (a restart takes several). */
+const BROKER_RETRY_AFTER_S = 5;
+
+export const brokerIndisponivel = () =>
+  new AppError(
+    503,
+    'broker_indisponivel',
+    'RabbitMQ is not answering; send the request again after Retry-After',
+    undefined,
+    {
+      'Retry-After': String(BROKER_RETRY_AFTER_S),
+    },
+  );
+
 /**
  * The queues of the delivery topology (DESIGN §4, Fila): the work queue, one delay queue per step
  * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too) and the error queue, with
@@ -28,6 +42,9 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
   ];
 
   async function ler(nome: string, papel: Papel): Promise<Fila> {
+    // Asked while RabbitMQ is away, the broker would wait for its reconnection: GET /fila and every
+    // scrape of /metrics hung for the whole outage (docs/benchmarks.md, "Operator drill").
+    if (!broker.connected) throw brokerIndisponivel();
     try {
       const { messageCount, consumerCount } = await broker.checkQueue(nome);
       return { nome, papel, mensagens: messageCount, consumidores: consumerCount, declarada: true };
