@@ -8218,6 +8218,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
+            /** @description broker_indisponivel: RabbitMQ is not answering; send the request again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
         };
     };
     obterFila: {
@@ -8291,6 +8300,15 @@ export interface operations {
             };
             /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description broker_indisponivel: RabbitMQ is not answering; send the request again after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
