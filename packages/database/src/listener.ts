@@ -137,7 +137,7 @@ export class NotificationListener {
   private scheduleReconnect(): void {
     if (this.stopped) return;
     this.attempt += 1;
-    const delay = Math.min(30_000, 250 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
+    const delay = Math.min(5_000, 250 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
     this.retry = setTimeout(() => {
       this.connect().then(
         () => {

@@ -23,7 +23,7 @@ export interface OutboxRelayOptions {
   /** Published rows older than this are deleted; 0 keeps them. */
   retentionMs?: number;
   purgeIntervalMs?: number;
-  /** Longest pause after failed batches. */
+  /** Longest pause after failed batches (5 s: the end of an outage is noticed within seconds). */
   maxBackoffMs?: number;
   /**
    * The process's LISTEN connection, when it has one for other channels too (its owner starts and
@@ -81,7 +81,7 @@ export class OutboxRelay {
       publishTimeoutMs: options.publishTimeoutMs ?? 30_000,
       retentionMs: options.retentionMs ?? 7 * 24 * 3_600_000,
       purgeIntervalMs: options.purgeIntervalMs ?? 60_000,
-      maxBackoffMs: options.maxBackoffMs ?? 30_000,
+      maxBackoffMs: options.maxBackoffMs ?? 5_000,
     };
     this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1, ...CONEXAO });
     this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
