@@ -21,6 +21,9 @@ const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseName(url);
   const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
+  // A connection dropped between queries (the server restarting) must fail the start, not crash it
+  // with an unhandled 'error': the query under way or the next one rejects on its own.
+  admin.on('error', () => undefined);
   await admin.connect();
   try {
     const found = await admin.query('select 1 from pg_database where datname = $1', [name]);
@@ -41,6 +44,7 @@ export async function ensureDatabase(url: string): Promise<void> {
  */
 export async function migrate(url: string, migrationsDir: string, logger?: Logger): Promise<number> {
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined); // as in ensureDatabase
   await client.connect();
   try {
     await client.query('select pg_advisory_lock(4242001)');

@@ -229,8 +229,9 @@ export class OutboxRelay {
       broken ??= error as Error;
       throw error;
     } finally {
-      client.off('error', onError);
       // A client whose batch failed is discarded, not pooled: its connection may be the broken one.
+      // It keeps its listener: the server's 57P01 can still arrive while it is being closed.
+      if (!broken) client.off('error', onError);
       client.release(broken);
     }
     if (failed > 0) throw new Error(`${failed} of ${claimed} outbox rows were not confirmed by the broker`);
