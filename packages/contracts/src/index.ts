@@ -71,7 +71,7 @@ export type EventoDaPlataforma = z.infer<typeof eventoDaPlataforma.schema>;
 
 /**
  * One attempt's worth of work for the delivery worker: everything its POST needs, so it sends
- * without reading the database first (DESIGN §5). The message id is the delivery id.
+ * without reading the database first (architecture §5). The message id is the delivery id.
  */
 export const trabalhoDeEntrega = defineMessage({
   exchange: EXCHANGES.entregas,
@@ -82,7 +82,7 @@ export const trabalhoDeEntrega = defineMessage({
     assinatura_id: z.string(),
     url_de_destino: z.string(),
     /**
-     * The delivery body (DESIGN §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
+     * The delivery body (architecture §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
      * recebido_em, aplicativo_publicador_id, assinatura_id, teste when true, dados) as JSON text,
      * signed and sent as it is: dados inside it are the publisher's text verbatim (a 20-digit
      * integer keeps every digit). Built by corpoDaEntrega.
@@ -94,7 +94,7 @@ export const trabalhoDeEntrega = defineMessage({
 });
 export type TrabalhoDeEntrega = z.infer<typeof trabalhoDeEntrega.schema>;
 
-/** The fields of an event that a delivery body carries (DESIGN §5), dados apart. */
+/** The fields of an event that a delivery body carries (architecture §5), dados apart. */
 export interface CabecaDaEntrega {
   evento_id: string;
   tipo: string;
@@ -108,7 +108,7 @@ export interface CabecaDaEntrega {
 }
 
 /**
- * The bodies of one event's deliveries, one per subscription (DESIGN §5: id, tipo,
+ * The bodies of one event's deliveries, one per subscription (architecture §5: id, tipo,
  * versao_do_esquema, entidade_id, ocorrido_em, recebido_em, aplicativo_publicador_id, then
  * assinatura_id, `teste` for a panel's test event, and dados) in this order. The event's part is
  * serialized once and the subscription's id spliced in, so a publication to many subscriptions
@@ -212,7 +212,7 @@ export async function deleteDeliveryTopology(
 }
 
 /**
- * The delivery topology (DESIGN §5), idempotently:
+ * The delivery topology (architecture §5), idempotently:
  * - `hub.entregas` (direct) → the work queue, a quorum queue whose poison jobs (redelivered
  *   DELIVERY_LIMIT times after crashes) are dead-lettered to the error queue;
  * - `hub.entregas.atraso` (direct) → one quorum queue per retry step, routed by its name, with a

@@ -6,7 +6,7 @@ import type { Ambiente } from '@hub/config';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where deliveries may go (DESIGN §5). In SANDBOX and PRODUCTION a subscription must not reach the
+ * Where deliveries may go (architecture §5). In SANDBOX and PRODUCTION a subscription must not reach the
  * hub's own network: loopback, private, link-local (the 169.254.169.254 metadata service
  * included), CGNAT, multicast, reserved and unspecified IPv4 addresses are refused; an IPv6 address
  * must be global unicast (2000::/3, no special range such as 6to4, Teredo or documentation).

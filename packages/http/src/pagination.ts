@@ -21,7 +21,7 @@ export const MAX_QUERY_INT = 2_147_483_647;
 
 /**
  * A query number: must be an integer when present (400 otherwise, however many digits it has);
- * below 1 becomes 1; above `max` becomes `max` (DESIGN §3). The OpenAPI document shows it as an
+ * below 1 becomes 1; above `max` becomes `max` (architecture §3). The OpenAPI document shows it as an
  * integer with its maximum and default.
  */
 export const clampedInt = (fallback: number, max = MAX_QUERY_INT) =>

@@ -5,7 +5,7 @@ import { type Prisma, PrismaClient } from './generated/prisma/client';
 /**
  * The data of the hub (database `hub_events`): its SQL migrations, its Prisma schema and the
  * generated client. hub-api and the delivery worker are two deployables of one hub and both use
- * this package; neither imports the other (DESIGN §1).
+ * this package; neither imports the other (architecture §1).
  */
 
 export type * from './generated/prisma/client';

@@ -20,7 +20,7 @@ export interface PublishedKeysOptions {
 }
 
 /**
- * Whether the keys a process signs with are the keys the hub publishes (DESIGN §1): a delivery
+ * Whether the keys a process signs with are the keys the hub publishes (architecture §1): a delivery
  * signed with a key that is not in GET /.well-known/jwks.json cannot be verified by anyone, so a
  * signer in that state is not ready. Reads the JWKS at `url`, trusts a good answer for `refreshMs`,
  * and reads again sooner while something is wrong.

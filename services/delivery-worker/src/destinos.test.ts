@@ -20,7 +20,7 @@ const concluidas = (hub: TestHub, ids: string[]) =>
   hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } });
 
 /**
- * What hub-api's subscription creation, PATCH, pausar and retomar write (DESIGN §4, Destino): the
+ * What hub-api's subscription creation, PATCH, pausar and retomar write (architecture §4, Destino): the
  * row of an origin. The scenario's subscriptions are inserted directly, so the row may be missing.
  */
 async function mudarDestino(

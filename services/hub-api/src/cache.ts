@@ -1,5 +1,5 @@
 /**
- * A read-through cache for lookups on the publication path (DESIGN §5: subscriptions per type and
+ * A read-through cache for lookups on the publication path (architecture §5: subscriptions per type and
  * version, the application by client id). Writes in this process drop it at once (`esquecer`, called
  * after their commit); writes of any process (another replica, the delivery worker) drop it when
  * their NOTIFY arrives (start.ts). The short life is only a backstop, for a notification lost while

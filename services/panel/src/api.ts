@@ -47,7 +47,7 @@ const AREAS: [string, string][] = [
 ];
 const ACOES: Record<string, string> = { GET: 'ler', POST: 'criar', PATCH: 'editar', DELETE: 'deletar', PUT: 'editar' };
 
-/** The permission a route needs (DESIGN §2), to say what is missing when it answers 403. */
+/** The permission a route needs (architecture §2), to say what is missing when it answers 403. */
 export function permissaoDe(metodo: string, caminho: string): string {
   if (caminho.startsWith('/funcao')) return 'ser master';
   const area = AREAS.find(([prefixo]) => caminho.startsWith(prefixo))?.[1] ?? 'monitoramento';

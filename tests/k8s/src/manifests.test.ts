@@ -148,7 +148,7 @@ test.each(SERVICES)(
     const env = environmentOf(containerOf(service));
     expect(env.HUB_AMBIENTE).toBe('PRODUCTION');
     const schema = configSchemaOf(service);
-    // A service whose code is not in this tree yet: at least what DESIGN says it reads.
+    // A service whose code is not in this tree yet: at least what docs/architecture.md says it reads.
     if (!schema) {
       for (const name of ['RABBITMQ_URL', 'HUB_DATABASE_URL', 'HUB_SIGNING_KEYS']) expect(env[name]).toBeTruthy();
       return;

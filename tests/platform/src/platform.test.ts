@@ -76,7 +76,7 @@ test('When the gateway merges the documents, then every operation it lists is on
   ).toEqual([]);
 });
 
-/** The hub's entities with their operation counts: the spec's 11, and DESIGN §4's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
+/** The hub's entities with their operation counts: the spec's 11, and architecture §4's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
 const HUB_ENTITIES = {
   Aplicativo: 4,
   Assinatura: 7,

@@ -126,7 +126,7 @@ export function startHubApi(setup: PlatformSetup, databaseUrl: string): Promise<
   });
 }
 
-/** The delivery worker shares the hub's database and signing keys (DESIGN §1). */
+/** The delivery worker shares the hub's database and signing keys (architecture §1). */
 export function startDeliveryWorker(setup: PlatformSetup, databaseUrl: string): Promise<ServiceProcess> {
   return start(setup, 'delivery-worker', {
     ...identityEnv(setup),

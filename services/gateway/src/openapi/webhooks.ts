@@ -1,5 +1,5 @@
 /**
- * The wire format of a delivery (DESIGN §5), as OpenAPI 3.1 `webhooks`: what the hub POSTs to a
+ * The wire format of a delivery (architecture §5), as OpenAPI 3.1 `webhooks`: what the hub POSTs to a
  * subscription's URL. No service serves it (it is a request the hub makes), so the gateway adds it
  * to the merged document itself.
  */

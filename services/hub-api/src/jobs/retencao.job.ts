@@ -10,7 +10,7 @@ export const SITUACOES_NAO_FINAIS: readonly Situacao[] = [...SITUACOES_NA_FILA, 
 
 const DIA_MS = 86_400_000;
 const HORA_MS = 3_600_000;
-/** Idempotency keys answer repeats for 24 h (DESIGN §5); the summary reads 24 h, kept twice that. */
+/** Idempotency keys answer repeats for 24 h (architecture §5); the summary reads 24 h, kept twice that. */
 const CHAVES_MS = 24 * HORA_MS;
 const RESUMO_MS = 48 * HORA_MS;
 
@@ -36,7 +36,7 @@ export interface Apagados {
 }
 
 /**
- * Erases what outlived its retention (spec §3, §6.6): events older than their type's
+ * Erases what outlived its retention (contract §3, §6.6): events older than their type's
  * retencao_em_dias whose deliveries are all final (concluida or cancelada), with their deliveries
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or

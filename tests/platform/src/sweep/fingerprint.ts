@@ -20,7 +20,7 @@ const OUTBOXES = `
   group by table_schema, table_name having count(*) = 3`;
 
 /**
- * What a refusal writes by design (DESIGN §5: a refused publication is stored as an evento recusado
+ * What a refusal writes by design (architecture §5: a refused publication is stored as an evento recusado
  * and counted in the summary): the log of refusals is left out, and the hourly tallies are compared
  * by everything but their count of refusals, so an event counted by a refused request is still named.
  */

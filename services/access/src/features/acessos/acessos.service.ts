@@ -7,7 +7,7 @@ import { type Chamador, exigirAlcance } from '../perfis/delegacao';
 import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './acessos.model';
 import { type AcessoFiltro, acessosRepository } from './acessos.repository';
 
-/** The rules of spec §3 (Access) and §4.1, in domain words; no HTTP, no SQL. */
+/** The rules of contract §3 (Access) and §4.1, in domain words; no HTTP, no SQL. */
 export function acessosService(db: Db, events: AccessEvents, companyDomain: string) {
   const acessos = acessosRepository(db);
 

@@ -48,7 +48,7 @@ export interface DestinosOptions {
 }
 
 /**
- * The destinations' rules as every worker obeys them (DESIGN §4, Destino): the rows' limits are for
+ * The destinations' rules as every worker obeys them (architecture §4, Destino): the rows' limits are for
  * all workers together, so each process takes its share (the limit divided by the work queue's
  * consumers, rounded up, at least 1), read again every `intervaloMs`; a PATCH, pausar or retomar is
  * obeyed within about that long. An origin met without a row gets one (the defaults). Each attempt

@@ -109,7 +109,7 @@ export interface Prazos {
 /**
  * The worker's statements on hub_events. Each is ONE SQL statement over a batch of deliveries (its
  * rows passed as one JSON parameter): a statement is its own transaction, and batching is what
- * makes thousands of attempts per second possible (DESIGN §5). They are named prepared statements
+ * makes thousands of attempts per second possible (architecture §5). They are named prepared statements
  * (SqlPool), planned once per connection.
  */
 export function entregasRepository(sql: SqlPool, prazos: Prazos) {

@@ -72,7 +72,7 @@ export function passoDaPausa(passosMs: readonly number[]): number {
 }
 
 /**
- * The attempt of one delivery job (DESIGN §5): claim (batched with the jobs arriving together),
+ * The attempt of one delivery job (architecture §5): claim (batched with the jobs arriving together),
  * sign, POST, record attempt + state + tallies (batched, one statement), then publish the retry or
  * the error-queue message with a confirm; the consumer acks only after all of that.
  */

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { Ambiente } from '@hub/config';
 import { type Cidr, createSafeLookup, isForbiddenAddress } from '@hub/destinations';
 
-/** At most this much of an answer is read and kept on the attempt (DESIGN §5). */
+/** At most this much of an answer is read and kept on the attempt (architecture §5). */
 export const MAX_RESPOSTA = 64 * 1024;
 /** Longest `erro` of an attempt (the column's check). */
 export const MAX_ERRO = 2000;

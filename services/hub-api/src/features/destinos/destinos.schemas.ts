@@ -5,7 +5,7 @@ import { LISTA_MAX, pagina } from '../../schemas';
 export const CONCORRENCIA_MAXIMA = 1000;
 export const LIMITE_POR_SEGUNDO_MAXIMO = 100_000;
 
-/** One destination origin and how delivering to it went in the last hour (DESIGN §4, Destino). */
+/** One destination origin and how delivering to it went in the last hour (architecture §4, Destino). */
 export const destinoSchema = z.object({
   id: z.string(),
   origem: z.string().describe('scheme://host[:port] that subscriptions deliver to'),

@@ -7,7 +7,7 @@ import type { DestinoDto } from './destinos.schemas';
 const HORA_MS = 3_600_000;
 
 /**
- * Destinations for operators (DESIGN §4, Destino): their limits and pause, which every delivery
+ * Destinations for operators (architecture §4, Destino): their limits and pause, which every delivery
  * worker reads again within seconds, and what delivering to them looked like in the last hour.
  */
 export function destinosService(repository: DestinosRepository, relogio: () => Date = () => new Date()) {

@@ -3,7 +3,7 @@ import type { Tx } from '../../db';
 import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
 
 /**
- * A new cycle for these deliveries (DESIGN §5), inside the caller's transaction: situacao pendente,
+ * A new cycle for these deliveries (architecture §5), inside the caller's transaction: situacao pendente,
  * tentativas_no_ciclo_atual back to 0 (quantidade_de_tentativas keeps counting), next attempt now,
  * the subscription's current url_de_destino and maximo_de_tentativas (an operator who fixed the
  * address reprocesses towards the new one), and one job per delivery in the outbox, so the jobs are

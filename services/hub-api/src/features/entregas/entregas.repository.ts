@@ -84,7 +84,7 @@ export interface EntregaParaReenvio {
   assinatura_ativa: boolean;
 }
 
-/** The deliveries of the panel (DESIGN §4, Entrega); the SQL is exported for the benchmark's plans. */
+/** The deliveries of the panel (architecture §4, Entrega); the SQL is exported for the benchmark's plans. */
 export function entregasRepository(db: DbClient) {
   return {
     async listar(f: FiltroDeEntregas, request: PageRequest) {

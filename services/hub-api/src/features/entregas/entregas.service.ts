@@ -13,7 +13,7 @@ export interface EntregasDeps {
   relogio?: () => Date;
 }
 
-/** The panel's deliveries (DESIGN §4, Entrega): reads, and resending one delivery. */
+/** The panel's deliveries (architecture §4, Entrega): reads, and resending one delivery. */
 export function entregasService(deps: EntregasDeps) {
   const { db, repo } = deps;
   const relogio = deps.relogio ?? (() => new Date());

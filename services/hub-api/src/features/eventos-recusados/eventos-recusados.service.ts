@@ -23,7 +23,7 @@ export const eventoRecusadoDto = (r: EventoRecusadoLinha): EventoRecusadoDto => 
   recebido_em: iso(r.recebidoEm),
 });
 
-/** What was refused at publication, why, and who sent it (DESIGN §4, Evento recusado). */
+/** What was refused at publication, why, and who sent it (architecture §4, Evento recusado). */
 export function eventosRecusadosService(repository: EventosRecusadosRepository) {
   return {
     async listar(request: PageRequest) {

@@ -9,7 +9,7 @@ const ZERO: Contadores = {
 };
 
 /**
- * The delivery counters of each event, from its deliveries' situacao (DESIGN §5), in one grouped
+ * The delivery counters of each event, from its deliveries' situacao (architecture §5), in one grouped
  * query over the entrega_evento index: a page of events costs one round trip, not one per event.
  */
 export async function contadoresDosEventos(db: DbClient, eventoIds: string[]): Promise<Map<string, Contadores>> {

@@ -95,7 +95,7 @@ export const sqlDoFiltro = (filtro: FiltroDeEventos): Prisma.Sql =>
   comNomes(Prisma.sql`select id, recebido_em from evento ${condicoes(filtro)}
     order by recebido_em desc, id desc limit ${FILTRO_EVENTOS_MAX}`);
 
-/** The panel's reads of events (spec §4.3); the SQL is exported for the benchmark's plans. */
+/** The panel's reads of events (contract §4.3); the SQL is exported for the benchmark's plans. */
 export function eventosRepository(db: DbClient) {
   return {
     async listar(request: PageRequest, cliente: DbClient = db) {

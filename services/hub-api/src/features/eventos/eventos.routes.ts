@@ -8,7 +8,7 @@ import type { EventosService } from './eventos.service';
 const tag = 'Evento';
 
 /**
- * The panel's reads of events (spec §4.3). Registered before GET /evento/{id}, so that "filtro" and
+ * The panel's reads of events (contract §4.3). Registered before GET /evento/{id}, so that "filtro" and
  * "resumo" are never taken for an id.
  */
 export function eventosRoutes(service: EventosService, guards: Guards): ApiRouter {

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { INT4_MAX, pagina } from '../../schemas';
 
 /**
- * The shapes of spec §2 (Evento, EventoDetalhado, Entrega, EventoCriar, ResumoDosEventos) and of the
- * refused events (DESIGN §4), shared by publication and the panel's reads.
+ * The shapes of contract §2 (Evento, EventoDetalhado, Entrega, EventoCriar, ResumoDosEventos) and of the
+ * refused events (architecture §4), shared by publication and the panel's reads.
  */
 
-/** DESIGN §5: the states of a delivery. In the queue = pendente + em_andamento + aguardando_nova_tentativa. */
+/** architecture §5: the states of a delivery. In the queue = pendente + em_andamento + aguardando_nova_tentativa. */
 export const SITUACOES = [
   'pendente',
   'em_andamento',
@@ -18,7 +18,7 @@ export const SITUACOES = [
 export type Situacao = (typeof SITUACOES)[number];
 export const SITUACOES_NA_FILA: readonly Situacao[] = ['pendente', 'em_andamento', 'aguardando_nova_tentativa'];
 
-/** entidade_id: trimmed, 1 to 200 characters (code points) after trimming (spec §4.3 r2, §8). */
+/** entidade_id: trimmed, 1 to 200 characters (code points) after trimming (contract §4.3 r2, §8). */
 export const ENTIDADE_ID_MAX = 200;
 export const entidadeId = z
   .string()

@@ -8,13 +8,13 @@ import type { ResumoRepository } from './resumo.repository';
 import type { z } from 'zod';
 
 const HORA_MS = 3_600_000;
-/** The summary's window: 24 one-hour bands, the current hour the last (spec §8). */
+/** The summary's window: 24 one-hour bands, the current hour the last (contract §8). */
 export const HORAS_DO_RESUMO = 24;
 
 /** The start of the hour `agora` is in (UTC; whole hours are the same in every zone that matters here). */
 export const inicioDaHora = (agora: Date) => new Date(Math.floor(agora.getTime() / HORA_MS) * HORA_MS);
 
-/** The panel's reads of events: pages, filters and the summary (spec §4.3 r1, r3, r4). */
+/** The panel's reads of events: pages, filters and the summary (contract §4.3 r1, r3, r4). */
 export function eventosService(
   db: DbClient,
   repositories: { eventos: EventosRepository; resumo: ResumoRepository },

@@ -36,7 +36,7 @@ export const SQL_ATIVOS = Prisma.sql`
                (select count(*) from tipo_de_evento where ativo)::int as tipos,
                (select count(*) from assinatura where ativa and excluida_em is null)::int as assinaturas`;
 
-/** The summary's queries (spec §4.3 r4): hourly tallies, the open queue, active registrations. */
+/** The summary's queries (contract §4.3 r4): hourly tallies, the open queue, active registrations. */
 export function resumoRepository(db: DbClient) {
   return {
     porHora: (desde: Date, ate: Date, cliente: DbClient = db) =>

@@ -83,7 +83,7 @@ function envenenadaEm(mensagem: Mensagem): Date | undefined {
 }
 
 /**
- * Makes the error queue agree one to one with the deliveries in fila_de_erro (DESIGN §5), the
+ * Makes the error queue agree one to one with the deliveries in fila_de_erro (architecture §5), the
  * database being the source of truth. One pass at a time across every hub-api (a PostgreSQL
  * advisory lock). It reads each message that was in the queue when it started, without auto-ack:
  * a message to remove is acked; a message to keep is published again with a confirm and only then

@@ -33,7 +33,7 @@ const texto = (v: unknown): string | null => (v === undefined || v === null ? nu
 const numero = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /**
- * A look at the error queue that takes nothing out of it (DESIGN §4, GET /fila/{nome}/mensagens).
+ * A look at the error queue that takes nothing out of it (architecture §4, GET /fila/{nome}/mensagens).
  * The messages read are copied to the tail with a confirm and then acked, not requeued (see
  * copiarNaFilaDeErro; only the one message assentarAcks reads is given back), under the lock of
  * the reconciliation: so each look shows the next messages,

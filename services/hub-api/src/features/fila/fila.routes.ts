@@ -60,7 +60,7 @@ export const olharDaFilaSchema = z.object({
   ),
 });
 
-/** The operators' routes of the delivery queues (DESIGN §4, Fila). */
+/** The operators' routes of the delivery queues (architecture §4, Fila). */
 export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()

@@ -30,7 +30,7 @@ export const brokerIndisponivel = () =>
   );
 
 /**
- * The queues of the delivery topology (DESIGN §4, Fila): the work queue, one delay queue per step
+ * The queues of the delivery topology (architecture §4, Fila): the work queue, one delay queue per step
  * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too) and the error queue, with
  * their depth and consumers as RabbitMQ reports them now.
  */

@@ -144,7 +144,7 @@ export interface GravadorOptions {
 }
 
 /**
- * Group commit (DESIGN §5), with or without an Idempotency-Key: publications that arrive while a statement is in flight wait and go
+ * Group commit (architecture §5), with or without an Idempotency-Key: publications that arrive while a statement is in flight wait and go
  * together in the next one, so at a high rate one round trip and one commit (one WAL flush) serve
  * many requests, and at a low one a publication waits for nothing but its own statement. If a
  * batch fails, its publications are written one by one, so one bad row fails alone.

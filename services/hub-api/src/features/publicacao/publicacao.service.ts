@@ -58,8 +58,8 @@ const chaveReutilizada = () =>
   );
 
 /**
- * Publication, one code path for POST /eventos, POST /evento and the platform's events (spec §4.3
- * r2, DESIGN §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
+ * Publication, one code path for POST /eventos, POST /evento and the platform's events (contract §4.3
+ * r2, architecture §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
  * active subscription of the type and version, their delivery jobs in the outbox and the hour's
  * tallies, grouped with concurrent publications, an Idempotency-Key claimed in the same statement.
  * The relay publishes the jobs after commit, so a broker outage never fails it.
@@ -149,7 +149,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
           ocorrido_em: ocorridoEm,
           recebido_em: recebidoEm,
           aplicativo_publicador_id: tipo.aplicativoId,
-          // A panel user's publication is a test (spec §4.3 r2): the subscriber can tell it from the body.
+          // A panel user's publication is a test (contract §4.3 r2): the subscriber can tell it from the body.
           teste: 'email' in p.publicador,
         },
         p.dadosTexto,

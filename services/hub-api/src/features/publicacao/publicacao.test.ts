@@ -26,7 +26,7 @@ async function patch(path: string, body: Record<string, unknown>) {
   expect(response.status).toBe(200);
 }
 
-describe('POST /eventos: the rules of spec §4.3 r2', () => {
+describe('POST /eventos: the rules of contract §4.3 r2', () => {
   test('When an application publishes, then 201 with a UUIDv7 made by the hub, entidade_id trimmed and ocorrido_em defaulting to the time of receipt', async () => {
     const c = await cenario(ctx);
     const response = await publicar(ctx, c.tokenDoDono, c.corpo({ entidade_id: '  pedido-7  ', id: undefined }));

@@ -13,7 +13,7 @@ export interface ReprocessamentoDeps {
 }
 
 /**
- * Requests to reprocess deliveries of the error queue (DESIGN §4, Solicitação de reprocessamento).
+ * Requests to reprocess deliveries of the error queue (architecture §4, Solicitação de reprocessamento).
  * Asking only records the request (pendente) with how many deliveries match now; the runner does
  * the work in batches in the background.
  */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LISTA_MAX, pagina, queryId } from '../../schemas';
 import { limiteDeTempo } from '../eventos/eventos.consultas';
 
-/** One attempt of a delivery (DESIGN §4, Tentativa): what was sent and what came back. */
+/** One attempt of a delivery (architecture §4, Tentativa): what was sent and what came back. */
 export const tentativaSchema = z.object({
   id: z.string(),
   entrega_id: z.string(),

@@ -24,7 +24,7 @@ export const tentativaDto = (t: TentativaLinha): TentativaDto => ({
   cabecalhos: cabecalhos(t.cabecalhos),
 });
 
-/** The attempts of deliveries, for operators (DESIGN §4, Tentativa). */
+/** The attempts of deliveries, for operators (architecture §4, Tentativa). */
 export function tentativasService(repository: TentativasRepository) {
   return {
     async listar(filtro: FiltroDeTentativas, request: PageRequest) {
