@@ -115,10 +115,11 @@ describe('gateway proxy', () => {
     expect(response.body.bodyBytes).toBe(60 * 1024);
   });
 
-  it('When the service does not answer in time, then 504 tempo_esgotado', async () => {
+  it('When the service does not answer in time, then 504 tempo_esgotado with Retry-After', async () => {
     const other = await startGatewayWithFakes({ GATEWAY_UPSTREAM_TIMEOUT: '200ms' });
     const response = await request(other.url).get('/funcao/lento').expect(504);
     expect(response.body.codigo).toBe('tempo_esgotado');
+    expect(response.headers['retry-after']).toBe('2');
     await other.close();
   });
 

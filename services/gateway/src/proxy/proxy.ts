@@ -40,8 +40,18 @@ export const serviceUnavailable = (name: string) =>
 export const serviceNotDeployed = (name: string) =>
   new AppError(502, 'servico_indisponivel', `the ${name} service is not deployed behind this gateway`);
 
+/**
+ * A service that took too long: the request may or may not have been done, so the answer says when to
+ * try again (publishers with their Idempotency-Key get the first event if it was).
+ */
 const upstreamTimeout = (name: string) =>
-  new AppError(504, 'tempo_esgotado', `the ${name} service did not answer in time`);
+  new AppError(
+    504,
+    'tempo_esgotado',
+    `the ${name} service did not answer in time; send the request again after Retry-After`,
+    undefined,
+    { 'Retry-After': String(SERVICO_RETRY_AFTER_S) },
+  );
 
 /**
  * Forwards a request to the service that owns its path, streaming both ways over kept-alive
