@@ -158,4 +158,36 @@ describe('delivery worker: the claim', () => {
     expect(await worker.varredura.passar()).toBe(0);
     expect(receptor.de('/ok').filter((r) => r.cabecalhos['webhook-id'] === id)).toHaveLength(0);
   });
+
+  it('When the subscription is deleted while its last attempt is under way and that attempt fails, then the delivery is cancelada and nothing reaches the error queue', async () => {
+    const worker = workers[0] ?? (await startDeliveryWorkerForTests(hub));
+    if (!workers.includes(worker)) workers.push(worker);
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/segurar'), 1);
+    const [trabalho] = await c.entregar([assinatura], { broker: worker.broker });
+    const id = trabalho!.entrega_id;
+    await waitFor(() => presos.length === 1, { what: 'the last attempt under way' });
+    // What hub-api's DELETE /assinatura/{id} writes; the delivery em_andamento is left to its worker.
+    await hub.db.assinatura.update({ where: { id: assinatura.id }, data: { excluidaEm: new Date(), ativa: false } });
+    for (const res of presos.splice(0)) res.writeHead(500).end();
+
+    await waitFor(async () => (await hub.db.entrega.findUniqueOrThrow({ where: { id } })).situacao === 'cancelada', {
+      what: 'the delivery cancelada',
+    });
+    expect(await hub.db.tentativa.count({ where: { entregaId: id } })).toBe(1);
+    const broker = await connectTestBroker('reivindicacao-excluida');
+    try {
+      const ids = await broker.withChannel(async (ch) => {
+        const lidos: string[] = [];
+        for (let m = await ch.get(hub.topologia.filaDeErro); m; m = await ch.get(hub.topologia.filaDeErro)) {
+          lidos.push(String(m.properties.messageId));
+          ch.nack(m, false, true);
+        }
+        return lidos;
+      });
+      expect(ids).not.toContain(id);
+    } finally {
+      await broker.close();
+    }
+  });
 });

@@ -49,7 +49,7 @@ export interface Registro {
 /** What recording did to a delivery; absent when it was final already (another worker recorded it). */
 export interface Registrada {
   id: string;
-  situacao: 'concluida' | 'aguardando_nova_tentativa' | 'fila_de_erro';
+  situacao: 'concluida' | 'aguardando_nova_tentativa' | 'fila_de_erro' | 'cancelada';
   tentativas_no_ciclo_atual: number;
 }
 
@@ -250,6 +250,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                tentativas_no_ciclo_atual = e.tentativas_no_ciclo_atual + 1,
                situacao = case
                  when d.sucesso then 'concluida'
+                 -- a subscription deleted while its last attempt was under way receives nothing more:
+                 -- the delivery is cancelled, not left in the error queue where nothing can reach it
+                 when a.excluida_em is not null then 'cancelada'
                  when d.encerrar or e.tentativas_no_ciclo_atual + 1 >= e.maximo_de_tentativas then 'fila_de_erro'
                  else 'aguardando_nova_tentativa' end,
                entregue_em = case when d.sucesso then d.iniciada_em + d.duracao_ms * interval '1 millisecond'
@@ -259,8 +262,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                retorno_ate = case when d.sucesso then null else d.retorno_ate end,
                reivindicacao = null, reivindicada_ate = null, reivindicacoes_sem_tentativa = 0,
                atualizada_em = now()
-           from d, alvo
+           from d, alvo, assinatura a
            where e.id = d.entrega_id and alvo.id = e.id and e.id = any(array(select entrega_id from d)) -- as above
+             and a.id = e.assinatura_id
            returning e.id, e.assinatura_id, e.situacao, e.quantidade_de_tentativas, e.tentativas_no_ciclo_atual
          ),
          tentativas as (

@@ -324,7 +324,9 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
-    if (registrada.situacao === 'aguardando_nova_tentativa') {
+    if (registrada.situacao === 'cancelada') {
+      logger.info({ entrega_id: trabalho.entrega_id }, 'subscription deleted during the attempt: delivery cancelled');
+    } else if (registrada.situacao === 'aguardando_nova_tentativa') {
       await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(atraso.passoMs), message, {
         expiration: String(atraso.expiracaoMs),
       });
