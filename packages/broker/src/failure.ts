@@ -1,3 +1,5 @@
+import { jitteredWait, retryStep } from './jitter';
+
 /**
  * A failure that can never succeed, however often the message is tried again (it breaks its schema,
  * the database refuses its data): the message goes to the queue's dead-letter exchange at once.
@@ -47,6 +49,6 @@ export function retryDelay(
   delaysMs: readonly number[] = DEFAULT_RETRY_DELAYS_MS,
   random: () => number = Math.random,
 ): { stepMs: number; expirationMs: number } {
-  const stepMs = delaysMs[Math.min(Math.max(next - 2, 0), delaysMs.length - 1)]!;
-  return { stepMs, expirationMs: Math.max(1, Math.round(stepMs * (0.5 + random() / 2))) };
+  const stepMs = retryStep(delaysMs, next - 2);
+  return { stepMs, expirationMs: jitteredWait(stepMs, 0.5, random) };
 }

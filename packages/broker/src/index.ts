@@ -2,6 +2,7 @@ export type { Channel, ConsumeMessage } from 'amqplib';
 export * from './broker';
 export * from './catalog';
 export * from './failure';
+export * from './jitter';
 
 /** How a consuming queue of the platform is declared. */
 export interface QuorumQueueOptions {

@@ -120,6 +120,11 @@ export const baseConfig = z.object({
   RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', amqpUrlList).describe(
     "AMQP URL of RabbitMQ, with its credentials; a cluster's nodes separated by commas",
   ),
+  SHUTDOWN_TIMEOUT: durationFromEnv('15s')
+    .refine((ms) => ms > 0, 'must be above 0')
+    .describe(
+      "on SIGTERM, how long the process has to stop cleanly before it exits anyway (status 1); keep it under the pod's terminationGracePeriodSeconds",
+    ),
 });
 
 export const identityConfig = z.object({

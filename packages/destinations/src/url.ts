@@ -39,7 +39,12 @@ export function parseDestinationUrl(text: string): { url: URL } | { problema: st
 }
 
 /**
- * The origin (scheme://host[:port]) of a stored, normalised url_de_destino: what destinations are
- * keyed by. The same text as `origem_da_url` of the hub's database.
+ * The origin of a URL, WHATWG's `origin`: scheme://host[:port], scheme and host in lower case, the
+ * default port (80, 443) dropped, an IPv6 host in brackets. What destinations, the worker's
+ * per-destination limits and its connection pools are keyed by; for a stored, normalised
+ * url_de_destino, the same text as `origem_da_url` of the hub's database. Throws on a text that is
+ * not a URL.
  */
-export const origemDaUrl = (url: string): string => new URL(url).origin;
+export function origemDaUrl(url: string | URL): string {
+  return (typeof url === 'string' ? new URL(url) : url).origin;
+}

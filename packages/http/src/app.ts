@@ -169,20 +169,25 @@ export async function listen(
 
 /**
  * Runs a service's main: starts it, and on SIGTERM or SIGINT stops it cleanly (stop accepting,
- * drain, close connections), exiting 1 if it cannot start.
+ * drain, close connections), exiting 1 if it cannot start. A stop that takes longer than the
+ * `shutdownTimeoutMs` the started service gives (its SHUTDOWN_TIMEOUT) exits 1 anyway, before the
+ * orchestrator's own kill.
  */
-export function runMain(logger: Logger, start: () => Promise<{ stop: () => Promise<void> }>): void {
+export function runMain(
+  logger: Logger,
+  start: () => Promise<{ stop: () => Promise<void>; shutdownTimeoutMs: number }>,
+): void {
   let stopping = false;
   start()
-    .then(({ stop }) => {
+    .then(({ stop, shutdownTimeoutMs }) => {
       const shutdown = (signal: string) => {
         if (stopping) return;
         stopping = true;
         logger.info({ signal }, 'stopping');
         const force = setTimeout(() => {
-          logger.error('did not stop within 15 s; exiting');
+          logger.error({ shutdownTimeoutMs }, 'did not stop within SHUTDOWN_TIMEOUT; exiting');
           process.exit(1);
-        }, 15_000);
+        }, shutdownTimeoutMs);
         force.unref();
         stop().then(
           () => process.exit(0),

@@ -6,7 +6,8 @@ import { startAccess } from './start';
 const logger = createLogger('access');
 
 runMain(logger, async () => {
-  const running = await startAccess(readConfig(), logger);
+  const config = readConfig();
+  const running = await startAccess(config, logger);
   logger.info({ url: running.url }, 'access listening');
-  return running;
+  return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

@@ -9,78 +9,89 @@ import {
 import { allowlistFromEnv } from '@hub/destinations';
 import { z } from 'zod';
 
-export const deliveryWorkerConfig = baseConfig.extend({
-  DELIVERY_WORKER_PORT: portFromEnv(8084).describe('port of /saude, /saude/prontidao and /metrics'),
-  HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
-    'PostgreSQL database of the hub, shared with hub-api (migrated at start under an advisory lock)',
-  ),
-  DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h')
-    .refine((steps) => steps.length > 0 && steps.every((ms) => ms > 0), 'every retry delay must be above 0')
-    .describe('delay before the 2nd, 3rd… attempt of a delivery; the last one repeats (one delay queue each)'),
-  DELIVERY_TIMEOUT: durationFromEnv('10s').describe('how long one POST may take, answer included'),
-  DELIVERY_PREFETCH: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(5000)
-    .default(400)
-    .describe('jobs taken from the work queue at once (unacknowledged)'),
-  DELIVERY_CONCURRENCY_PER_DESTINATION: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1000)
-    .default(100)
-    .describe(
-      "the most POSTs one worker process makes at once to one origin (its keep-alive sockets), whatever the destination's concorrencia_maxima allows",
+export const deliveryWorkerConfig = baseConfig
+  .extend({
+    DELIVERY_WORKER_PORT: portFromEnv(8084).describe('port of /saude, /saude/prontidao and /metrics'),
+    HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
+      'PostgreSQL database of the hub, shared with hub-api (migrated at start under an advisory lock)',
     ),
-  DELIVERY_DESTINOS_REFRESH: durationFromEnv('2s').describe(
-    'how often the destinations (limits, pause) and the number of workers are read, and the per-minute figures written',
-  ),
-  DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
-    'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
-  ),
-  DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
-    'on SIGTERM, how long attempts under way may finish before the rest go back to the queue',
-  ),
-  DELIVERY_SWEEP_INTERVAL: durationFromEnv('30s').describe('pause between passes of the sweeper'),
-  DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
-    "how far past the latest moment its job could be back (the end of its delay step, or of its claim's lease) a delivery is before the sweeper enqueues its job again",
-  ),
-  DELIVERY_POISON_CLAIMS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100)
-    .default(3)
-    .describe(
-      'claims of a delivery in a row that ended with no attempt recorded (their worker died) after which its job is poison: the next claim puts it in the error queue',
+    DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h')
+      .refine((steps) => steps.length > 0 && steps.every((ms) => ms > 0), 'every retry delay must be above 0')
+      .describe('delay before the 2nd, 3rd… attempt of a delivery; the last one repeats (one delay queue each)'),
+    DELIVERY_TIMEOUT: durationFromEnv('10s').describe('how long one POST may take, answer included'),
+    DELIVERY_PREFETCH: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(5000)
+      .default(400)
+      .describe('jobs taken from the work queue at once (unacknowledged)'),
+    DELIVERY_CONCURRENCY_PER_DESTINATION: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(100)
+      .describe(
+        "the most POSTs one worker process makes at once to one origin (its keep-alive sockets), whatever the destination's concorrencia_maxima allows",
+      ),
+    DELIVERY_DESTINOS_REFRESH: durationFromEnv('2s').describe(
+      'how often the destinations (limits, pause) and the number of workers are read, and the per-minute figures written',
     ),
-  DESTINATION_ALLOWLIST: allowlistFromEnv(
-    'comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)',
-  ),
-  HUB_SIGNING_KEYS_FILE: z
-    .string()
-    .min(1)
-    .default('.data/hub/signing-keys.json')
-    .describe('key file of the delivery-signing keys, the one hub-api publishes; the worker never creates it'),
-  HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
-  HUB_API_URL: z
-    .string()
-    .url()
-    .optional()
-    .describe(
-      'hub-api, whose /.well-known/jwks.json must list every active signing key of the worker for it to be ready (unset: not checked)',
+    DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
+      'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
     ),
-  DELIVERY_WORKER_TOPOLOGY_PREFIX: z
-    .string()
-    .regex(/^[\w.-]+$/)
-    .optional()
-    .describe('tests and benchmarks only: every exchange and queue of the delivery topology under this prefix'),
-  HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
-    'how often the key file is checked for changes made by hub-keys',
-  ),
-});
+    DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
+      'on SIGTERM, how long attempts under way may finish before the rest go back to the queue; below SHUTDOWN_TIMEOUT, which also covers closing the connections',
+    ),
+    DELIVERY_SWEEP_INTERVAL: durationFromEnv('30s').describe('pause between passes of the sweeper'),
+    DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
+      "how far past the latest moment its job could be back (the end of its delay step, or of its claim's lease) a delivery is before the sweeper enqueues its job again",
+    ),
+    DELIVERY_POISON_CLAIMS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(3)
+      .describe(
+        'claims of a delivery in a row that ended with no attempt recorded (their worker died) after which its job is poison: the next claim puts it in the error queue',
+      ),
+    DESTINATION_ALLOWLIST: allowlistFromEnv(
+      'comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)',
+    ),
+    HUB_SIGNING_KEYS_FILE: z
+      .string()
+      .min(1)
+      .default('.data/hub/signing-keys.json')
+      .describe('key file of the delivery-signing keys, the one hub-api publishes; the worker never creates it'),
+    HUB_SIGNING_KEYS: z.string().optional().describe('the key set as JSON; when set, the key file is not used'),
+    HUB_API_URL: z
+      .string()
+      .url()
+      .optional()
+      .describe(
+        'hub-api, whose /.well-known/jwks.json must list every active signing key of the worker for it to be ready (unset: not checked)',
+      ),
+    DELIVERY_WORKER_TOPOLOGY_PREFIX: z
+      .string()
+      .regex(/^[\w.-]+$/)
+      .optional()
+      .describe('tests and benchmarks only: every exchange and queue of the delivery topology under this prefix'),
+    HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(
+      'how often the key file is checked for changes made by hub-keys',
+    ),
+  })
+  .superRefine((config, ctx) => {
+    // The attempts' drain is only the first part of the stop: past SHUTDOWN_TIMEOUT the process exits
+    // anyway, so a drain as long would always end in a forced exit with the broker still open.
+    if (config.DELIVERY_STOP_TIMEOUT >= config.SHUTDOWN_TIMEOUT)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DELIVERY_STOP_TIMEOUT'],
+        message: `must be below SHUTDOWN_TIMEOUT (${config.SHUTDOWN_TIMEOUT} ms), the hard limit of the whole stop`,
+      });
+  });
 export type DeliveryWorkerConfig = z.infer<typeof deliveryWorkerConfig>;
 
 export const readConfig = () => loadConfig(deliveryWorkerConfig);

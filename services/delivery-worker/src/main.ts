@@ -6,7 +6,8 @@ import { startDeliveryWorker } from './start';
 const logger = createLogger('delivery-worker');
 
 runMain(logger, async () => {
-  const running = await startDeliveryWorker(readConfig(), logger);
+  const config = readConfig();
+  const running = await startDeliveryWorker(config, logger);
   logger.info({ url: running.url }, 'delivery-worker listening');
-  return running;
+  return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

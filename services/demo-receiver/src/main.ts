@@ -17,5 +17,5 @@ runMain(logger, async () => {
     { url: server.url, jwks: config.HUB_JWKS_URL },
     'demo-receiver listening; deliveries go to POST /webhooks',
   );
-  return { stop: () => server.close() };
+  return { stop: () => server.close(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

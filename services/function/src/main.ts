@@ -6,7 +6,8 @@ import { startFunction } from './start';
 const logger = createLogger('function');
 
 runMain(logger, async () => {
-  const running = await startFunction(readConfig(), logger);
+  const config = readConfig();
+  const running = await startFunction(config, logger);
   logger.info({ url: running.url }, 'function listening');
-  return running;
+  return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

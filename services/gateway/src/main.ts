@@ -19,5 +19,6 @@ runMain(logger, async () => {
       await metrics.close();
       gateway.close();
     },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT,
   };
 });

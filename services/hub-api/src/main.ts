@@ -6,7 +6,8 @@ import { startHubApi } from './start';
 const logger = createLogger('hub-api');
 
 runMain(logger, async () => {
-  const running = await startHubApi(readConfig(), logger);
+  const config = readConfig();
+  const running = await startHubApi(config, logger);
   logger.info({ url: running.url }, 'hub-api listening');
-  return running;
+  return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

@@ -35,5 +35,6 @@ runMain(logger, async () => {
       await server.close();
       await broker.close();
     },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT,
   };
 });

@@ -158,6 +158,23 @@ test.each(SERVICES)(
   },
 );
 
+test.each(SERVICES)(
+  "When %s gets SIGTERM, then its hard stop limit (SHUTDOWN_TIMEOUT, and the worker's drain below it) ends before the pod's grace period",
+  (service) => {
+    const deployment = named('Deployment', service);
+    const graceMs = (deployment.spec.template.spec.terminationGracePeriodSeconds ?? 30) * 1000;
+    const schema = configSchemaOf(service);
+    if (!schema) return;
+    const config = loadConfig(schema, environmentOf(containerOf(service))) as {
+      SHUTDOWN_TIMEOUT: number;
+      DELIVERY_STOP_TIMEOUT?: number;
+    };
+    expect(config.SHUTDOWN_TIMEOUT).toBeLessThan(graceMs);
+    // The worker's configuration refuses a drain as long as the hard limit; this shows it is not.
+    if (service === 'delivery-worker') expect(config.DELIVERY_STOP_TIMEOUT).toBeLessThan(config.SHUTDOWN_TIMEOUT);
+  },
+);
+
 test('When a manifest forgets a variable a service requires, then the configuration check fails (the check is live)', () => {
   const env = environmentOf(containerOf('hub-api'));
   delete env.HUB_DATABASE_URL;

@@ -1,3 +1,5 @@
+import { jitteredWait, retryStep } from '@hub/broker';
+
 /**
  * When the next attempt goes: the delay queue (step) it waits in and its own expiration. The step
  * follows the attempts made in the cycle (1st failure → 1st step, …, the last step repeats); the
@@ -13,8 +15,8 @@ export function proximoAtraso(
   aleatorio: () => number = Math.random,
 ): { passoMs: number; expiracaoMs: number } {
   const maior = Math.max(...passosMs);
-  const passoMs = passosMs[Math.min(Math.max(tentativasNoCiclo, 1), passosMs.length) - 1]!;
-  const expiracaoMs = Math.max(1, Math.round(passoMs * (0.75 + aleatorio() / 4)));
+  const passoMs = retryStep(passosMs, tentativasNoCiclo - 1);
+  const expiracaoMs = jitteredWait(passoMs, 0.75, aleatorio);
   if (retryAfterMs === undefined || retryAfterMs <= expiracaoMs) return { passoMs, expiracaoMs };
   const alvo = Math.min(retryAfterMs, maior);
   const cabe = [...passosMs].sort((a, b) => a - b).find((p) => p >= alvo) ?? maior;

@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
+import { origemDaUrl } from '@hub/destinations';
 import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
@@ -51,14 +52,8 @@ function tokenDe(message: ConsumeMessage): string | null {
   return typeof valor === 'string' && UUID.test(valor) ? valor : null;
 }
 
-/** The origin of a URL as the destino rows name it (origem_da_url of the stored, normalised URL). */
-function origemDaUrl(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return 'invalida';
-  }
-}
+/** A job's URL that does not parse matches no destination: its attempt fails on its own and is recorded. */
+const origemDoTrabalho = (url: string): string => (URL.canParse(url) ? origemDaUrl(url) : 'invalida');
 
 /** The claim a job holds on its delivery, from its claim until its attempt is recorded. */
 interface Posse {
@@ -160,7 +155,7 @@ export function entregasService(deps: EntregasDeps) {
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
     const anterior = tokenDe(message);
-    if (destinos.regras(origemDaUrl(trabalho.url_de_destino)).pausado) return esperarPausa(message, anterior);
+    if (destinos.regras(origemDoTrabalho(trabalho.url_de_destino)).pausado) return esperarPausa(message, anterior);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
     const token = randomUUID();
@@ -190,7 +185,7 @@ export function entregasService(deps: EntregasDeps) {
     posse.token = token;
     // The subscription's URL now (a PATCH since the job was written moves the attempt with it).
     const url = reivindicada.url_de_destino;
-    const origem = origemDaUrl(url);
+    const origem = origemDoTrabalho(url);
     if (destinos.regras(origem).pausado) return esperarPausa(message, token);
     const liberar = await limite.entrar(origem);
     if (parando) {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Ambiente } from '@hub/config';
-import { type Cidr, createSafeLookup, isForbiddenAddress } from '@hub/destinations';
+import { type Cidr, createSafeLookup, isForbiddenAddress, origemDaUrl } from '@hub/destinations';
 
 /** At most this much of an answer is read and kept on the attempt (architecture §5). */
 export const MAX_RESPOSTA = 64 * 1024;
@@ -35,12 +35,6 @@ export interface OpcoesDoRemetente {
   aoRecusar?: (host: string, endereco: string) => void;
 }
 
-/** The origin of a URL: scheme://host:port, the unit of the connection pools and of the limit. */
-export function origemDe(url: URL): string {
-  const porta = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return `${url.protocol}//${url.hostname}:${porta}`;
-}
-
 const corta = (texto: string, max: number) => (texto.length > max ? `${texto.slice(0, max - 1)}…` : texto);
 
 /**
@@ -60,7 +54,7 @@ export class Remetente {
   }
 
   private agenteDe(url: URL): http.Agent {
-    const origem = origemDe(url);
+    const origem = origemDaUrl(url);
     let agente = this.agentes.get(origem);
     if (!agente) {
       const opcoes: http.AgentOptions = {
