@@ -22,15 +22,16 @@ export type Topology = (channel: Channel) => Promise<void>;
 
 /**
  * Where failed messages wait before their next attempt: a headers exchange routing on DELAY_HEADER
- * to one queue per delay step (`hub.novas-tentativas.v2.<ms>ms`), whose TTL dead-letters them
+ * to one queue per delay step (`hub.novas-tentativas.v3.<ms>ms`), whose TTL dead-letters them
  * through the default exchange with their routing key, the name of the queue they came from. Shared
  * by every consumer of the virtual host, so no queue of a consumer needs companions of its own.
  * The step queues are quorum queues: on a cluster, a classic queue lives on one node, and while that
  * node is down every consumer's (re)declaration of it fails ("home node … is down"), which kept
- * every service off the broker. `.v2` because a queue cannot change type under its name, and the
- * old classic queues, still bound to the old exchange, would take a copy of each retry.
+ * every service off the broker. A new name (`.v3`) whenever the queues' arguments change: a queue
+ * cannot change type or arguments under its name, and old queues still bound would take a copy of
+ * each retry (`hub.novas-tentativas.v2` had at-least-once dead-lettering; an operator deletes it once drained).
  */
-export const RETRY_EXCHANGE = 'hub.novas-tentativas.v2';
+export const RETRY_EXCHANGE = 'hub.novas-tentativas.v3';
 export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms`;
 /** The exchange and classic queues of the retries before RETRY_EXCHANGE; an operator deletes them once drained. */
 export const LEGACY_RETRY_EXCHANGE = 'hub.novas-tentativas';
@@ -525,10 +526,10 @@ export class Broker extends EventEmitter {
           arguments: {
             'x-queue-type': 'quorum',
             'x-message-ttl': stepMs,
+            // At-most-once dead-lettering back to the consumer's own queue (the default exchange routes
+            // by its name). At-least-once here made RabbitMQ 3.10 hang deleting these queues (a vhost
+            // deletion never returned, and every later vhost operation waited behind it).
             'x-dead-letter-exchange': '',
-            // at-least-once dead-lettering (it needs reject-publish): a retry is never dropped on its way back
-            'x-dead-letter-strategy': 'at-least-once',
-            'x-overflow': 'reject-publish',
           },
         });
         await channel.bindQueue(queue, RETRY_EXCHANGE, '', { 'x-match': 'all', [DELAY_HEADER]: String(stepMs) });
