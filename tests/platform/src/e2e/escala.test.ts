@@ -156,6 +156,8 @@ test('When the worker switches a subscription off on a 410, then the next public
   // Both processes cache the subscription while it still answers; then it is gone.
   expect(await r.publicarEm(0, assinatura)).toBe(1);
   expect(await r.publicarEm(1, assinatura)).toBe(1);
+  // Both delivered before it is gone: otherwise the first 410 switches it off and the claim cancels the other.
+  await waitFor(() => assinante.de('/gone').length >= 2, { timeoutMs: 60_000, what: 'the two deliveries answered' });
   assinante.responder('/gone', 410);
   expect(await r.publicarEm(0, assinatura)).toBe(1);
   await waitFor(
