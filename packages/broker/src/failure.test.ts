@@ -277,8 +277,20 @@ describe('Broker failure handling', () => {
     // Each kill is followed by a reconnection, and the last one may still be under way: a publish on
     // the closing connection would fail (its caller retries, as the relay does).
     await until(() => reconexoes === seen.length, 'the broker connected again after the last kill');
-    await broker.publish('', queue, Buffer.from('sadia'));
+    // The last kill's reconnection may still be settling: a caller retries a publish or a read that met
+    // the closing connection (as the relay does).
+    const persistindo = async <T>(fazer: () => Promise<T>): Promise<T> => {
+      for (let tentativa = 1; ; tentativa++) {
+        try {
+          return await fazer();
+        } catch (error) {
+          if (tentativa >= 50) throw error;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    await persistindo(() => broker.publish('', queue, Buffer.from('sadia')));
     await until(() => sadias.includes('sadia'), 'a healthy message after the poison');
-    expect(await depth()).toEqual({ fila: 0, mortas: 0 });
+    expect(await persistindo(depth)).toEqual({ fila: 0, mortas: 0 });
   });
 });
