@@ -20,6 +20,14 @@ export function criarMetricas() {
     help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue)',
     labelNames: ['desfecho'] as const,
   });
+  // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as
+  // the origins the subscriptions point at, which an operator reads per destination (GET /destino).
+  const tentativasPorDestino = new Counter({
+    registers: [],
+    name: 'hub_delivery_destination_attempts_total',
+    help: 'delivery attempts made by this process per destination origin, by result (sucesso, falha)',
+    labelNames: ['origem', 'resultado'] as const,
+  });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
   const adiadas = new Counter({
     registers: [],
@@ -43,10 +51,21 @@ export function criarMetricas() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     labelNames: ['resultado'] as const,
   });
-  const todas: Metric[] = [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao, destinosLidos];
+  const todas: Metric[] = [
+    tentativas,
+    tentativasPorDestino,
+    trabalhos,
+    situacoes,
+    emVoo,
+    adiadas,
+    recuperadas,
+    duracao,
+    destinosLidos,
+  ];
   return {
     destinosLidos,
     tentativas,
+    tentativasPorDestino,
     trabalhos,
     situacoes,
     emVoo,

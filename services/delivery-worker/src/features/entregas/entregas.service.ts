@@ -295,6 +295,7 @@ export function entregasService(deps: EntregasDeps) {
       'delivery attempt',
     );
     metricas.tentativas.inc({ resultado: rotulo });
+    metricas.tentativasPorDestino.inc({ origem, resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
     const encerrar = resultado.statusHttp === 410;
     const atraso = proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
