@@ -144,7 +144,16 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
   },
 ];
 
-const linha = (celulas: string[]) => `| ${celulas.map((c) => c.replaceAll('|', '\\|')).join(' | ')} |`;
+/**
+ * A Markdown table with its columns padded to their widest cell, as the repository's formatter
+ * (biome) writes tables, so that `biome check` and this file agree.
+ */
+function tabela(cabecalho: string[], linhas: string[][]): string[] {
+  const celulas = [cabecalho, ...linhas].map((l) => l.map((c) => c.replaceAll('|', '\\|')));
+  const largura = cabecalho.map((_, i) => Math.max(3, ...celulas.map((l) => [...l[i]!].length)));
+  const linha = (l: string[]) => `| ${l.map((c, i) => c + ' '.repeat(largura[i]! - [...c].length)).join(' | ')} |`;
+  return [linha(celulas[0]!), `| ${largura.map((n) => '-'.repeat(n)).join(' | ')} |`, ...celulas.slice(1).map(linha)];
+}
 
 /** docs/configuration.md: per service, every variable with its default and what it does. */
 export function documentoDeConfiguracao(): string {
@@ -177,9 +186,10 @@ export function documentoDeConfiguracao(): string {
     '',
     '## Read by several services',
     '',
-    linha(['variable', 'default', 'read by', 'what it does']),
-    linha(['---', '---', '---', '---']),
-    ...partilhadas.map(({ v, servicos: s }) => linha([`\`${v.nome}\``, v.padrao, s.join(', '), v.descricao ?? ''])),
+    ...tabela(
+      ['variable', 'default', 'read by', 'what it does'],
+      partilhadas.map(({ v, servicos: s }) => [`\`${v.nome}\``, v.padrao, s.join(', '), v.descricao ?? '']),
+    ),
   ];
   for (const { nome, variaveis } of servicos) {
     const proprias = variaveis.filter((v) => !ePartilhada(nome, v));
@@ -197,9 +207,10 @@ export function documentoDeConfiguracao(): string {
     if (proprias.length)
       out.push(
         '',
-        linha(['variable', 'default', 'what it does']),
-        linha(['---', '---', '---']),
-        ...proprias.map((v) => linha([`\`${v.nome}\``, v.padrao, v.descricao ?? ''])),
+        ...tabela(
+          ['variable', 'default', 'what it does'],
+          proprias.map((v) => [`\`${v.nome}\``, v.padrao, v.descricao ?? '']),
+        ),
       );
   }
   out.push('', '## Read by the tools, not by a service');
@@ -208,9 +219,10 @@ export function documentoDeConfiguracao(): string {
       '',
       `${onde}:`,
       '',
-      linha(['variable', 'default', 'what it does']),
-      linha(['---', '---', '---']),
-      ...variaveis.map(([nome, padrao, descricao]) => linha([`\`${nome}\``, padrao, descricao])),
+      ...tabela(
+        ['variable', 'default', 'what it does'],
+        variaveis.map(([nome, padrao, descricao]) => [`\`${nome}\``, padrao, descricao]),
+      ),
     );
   return `${out.join('\n')}\n`;
 }
