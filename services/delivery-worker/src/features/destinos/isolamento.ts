@@ -163,7 +163,7 @@ export class Isolamento {
       select d.id::text, case when m.id is null then d.isolamento else 'isolada' end as isolamento, m.id is not null as mudou
         from destino d join alvo on alvo.id = d.id left join mudada m on m.id = d.id`;
     // No row yet (its first job: the row is being created), or its queue is being removed.
-    if (!linha || linha.isolamento !== 'isolada') return undefined;
+    if (linha?.isolamento !== 'isolada') return undefined;
     // The row first: a job sent to the queue before it is declared is returned and goes to the shared queue.
     await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, linha.id, this.o.topologia));
     this.isoladas.set(origem, {
