@@ -81,7 +81,7 @@ test('When a destination is isolated, then the relay publishes its new jobs stra
     if (m) ch.nack(m, false, true);
     return m;
   });
-  expect(mensagem && mensagem.properties.messageId).toBe(id);
+  expect(mensagem ? mensagem.properties.messageId : undefined).toBe(id);
 });
 
 test('When an isolated destination is listed, then GET /fila shows its queue (papel destino, its origin) and GET /destino its isolation; its messages are not looked into', async () => {
