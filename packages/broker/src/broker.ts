@@ -229,6 +229,17 @@ export class Broker extends EventEmitter {
     return (await channel).checkQueue(queue);
   }
 
+  /**
+   * Closes the channel kept for checking a queue (a queue that is gone, or no longer looked at): one
+   * channel per queue name otherwise stays open for the connection's life.
+   */
+  forgetQueue(queue: string): void {
+    const channel = this.inspectors.get(queue);
+    if (!channel) return;
+    this.inspectors.delete(queue);
+    channel.then((c) => c.close()).catch(() => undefined);
+  }
+
   private async onChannel<T>(connection: ChannelModel, fn: (channel: Channel) => Promise<T>): Promise<T> {
     const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'amqp channel error'));

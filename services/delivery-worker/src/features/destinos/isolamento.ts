@@ -215,7 +215,11 @@ export class Isolamento {
                or (isolamento = 'removendo' and isolamento_desde < now() - ${margemMs} * interval '1 millisecond') as removivel,
              isolamento_desde < now() - ${quietudeMs} * interval '1 millisecond' as assentada
         from destino where isolamento is not null`;
+    const antes = this.isoladas;
     this.isoladas = new Map(linhas.map((l) => [l.origem, l]));
+    // A queue removed (here or by another worker) is not checked again: its inspection channel goes.
+    for (const [origem, isolada] of antes)
+      if (!this.isoladas.has(origem)) this.o.broker.forgetQueue(this.o.topologia.filaDoDestino(isolada.id));
   }
 
   /** Origins whose jobs kept being deferred, or that take most of a deep shared queue, get a queue of their own. */
@@ -367,6 +371,7 @@ export class Isolamento {
       });
     const movidas = await this.esvaziar(fila);
     await broker.withChannel((ch) => ch.deleteQueue(fila));
+    broker.forgetQueue(fila);
     await db.$executeRaw`
       update destino set isolamento = null, isolamento_desde = now(), isolamento_motivo = null
        where id = ${isolada.id}::uuid and isolamento = 'removendo'`;

@@ -75,10 +75,15 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
     throw notFound('queue of the delivery topology');
   }
   const espiar = espiarFilaDeErro(db, broker);
+  /** The destination queues listed last: one that is gone has its inspection channel closed. */
+  let listadas = new Set<string>();
 
   return {
     listar: async () => {
       const destinos = await dosDestinos();
+      const agora = new Set(destinos.map((d) => DELIVERY_TOPOLOGY.filaDoDestino(d.id)));
+      for (const nome of listadas) if (!agora.has(nome)) broker.forgetQueue(nome);
+      listadas = agora;
       return Promise.all([
         ...nomes.map(([nome, papel]) => ler(nome, papel)),
         ...destinos.map((d) => ler(DELIVERY_TOPOLOGY.filaDoDestino(d.id), 'destino', d.origem)),
