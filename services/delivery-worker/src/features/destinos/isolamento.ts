@@ -98,12 +98,16 @@ export class Isolamento {
     this.timer.unref();
   }
 
-  /** No more passes; the consumers of destination queues are cancelled (their jobs under way end first). */
+  /**
+   * No more passes and no new consumer. The consumers of destination queues are cancelled by the
+   * broker's close with the shared queue's, all at once: cancelling them first would leave the
+   * shared queue's consumer handing every job it gets straight back (the worker is stopping) for as
+   * long as their handlers take, each return counting against the job's delivery limit.
+   */
   async parar(): Promise<void> {
     this.parado = true;
     clearInterval(this.timer);
     await this.corrente;
-    await Promise.all([...this.consumos.keys()].map((id) => this.naoConsumir(id)));
   }
 
   /** The routing key that takes a job of this origin to its queue, while its jobs go there. */
