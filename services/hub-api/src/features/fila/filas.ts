@@ -80,7 +80,8 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
 
   return {
     listar: async () => {
-      const destinos = await dosDestinos();
+      // Without the database the broker's own queues are still worth showing (and scraping).
+      const destinos = await dosDestinos().catch(() => []);
       const agora = new Set(destinos.map((d) => DELIVERY_TOPOLOGY.filaDoDestino(d.id)));
       for (const nome of listadas) if (!agora.has(nome)) broker.forgetQueue(nome);
       listadas = agora;
