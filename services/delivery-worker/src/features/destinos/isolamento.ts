@@ -253,15 +253,35 @@ export class Isolamento {
       await this.isolar(origem, retida ? 'retida' : 'acumulo');
       return;
     }
+    if (isolada.estado !== 'isolada') {
+      await this.ajustarConsumo(isolada);
+      if (isolada.removivel) await this.remover(isolada);
+      return;
+    }
+    // Its queue first (declared again when missing), so that its consumer can start in this pass.
+    const mensagens = await this.profundidade(isolada);
     await this.ajustarConsumo(isolada);
-    if (isolada.estado === 'isolada') {
-      if (retida || adiada) {
-        this.vaziaDesde.delete(id);
-        return;
-      }
-      await this.talvezSair(isolada);
-    } else if (isolada.removivel) {
-      await this.remover(isolada);
+    if (retida || adiada || mensagens !== 0) {
+      this.vaziaDesde.delete(id);
+      return;
+    }
+    await this.talvezSair(isolada);
+  }
+
+  /**
+   * Jobs ready in an isolated destination's queue; when the queue is missing (deleted by hand, or its
+   * worker died between the row and the declaration) it is declared again and nothing is answered
+   * (jobs sent there meanwhile were returned to their publishers and went to the shared queue).
+   */
+  private async profundidade(isolada: Isolada): Promise<number | undefined> {
+    const fila = this.o.topologia.filaDoDestino(isolada.id);
+    try {
+      return (await this.o.broker.checkQueue(fila)).messageCount;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 404) throw error;
+      this.o.logger.warn({ fila }, 'the queue of an isolated destination was missing: declared again');
+      await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, isolada.id, this.o.topologia));
+      return undefined;
     }
   }
 
@@ -306,23 +326,9 @@ export class Isolamento {
     await (await atual.consumo)?.cancel();
   }
 
-  /** Not held and its queue empty for the quiet period: it starts going back to the shared queue. */
+  /** Not held and its queue empty (now) for the quiet period: it starts going back to the shared queue. */
   private async talvezSair(isolada: Isolada): Promise<void> {
     const fila = this.o.topologia.filaDoDestino(isolada.id);
-    let mensagens: number;
-    try {
-      mensagens = (await this.o.broker.checkQueue(fila)).messageCount;
-    } catch (error) {
-      if ((error as { code?: number }).code !== 404) throw error;
-      // Deleted by hand while isolated: declared again (jobs sent meanwhile went to the shared queue).
-      this.o.logger.warn({ fila }, 'the queue of an isolated destination was missing: declared again');
-      await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, isolada.id, this.o.topologia));
-      return;
-    }
-    if (mensagens > 0) {
-      this.vaziaDesde.delete(isolada.id);
-      return;
-    }
     const desde = this.vaziaDesde.get(isolada.id) ?? Date.now();
     this.vaziaDesde.set(isolada.id, desde);
     if (!isolada.assentada || Date.now() - desde < this.o.quietudeMs) return;
