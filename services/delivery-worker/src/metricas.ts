@@ -17,7 +17,7 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue)',
+    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue)",
     labelNames: ['desfecho'] as const,
   });
   // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as
@@ -44,6 +44,17 @@ export function criarMetricas() {
     name: 'hub_delivery_destination_reads_total',
     help: 'passes that read the destination rows (limits, pause) and the number of workers',
   });
+  const isolamentos = new Counter({
+    registers: [],
+    name: 'hub_delivery_isolation_changes_total',
+    help: "changes this process made to destinations' own queues (isolada: a destination got one, saindo: it started going back, removida: its queue was removed)",
+    labelNames: ['mudanca'] as const,
+  });
+  const isoladas = new Gauge({
+    registers: [],
+    name: 'hub_delivery_isolated_destinations',
+    help: 'destinations with a queue of their own (isolated, going back or being removed), as this process last read them',
+  });
   const duracao = new Histogram({
     registers: [],
     name: 'hub_delivery_attempt_duration_seconds',
@@ -61,6 +72,8 @@ export function criarMetricas() {
     recuperadas,
     duracao,
     destinosLidos,
+    isolamentos,
+    isoladas,
   ];
   return {
     destinosLidos,
@@ -72,6 +85,8 @@ export function criarMetricas() {
     adiadas,
     recuperadas,
     duracao,
+    isolamentos,
+    isoladas,
     /** Registers them, with POSTs under way per destination origin read at each scrape. */
     registrar(registry: Registry, emAndamentoPorOrigem: () => [string, number][] = () => []) {
       const porOrigem = new Gauge({

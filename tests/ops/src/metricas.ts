@@ -46,7 +46,14 @@ export async function metricasExportadas(): Promise<Set<string>> {
         atrasoDaOutbox: async () => 0,
         filas: {
           listar: async () => [
-            { nome: 'delivery-worker.entregas.v2', papel: 'trabalho', mensagens: 0, consumidores: 1, declarada: true },
+            {
+              nome: 'delivery-worker.entregas.v2',
+              papel: 'trabalho',
+              origem: null,
+              mensagens: 0,
+              consumidores: 1,
+              declarada: true,
+            },
           ],
           buscar: async () => {
             throw new Error('not used');
