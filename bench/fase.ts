@@ -5,6 +5,7 @@
 // from its publication (the event's recebido_em, in the body the subscriber gets) to its arrival, and
 // from the 201 that announced it to its arrival. A delivery that never arrived counts as infinitely
 // late, so a p99 shows "not arrived" once more than 1 % are missing.
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { type Alvo, aquecer, esperarChegadas, medir, type Receptores } from './floor/compare';
 import { pacedLoad, percentile } from './paced';
@@ -120,19 +121,32 @@ export async function medirFase(
 }
 
 /**
- * The e2e saturation rate of `alvo` (events/s, accepted ÷ time to the last delivery): bench/floor/compare.ts's
- * row (BENCH_FLOOR_EVENTS events, autocannon with 50 connections), after its warm-up.
+ * Warms up every process on `alvo`'s path (bench/floor/compare.ts's warm-up), then gives its e2e
+ * saturation rate (events/s, accepted ÷ time to the last delivery): `dada` when given, else measured by
+ * compare.ts's row (BENCH_FLOOR_EVENTS events, autocannon with 50 connections).
  */
 export async function saturacao(
   r: Receptores,
   alvo: Alvo,
   platform: Platform,
+  dada: number | undefined,
   log: (line: string) => void,
 ): Promise<number> {
   await aquecer(r, alvo, log);
+  if (dada !== undefined) return dada;
   const prefix = platform.databasePrefix;
   const linha = await medir(r, alvo, prefix ? (nome) => nome.startsWith(prefix) : undefined, log);
   return linha.eventosPorSegundo;
+}
+
+/** The commit measured (with a + when the tree had changes), or '?' outside a git checkout. */
+function commit(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: __dirname, encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? '+' : ''}`;
+  } catch {
+    return '?';
+  }
 }
 
 /** A section's first lines: its heading, when and where it ran and how busy the machine was, the command. */
@@ -146,7 +160,7 @@ export function cabecalho(heading: string, cargaAntes: number, only: string): st
   return [
     heading,
     '',
-    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpus.length} × ` +
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC at commit ${commit()} on ${cpus.length} × ` +
       `${cpus[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, loopback; load average ${cargaAntes.toFixed(2)} ` +
       `before the run and ${os.loadavg()[0]!.toFixed(2)} after (each phase's at its start in the table). ` +
       'Other work on the machine shares its CPUs: compare the rows of one run.',

@@ -21,9 +21,10 @@
 // BENCH_ISOLAMENTO_DURATION (60 s): each phase's load; BENCH_ISOLAMENTO_WAIT (120 s): the longest wait
 // after it for the healthy deliveries, and for a teardown's queues; BENCH_ISOLAMENTO_TIMEOUT (2s) and
 // BENCH_ISOLAMENTO_RETRY_DELAYS (1s,5s): the platform's DELIVERY_TIMEOUT and DELIVERY_RETRY_DELAYS, so
-// that timeouts and retries happen within the phases and a teardown drains in seconds. Everything
-// else goes through the platform's HTTP routes (gateway, master token), whatever the worker does
-// inside. Writes its section of docs/benchmarks.md.
+// that timeouts and retries happen within the phases and a teardown drains in seconds;
+// BENCH_ISOLAMENTO_ATTEMPTS: the noisy subscription's maximo_de_tentativas (unset: the platform's
+// default, 8). Everything else goes through the platform's HTTP routes (gateway, master token),
+// whatever the worker does inside. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
 import { call, registrarPublicacao } from './evento';
@@ -37,6 +38,8 @@ const RITMO = process.env.BENCH_ISOLAMENTO_RATE ? Number(process.env.BENCH_ISOLA
 const ACUMULO = Number(process.env.BENCH_ISOLAMENTO_BACKLOG ?? 100_000);
 const DURACAO = Number(process.env.BENCH_ISOLAMENTO_DURATION ?? 60);
 const ESPERA_MS = Number(process.env.BENCH_ISOLAMENTO_WAIT ?? 120) * 1000;
+/** The noisy subscription's maximo_de_tentativas (unset: the platform's default). */
+const TENTATIVAS = process.env.BENCH_ISOLAMENTO_ATTEMPTS ? Number(process.env.BENCH_ISOLAMENTO_ATTEMPTS) : undefined;
 const PLATAFORMA = {
   DELIVERY_TIMEOUT: process.env.BENCH_ISOLAMENTO_TIMEOUT ?? '2s',
   DELIVERY_RETRY_DELAYS: process.env.BENCH_ISOLAMENTO_RETRY_DELAYS ?? '1s,5s',
@@ -256,6 +259,7 @@ async function comRuido(
     tipo_de_evento_id: evento.tipo_de_evento_id,
     versao_do_esquema: 1,
     url_de_destino: cenario.url(contexto.urlRuidosa, contexto.recusada),
+    ...(TENTATIVAS ? { maximo_de_tentativas: TENTATIVAS } : {}),
   });
   const tipo = await op.pedir<{ aplicativo_id: string }>('GET', `/tipo-de-evento/${evento.tipo_de_evento_id}`);
   const erroAntes = await op.filaDeErro();
@@ -369,12 +373,13 @@ export async function isolar(log: (line: string) => void): Promise<string> {
       corpo: corpos.saudavel,
       saudaveis: 3,
     };
-    const saturado = RITMO === undefined ? await saturacao(saudaveis, alvo, platform, log) : undefined;
-    const ritmo = RITMO ?? saturado! / 4;
+    // A given rate stands for a quarter of the saturation (the warm-up runs either way).
+    const saturado = await saturacao(saudaveis, alvo, platform, RITMO === undefined ? undefined : RITMO * 4, log);
+    const ritmo = saturado / 4;
     log(
-      saturado === undefined
-        ? `healthy rate ${ritmo} events/s (BENCH_ISOLAMENTO_RATE)`
-        : `e2e saturation ${saturado.toFixed(0)} events/s through the gateway: the healthy rate is a quarter, ${ritmo.toFixed(1)} events/s`,
+      RITMO === undefined
+        ? `e2e saturation ${saturado.toFixed(0)} events/s through the gateway: the healthy rate is a quarter, ${ritmo.toFixed(1)} events/s`
+        : `healthy rate ${ritmo} events/s (BENCH_ISOLAMENTO_RATE)`,
     );
     const linhas: Linha[] = [{ fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log) }];
     const contexto = {
@@ -396,7 +401,12 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     linhas.push({
       fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log),
     });
-    return secao(linhas, { cargaAntes, ritmo, saturado, mode: platform.mode });
+    return secao(linhas, {
+      cargaAntes,
+      ritmo,
+      saturado: RITMO === undefined ? saturado : undefined,
+      mode: platform.mode,
+    });
   } finally {
     await platform.stop();
     await Promise.all([saudaveis.stop(), ruidoso.stop()]);

@@ -45,9 +45,8 @@ export async function terco(log: (line: string) => void): Promise<string> {
       saudaveis,
     });
     const saudavel = alvo('all healthy', corpos.saudavel, 3);
-    const medida = SATURACAO === undefined ? await saturacao(r, saudavel, platform, log) : undefined;
-    const s = SATURACAO ?? medida!;
-    log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${medida ? '' : ' (given)'}`);
+    const s = await saturacao(r, saudavel, platform, SATURACAO, log);
+    log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
     const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log);
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
     const quarto = await fase({ ...saudavel, nome: 'all healthy, ¼ saturation' }, s / 4);
@@ -55,7 +54,7 @@ export async function terco(log: (line: string) => void): Promise<string> {
     return secao([metade, quarto, comFalha], {
       cargaAntes,
       saturacao: s,
-      medida: medida !== undefined,
+      medida: SATURACAO === undefined,
       mode: platform.mode,
     });
   } finally {
