@@ -307,7 +307,7 @@ async function comRuido(
       `${esperando(contas)} waiting, ${contas.cancelada} cancelled; ${contas.tentativas} attempts ` +
       `(${contas.sucessos} successful); ${desacordos(r) ? `DISAGREES: ${desacordos(r)}` : 'agrees'}`,
   );
-  const desmontagem = await desmontar(op, assinatura.id, destino, log);
+  const desmontagem = await desmontar(op, assinatura.id, destino, erroAntes, log);
   return {
     fase,
     ruido: {
@@ -326,25 +326,39 @@ async function comRuido(
 /**
  * The noisy subscription deleted (its waiting deliveries and those in fila_de_erro are cancelled), its
  * destination resumed, the work and delay queues drained (jobs of cancelled deliveries are dropped),
- * and the error queue reconciled (its messages of cancelled deliveries removed). Says how it went.
+ * and the error queue reconciled (DELETE schedules that too) until it is back to its depth before the
+ * scenario. Says how it went.
  */
-async function desmontar(op: Operador, assinaturaId: string, destino: string, log: (line: string) => void) {
+async function desmontar(
+  op: Operador,
+  assinaturaId: string,
+  destino: string,
+  erroAntes: number,
+  log: (line: string) => void,
+) {
   const inicio = Date.now();
+  const antesDoFim = () => Date.now() - inicio < ESPERA_MS;
   await op.pedir('DELETE', `/assinatura/${assinaturaId}`);
   await op.pedir('POST', `/destino/${destino}/retomar`);
   let restam = await op.aEntregar();
-  for (let vazias = 0; vazias < 2 && Date.now() - inicio < ESPERA_MS; ) {
+  for (let vazias = 0; vazias < 2 && antesDoFim(); ) {
     await esperar(1_000);
     restam = await op.aEntregar();
     vazias = restam === 0 ? vazias + 1 : 0;
   }
-  const conciliacao = await op.pedir<{ removidas_fora_da_fila_de_erro: number }>('POST', '/fila/erro/conciliar').then(
-    (c) => `${c.removidas_fora_da_fila_de_erro} error-queue messages of cancelled deliveries removed`,
-    (error: Error) => `the error queue's reconciliation failed (${error.message.slice(0, 120)})`,
+  const falhou = await op.pedir('POST', '/fila/erro/conciliar').then(
+    () => '',
+    (error: Error) => ` (its reconciliation failed: ${error.message.slice(0, 120)})`,
   );
+  let erro = await op.filaDeErro();
+  while (erro !== erroAntes && antesDoFim()) {
+    await esperar(1_000);
+    erro = await op.filaDeErro();
+  }
   const texto =
-    `${restam === 0 ? 'queues drained' : `${restam} messages still queued`} in ${((Date.now() - inicio) / 1000).toFixed(0)} s, ` +
-    conciliacao;
+    `${restam === 0 ? 'queues drained' : `${restam} messages still queued`}, ` +
+    `error queue ${erro === erroAntes ? 'back to' : 'at'} ${erro}${erro === erroAntes ? '' : ` (${erroAntes} before)`}` +
+    `${falhou} in ${((Date.now() - inicio) / 1000).toFixed(0)} s`;
   log(`  torn down: ${texto}`);
   return texto;
 }
