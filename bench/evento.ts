@@ -75,12 +75,13 @@ export async function call<T>(method: string, url: string, token: string | undef
 /**
  * The registry through the gateway as a master would: one publisher and, for each entry of `tipos`,
  * an event type with the schema and one subscriber per URL. Gives the publisher's token and, per
- * entry, the body of POST /eventos (after one real publication that must create a delivery per URL).
+ * entry, the body of POST /eventos (after one real publication that must create a delivery per URL),
+ * and the master's token that made them (for the operator routes).
  */
 export async function registrarPublicacao<K extends string>(
   platform: Platform,
   tipos: Record<K, string[]>,
-): Promise<{ token: string; corpos: Record<K, string> }> {
+): Promise<{ token: string; corpos: Record<K, string>; master: string }> {
   const run = Date.now().toString(36);
   const domain = (process.env.COMPANY_DOMAIN ?? 'empresa.com.br').replace(/^@/, '');
   const { access_token: master } = await call<{ access_token: string }>(
@@ -130,5 +131,5 @@ export async function registrarPublicacao<K extends string>(
     if (primeiro.entregas.length !== urls.length)
       throw new Error(`${primeiro.entregas.length} deliveries, not ${urls.length}`);
   }
-  return { token, corpos };
+  return { token, corpos, master };
 }

@@ -12,7 +12,8 @@ export interface PacedResult {
   slowest: [number, number][];
 }
 
-const percentile = (sorted: number[], p: number) =>
+/** The p-th percentile (nearest rank) of ascending values. */
+export const percentile = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 
 /**

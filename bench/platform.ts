@@ -15,6 +15,11 @@ export interface Platform {
   rabbitmqUrl?: string;
   /** Every database of the platform starts so (known only when the benchmark started it). */
   databasePrefix?: string;
+  /**
+   * hub_events, for a benchmark that writes there what publication would (bench/acumulo.ts); known when
+   * the benchmark started the platform, or given as BENCH_HUB_DATABASE_URL with BENCH_GATEWAY_URL.
+   */
+  hubDatabaseUrl?: string;
   mode: string;
   stop(): Promise<void>;
 }
@@ -50,6 +55,8 @@ export interface PlatformOptions {
   ownDatabasesOnly?: boolean;
   /** Services start.mjs leaves out (START_WITHOUT), e.g. 'delivery-worker'. */
   without?: string;
+  /** Settings of the services for this run (e.g. DELIVERY_TIMEOUT); a running platform keeps its own. */
+  env?: Record<string, string>;
 }
 
 export async function obtainPlatform(log: (line: string) => void, options: PlatformOptions = {}): Promise<Platform> {
@@ -57,6 +64,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     return {
       gatewayUrl: process.env.BENCH_GATEWAY_URL.replace(/\/+$/, ''),
       identityUrl: (process.env.BENCH_IDENTITY_URL ?? 'http://127.0.0.1:8085').replace(/\/+$/, ''),
+      hubDatabaseUrl: process.env.BENCH_HUB_DATABASE_URL,
       mode: `running platform at ${process.env.BENCH_GATEWAY_URL}`,
       stop: async () => undefined,
     };
@@ -95,6 +103,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000000',
     START_SEED: 'false',
     ...(options.without ? { START_WITHOUT: options.without } : {}),
+    ...options.env,
     START_LOG_FORMAT: 'json',
   };
   const logDir = path.join(root, '.data/bench');
@@ -131,6 +140,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     hubApiUrl: `http://127.0.0.1:${hubApi}`,
     rabbitmqUrl,
     databasePrefix: `${BENCH_PREFIX}${run}_`,
+    hubDatabaseUrl: env.HUB_DATABASE_URL,
     mode: 'platform started by the benchmark (start.mjs on free ports, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
     stop,
   };

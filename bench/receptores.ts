@@ -4,39 +4,73 @@
 // (thousands of requests a second) is not counted as waiting in the measured requests.
 // Every receiver answers:
 //   POST /ok       200; a webhook-id not seen before (by any receiver of the process) is counted
+//   POST /medir    the same, and notes when a new id arrived (bench/fase.ts reads it back)
+//   POST /lento    the same as /ok, 50 ms later (a healthy but slow subscriber)
 //   POST /falha    500 (a failing subscriber), counted
-//   GET /contagem  {"entregues": distinct webhook-ids on /ok, "falhas": requests to /falha,
-//                   "ultima": Date.now() when the last new id arrived (0: none)}
+//   POST /mudo     never answers (the worker's timeout ends it), counted
+//   GET /contagem  {"entregues": distinct webhook-ids on /ok, /medir and /lento, "falhas": requests to
+//                   /falha, "sem_resposta": requests to /mudo, "ultima": Date.now() when the last new id
+//                   arrived (0: none)}
+//   GET /chegadas  [[webhook-id, arrival, the event's recebido_em], …] of the new ids on /medir, both
+//                   as epoch milliseconds (the arrival from performance.now(), so sub-millisecond)
 //   POST /zerar    forgets every count
-// Requests are not kept (only the ids), so a long benchmark does not fill the memory.
+// Requests are not kept (only the ids, and /medir's arrivals), so a long benchmark does not fill the memory.
+import type { IncomingMessage } from 'node:http';
 import { iniciarReceptor } from '../services/delivery-worker/src/receptor';
+
+/** How long /lento takes to answer. */
+const LENTO_MS = 50;
 
 async function main() {
   const quantos = Number(process.env.RECEPTORES ?? 4);
   const ids = new Set<string>();
+  let chegadas: [string, number, number][] = [];
   let falhas = 0;
+  let semResposta = 0;
   let ultima = 0;
+  /** The request's webhook-id when it was not seen before (now counted), else undefined. */
+  const nova = (req: IncomingMessage) => {
+    const id = req.headers['webhook-id'];
+    if (typeof id !== 'string' || ids.has(id)) return undefined;
+    ids.add(id);
+    ultima = Date.now();
+    return id;
+  };
   const rotas = {
     '/ok': (req, res) => {
-      const id = req.headers['webhook-id'];
-      if (typeof id === 'string' && !ids.has(id)) {
-        ids.add(id);
-        ultima = Date.now();
-      }
+      nova(req);
       res.writeHead(200).end();
+    },
+    '/medir': (req, res, corpo) => {
+      const chegada = performance.timeOrigin + performance.now();
+      const id = nova(req);
+      if (id) chegadas.push([id, chegada, Date.parse((JSON.parse(corpo) as { recebido_em: string }).recebido_em)]);
+      res.writeHead(200).end();
+    },
+    '/lento': (req, res) => {
+      nova(req);
+      setTimeout(() => res.writeHead(200).end(), LENTO_MS);
     },
     '/falha': (_req, res) => {
       falhas++;
       res.writeHead(500).end();
     },
+    '/mudo': () => {
+      semResposta++;
+    },
     '/contagem': (_req, res) => {
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ entregues: ids.size, falhas, ultima }));
+        .end(JSON.stringify({ entregues: ids.size, falhas, sem_resposta: semResposta, ultima }));
+    },
+    '/chegadas': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(chegadas));
     },
     '/zerar': (_req, res) => {
       ids.clear();
+      chegadas = [];
       falhas = 0;
+      semResposta = 0;
       ultima = 0;
       res.writeHead(204).end();
     },

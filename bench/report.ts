@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 
 export interface Row {
   route: string;
@@ -101,4 +102,28 @@ export function writeSection(file: string, section: string, heading = HEADING, {
   const next = text.indexOf('\n## ', start + heading.length);
   const end = next === -1 ? text.length : next + 1;
   writeFileSync(file, `${text.slice(0, start)}${section}${next === -1 ? '' : '\n'}${text.slice(end)}`);
+}
+
+/** Writes a benchmark's section under its heading of docs/benchmarks.md, and prints it. */
+export function publishSection(
+  section: string,
+  heading: string,
+  log: (line: string) => void,
+  options: { top?: boolean } = {},
+): void {
+  const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
+  writeSection(file, section, heading, options);
+  log(`\n${section}`);
+  log(`written to ${path.relative(process.cwd(), file)}`);
+}
+
+/** A section's script run on its own (`npx tsx bench/<name>.ts`): measures, publishes, exits 1 on failure. */
+export function runSection(measure: (log: (line: string) => void) => Promise<string>, heading: string): void {
+  const log = (line: string) => process.stdout.write(`${line}\n`);
+  measure(log)
+    .then((section) => publishSection(section, heading, log))
+    .catch((error) => {
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    });
 }

@@ -2,7 +2,9 @@
 // max throughput, with real tokens; the table goes into docs/benchmarks.md ("Access through the gateway").
 // Then the platform beside its floor (bench/floor/compare.ts: e2e events/s and machine CPU per event,
 // and their ratios), written first in docs/benchmarks.md ("Current figures").
-// BENCH_ONLY=access or BENCH_ONLY=floor runs that section alone.
+// Then a third of the subscribers failing (bench/terco.ts, issue 19) and one destination's outage or
+// burst beside healthy subscribers (bench/isolamento.ts, issue 24), each its own section.
+// BENCH_ONLY=access, floor, terco or isolamento runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -11,8 +13,10 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
+import { HEADING as ISOLAMENTO_HEADING, isolar } from './isolamento';
 import { obtainPlatform, type Platform } from './platform';
-import { renderSection, type Row, writeSection } from './report';
+import { publishSection, renderSection, type Row, writeSection } from './report';
+import { terco, HEADING as TERCO_HEADING } from './terco';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 /** Longer, so that one stall of the machine (a few hundred requests at most) does not decide the p99. */
@@ -165,17 +169,28 @@ async function accessSection() {
 async function floorSection() {
   log('the platform beside its floor (bench/floor/compare.ts)');
   const { secao } = await compararComOChao(log);
-  const file = path.resolve(__dirname, '..', 'docs', 'benchmarks.md');
-  writeSection(file, secao, FLOOR_HEADING, { top: true });
-  log(`\n${secao}`);
-  log(`written to ${path.relative(process.cwd(), file)}`);
+  publishSection(secao, FLOOR_HEADING, log, { top: true });
 }
+
+/** The sections in the order `pnpm bench` runs them. */
+const SECTIONS: Record<string, () => Promise<void>> = {
+  access: accessSection,
+  floor: floorSection,
+  terco: async () => {
+    log('a third of the subscribers failing (bench/terco.ts)');
+    publishSection(await terco(log), TERCO_HEADING, log);
+  },
+  isolamento: async () => {
+    log("one destination's outage or burst beside healthy subscribers (bench/isolamento.ts)");
+    publishSection(await isolar(log), ISOLAMENTO_HEADING, log);
+  },
+};
 
 async function main() {
   const only = process.env.BENCH_ONLY;
-  if (only && only !== 'access' && only !== 'floor') throw new Error(`BENCH_ONLY is access or floor, not ${only}`);
-  if (only !== 'floor') await accessSection();
-  if (only !== 'access') await floorSection();
+  if (only && !(only in SECTIONS))
+    throw new Error(`BENCH_ONLY is one of ${Object.keys(SECTIONS).join(', ')}, not ${only}`);
+  for (const [name, section] of Object.entries(SECTIONS)) if (!only || only === name) await section();
 }
 
 main().catch((error) => {

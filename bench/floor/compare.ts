@@ -32,7 +32,7 @@ export const HEADING = '## Current figures';
 const COMMAND = 'BENCH_ONLY=floor pnpm bench';
 const VHOST = 'hub-bench-chao';
 
-interface Alvo {
+export interface Alvo {
   nome: string;
   url: string;
   headers: Record<string, string>;
@@ -59,15 +59,17 @@ export interface Linha {
   carga: number;
 }
 
-interface Contagem {
+export interface Contagem {
   entregues: number;
   falhas: number;
+  sem_resposta: number;
   ultima: number;
 }
 
-function receptores() {
-  const processo = spawnService(path.join(__dirname, '../receptores.ts'), { RECEPTORES: '3' });
-  const urls = Promise.all([0, 1, 2].map((i) => processo.url(`receptor-${i}`)));
+/** `quantos` receivers in a process of their own (bench/receptores.ts): their /ok URLs, their counts. */
+export function receptores(quantos = 3) {
+  const processo = spawnService(path.join(__dirname, '../receptores.ts'), { RECEPTORES: String(quantos) });
+  const urls = Promise.all(Array.from({ length: quantos }, (_, i) => processo.url(`receptor-${i}`)));
   return {
     urls,
     contagem: async () => (await (await fetch(`${(await urls)[0]!.replace(/\/ok$/, '')}/contagem`)).json()) as Contagem,
@@ -77,13 +79,14 @@ function receptores() {
     stop: () => processo.stop(),
   };
 }
-type Receptores = ReturnType<typeof receptores>;
+export type Receptores = ReturnType<typeof receptores>;
 
-/** Waits until `esperadas` distinct deliveries arrived, or none came for SEM_PROGRESSO_MS. */
-async function esperarChegadas(r: Receptores, esperadas: number): Promise<Contagem> {
+/** Waits until `esperadas` distinct deliveries arrived, or none came for SEM_PROGRESSO_MS, or `prazoMs` passed. */
+export async function esperarChegadas(r: Receptores, esperadas: number, prazoMs = Infinity): Promise<Contagem> {
+  const limite = Date.now() + prazoMs;
   let ultima = await r.contagem();
   let desde = Date.now();
-  while (ultima.entregues < esperadas && Date.now() - desde < SEM_PROGRESSO_MS) {
+  while (ultima.entregues < esperadas && Date.now() - desde < SEM_PROGRESSO_MS && Date.now() < limite) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const agora = await r.contagem();
     if (agora.entregues > ultima.entregues) desde = Date.now();
@@ -92,7 +95,7 @@ async function esperarChegadas(r: Receptores, esperadas: number): Promise<Contag
   return ultima;
 }
 
-async function aquecer(r: Receptores, alvo: Alvo, log: (line: string) => void) {
+export async function aquecer(r: Receptores, alvo: Alvo, log: (line: string) => void) {
   log(`  warming up ${alvo.nome}…`);
   const antes = (await r.contagem()).entregues;
   const w = await autocannon({ ...pedido(alvo), connections: 10, amount: 1_000 });
@@ -107,7 +110,7 @@ const pedido = (alvo: Alvo) => ({
   timeout: 30,
 });
 
-async function medir(
+export async function medir(
   r: Receptores,
   alvo: Alvo,
   bancos: ((nome: string) => boolean) | undefined,
