@@ -3,16 +3,16 @@ import { delayQueueName, QUEUES } from '@hub/contracts';
 import { AppError, notFound } from '@hub/http';
 import type { Db } from '../../db';
 import { espiarFilaDeErro } from './espiar';
+import type { Fila, Papel } from './fila.schemas';
+import type { TravaDaFilaDeErro } from './trava';
 
-export type Papel = 'trabalho' | 'atraso' | 'erro';
-
-export interface Fila {
-  nome: string;
-  papel: Papel;
-  mensagens: number;
-  consumidores: number;
-  /** false while nobody declared it yet (a delay queue before the first worker started) */
-  declarada: boolean;
+export interface FilasDeps {
+  broker: Broker;
+  db: Db;
+  /** The readers' locks of the error queue (shared with the reconciliation). */
+  trava: TravaDaFilaDeErro;
+  /** DELIVERY_RETRY_DELAYS: one delay queue per distinct step. */
+  passosMs: readonly number[];
 }
 
 /** Seconds a client is told to wait when RabbitMQ is not answering (a restart takes several). */
@@ -34,7 +34,7 @@ export const brokerIndisponivel = () =>
  * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too) and the error queue, with
  * their depth and consumers as RabbitMQ reports them now.
  */
-export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly number[]) {
+export function filasDaTopologia({ broker, db, trava, passosMs }: FilasDeps) {
   const nomes: [string, Papel][] = [
     [QUEUES.entregas, 'trabalho'],
     ...[...new Set(passosMs)].map((ms): [string, Papel] => [delayQueueName(ms), 'atraso']),
@@ -60,7 +60,7 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
     if (!achada) throw notFound('queue of the delivery topology');
     return achada;
   };
-  const espiar = espiarFilaDeErro(db, broker);
+  const espiar = espiarFilaDeErro({ db, broker, trava });
 
   return {
     listar: () => Promise.all(nomes.map(([nome, papel]) => ler(nome, papel))),
