@@ -37,11 +37,11 @@ export interface Trava {
  * LEITURA shared, so it never waits behind a pass: it is refused with 409 while one runs.
  */
 export function travaDaFilaDeErro(databaseUrl: string, logger?: Logger) {
-  async function comSessao<T>(fn: (sessao: DedicatedSession) => Promise<T | undefined>): Promise<Trava | undefined> {
+  /** A new session that keeps what `tomar` took (true), or is closed at once (false, or a failure). */
+  async function comSessao(tomar: (sessao: DedicatedSession) => Promise<boolean>): Promise<Trava | undefined> {
     const sessao = await DedicatedSession.abrir(databaseUrl, 'hub-api.fila-de-erro', logger);
     try {
-      const tomada = await fn(sessao);
-      if (tomada === undefined) {
+      if (!(await tomar(sessao))) {
         await sessao.fechar();
         return undefined;
       }
@@ -60,16 +60,14 @@ export function travaDaFilaDeErro(databaseUrl: string, logger?: Logger) {
     paraConciliar: (): Promise<Trava | undefined> =>
       comSessao(async (sessao) => {
         const travas = travasRepository(sessao);
-        if (!(await travas.tentarPasse())) return undefined;
+        if (!(await travas.tentarPasse())) return false;
         if (!(await travas.esperarLeituraExclusiva(ESPERA_PELAS_OLHADAS_MS))) throw leituraEmAndamento();
         return true;
       }),
 
     /** The lock of a look; 409 conciliacao_em_andamento while a pass holds the queue or waits for it. */
     async paraOlhar(): Promise<Trava> {
-      const trava = await comSessao(
-        async (sessao) => (await travasRepository(sessao).tentarLeituraCompartilhada()) || undefined,
-      );
+      const trava = await comSessao((sessao) => travasRepository(sessao).tentarLeituraCompartilhada());
       if (!trava)
         throw conciliacaoEmAndamento('a reconciliation of the error queue is under way; look again after Retry-After');
       return trava;
