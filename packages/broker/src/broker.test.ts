@@ -82,6 +82,72 @@ describe('Broker', () => {
     await until(() => seen.includes('depois'));
   });
 
+  it('When a consumer is cancelled, then its handler under way ends and is acked, it takes no more messages, and a reconnection does not start it again', async () => {
+    const queue = name('cancelar');
+    // Not exclusive: it outlives the connection cut below, with what waits in it.
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { durable: false });
+    });
+    const seen: string[] = [];
+    let soltar: () => void = () => undefined;
+    const preso = new Promise<void>((resolve) => {
+      soltar = resolve;
+    });
+    const consumo = await broker.consume(
+      queue,
+      async (message) => {
+        seen.push(message.content.toString());
+        if (seen.length === 1) await preso;
+      },
+      { prefetch: 1 },
+    );
+    await broker.publish('', queue, Buffer.from('um'));
+    await until(() => seen.length === 1);
+    const cancelado = consumo.cancel();
+    let terminou = false;
+    void cancelado.then(() => {
+      terminou = true;
+    });
+    await broker.publish('', queue, Buffer.from('dois'));
+    await new Promise((r) => setTimeout(r, 100));
+    // The cancel waits for the handler under way.
+    expect(terminou).toBe(false);
+    soltar();
+    await cancelado;
+    const reconnected = new Promise((resolve) => broker.once('connected', resolve));
+    // biome-ignore lint/suspicious/noExplicitAny: reaching the live connection to cut it, as a network failure would
+    await (broker as any).connection.close();
+    await reconnected;
+    await broker.publish('', queue, Buffer.from('tres'));
+    expect(seen).toEqual(['um']);
+    // 'um' was acked; 'dois' and 'tres' wait for another consumer.
+    expect((await broker.withChannel((ch) => ch.checkQueue(queue))).messageCount).toBe(2);
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+  });
+
+  it('When a handler of a consumer with a retryQueue fails, then its retry comes back to that queue, not to the one it was taken from', async () => {
+    const queue = name('origem');
+    const retorno = name('retorno');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { exclusive: true, durable: false });
+      await ch.assertQueue(retorno, { exclusive: true, durable: false });
+    });
+    const vistos: string[] = [];
+    await broker.consume(
+      queue,
+      async () => {
+        throw new Error('passing failure');
+      },
+      { retryQueue: retorno, retry: { delaysMs: [20], maxAttempts: 3 } },
+    );
+    await broker.consume(retorno, async (message) => {
+      vistos.push(`${message.content.toString()}:${message.properties.headers?.['hub-tentativa']}`);
+    });
+    await broker.publish('', queue, Buffer.from('x'));
+    await until(() => vistos.length === 1);
+    expect(vistos).toEqual(['x:2']);
+  });
+
   it('When publishing to an exchange that does not exist, then publish rejects and the broker heals: a later message is consumed', async () => {
     await expect(broker.publish(name('nada'), 'x', Buffer.from('x'))).rejects.toThrow();
     const queue = name('after');

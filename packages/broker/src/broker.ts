@@ -76,6 +76,22 @@ export interface ConsumeOptions {
    */
   isUnavailable?: (error: unknown) => boolean;
   retry?: RetryPolicy;
+  /**
+   * The queue a retried message comes back to (the delay queues dead-letter it there by name); the
+   * consumed queue unless given. A queue that may be deleted while its messages wait (a destination's
+   * own queue) sends them back to one that is always there.
+   */
+  retryQueue?: string;
+}
+
+/** A consumer started by `Broker.consume`. */
+export interface Consumption {
+  /**
+   * Stops it for good: no more messages (also after a reconnection), its handlers under way end
+   * (acked or nacked on its channel), then its channel closes. Messages it had not taken stay in
+   * the queue for other consumers.
+   */
+  cancel(): Promise<void>;
 }
 
 /** How long one node may take to open an AMQP connection before the next is tried. */
@@ -89,6 +105,9 @@ interface Consumer {
   options: ConsumeOptions;
   channel?: Channel;
   tag?: string;
+  /** Its handlers under way. */
+  inFlight: Set<Promise<void>>;
+  cancelled?: boolean;
 }
 
 export interface BrokerOptions {
@@ -210,6 +229,17 @@ export class Broker extends EventEmitter {
     return (await channel).checkQueue(queue);
   }
 
+  /**
+   * Closes the channel kept for checking a queue (a queue that is gone, or no longer looked at): one
+   * channel per queue name otherwise stays open for the connection's life.
+   */
+  forgetQueue(queue: string): void {
+    const channel = this.inspectors.get(queue);
+    if (!channel) return;
+    this.inspectors.delete(queue);
+    channel.then((c) => c.close()).catch(() => undefined);
+  }
+
   private async onChannel<T>(connection: ChannelModel, fn: (channel: Channel) => Promise<T>): Promise<T> {
     const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'amqp channel error'));
@@ -254,10 +284,33 @@ export class Broker extends EventEmitter {
   }
 
   /** Consumes a queue; a message is acked only after its handler resolved. */
-  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<void> {
-    const consumer: Consumer = { queue, handler, options };
+  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumption> {
+    const consumer: Consumer = { queue, handler, options, inFlight: new Set() };
     this.consumers.push(consumer);
-    if (this.connection) await this.startConsumer(consumer);
+    const consumption = { cancel: () => this.cancelConsumer(consumer) };
+    if (this.connection) {
+      try {
+        await this.startConsumer(consumer);
+      } catch (error) {
+        // Not started (e.g. the queue does not exist): nothing is left behind to restart it.
+        await consumption.cancel();
+        throw error;
+      }
+    }
+    return consumption;
+  }
+
+  private async cancelConsumer(consumer: Consumer): Promise<void> {
+    if (consumer.cancelled) return;
+    consumer.cancelled = true;
+    const i = this.consumers.indexOf(consumer);
+    if (i >= 0) this.consumers.splice(i, 1);
+    const { channel, tag } = consumer;
+    if (channel && tag) await channel.cancel(tag).catch(() => undefined);
+    await Promise.allSettled([...consumer.inFlight]);
+    consumer.channel = undefined;
+    consumer.tag = undefined;
+    await channel?.close().catch(() => undefined);
   }
 
   /** Stops consuming, waits for handlers under way, then closes the connection. */
@@ -391,6 +444,10 @@ export class Broker extends EventEmitter {
     channel.on('error', (error) =>
       this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
     );
+    if (consumer.cancelled) {
+      await channel.close().catch(() => undefined);
+      return;
+    }
     // A consumer channel closed alone (queue deleted, consumer timeout) is started again; when the
     // whole connection went, the reconnection restarts every consumer instead.
     channel.on('close', () => this.restartConsumer(consumer, connection, channel));
@@ -410,13 +467,20 @@ export class Broker extends EventEmitter {
         ),
       );
       this.inFlight.add(work);
-      void work.finally(() => this.inFlight.delete(work));
+      consumer.inFlight.add(work);
+      void work.finally(() => {
+        this.inFlight.delete(work);
+        consumer.inFlight.delete(work);
+      });
     });
     consumer.tag = reply.consumerTag;
+    // Cancelled while it was starting: undone now that it has a tag.
+    if (consumer.cancelled) await channel.cancel(reply.consumerTag).catch(() => undefined);
   }
 
   private restartConsumer(consumer: Consumer, connection: ChannelModel, channel: Channel): void {
-    if (this.closed || consumer.channel !== channel) return; // an old channel, or restarted already
+    // an old channel, restarted already, or cancelled on purpose
+    if (this.closed || consumer.cancelled || consumer.channel !== channel) return;
     consumer.channel = undefined;
     consumer.tag = undefined;
     void this.retryConsumer(consumer, connection, 1);
@@ -424,7 +488,7 @@ export class Broker extends EventEmitter {
 
   private async retryConsumer(consumer: Consumer, connection: ChannelModel, attempt: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 250 * 2 ** attempt)).unref());
-    if (this.closed || this.connection !== connection || consumer.channel) return;
+    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) return;
     try {
       // The queue may have been deleted: declare the topology again before consuming.
       for (const topology of this.topologies) await this.onChannel(connection, topology);
@@ -494,7 +558,7 @@ export class Broker extends EventEmitter {
     if (unavailable) this.repeated(`${queue} unavailable`, write);
     else write();
     try {
-      await this.publish(RETRY_EXCHANGE, queue, message.content, {
+      await this.publish(RETRY_EXCHANGE, options.retryQueue ?? queue, message.content, {
         ...retryProperties(message),
         expiration: String(delay.expirationMs),
         headers: {

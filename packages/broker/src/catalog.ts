@@ -42,14 +42,14 @@ export function publishMessage<S extends z.ZodType>(
  * Consumes a queue of one message kind. A message that breaks its schema can never succeed, so it
  * is rejected (to the dead-letter exchange when the queue has one) instead of looping.
  */
-export function consumeMessages<S extends z.ZodType>(
+export async function consumeMessages<S extends z.ZodType>(
   broker: Broker,
   queue: string,
   definition: MessageDefinition<S>,
   handler: (body: z.output<S>, message: ConsumeMessage) => Promise<void>,
   options: ConsumeOptions = {},
 ): Promise<void> {
-  return broker.consume(
+  await broker.consume(
     queue,
     async (message) => {
       await handler(decode(definition, message), message);

@@ -116,7 +116,10 @@ const amqpUrlList = z
 /** Settings every service shares; each service extends this with its own. */
 export const baseConfig = z.object({
   HUB_AMBIENTE: ambiente.describe('LOCALHOST, SANDBOX or PRODUCTION; PRODUCTION when unset'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('the least severe log lines written'),
   RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', amqpUrlList).describe(
     "AMQP URL of RabbitMQ, with its credentials; a cluster's nodes separated by commas",
   ),
@@ -134,7 +137,7 @@ export const identityConfig = z.object({
   IDENTITY_ISSUER: developmentDefault('http://127.0.0.1:8085', z.string().min(1)).describe(
     'the iss claim every identity token must carry',
   ),
-  IDENTITY_AUDIENCE: z.string().min(1).default('event-hub'),
+  IDENTITY_AUDIENCE: z.string().min(1).default('event-hub').describe('the aud claim every identity token must carry'),
   IDENTITY_ALGORITHMS: z
     .string()
     .default('EdDSA')

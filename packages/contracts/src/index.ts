@@ -150,6 +150,15 @@ export const QUEUES = {
 /** The delay queue of one retry step: its TTL sends the job back to the work exchange. */
 export const delayQueueName = (stepMs: number) => `delivery-worker.atraso.${stepMs}ms`;
 
+/**
+ * The queue of one isolated destination (architecture §5, "Fair scheduling"): its jobs wait there
+ * instead of in the shared work queue while it is held back (paused, circuit open) or backlogged.
+ * `chave` is the id of its destino row, stable for the life of the origin.
+ */
+export const destinationQueueName = (chave: string) => `delivery-worker.destino.${chave}`;
+/** The routing key on `hub.entregas` that reaches one isolated destination's queue. */
+export const destinationRoutingKey = (chave: string) => `destino.${chave}`;
+
 /** Headers of a job in the error queue: why it is there (the body is the job, unchanged). */
 export const ERROR_QUEUE_HEADERS = {
   /** attempts made in the cycle that ended (number) */
@@ -172,6 +181,8 @@ export interface DeliveryTopology {
   filaDeErro: string;
   /** the delay queue of one retry step */
   filaDeAtraso: (stepMs: number) => string;
+  /** the queue of one isolated destination (its destino id), bound to `entregas` by `destinationRoutingKey` */
+  filaDoDestino: (chave: string) => string;
 }
 
 export const DELIVERY_TOPOLOGY: DeliveryTopology = {
@@ -181,6 +192,7 @@ export const DELIVERY_TOPOLOGY: DeliveryTopology = {
   filaDeEntregas: QUEUES.entregas,
   filaDeErro: QUEUES.entregasErro,
   filaDeAtraso: delayQueueName,
+  filaDoDestino: destinationQueueName,
 };
 
 /**
@@ -195,16 +207,22 @@ export function isolatedDeliveryTopology(prefix: string): DeliveryTopology {
     filaDeEntregas: `${prefix}.${QUEUES.entregas}`,
     filaDeErro: `${prefix}.${QUEUES.entregasErro}`,
     filaDeAtraso: (stepMs) => `${prefix}.${delayQueueName(stepMs)}`,
+    filaDoDestino: (chave) => `${prefix}.${destinationQueueName(chave)}`,
   };
 }
 
-/** Deletes an isolated delivery topology (its queues and exchanges), e.g. after a test file. */
+/**
+ * Deletes an isolated delivery topology (its queues and exchanges), e.g. after a test file;
+ * `destinos`: the keys of destinations that may have a queue of their own in it.
+ */
 export async function deleteDeliveryTopology(
   channel: Channel,
   topology: DeliveryTopology,
   delayStepsMs: readonly number[] = [],
+  destinos: readonly string[] = [],
 ): Promise<void> {
   for (const stepMs of new Set(delayStepsMs)) await channel.deleteQueue(topology.filaDeAtraso(stepMs));
+  for (const chave of new Set(destinos)) await channel.deleteQueue(topology.filaDoDestino(chave));
   await channel.deleteQueue(topology.filaDeEntregas);
   await channel.deleteQueue(topology.filaDeErro);
   for (const exchange of [topology.entregas, topology.entregasAtraso, topology.entregasErro])
@@ -254,6 +272,26 @@ export async function declareDeliveryTopology(
     });
     await channel.bindQueue(queue, names.entregasAtraso, queue);
   }
+}
+
+/**
+ * The queue of one isolated destination, idempotently: a quorum queue like the work queue (poison
+ * jobs dead-lettered to the error queue after DELIVERY_LIMIT deliveries, so the reconciliation
+ * finds them as it finds the work queue's), bound to the work exchange by its own routing key. A
+ * job sent there while nothing is bound (the queue not declared yet, or unbound before its
+ * deletion) is returned to a mandatory publisher, who sends it to the shared work queue instead.
+ */
+export async function declareDestinationQueue(
+  channel: Channel,
+  chave: string,
+  names: DeliveryTopology = DELIVERY_TOPOLOGY,
+): Promise<void> {
+  const queue = names.filaDoDestino(chave);
+  await channel.assertQueue(
+    queue,
+    quorumQueue({ deadLetterExchange: names.entregasErro, deliveryLimit: DELIVERY_LIMIT }),
+  );
+  await channel.bindQueue(queue, names.entregas, destinationRoutingKey(chave));
 }
 
 /**

@@ -1,8 +1,12 @@
-import { Broker } from '@hub/broker';
+import { Broker, UnroutableError } from '@hub/broker';
 import { createLogger } from '@hub/log';
 import {
+  DELIVERY_LIMIT,
   declareConsumingQueue,
   declareDeliveryTopology,
+  declareDestinationQueue,
+  destinationQueueName,
+  destinationRoutingKey,
   declareInternalTopology,
   delayQueueName,
   EXCHANGES,
@@ -132,6 +136,31 @@ describe('Delivery topology', () => {
       }
     });
     expect(order).toEqual(['curto', 'longo']);
+  });
+
+  it('When a destination queue is declared, then a job sent by its routing key rests there, one delivered too often is dead-lettered to the error queue, and once it is deleted a mandatory publish by that key is returned', async () => {
+    await broker.withChannel((ch) => declareDeliveryTopology(ch));
+    const chave = `teste-${process.pid}-${Date.now()}`;
+    await broker.withChannel((ch) => declareDestinationQueue(ch, chave));
+    await broker.withChannel((ch) => declareDestinationQueue(ch, chave));
+    const body = job();
+    await broker.publish(EXCHANGES.entregas, destinationRoutingKey(chave), Buffer.from(body), { mandatory: true });
+    // Given back DELIVERY_LIMIT times (each a worker dying with it), the next return dead-letters it.
+    await broker.withChannel(async (ch) => {
+      for (let i = 0; i <= DELIVERY_LIMIT; i += 1) {
+        const got = await ch.get(destinationQueueName(chave));
+        if (!got) throw new Error('the job left the destination queue too early');
+        ch.nack(got, false, true);
+      }
+    });
+    const erro = await take(QUEUES.entregasErro, body, false);
+    expect(erro.properties.headers?.['x-death']).toEqual([
+      expect.objectContaining({ queue: destinationQueueName(chave), reason: 'delivery_limit' }),
+    ]);
+    await broker.withChannel((ch) => ch.deleteQueue(destinationQueueName(chave)));
+    await expect(
+      broker.publish(EXCHANGES.entregas, destinationRoutingKey(chave), Buffer.from(body), { mandatory: true }),
+    ).rejects.toBeInstanceOf(UnroutableError);
   });
 
   it('When a job of the work queue is rejected, then it rests in the error queue', async () => {

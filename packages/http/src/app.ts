@@ -5,6 +5,7 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { handleClientErrors } from './client-error';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
+import { prontidaoMetric } from './metricas';
 import { problemHandler, requestId, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';
@@ -37,9 +38,23 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
 
+  const checks = Object.entries(options.readiness ?? {});
+  const verificar = () =>
+    Promise.all(
+      checks.map(async ([name, check]): Promise<[string, string]> => {
+        try {
+          await withTimeout(check(), 2000);
+          return [name, 'ok'];
+        } catch (error) {
+          return [name, `falha: ${(error as Error).message}`];
+        }
+      }),
+    );
+
   const registry = new Registry();
   registry.setDefaultLabels({ service: options.service });
   collectDefaultMetrics({ register: registry });
+  if (checks.length) registry.registerMetric(prontidaoMetric(verificar));
   options.metrics?.(registry);
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
@@ -73,21 +88,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
     res.json({ situacao: 'ok', servico: options.service });
   });
   app.get('/saude/prontidao', async (_req, res) => {
-    const checks = await Promise.all(
-      Object.entries(options.readiness ?? {}).map(async ([name, check]) => {
-        try {
-          await withTimeout(check(), 2000);
-          return [name, 'ok'] as const;
-        } catch (error) {
-          return [name, `falha: ${(error as Error).message}`] as const;
-        }
-      }),
-    );
-    const ready = checks.every(([, state]) => state === 'ok');
+    const estados = await verificar();
+    const ready = estados.every(([, state]) => state === 'ok');
     res.status(ready ? 200 : 503).json({
       situacao: ready ? 'ok' : 'indisponivel',
       servico: options.service,
-      dependencias: Object.fromEntries(checks),
+      dependencias: Object.fromEntries(estados),
     });
   });
   app.get('/metrics', async (_req, res) => {

@@ -17,3 +17,24 @@ export function outboxLagMetric(lerAtrasoSegundos: () => Promise<number>): Gauge
     },
   });
 }
+
+/** The readiness of each dependency: resolves "ok" or "falha: <why>" (never rejects). */
+export type VerificarProntidao = () => Promise<[string, string][]>;
+
+/**
+ * `hub_prontidao{dependencia}`: 1 when that check of GET /saude/prontidao passes, 0 when it fails,
+ * run again at each scrape. A service that answers /metrics but is not ready (its database or broker
+ * unreachable) is invisible to `up`; this is what an alert on readiness reads.
+ */
+export function prontidaoMetric(verificar: VerificarProntidao): Gauge {
+  return new Gauge({
+    registers: [],
+    name: 'hub_prontidao',
+    help: 'readiness of each dependency of GET /saude/prontidao, checked at this scrape (1 ok, 0 failing)',
+    labelNames: ['dependencia'] as const,
+    async collect() {
+      this.reset();
+      for (const [dependencia, estado] of await verificar()) this.set({ dependencia }, estado === 'ok' ? 1 : 0);
+    },
+  });
+}

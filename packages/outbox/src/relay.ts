@@ -1,4 +1,4 @@
-import type { Broker } from '@hub/broker';
+import { type Broker, UnroutableError } from '@hub/broker';
 import { CONEXAO } from '@hub/database';
 import type { Logger } from '@hub/log';
 import { NotificationListener } from '@hub/database';
@@ -30,6 +30,21 @@ export interface OutboxRelayOptions {
    * stops it); without it the relay opens one of its own.
    */
   listener?: NotificationListener;
+  /**
+   * Another route for a row, tried first (mandatory): when nothing is bound to it (RabbitMQ returns
+   * the message), the row goes to its own exchange and routing key. hub-api sends the jobs of an
+   * isolated destination straight to its queue this way.
+   */
+  rotear?: (linha: LinhaDaOutbox) => { exchange: string; routingKey: string } | undefined;
+}
+
+/** A row being published, as `rotear` sees it. */
+export interface LinhaDaOutbox {
+  exchange: string;
+  routing_key: string;
+  message_id: string;
+  /** the message body as JSON text */
+  body: string;
 }
 
 interface Row {
@@ -70,7 +85,9 @@ export class OutboxRelay {
   private purgeTimer?: NodeJS.Timeout;
   private purging?: Promise<unknown>;
   private readonly onBrokerConnected = () => this.wake();
-  private readonly o: Required<Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table' | 'listener'>>;
+  private readonly o: Required<
+    Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table' | 'listener' | 'rotear'>
+  >;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.table = outboxTable(options.table ?? 'outbox');
@@ -256,10 +273,7 @@ export class OutboxRelay {
   }
 
   private publishRow(row: Row): Promise<void> {
-    const publishing = this.options.broker.publish(row.exchange, row.routing_key, Buffer.from(row.body), {
-      messageId: row.message_id,
-      ...(row.headers ? { headers: row.headers } : {}),
-    });
+    const publishing = this.publishRouted(row);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -268,6 +282,22 @@ export class OutboxRelay {
       );
     });
     return Promise.race([publishing, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** Publishes a row to the route `rotear` gives, or when none (or nothing bound to it) to its own. */
+  private async publishRouted(row: Row): Promise<void> {
+    const { broker } = this.options;
+    const content = Buffer.from(row.body);
+    const properties = { messageId: row.message_id, ...(row.headers ? { headers: row.headers } : {}) };
+    const rota = this.options.rotear?.(row);
+    if (rota) {
+      try {
+        return await broker.publish(rota.exchange, rota.routingKey, content, { ...properties, mandatory: true });
+      } catch (error) {
+        if (!(error instanceof UnroutableError)) throw error;
+      }
+    }
+    await broker.publish(row.exchange, row.routing_key, content, properties);
   }
 
   private async work(): Promise<void> {

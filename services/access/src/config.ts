@@ -2,8 +2,10 @@ import { baseConfig, databaseUrlFromEnv, durationFromEnv, identityConfig, loadCo
 import { z } from 'zod';
 
 export const accessConfig = baseConfig.extend(identityConfig.shape).extend({
-  ACCESS_PORT: portFromEnv(8081),
-  ACCESS_DATABASE_URL: databaseUrlFromEnv('hub_access'),
+  ACCESS_PORT: portFromEnv(8081).describe('port of the access service'),
+  ACCESS_DATABASE_URL: databaseUrlFromEnv('hub_access').describe(
+    'PostgreSQL database of the access registry (created and migrated at start)',
+  ),
   COMPANY_DOMAIN: z
     .string()
     .min(1)

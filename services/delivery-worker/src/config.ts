@@ -48,6 +48,28 @@ export const deliveryWorkerConfig = baseConfig
     DELIVERY_SWEEP_AGE: durationFromEnv('2m').describe(
       "how far past the latest moment its job could be back (the end of its delay step, or of its claim's lease) a delivery is before the sweeper enqueues its job again",
     ),
+    DELIVERY_ISOLATION_DEFERRALS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(20)
+      .describe(
+        'jobs of one destination deferred at its limit within one DELIVERY_DESTINOS_REFRESH after which it gets a queue of its own (0: never for that reason)',
+      ),
+    DELIVERY_ISOLATION_BACKLOG: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(2000)
+      .describe(
+        'depth of the work queue from which a destination taking at least half of the jobs a worker takes from it gets a queue of its own (0: never for that reason)',
+      ),
+    DELIVERY_ISOLATION_QUIET: durationFromEnv('60s').describe(
+      'how long the queue of an isolated destination, not held back, stays empty before the destination goes back to the work queue',
+    ),
+    DELIVERY_ISOLATION_GRACE: durationFromEnv('15s').describe(
+      "how long a destination going back to the work queue is still consumed from its own queue (jobs hub-api's relay routed there before it knew); above HUB_CACHE_TTL",
+    ),
     DELIVERY_POISON_CLAIMS: z.coerce
       .number()
       .int()

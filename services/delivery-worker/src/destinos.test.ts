@@ -130,7 +130,7 @@ describe('delivery worker: the destinations as operators set them', () => {
     expect(maximo).toBeLessThanOrEqual(2);
   });
 
-  it('When a destination is paused, then no request reaches it and its deliveries stay pendente with no attempt; when resumed, each is delivered once', async () => {
+  it('When a destination is paused, then no request reaches it, its jobs rest still in a queue of its own and its deliveries stay pendente with no attempt; when resumed, each is delivered once', async () => {
     const worker = await iniciar();
     const c = await cenario(hub);
     const a = await c.assinar(`${rapido.url('/rapido')}?pausa=1`, 3);
@@ -141,12 +141,26 @@ describe('delivery worker: the destinations as operators set them', () => {
     const trabalhos = [];
     for (let i = 0; i < 5; i += 1) trabalhos.push(...(await c.entregar([a], { broker: worker.broker })));
     const ids = trabalhos.map((t) => t.entrega_id);
-    // Each job has come round at least twice (deferred, back from its delay queue, deferred again).
-    const pausados = async () =>
-      (await (await fetch(`${worker.url}/metrics`)).text()).match(
-        /hub_delivery_jobs_total\{desfecho="pausado"[^}]*\} (\d+)/,
-      )?.[1];
-    await waitFor(async () => Number((await pausados()) ?? 0) >= 10, { what: 'the jobs deferred by the pause' });
+    const metrica = async (nome: RegExp) =>
+      Number((await (await fetch(`${worker.url}/metrics`)).text()).match(nome)?.[1] ?? 0);
+    const leituras = () => metrica(/^hub_delivery_destination_reads_total(?:\{[^}]*\})? (\d+)$/m);
+    // The first job isolated the destination; every job went on to its queue, which nobody consumes while paused.
+    const destino = await hub.db.destino.findUniqueOrThrow({ where: { origem } });
+    const fila = hub.topologia.filaDoDestino(destino.id);
+    const profundidade = () => worker.broker.withChannel((ch) => ch.checkQueue(fila));
+    await waitFor(async () => (await profundidade().catch(() => undefined))?.messageCount === 5, {
+      what: 'the jobs resting in the destination queue',
+    });
+    expect(await hub.db.destino.findUniqueOrThrow({ where: { origem } })).toMatchObject({
+      isolamento: 'isolada',
+      isolamentoMotivo: 'retida',
+    });
+    // Three passes over the destinations later they have not moved: no job came round a delay queue.
+    const lidas = await leituras();
+    await waitFor(async () => (await leituras()) >= lidas + 3, { what: 'three more passes' });
+    expect(await profundidade()).toMatchObject({ messageCount: 5, consumerCount: 0 });
+    expect(await metrica(/hub_delivery_jobs_total\{desfecho="pausado"[^}]*\} (\d+)/)).toBe(0);
+    expect(await metrica(/hub_delivery_jobs_total\{desfecho="encaminhado"[^}]*\} (\d+)/)).toBe(5);
     expect(rapido.de('/rapido').length).toBe(antes);
     expect(await hub.db.tentativa.count({ where: { entregaId: { in: ids } } })).toBe(0);
     const situacoes = await hub.db.entrega.findMany({ where: { id: { in: ids } }, select: { situacao: true } });

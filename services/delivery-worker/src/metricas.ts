@@ -17,8 +17,16 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: 'jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue)',
+    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue)",
     labelNames: ['desfecho'] as const,
+  });
+  // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as
+  // the origins the subscriptions point at, which an operator reads per destination (GET /destino).
+  const tentativasPorDestino = new Counter({
+    registers: [],
+    name: 'hub_delivery_destination_attempts_total',
+    help: 'delivery attempts made by this process per destination origin, by result (sucesso, falha)',
+    labelNames: ['origem', 'resultado'] as const,
   });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
   const adiadas = new Counter({
@@ -36,6 +44,17 @@ export function criarMetricas() {
     name: 'hub_delivery_destination_reads_total',
     help: 'passes that read the destination rows (limits, pause) and the number of workers',
   });
+  const isolamentos = new Counter({
+    registers: [],
+    name: 'hub_delivery_isolation_changes_total',
+    help: "changes this process made to destinations' own queues (isolada: a destination got one, saindo: it started going back, removida: its queue was removed)",
+    labelNames: ['mudanca'] as const,
+  });
+  const isoladas = new Gauge({
+    registers: [],
+    name: 'hub_delivery_isolated_destinations',
+    help: 'destinations with a queue of their own (isolated, going back or being removed), as this process last read them',
+  });
   const duracao = new Histogram({
     registers: [],
     name: 'hub_delivery_attempt_duration_seconds',
@@ -43,16 +62,31 @@ export function criarMetricas() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     labelNames: ['resultado'] as const,
   });
-  const todas: Metric[] = [tentativas, trabalhos, situacoes, emVoo, adiadas, recuperadas, duracao, destinosLidos];
-  return {
-    destinosLidos,
+  const todas: Metric[] = [
     tentativas,
+    tentativasPorDestino,
     trabalhos,
     situacoes,
     emVoo,
     adiadas,
     recuperadas,
     duracao,
+    destinosLidos,
+    isolamentos,
+    isoladas,
+  ];
+  return {
+    destinosLidos,
+    tentativas,
+    tentativasPorDestino,
+    trabalhos,
+    situacoes,
+    emVoo,
+    adiadas,
+    recuperadas,
+    duracao,
+    isolamentos,
+    isoladas,
     /** Registers them, with POSTs under way per destination origin read at each scrape. */
     registrar(registry: Registry, emAndamentoPorOrigem: () => [string, number][] = () => []) {
       const porOrigem = new Gauge({

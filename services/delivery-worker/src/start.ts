@@ -15,6 +15,7 @@ import type { Logger } from '@hub/log';
 import { KeyStore } from '@hub/signing';
 import type { DeliveryWorkerConfig } from './config';
 import { Destinos } from './features/destinos/destinos';
+import { Isolamento } from './features/destinos/isolamento';
 import { entregasRepository } from './features/entregas/entregas.repository';
 import { type EntregasService, entregasService, passoDaPausa } from './features/entregas/entregas.service';
 import { Remetente } from './features/entregas/remetente';
@@ -41,6 +42,8 @@ export interface RunningDeliveryWorker {
   entregas: EntregasService;
   /** The destinations' rules this process obeys now. */
   destinos: Destinos;
+  /** The destinations with a queue of their own, as this process sees and consumes them. */
+  isolamento: Isolamento;
   varredura: VarreduraJob;
   stop(): Promise<void>;
 }
@@ -133,6 +136,25 @@ export async function startDeliveryWorker(
     aoLer: () => metricas.destinosLidos.inc(),
     emAndamento: () => entregas.limite.emAndamento(),
   });
+  // The claim's lease: every job a stopped consumer had taken is settled within it.
+  const reivindicacaoMs = config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT;
+  const isolamento = new Isolamento({
+    db,
+    broker,
+    topologia,
+    destinos,
+    logger,
+    metricas,
+    intervaloMs: config.DELIVERY_DESTINOS_REFRESH,
+    adiamentosParaIsolar: config.DELIVERY_ISOLATION_DEFERRALS,
+    acumuloParaIsolar: config.DELIVERY_ISOLATION_BACKLOG,
+    quietudeMs: config.DELIVERY_ISOLATION_QUIET,
+    carenciaMs: config.DELIVERY_ISOLATION_GRACE,
+    margemMs: 2 * config.DELIVERY_DESTINOS_REFRESH + reivindicacaoMs,
+    processar: (message) => entregas.processarDoDestino(message),
+    retry: RETENTATIVAS,
+    isUnavailable: bancoIndisponivel,
+  });
   const remetente = new Remetente({
     timeoutMs: config.DELIVERY_TIMEOUT,
     ambiente: config.HUB_AMBIENTE,
@@ -152,6 +174,7 @@ export async function startDeliveryWorker(
     metricas,
     passosMs,
     destinos,
+    isolamento,
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
     tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
   });
@@ -180,6 +203,8 @@ export async function startDeliveryWorker(
     retry: RETENTATIVAS,
     isUnavailable: bancoIndisponivel,
   });
+  // The isolated destinations' queues: consumed from now on, each with its destination's share.
+  await isolamento.iniciar();
 
   const app = createHttpApp({
     service: 'delivery-worker',
@@ -205,12 +230,14 @@ export async function startDeliveryWorker(
     keys,
     entregas,
     destinos,
+    isolamento,
     varredura,
     stop: async () => {
       // No new jobs; the ones waiting go back; attempts under way get DELIVERY_STOP_TIMEOUT; the
       // consumer's close waits for every handler (ack or requeue) before the connection closes.
       entregas.parar(config.DELIVERY_STOP_TIMEOUT);
       await varredura.stop();
+      await isolamento.parar();
       await destinos.parar();
       await broker.close();
       await destinos.gravarRestantes();

@@ -93,11 +93,15 @@ export async function startDeliveryWorkerForTests(
   return { ...running, close: () => running.stop() };
 }
 
-/** Deletes the hub's isolated topology (after every worker on it stopped), on a connection of its own. */
+/**
+ * Deletes the hub's isolated topology (after every worker on it stopped), the queues its
+ * destinations may have had of their own included, on a connection of its own.
+ */
 export async function deleteTestTopology(hub: TestHub, passosMs: readonly number[]): Promise<void> {
   const broker = await connectTestBroker('delivery-worker-teardown');
   try {
-    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs));
+    const destinos = (await hub.db.destino.findMany({ select: { id: true } })).map((d) => d.id);
+    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs, destinos));
   } finally {
     await broker.close();
   }

@@ -113,7 +113,7 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
       ...(await c.entregar([assinatura], { broker: worker.broker })),
     ];
     const ids = trabalhos.map((t) => t.entrega_id);
-    // Paused well past the sweep age: the jobs cycle through the pause's delay queue (6 s), untouched.
+    // Paused well past the sweep age: the jobs rest in the destination's own queue, untouched.
     const pausadas = await varrerAte(
       async () => Date.now() - agora.getTime() > 2_000 && worker.destinos.regras(origem).pausado,
       'a long pause',
@@ -130,5 +130,51 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
     expect(enviadas).toBe(0);
     for (const id of ids) expect(await tentativas(id)).toBe(1);
     expect(pausa.recebidos).toHaveLength(ids.length);
+  });
+
+  it('When a destination has a queue of its own, then the sweeper leaves its deliveries waiting there alone, but takes over a claim whose worker died', async () => {
+    const propria = await iniciarReceptor({ '/propria': (_req, res) => res.writeHead(200).end() });
+    try {
+      const c = await cenario(hub);
+      const assinatura = await c.assinar(propria.url('/propria'), 3);
+      const origem = new URL(assinatura.url).origin;
+      // Isolated by a pause (its first job), then resumed: it keeps its queue until it stays quiet.
+      const agora = new Date();
+      const destino = await hub.db.destino.upsert({
+        where: { origem },
+        create: { id: crypto.randomUUID(), origem, pausado: true, criadoEm: agora, atualizadoEm: agora },
+        update: { pausado: true, atualizadoEm: agora },
+      });
+      await waitFor(() => worker.destinos.regras(origem).pausado, { what: 'the worker obeying the pause' });
+      const [primeiro] = await c.entregar([assinatura], { broker: worker.broker });
+      await waitFor(() => worker.isolamento.rotaDe(origem) !== undefined, { what: 'the destination isolated' });
+      await hub.db.destino.update({ where: { id: destino.id }, data: { pausado: false, retomadoEm: new Date(0) } });
+      await waitFor(
+        async () =>
+          (await hub.db.entrega.findUniqueOrThrow({ where: { id: primeiro!.entrega_id } })).situacao === 'concluida',
+        { what: 'the first delivery' },
+      );
+
+      // Long overdue: one waiting (its job behind the backlog of its queue), one claimed by a worker that died.
+      const [esperando, morta] = await c.entregar([assinatura, assinatura], { publicar: false });
+      await hub.db.$executeRaw`
+        update entrega set proxima_tentativa_em = now() - interval '1 hour' where id = ${esperando!.entrega_id}::uuid`;
+      await hub.db.$executeRaw`
+        update entrega set situacao = 'em_andamento', reivindicacao = gen_random_uuid(),
+               reivindicada_ate = now() - interval '1 hour', proxima_tentativa_em = now() - interval '1 hour'
+         where id = ${morta!.entrega_id}::uuid`;
+      expect(await worker.varredura.passar()).toBe(1);
+      await waitFor(
+        async () =>
+          (await hub.db.entrega.findUniqueOrThrow({ where: { id: morta!.entrega_id } })).situacao === 'concluida',
+        { what: "the dead worker's delivery taken over" },
+      );
+      expect(await worker.varredura.passar()).toBe(0);
+      expect((await hub.db.entrega.findUniqueOrThrow({ where: { id: esperando!.entrega_id } })).situacao).toBe(
+        'pendente',
+      );
+    } finally {
+      await propria.fechar();
+    }
   });
 });

@@ -10,8 +10,10 @@ import {
 import type { z } from 'zod';
 
 export const functionConfig = baseConfig.extend(identityConfig.shape).extend({
-  FUNCTION_PORT: portFromEnv(8082),
-  FUNCTION_DATABASE_URL: databaseUrlFromEnv('hub_function'),
+  FUNCTION_PORT: portFromEnv(8082).describe('port of the function service'),
+  FUNCTION_DATABASE_URL: databaseUrlFromEnv('hub_function').describe(
+    'PostgreSQL database of the function registry (created and migrated at start)',
+  ),
   ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who each caller is'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused'),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),

@@ -22,7 +22,7 @@ export const gatewayConfig = baseConfig
   .omit({ RABBITMQ_URL: true })
   .extend(identityConfig.shape)
   .extend({
-    GATEWAY_PORT: portFromEnv(8080),
+    GATEWAY_PORT: portFromEnv(8080).describe('public port: every route, the panel, /openapi.json and /docs'),
     GATEWAY_METRICS_PORT: portFromEnv(9080).describe('port of GET /metrics (Prometheus); never served on GATEWAY_PORT'),
     GATEWAY_METRICS_HOST: z
       .string()
@@ -109,8 +109,8 @@ export const gatewayConfig = baseConfig
       .url()
       .default('http://127.0.0.1:8080')
       .describe('the LOCALHOST server of /openapi.json: where the gateway listens unless HOST says otherwise'),
-    GATEWAY_SANDBOX_URL: optionalUrl,
-    GATEWAY_PRODUCTION_URL: optionalUrl,
+    GATEWAY_SANDBOX_URL: optionalUrl.describe('the SANDBOX server of /openapi.json (left out when unset)'),
+    GATEWAY_PRODUCTION_URL: optionalUrl.describe('the PRODUCTION server of /openapi.json (left out when unset)'),
   });
 export type GatewayConfig = z.infer<typeof gatewayConfig>;
 

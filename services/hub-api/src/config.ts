@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { allowlistFromEnv } from '@hub/destinations';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
-  HUB_API_PORT: portFromEnv(8083),
+  HUB_API_PORT: portFromEnv(8083).describe('port of hub-api'),
   HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
     'PostgreSQL database of the hub (created and migrated at start)',
   ),

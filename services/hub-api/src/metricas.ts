@@ -55,7 +55,7 @@ export function criarMetricas() {
       registry.registerMetric(
         porFila(
           'hub_fila_mensagens',
-          'messages ready in each queue of the delivery topology (work, delay steps, error)',
+          'messages ready in each queue of the delivery topology (work, delay steps, error, destination queues)',
           (f) => f.mensagens,
         ),
       );

@@ -18,6 +18,7 @@ import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessame
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filasDaTopologia } from './features/fila/fila.service';
 import { travaDaFilaDeErro } from './features/fila/trava';
+import { type DestinosIsolados, destinosIsolados } from './features/destinos/isolados';
 import { chavesPublicas } from './features/chaves/chaves-publicas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
@@ -50,6 +51,8 @@ export interface RunningHubApi {
   sql: SqlPool;
   broker: Broker;
   relay: OutboxRelay;
+  /** The destinations whose new jobs the relay sends straight to their own queue. */
+  isolados: DestinosIsolados;
   /** The process's one LISTEN connection: registry changes (caches) and the outbox (relay). */
   avisos: NotificationListener;
   /** The keys it serves: public ones only (HUB_SIGNING_JWKS), or the key set it reads. */
@@ -138,6 +141,9 @@ export async function startHubApi(
     onProcessado: options.onEventoDaPlataforma,
   });
 
+  // Before the relay: a job of an isolated destination goes to its queue from the first batch.
+  const isolados = destinosIsolados({ db, logger, avisos, intervaloMs: config.HUB_CACHE_TTL });
+  await isolados.iniciar();
   const relay = await new OutboxRelay({
     databaseUrl: config.HUB_DATABASE_URL,
     broker,
@@ -145,6 +151,7 @@ export async function startHubApi(
     pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
     retentionMs: config.OUTBOX_RETENTION,
     listener: avisos,
+    rotear: isolados.rotear,
   }).start();
 
   const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
@@ -210,6 +217,7 @@ export async function startHubApi(
     sql,
     broker,
     relay,
+    isolados,
     avisos,
     keys,
     retencao,
@@ -223,6 +231,7 @@ export async function startHubApi(
       await conciliacao.parar();
       await retencao.stop();
       await relay.stop();
+      await isolados.parar();
       await avisos.stop();
       await broker.close();
       await sql.fechar();

@@ -66,8 +66,10 @@ export function createMetrics(
     }
     const memory = process.memoryUsage();
     lines.push(
+      '# HELP process_resident_memory_bytes Resident memory size in bytes',
       '# TYPE process_resident_memory_bytes gauge',
       `process_resident_memory_bytes ${memory.rss}`,
+      '# HELP process_uptime_seconds Seconds since the gateway started',
       '# TYPE process_uptime_seconds gauge',
       `process_uptime_seconds ${(Date.now() - startedAt) / 1000}`,
       '# HELP nodejs_eventloop_delay_seconds Event loop delay since the last scrape',

@@ -12,10 +12,12 @@ type Mensagem = Olhar['itens'][number];
 /** How many messages one look shows; each look shows the next ones (the API copies them to the tail). */
 const LIMITE = 20;
 
-const PAPEIS: Record<Fila['papel'], string> = {
+// 'destino' named apart too, so this compiles before and after @hub/client is generated again.
+const PAPEIS: Record<Fila['papel'] | 'destino', string> = {
   trabalho: 'trabalho (entregas a fazer)',
   atraso: 'atraso (espera da próxima tentativa)',
   erro: 'erro (tentativas esgotadas)',
+  destino: 'destino (fila própria de um destino retido ou acumulado)',
 };
 
 const colunasDaMensagem: Coluna<Mensagem>[] = [

@@ -12,6 +12,24 @@ export interface Regras {
   pausado: boolean;
 }
 
+/**
+ * Whether an origin's jobs are held back now: none is attempted, they wait (and, isolated, sit still
+ * in their destination's own queue, architecture §5). The one predicate of "held": the pause today;
+ * the circuit breaker's open state belongs here too.
+ */
+export function retido(regras: Regras): boolean {
+  return regras.pausado;
+}
+
+/**
+ * How many jobs of an isolated destination's queue this process takes at once: its share of the
+ * concurrency (and of the per-second limit), so every job taken gets its turn at once instead of
+ * waiting in memory, being deferred and cycling through the delay queues.
+ */
+export function prefetchDoDestino(regras: Regras): number {
+  return Math.max(1, Math.min(regras.concorrencia, regras.porSegundo ?? regras.concorrencia));
+}
+
 interface Linha {
   origem: string;
   concorrencia_maxima: number;

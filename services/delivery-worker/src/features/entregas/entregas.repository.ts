@@ -314,10 +314,16 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                           case when e.situacao = 'em_andamento'
                                then coalesce(e.reivindicada_ate, e.atualizada_em + $4::int * interval '1 millisecond') end)
                  < now() - $1::int * interval '1 millisecond'
-             -- a paused destination's jobs are waiting on purpose, in a delay queue
+             -- a paused destination's jobs are waiting on purpose, in a delay queue or its own queue;
+             -- an isolated one's jobs not claimed wait behind its backlog in its own queue (a claim's
+             -- lease that ended is still a dead worker's), and for a while after it went back
+             -- they come from it to the shared queue
              and not exists (select 1 from destino d
                              where d.origem = origem_da_url(e.url_de_destino)
-                               and (d.pausado or d.retomado_em > now() - $2::int * interval '1 millisecond'))
+                               and (d.pausado or d.retomado_em > now() - $2::int * interval '1 millisecond'
+                                    or (e.situacao <> 'em_andamento'
+                                        and (d.isolamento is not null
+                                             or d.isolamento_desde > now() - $2::int * interval '1 millisecond'))))
            order by e.proxima_tentativa_em
            limit $3::int
            for update skip locked

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage } from '@hub/broker';
+import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage, UnroutableError } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
@@ -8,7 +8,8 @@ import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
-import type { Destinos } from '../destinos/destinos';
+import { type Destinos, retido } from '../destinos/destinos';
+import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento';
 import { proximoAtraso } from './atrasos';
 import {
   type EntregasRepository,
@@ -32,6 +33,8 @@ export interface EntregasDeps {
   passosMs: readonly number[];
   /** The destinations' limits and pauses (the rows of destino, this process's share). */
   destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar'>;
+  /** The destinations with a queue of their own (architecture §5, fair scheduling). */
+  isolamento: Pick<Isolamento, 'rotaDe' | 'reter' | 'anotarAdiamento' | 'anotarTrabalho'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
   /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
@@ -73,7 +76,7 @@ export function passoDaPausa(passosMs: readonly number[]): number {
  */
 export function entregasService(deps: EntregasDeps) {
   const { repo, broker, topologia, logger, metricas } = deps;
-  const { destinos } = deps;
+  const { destinos, isolamento } = deps;
   const limite = new LimitePorDestino((origem) => destinos.regras(origem), deps.esperaPorDestinoMs);
   destinos.aoMudar(() => limite.reavaliar());
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
@@ -82,6 +85,11 @@ export function entregasService(deps: EntregasDeps) {
     const linhas = await repo.reivindicar([...unicos.values()]);
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
+  });
+  /** Claims given back (a job leaving for its destination's queue), batched like the claims. */
+  const liberacoes = new Lote<{ id: string; token: string }, undefined>(async (posses) => {
+    await repo.liberar(posses);
+    return posses.map(() => undefined);
   });
   const registros = new Lote<Registro, Registrada | undefined>(async (lote) => {
     const linhas = await repo.registrar(lote);
@@ -104,9 +112,48 @@ export function entregasService(deps: EntregasDeps) {
     });
 
   /** The destination stayed at its limit for the whole wait: the job waits in the shortest delay queue instead. */
-  async function adiar(message: ConsumeMessage, token: string): Promise<void> {
+  async function adiar(message: ConsumeMessage, token: string, origem: string): Promise<void> {
     await esperarNaFila(message, Math.min(...deps.passosMs), 'adiado', token);
     metricas.adiadas.inc();
+    isolamento.anotarAdiamento(origem);
+  }
+
+  /**
+   * The job, as it came (message id, body, its own headers), into its destination's queue by
+   * `rota`, confirmed; the caller acks the original after. A job holding a claim gives it back first
+   * (one batched statement; jobs without one, nearly all, touch no database): behind a backlog its
+   * lease would end and the sweeper would take it for lost. False when nothing is bound to the
+   * route any more (the queue is being removed): the job is not sent and stays where it is.
+   */
+  async function encaminhar(message: ConsumeMessage, rota: string, entregaId: string): Promise<boolean> {
+    const token = tokenDe(message);
+    if (token) await liberacoes.add({ id: entregaId, token });
+    try {
+      await broker.publish(topologia.entregas, rota, message.content, {
+        ...propriedadesDoTrabalho(message.properties, [CABECALHO_REIVINDICACAO]),
+        messageId: entregaId,
+        mandatory: true,
+      });
+    } catch (error) {
+      if (error instanceof UnroutableError) return false;
+      throw error;
+    }
+    metricas.trabalhos.inc({ desfecho: 'encaminhado' });
+    return true;
+  }
+
+  /**
+   * A held destination (paused, circuit open): the job goes to the destination's own queue, isolating
+   * it now if need be, where it sits still, unconsumed, until the destination is released; when it
+   * cannot (its queue is being removed, the database did not answer) it takes the pause's way.
+   */
+  async function reter(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string, token: string | null) {
+    const rota = await isolamento.reter(origem);
+    if (rota) {
+      if (token) message.properties.headers = { ...message.properties.headers, [CABECALHO_REIVINDICACAO]: token };
+      if (await encaminhar(message, rota, trabalho.entrega_id)) return;
+    }
+    return esperarPausa(message, token);
   }
 
   /**
@@ -155,7 +202,8 @@ export function entregasService(deps: EntregasDeps) {
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
     const anterior = tokenDe(message);
-    if (destinos.regras(origemDoTrabalho(trabalho.url_de_destino)).pausado) return esperarPausa(message, anterior);
+    const origemDoJob = origemDoTrabalho(trabalho.url_de_destino);
+    if (retido(destinos.regras(origemDoJob))) return reter(trabalho, message, origemDoJob, anterior);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
     const token = randomUUID();
@@ -186,13 +234,13 @@ export function entregasService(deps: EntregasDeps) {
     // The subscription's URL now (a PATCH since the job was written moves the attempt with it).
     const url = reivindicada.url_de_destino;
     const origem = origemDoTrabalho(url);
-    if (destinos.regras(origem).pausado) return esperarPausa(message, token);
+    if (retido(destinos.regras(origem))) return reter(trabalho, message, origem, token);
     const liberar = await limite.entrar(origem);
     if (parando) {
       liberar?.();
       throw new RequeueMessage('the worker is stopping');
     }
-    if (!liberar) return adiar(message, token);
+    if (!liberar) return adiar(message, token, origem);
     try {
       await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
     } finally {
@@ -295,6 +343,7 @@ export function entregasService(deps: EntregasDeps) {
       'delivery attempt',
     );
     metricas.tentativas.inc({ resultado: rotulo });
+    metricas.tentativasPorDestino.inc({ origem, resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
     const encerrar = resultado.statusHttp === 410;
     const atraso = proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
@@ -342,44 +391,67 @@ export function entregasService(deps: EntregasDeps) {
     }
   }
 
+  /**
+   * A job taken from the shared work queue (`doDestino` false) or from an isolated destination's
+   * own queue: resolves when it may be acked.
+   */
+  async function processar(message: ConsumeMessage, doDestino: boolean): Promise<void> {
+    let trabalho: TrabalhoDeEntrega;
+    try {
+      trabalho = decode(trabalhoDeEntrega, message);
+    } catch (error) {
+      return ilegivel(message, error);
+    }
+    if (parando) throw new RequeueMessage('the worker is stopping');
+    if (!doDestino) {
+      const origem = origemDoTrabalho(trabalho.url_de_destino);
+      const rota = isolamento.rotaDe(origem);
+      if (rota && (await encaminhar(message, rota, trabalho.entrega_id))) return;
+      isolamento.anotarTrabalho(origem);
+    }
+    // A second job of a delivery under way here waits for the first, then claims as usual (dropped
+    // if the first finished it). Never acked at once: after a broker connection loss the copy is
+    // the redelivery of the first job, whose own ack (or retry publish) is lost with the old channel.
+    const anterior = emCurso.get(trabalho.entrega_id);
+    if (anterior) {
+      metricas.trabalhos.inc({ desfecho: 'duplicado' });
+      logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
+    }
+    const posse: Posse = {};
+    const trabalhar = async () => {
+      if (anterior) {
+        await anterior.catch(() => undefined);
+        if (parando) throw new RequeueMessage('the worker is stopping');
+      }
+      await tentar(trabalho, message, posse);
+    };
+    // Every log line of the job carries the request id of the publication that caused it.
+    const atual = trabalho.request_id ? withRequestContext(trabalho.request_id, trabalhar) : trabalhar();
+    emCurso.set(trabalho.entrega_id, atual);
+    try {
+      await atual;
+    } catch (error) {
+      throw await depoisDaFalha(trabalho, message, posse, error);
+    } finally {
+      if (emCurso.get(trabalho.entrega_id) === atual) emCurso.delete(trabalho.entrega_id);
+    }
+  }
+
   return {
     limite,
 
-    /** The consumer's handler: resolves when the job may be acked. */
-    async processar(message: ConsumeMessage): Promise<void> {
-      let trabalho: TrabalhoDeEntrega;
-      try {
-        trabalho = decode(trabalhoDeEntrega, message);
-      } catch (error) {
-        return ilegivel(message, error);
-      }
-      if (parando) throw new RequeueMessage('the worker is stopping');
-      // A second job of a delivery under way here waits for the first, then claims as usual (dropped
-      // if the first finished it). Never acked at once: after a broker connection loss the copy is
-      // the redelivery of the first job, whose own ack (or retry publish) is lost with the old channel.
-      const anterior = emCurso.get(trabalho.entrega_id);
-      if (anterior) {
-        metricas.trabalhos.inc({ desfecho: 'duplicado' });
-        logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
-      }
-      const posse: Posse = {};
-      const trabalhar = async () => {
-        if (anterior) {
-          await anterior.catch(() => undefined);
-          if (parando) throw new RequeueMessage('the worker is stopping');
-        }
-        await tentar(trabalho, message, posse);
-      };
-      // Every log line of the job carries the request id of the publication that caused it.
-      const atual = trabalho.request_id ? withRequestContext(trabalho.request_id, trabalhar) : trabalhar();
-      emCurso.set(trabalho.entrega_id, atual);
-      try {
-        await atual;
-      } catch (error) {
-        throw await depoisDaFalha(trabalho, message, posse, error);
-      } finally {
-        if (emCurso.get(trabalho.entrega_id) === atual) emCurso.delete(trabalho.entrega_id);
-      }
+    /**
+     * The handler of the shared work queue: resolves when the job may be acked. A job of an isolated
+     * destination (published before the isolation was known, or back from a delay queue) is sent
+     * on to its destination's queue, untouched.
+     */
+    processar(message: ConsumeMessage): Promise<void> {
+      return processar(message, false);
+    },
+
+    /** The handler of an isolated destination's own queue. */
+    processarDoDestino(message: ConsumeMessage): Promise<void> {
+      return processar(message, true);
     },
 
     /**

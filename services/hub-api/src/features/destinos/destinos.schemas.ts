@@ -23,6 +23,26 @@ export const destinoSchema = z.object({
     .nullable()
     .describe('attempts started per second, over every worker; null: none'),
   pausado: z.boolean().describe('while paused, deliveries to it wait: no attempt is made or counted'),
+  isolamento: z
+    .object({
+      situacao: z
+        .enum(['isolada', 'saindo', 'removendo'])
+        .describe(
+          'isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted',
+        ),
+      motivo: z
+        .enum(['retida', 'acumulo'])
+        .nullable()
+        .describe(
+          'retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue',
+        ),
+      desde: z.string().describe('when it entered this situacao'),
+      fila: z.string().describe('its queue, as GET /fila lists it'),
+    })
+    .nullable()
+    .describe(
+      'its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue',
+    ),
   tentativas_na_ultima_hora: z.number().int(),
   falhas_na_ultima_hora: z.number().int(),
   latencia_p50_ms: z

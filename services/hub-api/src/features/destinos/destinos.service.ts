@@ -1,3 +1,4 @@
+import { DELIVERY_TOPOLOGY } from '@hub/contracts';
 import { percentil } from '@hub/hub-data';
 import { notFound, type PageRequest, page } from '@hub/http';
 import { iso } from '../../schemas';
@@ -27,6 +28,14 @@ export function destinosService(repository: DestinosRepository, relogio: () => D
         concorrencia_maxima: d.concorrenciaMaxima,
         limite_por_segundo: d.limitePorSegundo,
         pausado: d.pausado,
+        isolamento: d.isolamento
+          ? {
+              situacao: d.isolamento as 'isolada' | 'saindo' | 'removendo',
+              motivo: d.isolamentoMotivo as 'retida' | 'acumulo' | null,
+              desde: iso(d.isolamentoDesde ?? d.atualizadoEm),
+              fila: DELIVERY_TOPOLOGY.filaDoDestino(d.id),
+            }
+          : null,
         tentativas_na_ultima_hora: f?.tentativas ?? 0,
         falhas_na_ultima_hora: f?.falhas ?? 0,
         latencia_p50_ms: percentil(duracoes, 0.5),

@@ -65,6 +65,7 @@ describe('destinations of subscriptions', () => {
       concorrencia_maxima: 10,
       limite_por_segundo: null,
       pausado: false,
+      isolamento: null,
       tentativas_na_ultima_hora: 0,
       falhas_na_ultima_hora: 0,
       latencia_p50_ms: null,

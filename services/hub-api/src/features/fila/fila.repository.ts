@@ -55,6 +55,11 @@ export function filaRepository(db: DbClient) {
       return new Set(linhas.map((l) => l.id));
     },
 
+    /** The destinations with a queue of their own (isolated, going back or being removed), by origin. */
+    destinosComFila: () =>
+      db.$queryRaw<{ id: string; origem: string }[]>`
+        select id::text, origem from destino where isolamento is not null order by origem`,
+
     /** Up to `limite` deliveries in fila_de_erro since before `antesDe`, after `depois` in (criada_em, id) order. */
     naFilaDeErro(antesDe: Date, depois: Cursor, limite: number): Promise<EntregaNaFilaDeErro[]> {
       return db.$queryRaw<EntregaNaFilaDeErro[]>`

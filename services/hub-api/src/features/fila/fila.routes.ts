@@ -16,7 +16,8 @@ export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFi
       {
         method: 'get',
         path: '/fila',
-        summary: 'Every queue of the delivery topology (work, delay steps, error) with its messages and consumers',
+        summary:
+          "Every queue of the delivery topology (work, delay steps, error, and each destination's own queue) with its messages and consumers",
         tag,
         ...ler,
         response: z.array(filaSchema),

@@ -26,7 +26,15 @@ export type ResultadoDaConciliacao = z.infer<typeof resultadoDaConciliacaoSchema
 /** A queue of the delivery topology as RabbitMQ counts it now. */
 export const filaSchema = z.object({
   nome: z.string(),
-  papel: z.enum(['trabalho', 'atraso', 'erro']).describe('work queue, a retry delay step, or the error queue'),
+  papel: z
+    .enum(['trabalho', 'atraso', 'erro', 'destino'])
+    .describe(
+      'the shared work queue, a retry delay step, the error queue, or the queue of one destination held back or backlogged (its jobs wait there instead of in the work queue)',
+    ),
+  origem: z
+    .string()
+    .nullable()
+    .describe('the destination origin whose jobs wait in the queue (papel destino; null for the others)'),
   mensagens: n('messages in the queue now (ready, not yet taken)'),
   consumidores: n('consumers attached now'),
   declarada: z.boolean().describe('false while nobody declared it yet (a delay queue before the first worker started)'),

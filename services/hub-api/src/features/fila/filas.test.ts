@@ -1,4 +1,4 @@
-import { delayQueueName, EXCHANGES, QUEUES } from '@hub/contracts';
+import { DELIVERY_TOPOLOGY, delayQueueName, EXCHANGES, QUEUES } from '@hub/contracts';
 import { auth } from '../../test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import { type ContextoComFila, idsNaFila, iniciarContextoComFila, porNaFilaDeErro } from './fila-de-erro.test-support';
@@ -23,11 +23,18 @@ test('When the queues are listed, then the work queue, one delay queue per disti
   const response = await ctx.api().get('/fila').set(ler());
   expect(response.status).toBe(200);
   expect(response.body).toEqual([
-    { nome: QUEUES.entregas, papel: 'trabalho', mensagens: expect.any(Number), consumidores: 0, declarada: true },
+    {
+      nome: QUEUES.entregas,
+      papel: 'trabalho',
+      origem: null,
+      mensagens: expect.any(Number),
+      consumidores: 0,
+      declarada: true,
+    },
     // hub-api declares no delay queue: the workers do, with their steps.
-    { nome: delayQueueName(30), papel: 'atraso', mensagens: 0, consumidores: 0, declarada: false },
-    { nome: delayQueueName(60), papel: 'atraso', mensagens: 0, consumidores: 0, declarada: false },
-    { nome: QUEUES.entregasErro, papel: 'erro', mensagens: 2, consumidores: 0, declarada: true },
+    { nome: delayQueueName(30), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
+    { nome: delayQueueName(60), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
+    { nome: QUEUES.entregasErro, papel: 'erro', origem: null, mensagens: 2, consumidores: 0, declarada: true },
   ]);
 });
 
@@ -35,7 +42,13 @@ test('When one queue is asked by name, then it comes alone; a name outside the t
   const erro = await ctx.api().get(`/fila/${QUEUES.entregasErro}`).set(ler());
   expect(erro.status).toBe(200);
   expect(erro.body).toMatchObject({ nome: QUEUES.entregasErro, papel: 'erro', declarada: true });
-  for (const nome of ['access.colaboradores.v2', 'nao-existe', `${QUEUES.entregas}x`]) {
+  for (const nome of [
+    'access.colaboradores.v2',
+    'nao-existe',
+    `${QUEUES.entregas}x`,
+    // the queue of a destination that has none
+    DELIVERY_TOPOLOGY.filaDoDestino('0190a3c1-0000-7000-8000-000000000000'),
+  ]) {
     const response = await ctx.api().get(`/fila/${nome}`).set(ler());
     expect({ nome, status: response.status }).toEqual({ nome, status: 404 });
   }

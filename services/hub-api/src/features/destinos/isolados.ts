@@ -1,0 +1,96 @@
+import { destinationRoutingKey, EXCHANGES, trabalhoDeEntrega } from '@hub/contracts';
+import type { NotificationListener } from '@hub/database';
+import { origemDaUrl } from '@hub/destinations';
+import type { Logger } from '@hub/log';
+import type { LinhaDaOutbox } from '@hub/outbox';
+import type { DbClient } from '../../db';
+
+/** The channel on which a change of a destination's isolation is announced at commit (migration 015). */
+export const CANAL_DO_ISOLAMENTO = 'destino_isolamento';
+
+export interface DestinosIsoladosDeps {
+  db: DbClient;
+  logger: Logger;
+  /** The process's LISTEN connection: a change is heard at its commit. */
+  avisos: NotificationListener;
+  /** Read again this often anyway (a notification missed): HUB_CACHE_TTL. */
+  intervaloMs: number;
+}
+
+/**
+ * The destinations whose jobs go to a queue of their own now (destino.isolamento = 'isolada',
+ * architecture §5, "Fair scheduling"), kept in memory for the outbox relay: a new job of one of
+ * them is published straight to its queue, so a backlog published after the isolation never passes
+ * through the shared work queue. Read at start, again when a change is announced, and every
+ * `intervaloMs`. A stale set is safe either way: a job routed to the shared queue is forwarded by
+ * the workers, and one routed to a queue that is gone is returned and published to the shared queue.
+ */
+export function destinosIsolados(deps: DestinosIsoladosDeps) {
+  let rotas = new Map<string, string>();
+  let lendo: Promise<void> | undefined;
+  let deNovo = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pararDeOuvir: (() => void) | undefined;
+
+  async function ler(): Promise<void> {
+    const linhas = await deps.db.$queryRaw<{ id: string; origem: string }[]>`
+      select id::text, origem from destino where isolamento = 'isolada'`;
+    rotas = new Map(linhas.map((l) => [l.origem, destinationRoutingKey(l.id)]));
+  }
+
+  /** Reads the set (one read at a time; a request during one reads once more after it). */
+  function recarregar(): Promise<void> {
+    if (lendo) {
+      deNovo = true;
+      return lendo;
+    }
+    lendo = (async () => {
+      do {
+        deNovo = false;
+        try {
+          await ler();
+        } catch (error) {
+          deps.logger.warn({ err: error }, 'isolated destinations not read; the last set stays');
+        }
+      } while (deNovo);
+    })().finally(() => {
+      lendo = undefined;
+    });
+    return lendo;
+  }
+
+  return {
+    async iniciar(): Promise<void> {
+      pararDeOuvir = deps.avisos.on(CANAL_DO_ISOLAMENTO, () => void recarregar());
+      await recarregar();
+      timer = setInterval(() => void recarregar(), deps.intervaloMs);
+      timer.unref();
+    },
+    async parar(): Promise<void> {
+      clearInterval(timer);
+      pararDeOuvir?.();
+      await lendo;
+    },
+    recarregar,
+    /** How many destinations are isolated now (tests, metrics). */
+    quantos: () => rotas.size,
+    /**
+     * The outbox relay's other route: a delivery job of an isolated destination goes to its queue's
+     * routing key on the same exchange; anything else, nothing (its own route).
+     */
+    rotear(linha: LinhaDaOutbox): { exchange: string; routingKey: string } | undefined {
+      if (rotas.size === 0 || linha.routing_key !== trabalhoDeEntrega.routingKey) return undefined;
+      if (linha.exchange !== EXCHANGES.entregas) return undefined;
+      let url: unknown;
+      try {
+        url = (JSON.parse(linha.body) as { url_de_destino?: unknown }).url_de_destino;
+      } catch {
+        return undefined;
+      }
+      if (typeof url !== 'string' || !URL.canParse(url)) return undefined;
+      const routingKey = rotas.get(origemDaUrl(url));
+      return routingKey ? { exchange: linha.exchange, routingKey } : undefined;
+    },
+  };
+}
+export type DestinosIsolados = ReturnType<typeof destinosIsolados>;
