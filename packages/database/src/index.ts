@@ -4,3 +4,4 @@ export * from './prisma';
 export * from './test-database';
 export * from './sql';
 export * from './listener';
+export * from './session';

@@ -23,7 +23,7 @@ import { entregasRoutes } from './features/entregas/entregas.routes';
 import { entregasService } from './features/entregas/entregas.service';
 import type { ConciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filaRoutes } from './features/fila/fila.routes';
-import type { FilasDaTopologia } from './features/fila/filas';
+import type { FilasDaTopologia } from './features/fila/fila.service';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { reprocessamentoRoutes } from './features/reprocessamento/reprocessamento.routes';
 import { reprocessamentoService } from './features/reprocessamento/reprocessamento.service';

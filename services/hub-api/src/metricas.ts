@@ -1,6 +1,7 @@
 import { outboxLagMetric } from '@hub/http';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Fila, FilasDaTopologia } from './features/fila/filas';
+import type { Fila } from './features/fila/fila.schemas';
+import type { FilasDaTopologia } from './features/fila/fila.service';
 
 /** hub-api's own metrics, served by /metrics next to the frame's (requests by route and status). */
 export function criarMetricas() {

@@ -16,7 +16,8 @@ import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
-import { filasDaTopologia } from './features/fila/filas';
+import { filasDaTopologia } from './features/fila/fila.service';
+import { travaDaFilaDeErro } from './features/fila/trava';
 import { type DestinosIsolados, destinosIsolados } from './features/destinos/isolados';
 import { chavesPublicas } from './features/chaves/chaves-publicas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
@@ -161,7 +162,9 @@ export async function startHubApi(
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const conciliacao = conciliacaoDaFilaDeErro({ db, broker, logger, paradaMs: config.HUB_CONCILIACAO_PARADA });
+  // The error queue's readers (reconciliation passes, looks) take their locks on sessions of their own.
+  const trava = travaDaFilaDeErro(config.HUB_DATABASE_URL, logger);
+  const conciliacao = conciliacaoDaFilaDeErro({ db, broker, logger, trava, paradaMs: config.HUB_CONCILIACAO_PARADA });
   const reprocessamento = reprocessamentoJob({
     db,
     repo: reprocessamentoRepository(db),
@@ -188,7 +191,7 @@ export async function startHubApi(
       broker,
       relogio: options.relogio,
       conciliacao,
-      filas: filasDaTopologia(broker, db, config.DELIVERY_RETRY_DELAYS),
+      filas: filasDaTopologia({ broker, db, trava, passosMs: config.DELIVERY_RETRY_DELAYS }),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.acordar(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,

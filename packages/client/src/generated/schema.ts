@@ -1161,7 +1161,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every queue of the delivery topology (work, delay steps, error) with its messages and consumers
+         * Every queue of the delivery topology (work, delay steps, error, and each destination's own queue) with its messages and consumers
          * @description Requires: monitoramento.ler
          */
         get: operations["listarFilas"];
@@ -6940,6 +6940,20 @@ export interface operations {
                             limite_por_segundo: number | null;
                             /** @description while paused, deliveries to it wait: no attempt is made or counted */
                             pausado: boolean;
+                            /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                            isolamento: {
+                                /**
+                                 * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                                 * @enum {string}
+                                 */
+                                situacao: "isolada" | "saindo" | "removendo";
+                                /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                                motivo: ("retida" | "acumulo") | null;
+                                /** @description when it entered this situacao */
+                                desde: string;
+                                /** @description its queue, as GET /fila lists it */
+                                fila: string;
+                            } | null;
                             tentativas_na_ultima_hora: number;
                             falhas_na_ultima_hora: number;
                             /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7033,6 +7047,20 @@ export interface operations {
                         limite_por_segundo: number | null;
                         /** @description while paused, deliveries to it wait: no attempt is made or counted */
                         pausado: boolean;
+                        /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                        isolamento: {
+                            /**
+                             * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                             * @enum {string}
+                             */
+                            situacao: "isolada" | "saindo" | "removendo";
+                            /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                            motivo: ("retida" | "acumulo") | null;
+                            /** @description when it entered this situacao */
+                            desde: string;
+                            /** @description its queue, as GET /fila lists it */
+                            fila: string;
+                        } | null;
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7130,6 +7158,20 @@ export interface operations {
                         limite_por_segundo: number | null;
                         /** @description while paused, deliveries to it wait: no attempt is made or counted */
                         pausado: boolean;
+                        /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                        isolamento: {
+                            /**
+                             * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                             * @enum {string}
+                             */
+                            situacao: "isolada" | "saindo" | "removendo";
+                            /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                            motivo: ("retida" | "acumulo") | null;
+                            /** @description when it entered this situacao */
+                            desde: string;
+                            /** @description its queue, as GET /fila lists it */
+                            fila: string;
+                        } | null;
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7219,6 +7261,20 @@ export interface operations {
                         limite_por_segundo: number | null;
                         /** @description while paused, deliveries to it wait: no attempt is made or counted */
                         pausado: boolean;
+                        /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                        isolamento: {
+                            /**
+                             * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                             * @enum {string}
+                             */
+                            situacao: "isolada" | "saindo" | "removendo";
+                            /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                            motivo: ("retida" | "acumulo") | null;
+                            /** @description when it entered this situacao */
+                            desde: string;
+                            /** @description its queue, as GET /fila lists it */
+                            fila: string;
+                        } | null;
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7308,6 +7364,20 @@ export interface operations {
                         limite_por_segundo: number | null;
                         /** @description while paused, deliveries to it wait: no attempt is made or counted */
                         pausado: boolean;
+                        /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                        isolamento: {
+                            /**
+                             * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                             * @enum {string}
+                             */
+                            situacao: "isolada" | "saindo" | "removendo";
+                            /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                            motivo: ("retida" | "acumulo") | null;
+                            /** @description when it entered this situacao */
+                            desde: string;
+                            /** @description its queue, as GET /fila lists it */
+                            fila: string;
+                        } | null;
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -8160,10 +8230,12 @@ export interface operations {
                     "application/json": {
                         nome: string;
                         /**
-                         * @description work queue, a retry delay step, or the error queue
+                         * @description the shared work queue, a retry delay step, the error queue, or the queue of one destination held back or backlogged (its jobs wait there instead of in the work queue)
                          * @enum {string}
                          */
-                        papel: "trabalho" | "atraso" | "erro";
+                        papel: "trabalho" | "atraso" | "erro" | "destino";
+                        /** @description the destination origin whose jobs wait in the queue (papel destino; null for the others) */
+                        origem: string | null;
                         /** @description messages in the queue now (ready, not yet taken) */
                         mensagens: number;
                         /** @description consumers attached now */
@@ -8249,10 +8321,12 @@ export interface operations {
                     "application/json": {
                         nome: string;
                         /**
-                         * @description work queue, a retry delay step, or the error queue
+                         * @description the shared work queue, a retry delay step, the error queue, or the queue of one destination held back or backlogged (its jobs wait there instead of in the work queue)
                          * @enum {string}
                          */
-                        papel: "trabalho" | "atraso" | "erro";
+                        papel: "trabalho" | "atraso" | "erro" | "destino";
+                        /** @description the destination origin whose jobs wait in the queue (papel destino; null for the others) */
+                        origem: string | null;
                         /** @description messages in the queue now (ready, not yet taken) */
                         mensagens: number;
                         /** @description consumers attached now */
@@ -8401,7 +8475,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
-            /** @description a queue of the topology other than the error queue (fila_sem_inspecao) */
+            /** @description fila_sem_inspecao: a queue of the topology other than the error queue; conciliacao_em_andamento: a reconciliation is reading the error queue, look again after Retry-After (10 s) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8489,6 +8563,15 @@ export interface operations {
             };
             /** @description not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description conciliacao_em_andamento: another hub-api instance is running a pass, ask again after Retry-After (10 s; a call while this instance runs one waits for the next pass instead); leitura_em_andamento: looks at the error queue kept it for 30 s */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

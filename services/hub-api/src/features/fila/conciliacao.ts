@@ -1,61 +1,20 @@
+import { setTimeout as pausa } from 'node:timers/promises';
 import type { Broker, Channel } from '@hub/broker';
 import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES, type TrabalhoDeEntrega } from '@hub/contracts';
 import type { Logger } from '@hub/log';
 import type { Db } from '../../db';
-import type { Situacao } from '../eventos/eventos.schemas';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-import {
-  assentarAcks,
-  copiarNaFilaDeErro,
-  entregaIdDe,
-  lerMensagens,
-  type Mensagem,
-  travaDaFilaDeErro,
-} from './fila-de-erro';
-
-/** What a pass found and fixed (POST /fila/erro/conciliar). */
-export interface ResultadoDaConciliacao {
-  mensagens_examinadas: number;
-  /** messages whose delivery is in fila_de_erro, put back in the queue (a confirmed copy, then the original acked) */
-  mensagens_mantidas: number;
-  /** removed: the delivery no longer exists (retention) */
-  removidas_sem_entrega: number;
-  /** removed: the delivery left fila_de_erro (reprocessed, resent, concluded, cancelled) */
-  removidas_fora_da_fila_de_erro: number;
-  /** removed: a second message of a delivery already kept */
-  removidas_duplicadas: number;
-  /** poison jobs (dead-lettered by the work queue's delivery limit) whose delivery had stood still: now fila_de_erro */
-  entregas_marcadas_fila_de_erro: number;
-  /** poison jobs whose delivery moved recently: kept as they are and looked at again on the next pass */
-  mensagens_em_espera: number;
-  /** messages whose body is not a delivery job: kept, for an operator to look at */
-  mensagens_ilegiveis: number;
-  /** deliveries in fila_de_erro that had no message: their job rebuilt from the database and published */
-  entregas_republicadas: number;
-  iniciada_em: string;
-  concluida_em: string;
-}
-
-/** The agreement at rest between the error queue and the deliveries in fila_de_erro (nothing changed by looking). */
-export interface Concordancia {
-  concordam: boolean;
-  entregas_na_fila_de_erro: number;
-  mensagens: number;
-  /** deliveries in fila_de_erro with no message */
-  faltando: string[];
-  /** messages whose delivery is not in fila_de_erro (or does not exist) */
-  sobrando: string[];
-  /** deliveries with more than one message */
-  duplicadas: string[];
-  mensagens_ilegiveis: number;
-  /** the delivery id of every message, sorted (one per message) */
-  ids_das_mensagens: string[];
-}
+import { assentarAcks, copiarNaFilaDeErro, entregaIdDe, lerMensagens, type Mensagem } from './fila-de-erro';
+import { type Cursor, type EstadoDaEntrega, filaRepository, INICIO } from './fila.repository';
+import type { ResultadoDaConciliacao } from './fila.schemas';
+import { conciliacaoEmAndamento, type Trava, type TravaDaFilaDeErro } from './trava';
 
 export interface ConciliacaoDeps {
   db: Db;
   broker: Broker;
   logger: Logger;
+  /** The locks shared with the looks (a session of their own in the hub's database). */
+  trava: TravaDaFilaDeErro;
   /**
    * A delivery still pendente/em_andamento/aguardando_nova_tentativa whose job the work queue
    * dead-lettered as poison is marked fila_de_erro once it has not moved for this long.
@@ -63,6 +22,8 @@ export interface ConciliacaoDeps {
   paradaMs?: number;
   /** Messages read and decided together. */
   lote?: number;
+  /** How often a pass waiting for another hub-api's pass to end tries the lock again. */
+  intervaloMs?: number;
   relogio?: () => Date;
 }
 
@@ -83,120 +44,190 @@ function envenenadaEm(mensagem: Mensagem): Date | undefined {
 }
 
 /**
+ * A message whose delivery is in the queue by its row (pendente, em_andamento, aguardando): remove
+ * it unless it is that delivery's own job dead-lettered as poison while the row stood still, in
+ * which case nothing will move the delivery again and it belongs in fila_de_erro once it has stood
+ * still for paradaMs (before that, wait: the worker may still be writing it).
+ */
+function destinoNaFila(mensagem: Mensagem, entrega: EstadoDaEntrega, agora: Date, paradaMs: number) {
+  const envenenada = envenenadaEm(mensagem);
+  const moveuDepois = envenenada && entrega.atualizada_em.getTime() > envenenada.getTime() + 1_000;
+  if (!envenenada || moveuDepois) return 'remover';
+  return entrega.atualizada_em.getTime() < agora.getTime() - paradaMs ? 'marcar' : 'esperar';
+}
+
+const FINAIS = new Set(['fila_de_erro', 'concluida', 'cancelada']);
+
+/** The deliveries a batch would mark fila_de_erro (poison jobs of rows that stood still), once each. */
+function aMarcar(
+  mensagens: readonly Mensagem[],
+  entregas: ReadonlyMap<string, EstadoDaEntrega>,
+  mantidas: ReadonlySet<string>,
+  agora: Date,
+  paradaMs: number,
+): EstadoDaEntrega[] {
+  const candidatas = new Map<string, EstadoDaEntrega>();
+  for (const mensagem of mensagens) {
+    const id = entregaIdDe(mensagem);
+    const entrega = id ? entregas.get(id) : undefined;
+    if (!id || !entrega || mantidas.has(id) || FINAIS.has(entrega.situacao)) continue;
+    if (destinoNaFila(mensagem, entrega, agora, paradaMs) === 'marcar') candidatas.set(id, entrega);
+  }
+  return [...candidatas.values()];
+}
+
+/**
+ * What to do with each message of a batch, in order, given the rows as read and the deliveries
+ * just marked: the messages to keep (the rest are removed), counted into r; `mantidas` grows with
+ * each delivery whose message is kept, so a later message of it is a duplicate.
+ */
+function decidir(
+  mensagens: readonly Mensagem[],
+  entregas: ReadonlyMap<string, EstadoDaEntrega>,
+  marcadas: ReadonlySet<string>,
+  mantidas: Set<string>,
+  r: ResultadoDaConciliacao,
+  agora: Date,
+  paradaMs: number,
+): Mensagem[] {
+  const guardar: Mensagem[] = [];
+  const manter = (mensagem: Mensagem, id: string) => {
+    mantidas.add(id);
+    r.mensagens_mantidas += 1;
+    guardar.push(mensagem);
+  };
+  for (const mensagem of mensagens) {
+    const id = entregaIdDe(mensagem);
+    const entrega = id ? entregas.get(id) : undefined;
+    if (!id) {
+      r.mensagens_ilegiveis += 1;
+      guardar.push(mensagem);
+    } else if (!entrega) r.removidas_sem_entrega += 1;
+    else if (mantidas.has(id)) r.removidas_duplicadas += 1;
+    else if (entrega.situacao === 'fila_de_erro') manter(mensagem, id);
+    else if (FINAIS.has(entrega.situacao)) r.removidas_fora_da_fila_de_erro += 1;
+    else {
+      const destino = destinoNaFila(mensagem, entrega, agora, paradaMs);
+      if (destino === 'remover') r.removidas_fora_da_fila_de_erro += 1;
+      else if (destino === 'marcar' && marcadas.has(id)) {
+        r.entregas_marcadas_fila_de_erro += 1;
+        manter(mensagem, id);
+      } else {
+        // Not stood still long enough, or its row moved between the read and the mark: next pass.
+        r.mensagens_em_espera += 1;
+        guardar.push(mensagem);
+      }
+    }
+  }
+  return guardar;
+}
+
+const resultadoVazio = (inicio: Date): ResultadoDaConciliacao => ({
+  mensagens_examinadas: 0,
+  mensagens_mantidas: 0,
+  removidas_sem_entrega: 0,
+  removidas_fora_da_fila_de_erro: 0,
+  removidas_duplicadas: 0,
+  entregas_marcadas_fila_de_erro: 0,
+  mensagens_em_espera: 0,
+  mensagens_ilegiveis: 0,
+  entregas_republicadas: 0,
+  iniciada_em: inicio.toISOString(),
+  concluida_em: '',
+});
+
+/** hub-api is stopping: a pass stops between two steps (each is safe to repeat; the next pass goes on). */
+class ConciliacaoInterrompida extends Error {
+  override name = 'ConciliacaoInterrompida';
+  constructor() {
+    super('hub-api is stopping: the reconciliation stopped between two steps; the next pass goes on');
+  }
+}
+
+/** How a call behaves while another hub-api runs a pass. */
+export interface OpcoesDaConciliacao {
+  /** 'esperar' (default): start once it ends; 'recusar': 409 conciliacao_em_andamento at once. */
+  seOutraInstanciaConcilia?: 'esperar' | 'recusar';
+}
+
+/**
  * Makes the error queue agree one to one with the deliveries in fila_de_erro (architecture §5), the
- * database being the source of truth. One pass at a time across every hub-api (a PostgreSQL
- * advisory lock). It reads each message that was in the queue when it started, without auto-ack:
- * a message to remove is acked; a message to keep is published again with a confirm and only then
- * acked (no requeue, so no delivery count grows and nothing is lost if the pass dies: an unacked
- * message returns to the queue, a copy without its ack is a duplicate the next pass removes).
- * Then every delivery in fila_de_erro left without a message gets its job rebuilt from the
- * database and published to the error exchange with a confirm.
+ * database being the source of truth. One pass at a time across every hub-api: a session-level
+ * advisory lock on a connection of its own (trava.ts), so no transaction stays open across
+ * RabbitMQ and no pool connection is held for the pass; its database writes are single statements.
+ * It reads each message that was in the queue when it started, without auto-ack: a message to
+ * remove is acked; a message to keep is published again with a confirm and only then acked (no
+ * requeue, so no delivery count grows and nothing is lost if the pass dies: an unacked message
+ * returns to the queue, a copy without its ack is a duplicate the next pass removes). Then every
+ * delivery in fila_de_erro left without a message gets its job rebuilt from the database and
+ * published to the error exchange with a confirm. Before each step that settles messages or
+ * publishes, it confirms that its lock's session is alive; when it is not, the pass stops there.
  */
 export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
-  const { db, broker, logger } = deps;
+  const { db, broker, logger, trava } = deps;
+  const repo = filaRepository(db);
   const paradaMs = deps.paradaMs ?? 5 * 60_000;
   const lote = deps.lote ?? 200;
+  const intervaloMs = deps.intervaloMs ?? 1_000;
   const relogio = deps.relogio ?? (() => new Date());
+  const parada = new AbortController();
 
-  const comTrava = travaDaFilaDeErro(db);
-  const manter = (mensagem: Mensagem) => copiarNaFilaDeErro(broker, mensagem);
+  const interromperSeParando = () => {
+    if (parada.signal.aborted) throw new ConciliacaoInterrompida();
+  };
+
+  /** The pass's lock; while another hub-api holds it, waits for it or refuses (409). */
+  async function tomarTrava(recusar: boolean): Promise<Trava> {
+    for (;;) {
+      interromperSeParando();
+      const tomada = await trava.paraConciliar();
+      if (tomada) return tomada;
+      if (recusar)
+        throw conciliacaoEmAndamento('another hub-api is reconciling the error queue; ask again after Retry-After');
+      await pausa(intervaloMs, undefined, { signal: parada.signal }).catch(() => undefined);
+    }
+  }
 
   async function decidirLote(
     canal: Channel,
     mensagens: Mensagem[],
     mantidas: Set<string>,
     r: ResultadoDaConciliacao,
-    agora: Date,
+    travada: Trava,
   ): Promise<void> {
-    const ids = [...new Set(mensagens.map(entregaIdDe).filter((id): id is string => id !== undefined))];
-    const linhas = ids.length
-      ? await db.$queryRaw<{ id: string; situacao: Situacao; atualizada_em: Date }[]>`
-          select id::text, situacao, atualizada_em from entrega where id = any(${ids}::uuid[])`
-      : [];
-    const entregas = new Map(linhas.map((l) => [l.id, l]));
-    const guardar: Mensagem[] = [];
-    const remover: Mensagem[] = [];
-    for (const mensagem of mensagens) {
-      const id = entregaIdDe(mensagem);
-      const entrega = id ? entregas.get(id) : undefined;
-      if (!id) {
-        r.mensagens_ilegiveis += 1;
-        guardar.push(mensagem);
-      } else if (!entrega) {
-        r.removidas_sem_entrega += 1;
-        remover.push(mensagem);
-      } else if (mantidas.has(id)) {
-        r.removidas_duplicadas += 1;
-        remover.push(mensagem);
-      } else if (entrega.situacao === 'fila_de_erro') {
-        mantidas.add(id);
-        r.mensagens_mantidas += 1;
-        guardar.push(mensagem);
-      } else if (entrega.situacao === 'concluida' || entrega.situacao === 'cancelada') {
-        r.removidas_fora_da_fila_de_erro += 1;
-        remover.push(mensagem);
-      } else {
-        // In the queue by its row. Its own job dead-lettered as poison while the row stood still
-        // means the job is gone and nothing will move the delivery again: it belongs in fila_de_erro.
-        const envenenada = envenenadaEm(mensagem);
-        const moveuDepois = envenenada && entrega.atualizada_em.getTime() > envenenada.getTime() + 1_000;
-        if (!envenenada || moveuDepois) {
-          r.removidas_fora_da_fila_de_erro += 1;
-          remover.push(mensagem);
-        } else if (entrega.atualizada_em.getTime() < agora.getTime() - paradaMs) {
-          const marcadas = await db.$executeRaw`
-            update entrega
-               set situacao = 'fila_de_erro', atualizada_em = ${agora},
-                   ultimo_erro = 'the job was dead-lettered by the work queue after repeated deliveries (poison job)'
-             where id = ${id}::uuid and situacao = ${entrega.situacao} and atualizada_em = ${entrega.atualizada_em}`;
-          if (marcadas === 1) {
-            r.entregas_marcadas_fila_de_erro += 1;
-            r.mensagens_mantidas += 1;
-            mantidas.add(id);
-          } else r.mensagens_em_espera += 1;
-          guardar.push(mensagem);
-        } else {
-          r.mensagens_em_espera += 1;
-          guardar.push(mensagem);
-        }
-      }
-    }
-    await Promise.all(guardar.map(manter));
+    const agora = relogio();
+    const entregas = await repo.estados([
+      ...new Set(mensagens.map(entregaIdDe).filter((id): id is string => id !== undefined)),
+    ]);
+    const marcadas = await repo.marcarEnvenenadas(aMarcar(mensagens, entregas, mantidas, agora, paradaMs), agora);
+    const guardar = decidir(mensagens, entregas, marcadas, mantidas, r, agora, paradaMs);
+    // Lost lock: another pass may be reading now. Stop before settling anything: the batch stays
+    // unacked and returns to the queue with the channel (a mark already made is kept by the next pass).
+    await travada.confirmar();
+    await Promise.all(guardar.map((mensagem) => copiarNaFilaDeErro(broker, mensagem)));
     // One ack for the whole batch: every message of it is settled now (removed, or copied and confirmed).
     const ultima = mensagens[mensagens.length - 1];
     if (ultima) canal.ack(ultima, true);
   }
 
-  /** Deliveries in fila_de_erro since before the pass began that no message stood for. */
-  async function republicarFaltantes(mantidas: Set<string>, inicio: Date): Promise<number> {
-    let republicadas = 0;
-    let cursor: { criada_em: Date; id: string } = {
-      criada_em: new Date('0001-01-01T00:00:00.000Z'),
-      id: '00000000-0000-0000-0000-000000000000',
-    };
-    for (;;) {
-      const linhas = await db.$queryRaw<
-        { id: string; criada_em: Date; tentativas_no_ciclo_atual: number; ultimo_erro: string | null }[]
-      >`
-        select id::text, criada_em, tentativas_no_ciclo_atual, ultimo_erro from entrega
-         where situacao = 'fila_de_erro' and atualizada_em < ${inicio}
-           and (criada_em, id) > (${cursor.criada_em}, ${cursor.id}::uuid)
-         order by criada_em, id limit 1000`;
-      if (linhas.length === 0) return republicadas;
-      cursor = linhas[linhas.length - 1]!;
-      const faltantes = linhas.filter((l) => !mantidas.has(l.id));
-      const trabalhos = await trabalhosDasEntregas(
-        db,
-        faltantes.map((l) => l.id),
-      );
-      await Promise.all(
-        faltantes.map((l) => {
-          const trabalho = trabalhos.get(l.id);
-          return trabalho ? publicarNaFilaDeErro(trabalho, l.tentativas_no_ciclo_atual, l.ultimo_erro) : undefined;
-        }),
-      );
-      republicadas += faltantes.filter((l) => trabalhos.has(l.id)).length;
-    }
+  /** Reads, decides and settles the messages present when it starts (the kept copies go to the tail, unread). */
+  async function examinarFila(mantidas: Set<string>, r: ResultadoDaConciliacao, travada: Trava): Promise<void> {
+    await broker.withChannel(async (canal) => {
+      try {
+        let restantes = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
+        while (restantes > 0) {
+          interromperSeParando();
+          const mensagens = await lerMensagens(canal, QUEUES.entregasErro, Math.min(lote, restantes));
+          if (mensagens.length === 0) break;
+          restantes -= mensagens.length;
+          r.mensagens_examinadas += mensagens.length;
+          await decidirLote(canal, mensagens, mantidas, r, travada);
+        }
+      } finally {
+        // Also when stopping half-way: the acks already sent must not come back with the close.
+        await assentarAcks(canal, QUEUES.entregasErro).catch(() => undefined);
+      }
+    });
   }
 
   const publicarNaFilaDeErro = (trabalho: TrabalhoDeEntrega, tentativas: number, ultimoErro: string | null) =>
@@ -209,39 +240,56 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
       },
     });
 
-  async function passar(): Promise<ResultadoDaConciliacao> {
-    return comTrava(async () => {
+  /** Deliveries in fila_de_erro since before the pass began that no message stood for. */
+  async function republicarFaltantes(mantidas: Set<string>, inicio: Date, travada: Trava): Promise<number> {
+    let republicadas = 0;
+    let cursor: Cursor = INICIO;
+    for (;;) {
+      interromperSeParando();
+      const linhas = await repo.naFilaDeErro(inicio, cursor, 1000);
+      if (linhas.length === 0) return republicadas;
+      cursor = linhas[linhas.length - 1]!;
+      const faltantes = linhas.filter((l) => !mantidas.has(l.id));
+      const trabalhos = await trabalhosDasEntregas(
+        db,
+        faltantes.map((l) => l.id),
+      );
+      await travada.confirmar();
+      await Promise.all(
+        faltantes.map((l) => {
+          const trabalho = trabalhos.get(l.id);
+          return trabalho ? publicarNaFilaDeErro(trabalho, l.tentativas_no_ciclo_atual, l.ultimo_erro) : undefined;
+        }),
+      );
+      republicadas += faltantes.filter((l) => trabalhos.has(l.id)).length;
+    }
+  }
+
+  async function passar(recusar: boolean): Promise<ResultadoDaConciliacao> {
+    const travada = await tomarTrava(recusar);
+    try {
       const inicio = relogio();
-      const r: ResultadoDaConciliacao = {
-        mensagens_examinadas: 0,
-        mensagens_mantidas: 0,
-        removidas_sem_entrega: 0,
-        removidas_fora_da_fila_de_erro: 0,
-        removidas_duplicadas: 0,
-        entregas_marcadas_fila_de_erro: 0,
-        mensagens_em_espera: 0,
-        mensagens_ilegiveis: 0,
-        entregas_republicadas: 0,
-        iniciada_em: inicio.toISOString(),
-        concluida_em: '',
-      };
+      const r = resultadoVazio(inicio);
       const mantidas = new Set<string>();
-      await broker.withChannel(async (canal) => {
-        // Only what was there at the start: the kept copies go to the tail and are not read again.
-        let restantes = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
-        while (restantes > 0) {
-          const mensagens = await lerMensagens(canal, QUEUES.entregasErro, Math.min(lote, restantes));
-          if (mensagens.length === 0) break;
-          restantes -= mensagens.length;
-          r.mensagens_examinadas += mensagens.length;
-          await decidirLote(canal, mensagens, mantidas, r, relogio());
-        }
-        await assentarAcks(canal, QUEUES.entregasErro);
-      });
-      r.entregas_republicadas = await republicarFaltantes(mantidas, inicio);
+      await examinarFila(mantidas, r, travada);
+      r.entregas_republicadas = await republicarFaltantes(mantidas, inicio, travada);
       r.concluida_em = relogio().toISOString();
       return r;
-    });
+    } catch (error) {
+      // A pass cut by its lock's session names that cause (a lost database answers 503).
+      const perdida = await travada.confirmar().then(
+        () => undefined,
+        (causa: unknown) => causa,
+      );
+      if (perdida && !(error instanceof ConciliacaoInterrompida))
+        throw new Error('the reconciliation lost its lock (its database session ended) and stopped', {
+          cause: perdida,
+        });
+      throw error;
+    } finally {
+      // Ending the session releases both locks, whatever happened above.
+      await travada.soltar();
+    }
   }
 
   let corrente: Promise<ResultadoDaConciliacao> | undefined;
@@ -249,12 +297,14 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
 
   const conciliacao = {
     /**
-     * One pass that starts after this call (a pass under way when it is called may have read the
-     * queue before the change that asked for it, so a second one is queued; callers meanwhile share it).
+     * One pass that starts after this call (a pass under way in this hub-api when it is called may
+     * have read the queue before the change that asked for it, so a second one is queued; callers
+     * meanwhile share it). While another hub-api runs a pass, waits for it to end, or, with
+     * seOutraInstanciaConcilia 'recusar', is refused with 409 conciliacao_em_andamento.
      */
-    conciliar(): Promise<ResultadoDaConciliacao> {
+    conciliar(opcoes: OpcoesDaConciliacao = {}): Promise<ResultadoDaConciliacao> {
       if (!corrente) {
-        corrente = passar().finally(() => {
+        corrente = passar(opcoes.seOutraInstanciaConcilia === 'recusar').finally(() => {
           corrente = undefined;
         });
         return corrente;
@@ -273,58 +323,18 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
       conciliacao
         .conciliar()
         .then((r) => logger.info({ conciliacao: r }, 'error queue reconciled'))
-        .catch((error) => logger.error({ err: error }, 'error queue reconciliation failed'));
+        .catch((error) =>
+          error instanceof ConciliacaoInterrompida
+            ? logger.warn(error.message)
+            : logger.error({ err: error }, 'error queue reconciliation failed'),
+        );
     },
 
-    /** Waits for the passes under way or queued (a clean stop). */
+    /** Stops the passes under way between two steps, ends any wait for another hub-api's pass, and waits for them. */
     async parar(): Promise<void> {
+      parada.abort();
       await outraDepois?.catch(() => undefined);
       await corrente?.catch(() => undefined);
-    },
-
-    /**
-     * The check of the one-to-one agreement, at rest: reads every message (unacked, then returned
-     * with a requeue, which the error queue allows since it has no delivery limit) and every
-     * delivery in fila_de_erro, and compares. Serialised with the passes by the same lock.
-     */
-    verificar(): Promise<Concordancia> {
-      return comTrava(async () => {
-        const porEntrega = new Map<string, number>();
-        let ilegiveis = 0;
-        let mensagens = 0;
-        await broker.withChannel(async (canal) => {
-          const total = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
-          const lidas = await lerMensagens(canal, QUEUES.entregasErro, total);
-          mensagens = lidas.length;
-          for (const mensagem of lidas) {
-            const id = entregaIdDe(mensagem);
-            if (id) porEntrega.set(id, (porEntrega.get(id) ?? 0) + 1);
-            else ilegiveis += 1;
-          }
-          canal.nackAll(true);
-        });
-        const naFila = new Set(
-          (await db.$queryRaw<{ id: string }[]>`select id::text from entrega where situacao = 'fila_de_erro'`).map(
-            (l) => l.id,
-          ),
-        );
-        const faltando = [...naFila].filter((id) => !porEntrega.has(id)).sort();
-        const sobrando = [...porEntrega.keys()].filter((id) => !naFila.has(id)).sort();
-        const duplicadas = [...porEntrega]
-          .filter(([, n]) => n > 1)
-          .map(([id]) => id)
-          .sort();
-        return {
-          concordam: faltando.length + sobrando.length + duplicadas.length + ilegiveis === 0,
-          entregas_na_fila_de_erro: naFila.size,
-          mensagens,
-          faltando,
-          sobrando,
-          duplicadas,
-          mensagens_ilegiveis: ilegiveis,
-          ids_das_mensagens: [...porEntrega].flatMap(([id, n]) => Array<string>(n).fill(id)).sort(),
-        };
-      });
     },
   };
   return conciliacao;

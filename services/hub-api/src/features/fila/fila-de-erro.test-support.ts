@@ -1,13 +1,15 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES } from '@hub/contracts';
+import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/contracts';
+import { dropDatabase, waitFor } from '@hub/testing';
 import type { Db } from '../../db';
 import type { RunningHubApi } from '../../start';
 import { type Contexto, iniciarContexto } from '../../test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-import { lerMensagens } from './fila-de-erro';
-import { dropDatabase } from '@hub/testing';
+import { entregaIdDe, lerMensagens } from './fila-de-erro';
+import { TRAVAS } from './fila.repository';
+import { travaDaFilaDeErro } from './trava';
 
 const ctl = (...args: string[]) => promisify(execFile)('rabbitmqctl', ['-q', ...args], { timeout: 30_000 });
 
@@ -76,9 +78,126 @@ export async function porNaFilaDeErro(
     });
 }
 
-/** The delivery ids of the messages in the error queue (looked at under the reconciliation's lock, then returned). */
-export const idsNaFila = async (hub: Pick<RunningHubApi, 'conciliacao'>) =>
-  (await hub.conciliacao.verificar()).ids_das_mensagens;
+/** A hub-api of the tests with the database it uses (the error queue's locks live there). */
+export type HubDaFila = Pick<RunningHubApi, 'db' | 'broker'> & { databaseUrl: string };
+
+/** The agreement at rest between the error queue and the deliveries in fila_de_erro (nothing changed by looking). */
+export interface Concordancia {
+  concordam: boolean;
+  entregas_na_fila_de_erro: number;
+  mensagens: number;
+  /** deliveries in fila_de_erro with no message */
+  faltando: string[];
+  /** messages whose delivery is not in fila_de_erro (or does not exist) */
+  sobrando: string[];
+  /** deliveries with more than one message */
+  duplicadas: string[];
+  mensagens_ilegiveis: number;
+  /** the delivery id of every message, sorted (one per message) */
+  ids_das_mensagens: string[];
+}
+
+/**
+ * The check of the one-to-one agreement, at rest: under the lock of a reconciliation pass (taken
+ * once the passes under way are over), reads every message (unacked, then returned with a
+ * requeue, which the error queue allows since it has no delivery limit) and every delivery in
+ * fila_de_erro, and compares. The whole queue is held in memory: for tests only.
+ */
+export async function verificarConcordancia(hub: HubDaFila): Promise<Concordancia> {
+  const trava = await waitFor(() => travaDaFilaDeErro(hub.databaseUrl).paraConciliar(), {
+    what: 'the error queue between two reconciliation passes',
+    timeoutMs: 30_000,
+  });
+  try {
+    const porEntrega = new Map<string, number>();
+    let ilegiveis = 0;
+    const mensagens = await hub.broker.withChannel(async (canal) => {
+      const lidas = await lerMensagens(
+        canal,
+        QUEUES.entregasErro,
+        (await canal.checkQueue(QUEUES.entregasErro)).messageCount,
+      );
+      for (const mensagem of lidas) {
+        const id = entregaIdDe(mensagem);
+        if (id) porEntrega.set(id, (porEntrega.get(id) ?? 0) + 1);
+        else ilegiveis += 1;
+      }
+      canal.nackAll(true);
+      return lidas.length;
+    });
+    const linhas = await hub.db.entrega.findMany({ where: { situacao: 'fila_de_erro' }, select: { id: true } });
+    const naFila = new Set(linhas.map((l) => l.id));
+    const faltando = [...naFila].filter((id) => !porEntrega.has(id)).sort();
+    const sobrando = [...porEntrega.keys()].filter((id) => !naFila.has(id)).sort();
+    const duplicadas = [...porEntrega]
+      .filter(([, n]) => n > 1)
+      .map(([id]) => id)
+      .sort();
+    return {
+      concordam: faltando.length + sobrando.length + duplicadas.length + ilegiveis === 0,
+      entregas_na_fila_de_erro: naFila.size,
+      mensagens,
+      faltando,
+      sobrando,
+      duplicadas,
+      mensagens_ilegiveis: ilegiveis,
+      ids_das_mensagens: [...porEntrega].flatMap(([id, n]) => Array<string>(n).fill(id)).sort(),
+    };
+  } finally {
+    await trava.soltar();
+  }
+}
+
+/** The delivery ids of the messages in the error queue (looked at under a pass's lock, then returned). */
+export const idsNaFila = async (hub: HubDaFila) => (await verificarConcordancia(hub)).ids_das_mensagens;
+
+/** The error queue's messages with their headers (looked at, then returned; no lock: for a hub at rest). */
+export const mensagensComCabecalhos = (hub: Pick<RunningHubApi, 'broker'>) =>
+  hub.broker.withChannel(async (canal) => {
+    const lidas = await lerMensagens(
+      canal,
+      QUEUES.entregasErro,
+      (await canal.checkQueue(QUEUES.entregasErro)).messageCount,
+    );
+    canal.nackAll(true);
+    return lidas.map((m) => ({ id: entregaIdDe(m), headers: m.properties.headers ?? {} }));
+  });
+
+/**
+ * A poison job the real way: put on the work queue and returned more times than its delivery
+ * limit, until RabbitMQ dead-letters it into the error queue (as when a job kills its worker again and again).
+ */
+export async function envenenar(hub: Pick<RunningHubApi, 'db' | 'broker'>, entregaId: string): Promise<void> {
+  const [trabalho] = (await trabalhosDasEntregas(hub.db, [entregaId])).values();
+  await hub.broker.publish(
+    trabalhoDeEntrega.exchange,
+    trabalhoDeEntrega.routingKey,
+    Buffer.from(JSON.stringify(trabalho)),
+    { messageId: entregaId },
+  );
+  await hub.broker.withChannel(async (canal) => {
+    for (;;) {
+      const m = await canal.get(QUEUES.entregas, { noAck: false });
+      if (!m) {
+        if ((await canal.checkQueue(QUEUES.entregas)).messageCount === 0) return;
+        continue;
+      }
+      canal.nack(m, false, true);
+    }
+  });
+  await waitFor(async () => (await mensagensComCabecalhos(hub)).some((m) => m.id === entregaId), {
+    what: 'the poison job in the error queue',
+  });
+}
+
+/** The error queue's locks held now, as "passe:ExclusiveLock" (pg_locks), by any session. */
+export async function travasTomadas(db: Db): Promise<string[]> {
+  const linhas = await db.$queryRaw<{ chave: number; modo: string }[]>`
+    select objid::int as chave, mode as modo from pg_locks
+     where locktype = 'advisory' and classid = ${TRAVAS.classe}::oid and objsubid = 2 and granted
+     order by objid, mode`;
+  return linhas.map((l) => `${l.chave === TRAVAS.passe ? 'passe' : 'leitura'}:${l.modo}`);
+}
 
 /** The delivery ids of the messages in a queue nobody consumes, each as many times as it has messages. */
 export async function idsNaFilaDeTrabalho(hub: Pick<RunningHubApi, 'broker'>, fila: string = QUEUES.entregas) {

@@ -1,13 +1,8 @@
 import type { Broker, Channel } from '@hub/broker';
 import { EXCHANGES, trabalhoDeEntrega } from '@hub/contracts';
-import type { Db } from '../../db';
 
 /** A message taken from a queue with basic.get, not yet settled. */
 export type Mensagem = Exclude<Awaited<ReturnType<Channel['get']>>, false>;
-
-const LOCK = 'hub-api.conciliacao-da-fila-de-erro';
-/** A pass holds one connection in a transaction for its advisory lock; a huge queue may take minutes. */
-const DURACAO_MAXIMA_MS = 30 * 60_000;
 
 /** Up to `limite` messages of a queue, taken unacked: they stay this channel's until settled. */
 export async function lerMensagens(canal: Channel, fila: string, limite: number): Promise<Mensagem[]> {
@@ -44,22 +39,6 @@ export function trabalhoDe(mensagem: Mensagem) {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Runs fn while holding the lock that serialises everything that reads the error queue message by
- * message (reconciliation passes, checks, looks) across every hub-api: two readers at once would
- * each see only part of the queue.
- */
-export function travaDaFilaDeErro(db: Db) {
-  return <T>(fn: () => Promise<T>): Promise<T> =>
-    db.$transaction(
-      async (tx) => {
-        await tx.$queryRaw`select pg_advisory_xact_lock(hashtext(${LOCK}))::text`;
-        return fn();
-      },
-      { timeout: DURACAO_MAXIMA_MS, maxWait: DURACAO_MAXIMA_MS },
-    );
 }
 
 /**

@@ -1,9 +1,16 @@
-import { EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/contracts';
-import { waitFor } from '@hub/testing';
+import { EXCHANGES } from '@hub/contracts';
 import { auth } from '../../test-support';
 import { criarCenario, gravarEvento, type Cenario } from '../eventos/linhas.test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-import { type ContextoComFila, idsNaFila, iniciarContextoComFila, porNaFilaDeErro } from './fila-de-erro.test-support';
+import {
+  type ContextoComFila,
+  envenenar,
+  idsNaFila,
+  iniciarContextoComFila,
+  mensagensComCabecalhos,
+  porNaFilaDeErro,
+  verificarConcordancia,
+} from './fila-de-erro.test-support';
 
 let ctx: ContextoComFila;
 let cenario: Cenario;
@@ -15,48 +22,7 @@ afterAll(() => ctx?.encerrar());
 
 const conciliar = () => ctx.api().post('/fila/erro/conciliar').set(auth(ctx.todas));
 
-/** The error queue's messages with their headers (looked at, then returned). */
-const mensagens = () =>
-  ctx.hub.broker.withChannel(async (canal) => {
-    const total = (await canal.checkQueue(QUEUES.entregasErro)).messageCount;
-    const lidas: { id: string; headers: Record<string, unknown> }[] = [];
-    for (let i = 0; i < total; i++) {
-      const m = await canal.get(QUEUES.entregasErro, { noAck: false });
-      if (!m) break;
-      lidas.push({ id: JSON.parse(m.content.toString()).entrega_id, headers: m.properties.headers ?? {} });
-    }
-    canal.nackAll(true);
-    return lidas;
-  });
-
-/**
- * A poison job the real way: put on the work queue and returned more times than its delivery
- * limit, until RabbitMQ dead-letters it into the error queue (as when a job kills its worker again and again).
- */
-async function envenenar(entregaId: string) {
-  const [trabalho] = (await trabalhosDasEntregas(ctx.hub.db, [entregaId])).values();
-  await ctx.hub.broker.publish(
-    trabalhoDeEntrega.exchange,
-    trabalhoDeEntrega.routingKey,
-    Buffer.from(JSON.stringify(trabalho)),
-    {
-      messageId: entregaId,
-    },
-  );
-  await ctx.hub.broker.withChannel(async (canal) => {
-    for (;;) {
-      const m = await canal.get(QUEUES.entregas, { noAck: false });
-      if (!m) {
-        if ((await canal.checkQueue(QUEUES.entregas)).messageCount === 0) return;
-        continue;
-      }
-      canal.nack(m, false, true);
-    }
-  });
-  await waitFor(async () => (await mensagens()).some((m) => m.id === entregaId), {
-    what: 'the poison job in the error queue',
-  });
-}
+const mensagens = () => mensagensComCabecalhos(ctx.hub);
 
 test('When the reconciliation is asked without monitoramento.editar, then 403', async () => {
   const response = await ctx.api().post('/fila/erro/conciliar').set(auth(ctx.leitor));
@@ -94,8 +60,8 @@ test('When the error queue and fila_de_erro disagree in every way, then one pass
   // Poison jobs: one whose delivery stood still for an hour, one whose delivery moved 10 s ago.
   await ctx.hub.db.entrega.update({ where: { id: parada }, data: { atualizadaEm: ha(3_600_000) } });
   await ctx.hub.db.entrega.update({ where: { id: recente }, data: { atualizadaEm: ha(10_000) } });
-  await envenenar(parada);
-  await envenenar(recente);
+  await envenenar(ctx.hub, parada);
+  await envenenar(ctx.hub, recente);
   // The delivery `apagada` was reprocessed meanwhile (its row says pendente again).
   await ctx.hub.db.entrega.update({ where: { id: apagada }, data: { situacao: 'pendente', atualizadaEm: new Date() } });
 
@@ -128,7 +94,7 @@ test('When the error queue and fila_de_erro disagree in every way, then one pass
     'hub-motivo': 'conciliacao',
     'hub-ultimo-erro': 'HTTP 502',
   });
-  expect(await ctx.hub.conciliacao.verificar()).toMatchObject({
+  expect(await verificarConcordancia(ctx.hub)).toMatchObject({
     concordam: false,
     sobrando: [recente],
     faltando: [],
@@ -154,7 +120,7 @@ test('When the error queue and fila_de_erro disagree in every way, then one pass
     mensagens_em_espera: 0,
     entregas_republicadas: 0,
   });
-  expect(await ctx.hub.conciliacao.verificar()).toMatchObject({
+  expect(await verificarConcordancia(ctx.hub)).toMatchObject({
     concordam: true,
     entregas_na_fila_de_erro: 4,
     mensagens: 4,
@@ -165,6 +131,6 @@ test('When a message is not a delivery job, then it is kept for an operator and 
   await ctx.hub.broker.publish(EXCHANGES.entregasErro, '', Buffer.from('not a job'));
   const response = await conciliar();
   expect(response.body).toMatchObject({ mensagens_ilegiveis: 1, mensagens_mantidas: 4 });
-  expect(await ctx.hub.conciliacao.verificar()).toMatchObject({ concordam: false, mensagens_ilegiveis: 1 });
+  expect(await verificarConcordancia(ctx.hub)).toMatchObject({ concordam: false, mensagens_ilegiveis: 1 });
   expect(await idsNaFila(ctx.hub)).toHaveLength(4);
 });

@@ -8,6 +8,7 @@ import {
   iniciarContextoComFila,
   jobsNaOutbox,
   porNaFilaDeErro,
+  verificarConcordancia,
 } from '../fila/fila-de-erro.test-support';
 
 let ctx: ContextoComFila;
@@ -53,7 +54,7 @@ async function esperarConcordancia() {
     (await ctx.hub.db.entrega.findMany({ where: { situacao: 'fila_de_erro' }, select: { id: true } })).map((e) => e.id);
   await waitFor(
     async () => {
-      const c = await ctx.hub.conciliacao.verificar();
+      const c = await verificarConcordancia(ctx.hub);
       return c.concordam && JSON.stringify(c.ids_das_mensagens) === JSON.stringify((await naFila()).sort());
     },
     { what: 'the error queue to agree with the deliveries in fila_de_erro' },

@@ -3,18 +3,17 @@ import { DELIVERY_TOPOLOGY, delayQueueName, QUEUES } from '@hub/contracts';
 import { AppError, notFound } from '@hub/http';
 import type { Db } from '../../db';
 import { espiarFilaDeErro } from './espiar';
+import { filaRepository } from './fila.repository';
+import type { Fila, Papel } from './fila.schemas';
+import type { TravaDaFilaDeErro } from './trava';
 
-export type Papel = 'trabalho' | 'atraso' | 'erro' | 'destino';
-
-export interface Fila {
-  nome: string;
-  papel: Papel;
-  /** the destination origin of a destination's own queue (papel destino); null for the others */
-  origem: string | null;
-  mensagens: number;
-  consumidores: number;
-  /** false while nobody declared it yet (a delay queue before the first worker started) */
-  declarada: boolean;
+export interface FilasDeps {
+  broker: Broker;
+  db: Db;
+  /** The readers' locks of the error queue (shared with the reconciliation). */
+  trava: TravaDaFilaDeErro;
+  /** DELIVERY_RETRY_DELAYS: one delay queue per distinct step. */
+  passosMs: readonly number[];
 }
 
 /** Seconds a client is told to wait when RabbitMQ is not answering (a restart takes several). */
@@ -37,17 +36,15 @@ export const brokerIndisponivel = () =>
  * queue of every destination that has one of its own now (architecture §5, fair scheduling), with
  * their depth and consumers as RabbitMQ reports them now.
  */
-export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly number[]) {
+export function filasDaTopologia({ broker, db, trava, passosMs }: FilasDeps) {
   const nomes: [string, Papel][] = [
     [QUEUES.entregas, 'trabalho'],
     ...[...new Set(passosMs)].map((ms): [string, Papel] => [delayQueueName(ms), 'atraso']),
     [QUEUES.entregasErro, 'erro'],
   ];
 
-  /** The destinations with a queue of their own (isolated, going back or being removed), by origin. */
-  const dosDestinos = () =>
-    db.$queryRaw<{ id: string; origem: string }[]>`
-      select id::text, origem from destino where isolamento is not null order by origem`;
+  const repo = filaRepository(db);
+  const dosDestinos = () => repo.destinosComFila();
 
   async function ler(nome: string, papel: Papel, origem: string | null = null): Promise<Fila> {
     // Asked while RabbitMQ is away, the broker would wait for its reconnection: GET /fila and every
@@ -74,7 +71,7 @@ export function filasDaTopologia(broker: Broker, db: Db, passosMs: readonly numb
     }
     throw notFound('queue of the delivery topology');
   }
-  const espiar = espiarFilaDeErro(db, broker);
+  const espiar = espiarFilaDeErro({ db, broker, trava });
   /** The destination queues listed last: one that is gone has its inspection channel closed. */
   let listadas = new Set<string>();
 
