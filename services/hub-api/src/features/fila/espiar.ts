@@ -5,6 +5,7 @@ import type { Db } from '../../db';
 import { assentarAcks, copiarNaFilaDeErro, lerMensagens, type Mensagem, trabalhoDe } from './fila-de-erro';
 import { type EstadoDaEntrega, filaRepository } from './fila.repository';
 import type { MensagemDaFila, OlharDaFila } from './fila.schemas';
+import { brokerIndisponivel } from './fila.service';
 import type { TravaDaFilaDeErro } from './trava';
 
 const texto = (v: unknown): string | null => (v === undefined || v === null ? null : String(v));
@@ -56,6 +57,8 @@ export function espiarFilaDeErro({ db, broker, trava }: EspiarDeps) {
         'fila_sem_inspecao',
         `only the error queue (${QUEUES.entregasErro}) can be looked into; the jobs of ${nome} are in flight: see GET /entrega`,
       );
+    // Checked before the lock: a look must not hold it while the broker reconnects.
+    if (!broker.connected) throw brokerIndisponivel();
     const travada = await trava.paraOlhar();
     try {
       return await broker.withChannel(async (canal) => {
