@@ -132,6 +132,16 @@ export async function startDeliveryWorker(
     tetoPorProcesso: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
     aoLer: () => metricas.destinosLidos.inc(),
     emAndamento: () => entregas.limite.emAndamento(),
+    circuito: {
+      minimoDeFalhas: config.DELIVERY_CIRCUIT_MIN_FAILURES,
+      parcela: config.DELIVERY_CIRCUIT_FAILURE_SHARE,
+      janelaMs: config.DELIVERY_CIRCUIT_WINDOW,
+      abertoMs: config.DELIVERY_CIRCUIT_OPEN_FOR,
+      abertoMaximoMs: config.DELIVERY_CIRCUIT_OPEN_MAX,
+      // As a claim's: the wait for a turn, the POST, and as long again to sign and record.
+      sondaMs: config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT,
+    },
+    aoMudarCircuito: (origem, para) => metricas.transicoesDoCircuito.inc({ origem, para }),
   });
   const remetente = new Remetente({
     timeoutMs: config.DELIVERY_TIMEOUT,
@@ -193,7 +203,12 @@ export async function startDeliveryWorker(
       },
       ...(config.HUB_API_URL ? { jwks: chavesPublicadas(keys, config.HUB_API_URL) } : {}),
     },
-    metrics: (registry) => metricas.registrar(registry, () => entregas.limite.emAndamento()),
+    metrics: (registry) =>
+      metricas.registrar(
+        registry,
+        () => entregas.limite.emAndamento(),
+        () => destinos.circuitos(),
+      ),
   });
   const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT);
 

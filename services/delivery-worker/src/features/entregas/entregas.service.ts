@@ -8,7 +8,7 @@ import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
-import type { Destinos } from '../destinos/destinos';
+import { type Destinos, type Regras, retido } from '../destinos/destinos';
 import { proximoAtraso } from './atrasos';
 import {
   type EntregasRepository,
@@ -30,8 +30,8 @@ export interface EntregasDeps {
   logger: Logger;
   metricas: Metricas;
   passosMs: readonly number[];
-  /** The destinations' limits and pauses (the rows of destino, this process's share). */
-  destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar'>;
+  /** The destinations' limits, pauses and circuits (the rows of destino, this process's share). */
+  destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar' | 'sondar' | 'concluirSonda' | 'devolverSonda'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
   /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
@@ -58,6 +58,8 @@ const origemDoTrabalho = (url: string): string => (URL.canParse(url) ? origemDaU
 /** The claim a job holds on its delivery, from its claim until its attempt is recorded. */
 interface Posse {
   token?: string;
+  /** The destination circuit's probe this job holds (half-open), until its result is recorded. */
+  sonda?: { origem: string; token: string };
 }
 
 /** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
@@ -125,11 +127,12 @@ export function entregasService(deps: EntregasDeps) {
   }
 
   /**
-   * A paused destination: the job waits in a delay queue and looks again, the delivery untouched
-   * (no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
+   * A held destination (`retido`: paused, or its circuit open): the job waits in a delay queue and
+   * looks again, the delivery untouched (no attempt, nothing counted); the sweeper leaves its
+   * deliveries alone meanwhile.
    */
-  const esperarPausa = (message: ConsumeMessage, token: string | null) =>
-    esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado', token);
+  const esperarPausa = (message: ConsumeMessage, token: string | null, regras?: Regras) =>
+    esperarNaFila(message, passoDaPausa(deps.passosMs), regras && !regras.pausado ? 'circuito' : 'pausado', token);
 
   /** A poison job (its claims kept dying with their worker): its delivery is fila_de_erro already. */
   /** The error queue's headers of a poison job (its claims died, or its message could not be read). */
@@ -155,7 +158,8 @@ export function entregasService(deps: EntregasDeps) {
 
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
     const anterior = tokenDe(message);
-    if (destinos.regras(origemDoTrabalho(trabalho.url_de_destino)).pausado) return esperarPausa(message, anterior);
+    const regrasDoTrabalho = destinos.regras(origemDoTrabalho(trabalho.url_de_destino));
+    if (retido(regrasDoTrabalho)) return esperarPausa(message, anterior, regrasDoTrabalho);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
     const token = randomUUID();
@@ -186,7 +190,8 @@ export function entregasService(deps: EntregasDeps) {
     // The subscription's URL now (a PATCH since the job was written moves the attempt with it).
     const url = reivindicada.url_de_destino;
     const origem = origemDoTrabalho(url);
-    if (destinos.regras(origem).pausado) return esperarPausa(message, token);
+    const regras = destinos.regras(origem);
+    if (retido(regras)) return esperarPausa(message, token, regras);
     const liberar = await limite.entrar(origem);
     if (parando) {
       liberar?.();
@@ -194,6 +199,16 @@ export function entregasService(deps: EntregasDeps) {
     }
     if (!liberar) return adiar(message, token);
     try {
+      // Paused, or its circuit opened, while the job waited for its turn.
+      const agora = destinos.regras(origem);
+      if (retido(agora)) return await esperarPausa(message, token, agora);
+      if (agora.circuito !== 'fechado') {
+        // Half-open: the open period is over (or the probe under way lost its lease). This job
+        // asks for the probe; the jobs that do not get it wait as for an open circuit.
+        const sonda = await destinos.sondar(origem);
+        if (!sonda) return await esperarPausa(message, token, destinos.regras(origem));
+        posse.sonda = { origem, token: sonda };
+      }
       await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
     } finally {
       liberar();
@@ -212,6 +227,11 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     error: unknown,
   ): Promise<unknown> {
+    if (posse.sonda) {
+      // A probe taken and not attempted: given back, so another job takes it at once.
+      await destinos.devolverSonda(posse.sonda.origem, posse.sonda.token);
+      posse.sonda = undefined;
+    }
     if (error instanceof Parando || error instanceof RequeueMessage) {
       if (posse.token)
         await repo
@@ -280,7 +300,13 @@ export function entregasService(deps: EntregasDeps) {
       // Cut short by the stop: not a real attempt; the job goes back to the queue untouched.
       throw new RequeueMessage('the worker stopped during the attempt');
     }
-    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm);
+    const sonda = posse.sonda;
+    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm, sonda !== undefined);
+    if (sonda) {
+      posse.sonda = undefined;
+      const desfecho = resultado.statusHttp === null ? (resultado.erro ?? 'no answer') : `HTTP ${resultado.statusHttp}`;
+      await destinos.concluirSonda(origem, sonda.token, resultado.sucesso, desfecho);
+    }
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
     logger.info(
       {
