@@ -207,9 +207,9 @@ export class Destinos {
   /** An attempt in the window of a closed circuit; the circuit opens when the window says so. */
   private contarNoCircuito(origem: string, sucesso: boolean, instanteMs: number): void {
     const limiares = this.options.circuito;
-    const linha = this.linhas.get(origem);
-    // Only origins with a row have a circuit (its state lives there); an open one counts nothing.
-    if (limiares.minimoDeFalhas === 0 || !linha || linha.circuito !== 'fechado') return;
+    // An open circuit counts nothing. An origin whose row this process has not read yet (a
+    // subscription just created) counts already: the opening finds its row, or opens nothing.
+    if (limiares.minimoDeFalhas === 0 || (this.linhas.get(origem)?.circuito ?? 'fechado') !== 'fechado') return;
     let janela = this.janelas.get(origem);
     if (!janela) {
       janela = new Janela(limiares.janelaMs);
@@ -416,8 +416,7 @@ export class Destinos {
   private aplicar(origem: string, transicao: Transicao): void {
     this.geracao += 1;
     this.aplicadas.set(origem, { geracao: this.geracao, transicao: pick(transicao) });
-    const linha = this.linhas.get(origem);
-    if (linha) this.linhas.set(origem, { ...linha, ...pick(transicao) });
+    this.linhas.set(origem, { ...(this.linhas.get(origem) ?? { origem, ...PADRAO }), ...pick(transicao) });
   }
 
   /** The figures not yet written of an origin and minute (made empty when absent). */
@@ -465,11 +464,11 @@ export class Destinos {
     const inicioDaJanela = Date.now() - this.options.circuito.janelaMs;
     for (const [origem, janela] of this.janelas) {
       const linha = this.linhas.get(origem);
-      if (linha?.circuito !== 'fechado') {
+      if (linha && linha.circuito !== 'fechado') {
         this.janelas.delete(origem);
         continue;
       }
-      janela.esquecerAntesDe(Math.max(inicioDaJanela, linha.circuito_desde?.getTime() ?? 0));
+      janela.esquecerAntesDe(Math.max(inicioDaJanela, linha?.circuito_desde?.getTime() ?? 0));
       if (janela.vazia()) this.janelas.delete(origem);
     }
   }
