@@ -360,7 +360,7 @@ async function circuitoAbertoEFechadoNaTela() {
   await page.reload();
   const fechar = page.getByRole('button', { name: `Fechar circuito de ${quebrado.origem}` });
   await fechar.waitFor();
-  await page.getByText(`Histórico do circuito de ${quebrado.origem}`).click();
+  await page.locator('summary', { hasText: `do circuito de ${quebrado.origem}` }).click();
   await page.getByText(/fechado → aberto \(falhas\)/).waitFor();
   await check('destinos-circuito-aberto');
 

@@ -42,8 +42,8 @@ function Circuito(props: { destino: Destino; podeEditar: boolean; depois: () => 
   const { circuito, origem, id } = props.destino;
   const nome = NOME_DO_CIRCUITO[circuito.situacao];
   return (
-    <>
-      {circuito.situacao === 'fechado' ? nome : <strong class="ruim">{nome}</strong>}
+    <span class="circuito">
+      circuito {circuito.situacao === 'fechado' ? nome : <strong class="ruim">{nome}</strong>}
       {circuito.desde && ` desde ${data(circuito.desde)}`}
       {circuito.situacao === 'aberto' && circuito.aberto_ate && ` · sonda a partir de ${data(circuito.aberto_ate)}`}{' '}
       {props.podeEditar && circuito.situacao !== 'fechado' && (
@@ -57,7 +57,9 @@ function Circuito(props: { destino: Destino; podeEditar: boolean; depois: () => 
       )}
       {circuito.historico.length > 0 && (
         <details class="historico">
-          <summary>Histórico do circuito de {origem}</summary>
+          <summary>
+            Histórico<span class="invisivel"> do circuito de {origem}</span> ({circuito.historico.length})
+          </summary>
           <ol>
             {circuito.historico.map((t) => (
               <li key={`${t.em}-${t.para}`}>
@@ -68,7 +70,7 @@ function Circuito(props: { destino: Destino; podeEditar: boolean; depois: () => 
           </ol>
         </details>
       )}
-    </>
+    </span>
   );
 }
 
@@ -152,14 +154,11 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
               ),
           },
           {
-            rotulo: 'Circuito',
-            valor: (d) => <Circuito destino={d} podeEditar={props.podeEditar} depois={depois} />,
-          },
-          {
-            rotulo: 'Pausado',
+            // Whether its deliveries are held: the pause an operator sets, the circuit the failures open.
+            rotulo: 'Pausa e circuito',
             valor: (d) => (
               <>
-                {d.pausado ? <strong class="ruim">pausado</strong> : 'não'}{' '}
+                {d.pausado ? <strong class="ruim">pausado</strong> : 'não pausado'}{' '}
                 {props.podeEditar && (
                   <Acao
                     rotulo={d.pausado ? 'Retomar' : 'Pausar'}
@@ -174,6 +173,7 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
                     depois={depois}
                   />
                 )}
+                <Circuito destino={d} podeEditar={props.podeEditar} depois={depois} />
               </>
             ),
           },

@@ -230,8 +230,9 @@ export class Destinos {
     const { janelaMs, minimoDeFalhas, parcela, abertoMs, abertoMaximoMs } = this.options.circuito;
     const parte = Math.ceil(minimoDeFalhas / this.workers);
     const detalhe =
-      `${contagem.falhas} of ${contagem.tentativas} attempts failed within ${janelaMs / 1000} s at one worker of ` +
-      `${this.workers} (its share of the threshold: ${parte} of ${minimoDeFalhas} failures, and ${Math.round(parcela * 100)} % of the attempts)`;
+      `${contagem.falhas} of ${contagem.tentativas} attempts failed within ${janelaMs / 1000} s at one of ${this.workers} ` +
+      `worker(s) (threshold: ${minimoDeFalhas} failures over all workers, ${parte} for each, and at least ` +
+      `${Math.round(parcela * 100)} % of the attempts)`;
     this.mudando.add(origem);
     try {
       const [linha] = await this.options.db.$queryRawUnsafe<Transicao[]>(
