@@ -175,8 +175,8 @@ export async function startDeliveryWorker(
     metricas,
     intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
     idadeMs: config.DELIVERY_SWEEP_AGE,
-    // Every job of a resumed destination is back from the pause's delay queue by then (workers see
-    // the resume within a refresh), with the sweep's usual margin.
+    // Every job of a resumed destination (or one whose circuit closed) is back from the pause's delay
+    // queue by then (workers see the change within a refresh), with the sweep's usual margin.
     retomadaMs: config.DELIVERY_DESTINOS_REFRESH + passoDaPausa(passosMs) + config.DELIVERY_SWEEP_AGE,
   });
   if (options.varredura !== false) varredura.start();
