@@ -255,7 +255,7 @@ it('When every model is written and read through Prisma, then the migrated table
   const destino = await db.destino.create({
     data: { id: uuidv7(), origem: 'https://loja.example', limitePorSegundo: 50, criadoEm: now, atualizadoEm: now },
   });
-  expect(destino).toMatchObject({ concorrenciaMaxima: 10, pausado: false });
+  expect(destino).toMatchObject({ concorrenciaMaxima: 10, pausado: false, circuito: 'fechado', circuitoAberturas: 0 });
   const minuto = await db.destinoMinuto.create({
     data: {
       destinoId: destino.id,
@@ -268,15 +268,42 @@ it('When every model is written and read through Prisma, then the migrated table
   const emAndamento = await db.destinoEmAndamento.create({
     data: { destinoId: destino.id, processo: uuidv7(), emAndamento: 4, validoAte: now },
   });
+  const aberto = await db.destino.update({
+    where: { id: destino.id },
+    data: {
+      circuito: 'meio_aberto',
+      circuitoDesde: now,
+      circuitoAbertoAte: now,
+      circuitoAberturas: 2,
+      circuitoSonda: uuidv7(),
+      circuitoSondaAte: now,
+    },
+  });
+  const transicao = await db.destinoCircuito.create({
+    data: {
+      id: uuidv7(),
+      destinoId: destino.id,
+      em: now,
+      de: 'aberto',
+      para: 'meio_aberto',
+      motivo: 'periodo_encerrado',
+      detalhe: 'd',
+      falhas: 3,
+      tentativas: 4,
+      abertoAte: now,
+      por: 'ana@empresa.com.br',
+    },
+  });
   expect(
     await db.destino.findUniqueOrThrow({
       where: { id: destino.id },
-      include: { minutos: true, emAndamento: true },
+      include: { minutos: true, emAndamento: true, transicoes: true },
     }),
   ).toEqual({
-    ...destino,
+    ...aberto,
     minutos: [minuto],
     emAndamento: [emAndamento],
+    transicoes: [transicao],
   });
   const solicitacao = await db.solicitacaoDeReprocessamento.create({
     data: {

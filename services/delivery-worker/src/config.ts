@@ -79,6 +79,32 @@ export const deliveryWorkerConfig = baseConfig
       .describe(
         'claims of a delivery in a row that ended with no attempt recorded (their worker died) after which its job is poison: the next claim puts it in the error queue',
       ),
+    DELIVERY_CIRCUIT_MIN_FAILURES: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .default(20)
+      .describe(
+        "failed attempts to one origin within DELIVERY_CIRCUIT_WINDOW, over every worker together (each process takes its share, as for a destination's limits), before the origin's circuit opens and its deliveries wait; 0: circuits never open",
+      ),
+    DELIVERY_CIRCUIT_FAILURE_SHARE: z.coerce
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.5)
+      .describe(
+        "the least share of the window's attempts to the origin that failed (0 to 1) for its circuit to open, with DELIVERY_CIRCUIT_MIN_FAILURES",
+      ),
+    DELIVERY_CIRCUIT_WINDOW: durationFromEnv('60s').describe(
+      "the sliding window over which an origin's attempts and failures are counted for its circuit",
+    ),
+    DELIVERY_CIRCUIT_OPEN_FOR: durationFromEnv('30s').describe(
+      "how long an origin's circuit stays open the first time before one probe is attempted; each opening in a row (the probe failed) lasts twice the one before",
+    ),
+    DELIVERY_CIRCUIT_OPEN_MAX: durationFromEnv('10m').describe(
+      'the longest an opening of a circuit lasts, however many probes failed in a row',
+    ),
     DESTINATION_ALLOWLIST: allowlistFromEnv(
       'comma-separated CIDRs deliveries may reach even though they are private (SANDBOX, PRODUCTION)',
     ),
@@ -105,6 +131,12 @@ export const deliveryWorkerConfig = baseConfig
     ),
   })
   .superRefine((config, ctx) => {
+    if (config.DELIVERY_CIRCUIT_OPEN_MAX < config.DELIVERY_CIRCUIT_OPEN_FOR)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DELIVERY_CIRCUIT_OPEN_MAX'],
+        message: `must not be below DELIVERY_CIRCUIT_OPEN_FOR (${config.DELIVERY_CIRCUIT_OPEN_FOR} ms)`,
+      });
     // The attempts' drain is only the first part of the stop: past SHUTDOWN_TIMEOUT the process exits
     // anyway, so a drain as long would always end in a forced exit with the broker still open.
     if (config.DELIVERY_STOP_TIMEOUT >= config.SHUTDOWN_TIMEOUT)

@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-client';
 
+const VALOR_DO_CIRCUITO = { fechado: 0, meio_aberto: 1, aberto: 2 } as const;
+
 /** The worker's own metrics, served by /metrics next to the process defaults. */
 export function criarMetricas() {
   const tentativas = new Counter({
@@ -17,7 +19,7 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue)",
+    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, circuito: its circuit open, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue)",
     labelNames: ['desfecho'] as const,
   });
   // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as
@@ -62,6 +64,12 @@ export function criarMetricas() {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     labelNames: ['resultado'] as const,
   });
+  const transicoesDoCircuito = new Counter({
+    registers: [],
+    name: 'hub_delivery_circuit_transitions_total',
+    help: "transitions of destination circuits this process made, by origin and new state (aberto: failures, or a failed probe; meio_aberto: a probe taken; fechado: the probe succeeded); a close by hand is hub-api's",
+    labelNames: ['origem', 'para'] as const,
+  });
   const todas: Metric[] = [
     tentativas,
     tentativasPorDestino,
@@ -74,6 +82,7 @@ export function criarMetricas() {
     destinosLidos,
     isolamentos,
     isoladas,
+    transicoesDoCircuito,
   ];
   return {
     destinosLidos,
@@ -87,8 +96,16 @@ export function criarMetricas() {
     duracao,
     isolamentos,
     isoladas,
-    /** Registers them, with POSTs under way per destination origin read at each scrape. */
-    registrar(registry: Registry, emAndamentoPorOrigem: () => [string, number][] = () => []) {
+    transicoesDoCircuito,
+    /**
+     * Registers them, with POSTs under way per destination origin and the state of the circuits
+     * (origins with a destino row whose circuit ever opened) read at each scrape.
+     */
+    registrar(
+      registry: Registry,
+      emAndamentoPorOrigem: () => [string, number][] = () => [],
+      circuitos: () => [string, 'fechado' | 'aberto' | 'meio_aberto'][] = () => [],
+    ) {
       const porOrigem = new Gauge({
         registers: [],
         name: 'hub_delivery_destination_in_flight',
@@ -99,7 +116,17 @@ export function criarMetricas() {
           for (const [origem, n] of emAndamentoPorOrigem()) this.set({ origem }, n);
         },
       });
-      for (const m of [...todas, porOrigem]) registry.registerMetric(m);
+      const estado = new Gauge({
+        registers: [],
+        name: 'hub_delivery_circuit_state',
+        help: "state of a destination origin's circuit as this worker obeys it: 0 fechado, 1 meio_aberto, 2 aberto (origins whose circuit ever opened)",
+        labelNames: ['origem'] as const,
+        collect() {
+          this.reset();
+          for (const [origem, circuito] of circuitos()) this.set({ origem }, VALOR_DO_CIRCUITO[circuito]);
+        },
+      });
+      for (const m of [...todas, porOrigem, estado]) registry.registerMetric(m);
     },
   };
 }

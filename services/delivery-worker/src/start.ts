@@ -135,6 +135,16 @@ export async function startDeliveryWorker(
     tetoPorProcesso: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
     aoLer: () => metricas.destinosLidos.inc(),
     emAndamento: () => entregas.limite.emAndamento(),
+    circuito: {
+      minimoDeFalhas: config.DELIVERY_CIRCUIT_MIN_FAILURES,
+      parcela: config.DELIVERY_CIRCUIT_FAILURE_SHARE,
+      janelaMs: config.DELIVERY_CIRCUIT_WINDOW,
+      abertoMs: config.DELIVERY_CIRCUIT_OPEN_FOR,
+      abertoMaximoMs: config.DELIVERY_CIRCUIT_OPEN_MAX,
+      // As a claim's: the wait for a turn, the POST, and as long again to sign and record.
+      sondaMs: config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT,
+    },
+    aoMudarCircuito: (origem, para) => metricas.transicoesDoCircuito.inc({ origem, para }),
   });
   // The claim's lease: every job a stopped consumer had taken is settled within it.
   const reivindicacaoMs = config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT;
@@ -188,8 +198,8 @@ export async function startDeliveryWorker(
     metricas,
     intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
     idadeMs: config.DELIVERY_SWEEP_AGE,
-    // Every job of a resumed destination is back from the pause's delay queue by then (workers see
-    // the resume within a refresh), with the sweep's usual margin.
+    // Every job of a resumed destination (or one whose circuit closed) is back from the pause's delay
+    // queue by then (workers see the change within a refresh), with the sweep's usual margin.
     retomadaMs: config.DELIVERY_DESTINOS_REFRESH + passoDaPausa(passosMs) + config.DELIVERY_SWEEP_AGE,
   });
   if (options.varredura !== false) varredura.start();
@@ -218,7 +228,12 @@ export async function startDeliveryWorker(
       },
       ...(config.HUB_API_URL ? { jwks: chavesPublicadas(keys, config.HUB_API_URL) } : {}),
     },
-    metrics: (registry) => metricas.registrar(registry, () => entregas.limite.emAndamento()),
+    metrics: (registry) =>
+      metricas.registrar(
+        registry,
+        () => entregas.limite.emAndamento(),
+        () => destinos.circuitos(),
+      ),
   });
   const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT);
 

@@ -38,7 +38,10 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
   beforeAll(async () => {
     hub = await createTestHub();
     receptor = await iniciarReceptor({ '/longo': primeiroEspera(6), '/curto': primeiroEspera(4) });
-    pausa = await iniciarReceptor({ '/pausa': (_req, res) => res.writeHead(200).end() });
+    pausa = await iniciarReceptor({
+      '/pausa': (_req, res) => res.writeHead(200).end(),
+      '/circuito': (_req, res) => res.writeHead(200).end(),
+    });
     worker = await startDeliveryWorkerForTests(hub, {
       DELIVERY_RETRY_DELAYS: PASSOS,
       DELIVERY_SWEEP_AGE: '1s',
@@ -176,5 +179,52 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
     } finally {
       await propria.fechar();
     }
+  });
+
+  it("When a destination's circuit stays open longer than the sweep age, then the sweeper leaves its deliveries to their held jobs; closed by hand, each is attempted once", async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(`${pausa.url('/circuito')}?circuito=1`, 3);
+    const origem = new URL(assinatura.url).origin;
+    const agora = new Date();
+    // What the workers wrote when a probe failed a minute ago and opened the circuit for ten minutes
+    // (opened long before the sweep age: only its state keeps the sweeper off).
+    const aberto = {
+      circuito: 'aberto',
+      circuitoDesde: new Date(agora.getTime() - 60_000),
+      circuitoAberturas: 1,
+      circuitoAbertoAte: new Date(agora.getTime() + 540_000),
+    };
+    const destino = await hub.db.destino.upsert({
+      where: { origem },
+      create: { id: crypto.randomUUID(), origem, criadoEm: agora, atualizadoEm: agora, ...aberto },
+      update: { pausado: false, ...aberto },
+    });
+    await waitFor(() => worker.destinos.regras(origem).circuito === 'aberto', {
+      what: 'the worker obeying the open circuit',
+    });
+    const trabalhos = [
+      ...(await c.entregar([assinatura], { broker: worker.broker })),
+      ...(await c.entregar([assinatura], { broker: worker.broker })),
+    ];
+    const ids = trabalhos.map((t) => t.entrega_id);
+    const antes = pausa.de('/circuito').length;
+    const retidas = await varrerAte(
+      async () => Date.now() - agora.getTime() > 2_000 && worker.destinos.regras(origem).circuito === 'aberto',
+      'a long opening',
+    );
+    expect(retidas).toBe(0);
+    expect(pausa.de('/circuito')).toHaveLength(antes);
+
+    // What hub-api's POST /destino/{id}/fechar-circuito writes.
+    await hub.db.destino.update({
+      where: { id: destino.id },
+      data: { circuito: 'fechado', circuitoDesde: new Date(), circuitoAberturas: 0, circuitoAbertoAte: null },
+    });
+    const enviadas = await varrerAte(
+      async () => (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } })) === ids.length,
+      'every delivery concluida after the close',
+    );
+    expect(enviadas).toBe(0);
+    for (const id of ids) expect(await tentativas(id)).toBe(1);
   });
 });

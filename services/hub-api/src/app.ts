@@ -200,7 +200,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       ),
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
       tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
-      destinosRoutes(destinosService(destinos, deps.relogio), guards),
+      destinosRoutes(destinosService(destinos, deps.relogio, deps.logger), guards),
       entregasRoutes(
         entregasService({
           db: deps.db,

@@ -52,7 +52,8 @@ export function permissaoDe(metodo: string, caminho: string): string {
   if (caminho.startsWith('/funcao')) return 'ser master';
   const area = AREAS.find(([prefixo]) => caminho.startsWith(prefixo))?.[1] ?? 'monitoramento';
   const acao =
-    /\/(pausar|retomar|conciliar)$/.test(caminho) || (metodo === 'POST' && caminho.endsWith('/reenviar'))
+    /\/(pausar|retomar|conciliar|fechar-circuito)$/.test(caminho) ||
+    (metodo === 'POST' && caminho.endsWith('/reenviar'))
       ? 'editar'
       : (ACOES[metodo] ?? 'ler');
   return `${area}.${acao}`;

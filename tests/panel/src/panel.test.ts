@@ -9,6 +9,8 @@ import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolatio
 let platform: Platform;
 /** A subscriber in the test process whose answers the test sets (a failing one, then a healthy one). */
 let assinante: Assinante;
+/** Another subscriber, on an origin of its own, that fails until its circuit opens. */
+let quebrado: Assinante;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -28,15 +30,21 @@ const DESKTOP = { width: 1280, height: 800 };
 const MOBILE = { width: 390, height: 844 };
 
 beforeAll(async () => {
-  [build, platform, assinante] = await Promise.all([
+  [build, platform, assinante, quebrado] = await Promise.all([
     buildPanel(),
-    // Short retries: the error-queue walk waits for a failing subscriber's two attempts.
+    // Short retries: the error-queue walk waits for a failing subscriber's two attempts. A circuit
+    // opens after 5 failures at an origin and stays open (no probe) until closed from the screen.
     startPlatform({
       env: {
-        'delivery-worker': { DELIVERY_RETRY_DELAYS: '200ms,400ms' },
+        'delivery-worker': {
+          DELIVERY_RETRY_DELAYS: '200ms,400ms',
+          DELIVERY_CIRCUIT_MIN_FAILURES: '5',
+          DELIVERY_CIRCUIT_OPEN_FOR: '10m',
+        },
         gateway: { RATE_LIMIT_USER_PER_MINUTE: '100000' },
       },
     }),
+    iniciarAssinante(),
     iniciarAssinante(),
   ]);
   base = `${platform.gatewayUrl}/painel`;
@@ -51,6 +59,7 @@ afterAll(async () => {
   await browser?.close();
   await platform?.stop();
   await assinante?.fechar();
+  await quebrado?.fechar();
 }, 60_000);
 
 /** The first list of a screen, or its empty state: what "usable" means. */
@@ -309,6 +318,61 @@ test('When the test event was published, then the screen shows its delivery conc
   expect(assinante.de('/falha')).toHaveLength(3);
 }, 120_000);
 
+interface DestinoDaApi {
+  id: string;
+  origem: string;
+  circuito: { situacao: string; historico: { motivo: string; por: string | null }[] };
+}
+const circuitoDe = async (origem: string) =>
+  (await apiComoMaster<{ itens: DestinoDaApi[] }>('GET', '/destino?tamanho=100')).itens.find((d) => d.origem === origem)
+    ?.circuito;
+
+/**
+ * A subscriber that answers 500 gets its circuit opened by the worker; the Destinos screen shows it
+ * open with its history, passes axe so, and the operator closes it from its row.
+ */
+async function circuitoAbertoEFechadoNaTela() {
+  const [aplicativos, tipos] = await Promise.all([
+    apiComoMaster<{ itens: { id: string; client_id: string }[] }>('GET', '/aplicativo?tamanho=100'),
+    apiComoMaster<{ id: string }[]>('GET', '/tipo-de-evento/filtro?nome=pedido.criado'),
+  ]);
+  quebrado.responder('/quebrado', 500);
+  await apiComoMaster('POST', '/assinatura', {
+    aplicativo_assinante_id: aplicativos.itens.find((a) => a.client_id === 'estoque-painel')!.id,
+    tipo_de_evento_id: tipos[0]!.id,
+    versao_do_esquema: 1,
+    url_de_destino: quebrado.url('/quebrado'),
+    maximo_de_tentativas: 5,
+  });
+  for (let i = 0; i < 3; i += 1)
+    await apiComoMaster('POST', '/evento', {
+      tipo_de_evento_id: tipos[0]!.id,
+      versao_do_esquema: 1,
+      entidade_id: `pedido-do-circuito-${i}`,
+      dados: { pedido_id: `p-c-${i}`, valor: 1 },
+    });
+  const fim = Date.now() + 30_000;
+  while ((await circuitoDe(quebrado.origem))?.situacao !== 'aberto') {
+    if (Date.now() > fim) throw new Error('timed out waiting for the circuit to open');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  await page.reload();
+  const fechar = page.getByRole('button', { name: `Fechar circuito de ${quebrado.origem}` });
+  await fechar.waitFor();
+  await page.locator('summary', { hasText: `do circuito de ${quebrado.origem}` }).click();
+  await page.getByText(/fechado → aberto \(falhas\)/).waitFor();
+  await check('destinos-circuito-aberto');
+
+  quebrado.responder('/quebrado', 204);
+  await fechar.click();
+  await fechar.waitFor({ state: 'detached' });
+  const circuito = await circuitoDe(quebrado.origem);
+  expect(circuito?.situacao).toBe('fechado');
+  expect(circuito?.historico[0]).toMatchObject({ motivo: 'manual', por: 'admin.painel@empresa.com.br' });
+  await page.getByText(/aberto → fechado \(manual, por admin\.painel@empresa\.com\.br\)/).waitFor();
+}
+
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
   await visit('recusados', '/eventos-recusados');
   await visit('entregas', '/entregas', (p) => p.locator('table, .estado.vazio, .estado.erro').first().waitFor());
@@ -321,6 +385,7 @@ test('When the master opens every other screen, then each shows its content, emp
   );
   await visit('filas', '/filas', (p) => p.locator('table, .estado.vazio, .estado.erro').first().waitFor());
   await visit('destinos', '/destinos');
+  await circuitoAbertoEFechadoNaTela();
   // The subscriber's destination paused and resumed from its row (the worker obeys it; see tests/platform).
   const pausar = page.getByRole('button', { name: `Pausar ${assinante.origem}` });
   await pausar.click();

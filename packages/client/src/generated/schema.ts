@@ -1025,6 +1025,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/destino/{id}/fechar-circuito": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close the circuit of a destination by hand: its deliveries are attempted again within seconds (a closed circuit stays as it is)
+         * @description Requires: monitoramento.editar
+         */
+        post: operations["fecharCircuitoDestino"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/entrega": {
         parameters: {
             query?: never;
@@ -6954,6 +6974,39 @@ export interface operations {
                                 /** @description its queue, as GET /fila lists it */
                                 fila: string;
                             } | null;
+                            circuito: {
+                                /**
+                                 * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                                 * @enum {string}
+                                 */
+                                situacao: "fechado" | "aberto" | "meio_aberto";
+                                /** @description when it entered this state; null: it never opened */
+                                desde: string | null;
+                                /** @description aberto: the earliest moment of the probe */
+                                aberto_ate: string | null;
+                                /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                                aberturas_seguidas: number;
+                                /** @description the latest transitions, newest first (at most 10) */
+                                historico: {
+                                    em: string;
+                                    /** @enum {string} */
+                                    de: "fechado" | "aberto" | "meio_aberto";
+                                    /** @enum {string} */
+                                    para: "fechado" | "aberto" | "meio_aberto";
+                                    /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                    motivo: string;
+                                    /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                    detalhe: string;
+                                    /** @description an opening for failures: the failed attempts counted */
+                                    falhas: number | null;
+                                    /** @description an opening for failures: the attempts counted */
+                                    tentativas: number | null;
+                                    /** @description an opening: the earliest moment of the next probe */
+                                    aberto_ate: string | null;
+                                    /** @description a close by hand: the operator's e-mail */
+                                    por: string | null;
+                                }[];
+                            };
                             tentativas_na_ultima_hora: number;
                             falhas_na_ultima_hora: number;
                             /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7061,6 +7114,39 @@ export interface operations {
                             /** @description its queue, as GET /fila lists it */
                             fila: string;
                         } | null;
+                        circuito: {
+                            /**
+                             * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                             * @enum {string}
+                             */
+                            situacao: "fechado" | "aberto" | "meio_aberto";
+                            /** @description when it entered this state; null: it never opened */
+                            desde: string | null;
+                            /** @description aberto: the earliest moment of the probe */
+                            aberto_ate: string | null;
+                            /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                            aberturas_seguidas: number;
+                            /** @description the latest transitions, newest first (at most 10) */
+                            historico: {
+                                em: string;
+                                /** @enum {string} */
+                                de: "fechado" | "aberto" | "meio_aberto";
+                                /** @enum {string} */
+                                para: "fechado" | "aberto" | "meio_aberto";
+                                /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                motivo: string;
+                                /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                detalhe: string;
+                                /** @description an opening for failures: the failed attempts counted */
+                                falhas: number | null;
+                                /** @description an opening for failures: the attempts counted */
+                                tentativas: number | null;
+                                /** @description an opening: the earliest moment of the next probe */
+                                aberto_ate: string | null;
+                                /** @description a close by hand: the operator's e-mail */
+                                por: string | null;
+                            }[];
+                        };
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7172,6 +7258,39 @@ export interface operations {
                             /** @description its queue, as GET /fila lists it */
                             fila: string;
                         } | null;
+                        circuito: {
+                            /**
+                             * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                             * @enum {string}
+                             */
+                            situacao: "fechado" | "aberto" | "meio_aberto";
+                            /** @description when it entered this state; null: it never opened */
+                            desde: string | null;
+                            /** @description aberto: the earliest moment of the probe */
+                            aberto_ate: string | null;
+                            /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                            aberturas_seguidas: number;
+                            /** @description the latest transitions, newest first (at most 10) */
+                            historico: {
+                                em: string;
+                                /** @enum {string} */
+                                de: "fechado" | "aberto" | "meio_aberto";
+                                /** @enum {string} */
+                                para: "fechado" | "aberto" | "meio_aberto";
+                                /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                motivo: string;
+                                /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                detalhe: string;
+                                /** @description an opening for failures: the failed attempts counted */
+                                falhas: number | null;
+                                /** @description an opening for failures: the attempts counted */
+                                tentativas: number | null;
+                                /** @description an opening: the earliest moment of the next probe */
+                                aberto_ate: string | null;
+                                /** @description a close by hand: the operator's e-mail */
+                                por: string | null;
+                            }[];
+                        };
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7275,6 +7394,39 @@ export interface operations {
                             /** @description its queue, as GET /fila lists it */
                             fila: string;
                         } | null;
+                        circuito: {
+                            /**
+                             * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                             * @enum {string}
+                             */
+                            situacao: "fechado" | "aberto" | "meio_aberto";
+                            /** @description when it entered this state; null: it never opened */
+                            desde: string | null;
+                            /** @description aberto: the earliest moment of the probe */
+                            aberto_ate: string | null;
+                            /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                            aberturas_seguidas: number;
+                            /** @description the latest transitions, newest first (at most 10) */
+                            historico: {
+                                em: string;
+                                /** @enum {string} */
+                                de: "fechado" | "aberto" | "meio_aberto";
+                                /** @enum {string} */
+                                para: "fechado" | "aberto" | "meio_aberto";
+                                /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                motivo: string;
+                                /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                detalhe: string;
+                                /** @description an opening for failures: the failed attempts counted */
+                                falhas: number | null;
+                                /** @description an opening for failures: the attempts counted */
+                                tentativas: number | null;
+                                /** @description an opening: the earliest moment of the next probe */
+                                aberto_ate: string | null;
+                                /** @description a close by hand: the operator's e-mail */
+                                por: string | null;
+                            }[];
+                        };
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
@@ -7378,6 +7530,175 @@ export interface operations {
                             /** @description its queue, as GET /fila lists it */
                             fila: string;
                         } | null;
+                        circuito: {
+                            /**
+                             * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                             * @enum {string}
+                             */
+                            situacao: "fechado" | "aberto" | "meio_aberto";
+                            /** @description when it entered this state; null: it never opened */
+                            desde: string | null;
+                            /** @description aberto: the earliest moment of the probe */
+                            aberto_ate: string | null;
+                            /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                            aberturas_seguidas: number;
+                            /** @description the latest transitions, newest first (at most 10) */
+                            historico: {
+                                em: string;
+                                /** @enum {string} */
+                                de: "fechado" | "aberto" | "meio_aberto";
+                                /** @enum {string} */
+                                para: "fechado" | "aberto" | "meio_aberto";
+                                /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                motivo: string;
+                                /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                detalhe: string;
+                                /** @description an opening for failures: the failed attempts counted */
+                                falhas: number | null;
+                                /** @description an opening for failures: the attempts counted */
+                                tentativas: number | null;
+                                /** @description an opening: the earliest moment of the next probe */
+                                aberto_ate: string | null;
+                                /** @description a close by hand: the operator's e-mail */
+                                por: string | null;
+                            }[];
+                        };
+                        tentativas_na_ultima_hora: number;
+                        falhas_na_ultima_hora: number;
+                        /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */
+                        latencia_p50_ms: number | null;
+                        /** @description 99th percentile, as latencia_p50_ms; 10000 means 10 s or more */
+                        latencia_p99_ms: number | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    fecharCircuitoDestino: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description scheme://host[:port] that subscriptions deliver to */
+                        origem: string;
+                        /** @description subscriptions (not deleted) that deliver to this origin */
+                        assinaturas: number;
+                        /** @description POSTs under way to it now, over every delivery worker, as each reported them at its last refresh of the destinations (DELIVERY_DESTINOS_REFRESH, 2 s) */
+                        em_andamento: number;
+                        /** @description attempts in flight at once, over every worker */
+                        concorrencia_maxima: number;
+                        /** @description attempts started per second, over every worker; null: none */
+                        limite_por_segundo: number | null;
+                        /** @description while paused, deliveries to it wait: no attempt is made or counted */
+                        pausado: boolean;
+                        /** @description its queue of its own, while it has one (architecture §5, fair scheduling): held back or backlogged, its jobs wait there instead of in front of the other destinations; null: its jobs go through the shared work queue */
+                        isolamento: {
+                            /**
+                             * @description isolada: its jobs wait in its own queue; saindo: going back to the shared work queue (nothing new goes to its queue); removendo: its queue is being emptied into the shared one and deleted
+                             * @enum {string}
+                             */
+                            situacao: "isolada" | "saindo" | "removendo";
+                            /** @description retida: held back (paused, circuit open); acumulo: its jobs were piling up in the shared work queue */
+                            motivo: ("retida" | "acumulo") | null;
+                            /** @description when it entered this situacao */
+                            desde: string;
+                            /** @description its queue, as GET /fila lists it */
+                            fila: string;
+                        } | null;
+                        circuito: {
+                            /**
+                             * @description fechado: deliveries are attempted; aberto: after a run of failures, its deliveries wait like a paused destination's (no attempt made or counted); meio_aberto: one delivery is being attempted as the probe, a success closes it
+                             * @enum {string}
+                             */
+                            situacao: "fechado" | "aberto" | "meio_aberto";
+                            /** @description when it entered this state; null: it never opened */
+                            desde: string | null;
+                            /** @description aberto: the earliest moment of the probe */
+                            aberto_ate: string | null;
+                            /** @description openings since it was last closed; each lasts twice the one before, up to the workers' cap */
+                            aberturas_seguidas: number;
+                            /** @description the latest transitions, newest first (at most 10) */
+                            historico: {
+                                em: string;
+                                /** @enum {string} */
+                                de: "fechado" | "aberto" | "meio_aberto";
+                                /** @enum {string} */
+                                para: "fechado" | "aberto" | "meio_aberto";
+                                /** @description falhas (the failures counted opened it), periodo_encerrado (the open period is over: one probe), sonda_expirada (the probe under way lost its lease: another probe), sonda_bem_sucedida, sonda_falhou (opened again, for longer), manual (closed by an operator) */
+                                motivo: string;
+                                /** @description the reason in a sentence (the failures and attempts counted, the probe's answer) */
+                                detalhe: string;
+                                /** @description an opening for failures: the failed attempts counted */
+                                falhas: number | null;
+                                /** @description an opening for failures: the attempts counted */
+                                tentativas: number | null;
+                                /** @description an opening: the earliest moment of the next probe */
+                                aberto_ate: string | null;
+                                /** @description a close by hand: the operator's e-mail */
+                                por: string | null;
+                            }[];
+                        };
                         tentativas_na_ultima_hora: number;
                         falhas_na_ultima_hora: number;
                         /** @description median attempt duration of the last hour, as the bound of its histogram bucket; null without attempts */

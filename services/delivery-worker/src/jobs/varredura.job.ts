@@ -16,7 +16,7 @@ export interface VarreduraOpcoes {
    * or of its claim's lease) has lost its job.
    */
   idadeMs: number;
-  /** How long after a destination is resumed its jobs may still come back from the pause's delay queue. */
+  /** How long after a destination is resumed (or its circuit closed) its jobs may still come back from the pause's delay queue. */
   retomadaMs: number;
   lote?: number;
 }

@@ -1,12 +1,78 @@
 import { useState } from 'preact/hooks';
-import { cliente, dados, type ItemDe } from '../api';
+import { api, cliente, dados, type ItemDe } from '../api';
 import { Lista } from '../lista';
 import { useOpcoes } from '../opcoes';
 import { Link } from '../rota';
 import { Acao, data, Titulo } from '../ui';
 import type { Tentativa } from './entregas';
 
-type Destino = ItemDe<'/destino'>;
+type SituacaoDoCircuito = 'fechado' | 'aberto' | 'meio_aberto';
+/**
+ * A destination's circuit breaker as GET /destino answers it (issue 24). Declared here until
+ * @hub/client is generated again from the platform's document; then `ItemDe<'/destino'>` carries it
+ * and this intersection adds nothing.
+ */
+interface CircuitoDoDestino {
+  situacao: SituacaoDoCircuito;
+  desde: string | null;
+  aberto_ate: string | null;
+  aberturas_seguidas: number;
+  historico: {
+    em: string;
+    de: SituacaoDoCircuito;
+    para: SituacaoDoCircuito;
+    motivo: string;
+    detalhe: string;
+    por: string | null;
+  }[];
+}
+type Destino = ItemDe<'/destino'> & { circuito: CircuitoDoDestino };
+
+const NOME_DO_CIRCUITO: Record<SituacaoDoCircuito, string> = {
+  fechado: 'fechado',
+  aberto: 'aberto',
+  meio_aberto: 'meio aberto',
+};
+
+/**
+ * The circuit's state, since when, when the next probe may go, its latest transitions, and for an
+ * operator the close by hand (POST /destino/{id}/fechar-circuito).
+ */
+function Circuito(props: { destino: Destino; podeEditar: boolean; depois: () => void }) {
+  const { circuito, origem, id } = props.destino;
+  const nome = NOME_DO_CIRCUITO[circuito.situacao];
+  return (
+    <span class="circuito">
+      circuito {circuito.situacao === 'fechado' ? nome : <strong class="ruim">{nome}</strong>}
+      {circuito.desde && ` desde ${data(circuito.desde)}`}
+      {circuito.situacao === 'aberto' && circuito.aberto_ate && ` · sonda a partir de ${data(circuito.aberto_ate)}`}{' '}
+      {props.podeEditar && circuito.situacao !== 'fechado' && (
+        <Acao
+          rotulo="Fechar circuito"
+          rotuloAcessivel={`Fechar circuito de ${origem}`}
+          // Through the untyped call until @hub/client knows the route.
+          fazer={() => api('POST', `/destino/${id}/fechar-circuito`)}
+          depois={props.depois}
+        />
+      )}
+      {circuito.historico.length > 0 && (
+        <details class="historico">
+          <summary>
+            Histórico<span class="invisivel"> do circuito de {origem}</span> ({circuito.historico.length})
+          </summary>
+          <ol>
+            {circuito.historico.map((t) => (
+              <li key={`${t.em}-${t.para}`}>
+                {data(t.em)}: {NOME_DO_CIRCUITO[t.de]} → {NOME_DO_CIRCUITO[t.para]} ({t.motivo}
+                {t.por ? `, por ${t.por}` : ''}): {t.detalhe}
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
+    </span>
+  );
+}
 
 function Limites(props: { destino: Destino; depois: () => void }) {
   const [concorrencia, setConcorrencia] = useState(String(props.destino.concorrencia_maxima));
@@ -88,10 +154,11 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
               ),
           },
           {
-            rotulo: 'Pausado',
+            // Whether its deliveries are held: the pause an operator sets, the circuit the failures open.
+            rotulo: 'Pausa e circuito',
             valor: (d) => (
               <>
-                {d.pausado ? <strong class="ruim">pausado</strong> : 'não'}{' '}
+                {d.pausado ? <strong class="ruim">pausado</strong> : 'não pausado'}{' '}
                 {props.podeEditar && (
                   <Acao
                     rotulo={d.pausado ? 'Retomar' : 'Pausar'}
@@ -106,6 +173,7 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
                     depois={depois}
                   />
                 )}
+                <Circuito destino={d} podeEditar={props.podeEditar} depois={depois} />
               </>
             ),
           },

@@ -297,8 +297,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
      * Deliveries whose job seems lost: not final, and `idadeMs` past the latest moment their job could
      * still come back — its own expiry (proxima_tentativa_em), the end of its delay step
      * (retorno_ate: it waits behind longer messages at the head of its queue), the lease of the claim
-     * of an em_andamento one (its worker died) — and not to a destination paused, or resumed less than
-     * `retomadaMs` ago (its jobs still cycle through the pause's delay queue). Taken with SKIP LOCKED
+     * of an em_andamento one (its worker died) — and not to a destination paused or with its circuit
+     * not closed, or resumed (or closed) less than `retomadaMs` ago (its jobs still cycle through the
+     * pause's delay queue). Taken with SKIP LOCKED
      * and stamped (proxima_tentativa_em, atualizada_em = now), so another sweeper neither waits for
      * them nor sends them too.
      */
@@ -314,13 +315,15 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                           case when e.situacao = 'em_andamento'
                                then coalesce(e.reivindicada_ate, e.atualizada_em + $4::int * interval '1 millisecond') end)
                  < now() - $1::int * interval '1 millisecond'
-             -- a paused destination's jobs are waiting on purpose, in a delay queue or its own queue;
-             -- an isolated one's jobs not claimed wait behind its backlog in its own queue (a claim's
-             -- lease that ended is still a dead worker's), and for a while after it went back
-             -- they come from it to the shared queue
+             -- a held destination's jobs (paused, or its circuit not closed) are waiting on purpose, in a
+             -- delay queue or its own queue; an isolated one's jobs not claimed wait behind its backlog in
+             -- its own queue (a claim's lease that ended is still a dead worker's), and for a while after
+             -- it went back they come from it to the shared queue
              and not exists (select 1 from destino d
                              where d.origem = origem_da_url(e.url_de_destino)
                                and (d.pausado or d.retomado_em > now() - $2::int * interval '1 millisecond'
+                                    or d.circuito <> 'fechado'
+                                    or d.circuito_desde > now() - $2::int * interval '1 millisecond'
                                     or (e.situacao <> 'em_andamento'
                                         and (d.isolamento is not null
                                              or d.isolamento_desde > now() - $2::int * interval '1 millisecond'))))

@@ -8,7 +8,7 @@ import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
-import { type Destinos, retido } from '../destinos/destinos';
+import { type Destinos, type Regras, retido } from '../destinos/destinos';
 import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento';
 import { proximoAtraso } from './atrasos';
 import {
@@ -31,8 +31,8 @@ export interface EntregasDeps {
   logger: Logger;
   metricas: Metricas;
   passosMs: readonly number[];
-  /** The destinations' limits and pauses (the rows of destino, this process's share). */
-  destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar'>;
+  /** The destinations' limits, pauses and circuits (the rows of destino, this process's share). */
+  destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar' | 'sondar' | 'concluirSonda' | 'devolverSonda'>;
   /** The destinations with a queue of their own (architecture §5, fair scheduling). */
   isolamento: Pick<Isolamento, 'rotaDe' | 'reter' | 'anotarAdiamento' | 'anotarTrabalho'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
@@ -61,6 +61,8 @@ const origemDoTrabalho = (url: string): string => (URL.canParse(url) ? origemDaU
 /** The claim a job holds on its delivery, from its claim until its attempt is recorded. */
 interface Posse {
   token?: string;
+  /** The destination circuit's probe this job holds (half-open), until its result is recorded. */
+  sonda?: { origem: string; token: string };
 }
 
 /** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
@@ -147,13 +149,19 @@ export function entregasService(deps: EntregasDeps) {
    * it now if need be, where it sits still, unconsumed, until the destination is released; when it
    * cannot (its queue is being removed, the database did not answer) it takes the pause's way.
    */
-  async function reter(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, origem: string, token: string | null) {
+  async function reter(
+    trabalho: TrabalhoDeEntrega,
+    message: ConsumeMessage,
+    origem: string,
+    token: string | null,
+    regras: Regras,
+  ) {
     const rota = await isolamento.reter(origem);
     if (rota) {
       if (token) message.properties.headers = { ...message.properties.headers, [CABECALHO_REIVINDICACAO]: token };
       if (await encaminhar(message, rota, trabalho.entrega_id)) return;
     }
-    return esperarPausa(message, token);
+    return esperarPausa(message, token, regras);
   }
 
   /**
@@ -172,11 +180,12 @@ export function entregasService(deps: EntregasDeps) {
   }
 
   /**
-   * A paused destination: the job waits in a delay queue and looks again, the delivery untouched
-   * (no attempt, nothing counted); the sweeper leaves its deliveries alone meanwhile.
+   * A held destination (`retido`: paused, or its circuit open): the job waits in a delay queue and
+   * looks again, the delivery untouched (no attempt, nothing counted); the sweeper leaves its
+   * deliveries alone meanwhile.
    */
-  const esperarPausa = (message: ConsumeMessage, token: string | null) =>
-    esperarNaFila(message, passoDaPausa(deps.passosMs), 'pausado', token);
+  const esperarPausa = (message: ConsumeMessage, token: string | null, regras?: Regras) =>
+    esperarNaFila(message, passoDaPausa(deps.passosMs), regras && !regras.pausado ? 'circuito' : 'pausado', token);
 
   /** A poison job (its claims kept dying with their worker): its delivery is fila_de_erro already. */
   /** The error queue's headers of a poison job (its claims died, or its message could not be read). */
@@ -203,7 +212,8 @@ export function entregasService(deps: EntregasDeps) {
   async function tentar(trabalho: TrabalhoDeEntrega, message: ConsumeMessage, posse: Posse): Promise<void> {
     const anterior = tokenDe(message);
     const origemDoJob = origemDoTrabalho(trabalho.url_de_destino);
-    if (retido(destinos.regras(origemDoJob))) return reter(trabalho, message, origemDoJob, anterior);
+    const regrasDoTrabalho = destinos.regras(origemDoJob);
+    if (retido(regrasDoTrabalho)) return reter(trabalho, message, origemDoJob, anterior, regrasDoTrabalho);
     // Claimed before the destination's turn: the turn is held for the POST alone, not for a round
     // trip to the database (with one destination, its limit is what bounds the throughput).
     const token = randomUUID();
@@ -234,7 +244,8 @@ export function entregasService(deps: EntregasDeps) {
     // The subscription's URL now (a PATCH since the job was written moves the attempt with it).
     const url = reivindicada.url_de_destino;
     const origem = origemDoTrabalho(url);
-    if (retido(destinos.regras(origem))) return reter(trabalho, message, origem, token);
+    const regras = destinos.regras(origem);
+    if (retido(regras)) return reter(trabalho, message, origem, token, regras);
     const liberar = await limite.entrar(origem);
     if (parando) {
       liberar?.();
@@ -242,6 +253,16 @@ export function entregasService(deps: EntregasDeps) {
     }
     if (!liberar) return adiar(message, token, origem);
     try {
+      // Paused, or its circuit opened, while the job waited for its turn.
+      const agora = destinos.regras(origem);
+      if (retido(agora)) return await reter(trabalho, message, origem, token, agora);
+      if (agora.circuito !== 'fechado') {
+        // Half-open: the open period is over (or the probe under way lost its lease). This job
+        // asks for the probe; the jobs that do not get it wait as for an open circuit.
+        const sonda = await destinos.sondar(origem);
+        if (!sonda) return await esperarPausa(message, token, destinos.regras(origem));
+        posse.sonda = { origem, token: sonda };
+      }
       await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
     } finally {
       liberar();
@@ -260,6 +281,11 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     error: unknown,
   ): Promise<unknown> {
+    if (posse.sonda) {
+      // A probe taken and not attempted: given back, so another job takes it at once.
+      await destinos.devolverSonda(posse.sonda.origem, posse.sonda.token);
+      posse.sonda = undefined;
+    }
     if (error instanceof Parando || error instanceof RequeueMessage) {
       if (posse.token)
         await repo
@@ -328,7 +354,13 @@ export function entregasService(deps: EntregasDeps) {
       // Cut short by the stop: not a real attempt; the job goes back to the queue untouched.
       throw new RequeueMessage('the worker stopped during the attempt');
     }
-    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm);
+    const sonda = posse.sonda;
+    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm, sonda !== undefined);
+    if (sonda) {
+      posse.sonda = undefined;
+      const desfecho = resultado.statusHttp === null ? (resultado.erro ?? 'no answer') : `HTTP ${resultado.statusHttp}`;
+      await destinos.concluirSonda(origem, sonda.token, resultado.sucesso, desfecho);
+    }
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
     logger.info(
       {

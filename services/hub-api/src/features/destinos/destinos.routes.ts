@@ -69,5 +69,18 @@ export function destinosRoutes(service: DestinosService, guards: Guards): ApiRou
         response: destinoSchema,
       },
       ({ params }) => service.retomar(params.id),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/destino/:id/fechar-circuito',
+        summary:
+          'Close the circuit of a destination by hand: its deliveries are attempted again within seconds (a closed circuit stays as it is)',
+        tag,
+        ...editar,
+        params: idParams,
+        response: destinoSchema,
+      },
+      ({ params, req }) => service.fecharCircuito(params.id, req.usuario?.email ?? null),
     );
 }

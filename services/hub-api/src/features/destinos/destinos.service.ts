@@ -1,9 +1,12 @@
 import { DELIVERY_TOPOLOGY } from '@hub/contracts';
 import { percentil } from '@hub/hub-data';
+import type { Logger } from '@hub/log';
 import { notFound, type PageRequest, page } from '@hub/http';
 import { iso } from '../../schemas';
 import type { DestinoLinha, DestinosRepository } from './destinos.repository';
-import type { DestinoDto } from './destinos.schemas';
+import { type CIRCUITOS, type DestinoDto, HISTORICO_MOSTRADO } from './destinos.schemas';
+
+type Situacao = (typeof CIRCUITOS)[number];
 
 const HORA_MS = 3_600_000;
 
@@ -11,12 +14,17 @@ const HORA_MS = 3_600_000;
  * Destinations for operators (architecture §4, Destino): their limits and pause, which every delivery
  * worker reads again within seconds, and what delivering to them looked like in the last hour.
  */
-export function destinosService(repository: DestinosRepository, relogio: () => Date = () => new Date()) {
+export function destinosService(
+  repository: DestinosRepository,
+  relogio: () => Date = () => new Date(),
+  logger?: Logger,
+) {
   async function comFiguras(destinos: DestinoLinha[]): Promise<DestinoDto[]> {
-    const figuras = await repository.figuras(
-      destinos.map((d) => d.id),
-      new Date(relogio().getTime() - HORA_MS),
-    );
+    const ids = destinos.map((d) => d.id);
+    const [figuras, historicos] = await Promise.all([
+      repository.figuras(ids, new Date(relogio().getTime() - HORA_MS)),
+      repository.historico(ids, HISTORICO_MOSTRADO),
+    ]);
     return destinos.map((d) => {
       const f = figuras.get(d.id);
       const duracoes = f?.duracoes ?? [];
@@ -36,6 +44,23 @@ export function destinosService(repository: DestinosRepository, relogio: () => D
               fila: DELIVERY_TOPOLOGY.filaDoDestino(d.id),
             }
           : null,
+        circuito: {
+          situacao: d.circuito as Situacao,
+          desde: d.circuitoDesde ? iso(d.circuitoDesde) : null,
+          aberto_ate: d.circuito === 'aberto' && d.circuitoAbertoAte ? iso(d.circuitoAbertoAte) : null,
+          aberturas_seguidas: d.circuitoAberturas,
+          historico: (historicos.get(d.id) ?? []).map((t) => ({
+            em: iso(t.em),
+            de: t.de as Situacao,
+            para: t.para as Situacao,
+            motivo: t.motivo,
+            detalhe: t.detalhe,
+            falhas: t.falhas,
+            tentativas: t.tentativas,
+            aberto_ate: t.aberto_ate ? iso(t.aberto_ate) : null,
+            por: t.por,
+          })),
+        },
         tentativas_na_ultima_hora: f?.tentativas ?? 0,
         falhas_na_ultima_hora: f?.falhas ?? 0,
         latencia_p50_ms: percentil(duracoes, 0.5),
@@ -73,6 +98,18 @@ export function destinosService(repository: DestinosRepository, relogio: () => D
     // Stamped: the paused jobs still cycle through a delay queue for a while, and the workers'
     // sweeper leaves this destination's deliveries alone until they are back.
     retomar: (id: string) => alterar(id, { pausado: false, retomadoEm: relogio() }),
+    /**
+     * Closes the circuit by hand (an operator who knows the subscriber is back): its deliveries are
+     * attempted again within a worker's refresh. Closing a closed circuit changes nothing, as
+     * pausing a paused destination does.
+     */
+    async fecharCircuito(id: string, por: string | null) {
+      const { origem } = await existente(id);
+      const de = await repository.fecharCircuito(id, por);
+      if (de) logger?.info({ destino_id: id, origem, de, por }, `destination circuit closed by hand (it was ${de})`);
+      const [destino] = await comFiguras([await existente(id)]);
+      return destino!;
+    },
   };
 }
 export type DestinosService = ReturnType<typeof destinosService>;

@@ -168,6 +168,127 @@ describe('limits and pause', () => {
   });
 });
 
+describe('the circuit breaker', () => {
+  let id: string;
+  beforeAll(async () => {
+    await assinar('https://circuito.example');
+    id = (await destinoDe('https://circuito.example')).id;
+  });
+
+  /** What the delivery workers write when failures open a circuit, with its line of history. */
+  async function abrirComoOsWorkers(falhas: number) {
+    const em = new Date();
+    const abertoAte = new Date(em.getTime() + 30_000);
+    await ctx.hub.db.destino.update({
+      where: { id },
+      data: { circuito: 'aberto', circuitoDesde: em, circuitoAberturas: 1, circuitoAbertoAte: abertoAte },
+    });
+    await ctx.hub.db.destinoCircuito.create({
+      data: {
+        id: uuidv7(),
+        destinoId: id,
+        em,
+        de: 'fechado',
+        para: 'aberto',
+        motivo: 'falhas',
+        detalhe: `${falhas} of ${falhas} attempts failed`,
+        falhas,
+        tentativas: falhas,
+        abertoAte,
+      },
+    });
+    return { em, abertoAte };
+  }
+
+  test('When a destination never failed, then its circuit is closed, never changed, with no history', async () => {
+    expect((await destinoDe('https://circuito.example')).circuito).toEqual({
+      situacao: 'fechado',
+      desde: null,
+      aberto_ate: null,
+      aberturas_seguidas: 0,
+      historico: [],
+    });
+  });
+
+  test('When the workers opened the circuit, then GET /destino and its item show the state, since when, until when, and the opening with the failures counted', async () => {
+    const { em, abertoAte } = await abrirComoOsWorkers(12);
+    const esperado = {
+      situacao: 'aberto',
+      desde: em.toISOString(),
+      aberto_ate: abertoAte.toISOString(),
+      aberturas_seguidas: 1,
+      historico: [
+        {
+          em: em.toISOString(),
+          de: 'fechado',
+          para: 'aberto',
+          motivo: 'falhas',
+          detalhe: '12 of 12 attempts failed',
+          falhas: 12,
+          tentativas: 12,
+          aberto_ate: abertoAte.toISOString(),
+          por: null,
+        },
+      ],
+    };
+    expect((await destinoDe('https://circuito.example')).circuito).toEqual(esperado);
+    const pagina = await ctx.api().get('/destino').query({ tamanho: 500 }).set(ler());
+    expect(pagina.body.itens.find((d: { id: string }) => d.id === id).circuito).toEqual(esperado);
+  });
+
+  test('When a reader closes a circuit, then 403; without a token, 401; an unknown id, 404 in the problem shape', async () => {
+    const path = `/destino/${id}/fechar-circuito`;
+    expect((await ctx.api().post(path)).status).toBe(401);
+    const proibido = await ctx.api().post(path).set(ler());
+    expect(proibido.status).toBe(403);
+    const desconhecido = await ctx.api().post(`/destino/${uuidv7()}/fechar-circuito`).set(editar());
+    expect(desconhecido.status).toBe(404);
+    expect(desconhecido.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(desconhecido.body).toMatchObject({ status: 404, codigo: expect.any(String), detail: expect.any(String) });
+    expect((await destinoDe('https://circuito.example')).circuito.situacao).toBe('aberto');
+  });
+
+  test('When an operator closes an open circuit by hand, then it is closed from now with its count reset, the history says who, and closing it again changes nothing', async () => {
+    const antes = Date.now();
+    const fechado = await ctx.api().post(`/destino/${id}/fechar-circuito`).set(editar());
+    expect(fechado.status).toBe(200);
+    const { circuito } = fechado.body;
+    expect(circuito).toMatchObject({ situacao: 'fechado', aberto_ate: null, aberturas_seguidas: 0 });
+    expect(Date.parse(circuito.desde)).toBeGreaterThanOrEqual(antes - 1000);
+    expect(circuito.historico[0]).toMatchObject({
+      de: 'aberto',
+      para: 'fechado',
+      motivo: 'manual',
+      por: expect.stringMatching(/^monitor\./),
+      falhas: null,
+      aberto_ate: null,
+    });
+    expect(circuito.historico).toHaveLength(2);
+    expect(await ctx.hub.db.destino.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      circuito: 'fechado',
+      circuitoSonda: null,
+      circuitoSondaAte: null,
+      circuitoAbertoAte: null,
+    });
+
+    const denovo = await ctx.api().post(`/destino/${id}/fechar-circuito`).set(editar());
+    expect(denovo.status).toBe(200);
+    expect(denovo.body.circuito).toEqual(circuito);
+  });
+
+  test('When a circuit changes many times, then the table keeps its 50 latest transitions and the route shows the 10 latest, newest first', async () => {
+    for (let i = 0; i < 30; i += 1) {
+      await abrirComoOsWorkers(i + 1);
+      expect((await ctx.api().post(`/destino/${id}/fechar-circuito`).set(editar())).status).toBe(200);
+    }
+    expect(await ctx.hub.db.destinoCircuito.count({ where: { destinoId: id } })).toBe(50);
+    const { historico } = (await destinoDe('https://circuito.example')).circuito;
+    expect(historico).toHaveLength(10);
+    expect(historico.map((t: { motivo: string }) => t.motivo).slice(0, 2)).toEqual(['manual', 'falhas']);
+    expect(historico[1].falhas).toBe(30);
+  });
+});
+
 describe('figures of the last hour', () => {
   test('When workers reported attempts in flight and added minutes, then only their valid reports and the last hour count, and the percentiles follow the histogram', async () => {
     await assinar('https://figuras.example');

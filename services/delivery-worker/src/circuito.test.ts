@@ -1,0 +1,308 @@
+import type http from 'node:http';
+import { waitFor } from '@hub/testing';
+import { deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
+import { iniciarReceptor, type Receptor } from './receptor';
+import {
+  type Assinatura,
+  cenario,
+  createTestHub,
+  deleteTestTopology,
+  startDeliveryWorkerForTests,
+  type TestDeliveryWorker,
+  type TestHub,
+} from './testing';
+
+describe('circuit breaker: the window and the threshold', () => {
+  const limiares: LimiaresDoCircuito = {
+    minimoDeFalhas: 10,
+    parcela: 0.5,
+    janelaMs: 60_000,
+    abertoMs: 30_000,
+    abertoMaximoMs: 600_000,
+  };
+
+  it('When attempts age past the window, then they are no longer counted; the oldest attempt counted is reported', () => {
+    const janela = new Janela(60_000);
+    janela.anotar(false, 1_000);
+    janela.anotar(true, 30_500);
+    janela.anotar(false, 30_200);
+    expect(janela.contar(60_000)).toEqual({ tentativas: 3, falhas: 2, desdeMs: 1_000 });
+    // 62 s: the first second's slice is out of the window.
+    expect(janela.contar(62_000)).toEqual({ tentativas: 2, falhas: 1, desdeMs: 30_200 });
+    janela.esquecerAntesDe(31_000);
+    expect(janela.vazia()).toBe(true);
+  });
+
+  it('When the failures reach the share of one worker of the threshold and the share of the attempts, then it opens; short of either, it does not', () => {
+    const contagem = (tentativas: number, falhas: number) => ({ tentativas, falhas, desdeMs: 0 });
+    expect(deveAbrir(contagem(10, 10), limiares, 1)).toBe(true);
+    expect(deveAbrir(contagem(10, 9), limiares, 1)).toBe(false);
+    // Two workers: each sees about half the failures, and needs 5.
+    expect(deveAbrir(contagem(6, 5), limiares, 2)).toBe(true);
+    expect(deveAbrir(contagem(6, 4), limiares, 2)).toBe(false);
+    // Enough failures, but not half of the attempts.
+    expect(deveAbrir(contagem(30, 14), limiares, 1)).toBe(false);
+    expect(deveAbrir(contagem(30, 15), limiares, 1)).toBe(true);
+    expect(deveAbrir(contagem(100, 100), { ...limiares, minimoDeFalhas: 0 }, 1)).toBe(false);
+  });
+});
+
+/**
+ * The circuit breaker of a destination origin (issue 24) with two workers sharing it: the state in
+ * the destino row, jobs of an open circuit held without attempts, one probe at a time by a lease.
+ * The receiver's answer is set by each test (fail, hold, accept).
+ */
+describe('delivery worker: the circuit breaker shared by two workers', () => {
+  const PASSOS_MS = [20, 40];
+  let hub: TestHub;
+  let receptor: Receptor;
+  let modo: 'falhar' | 'segurar' | 'aceitar' = 'falhar';
+  const presos: http.ServerResponse[] = [];
+  const workers: TestDeliveryWorker[] = [];
+
+  beforeAll(async () => {
+    hub = await createTestHub();
+    receptor = await iniciarReceptor({
+      '/circuito': (_req, res) => {
+        if (modo === 'falhar') res.writeHead(500).end();
+        else if (modo === 'aceitar') res.writeHead(204).end();
+        else presos.push(res);
+      },
+    });
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.close();
+    for (const res of presos.splice(0)) res.destroy();
+  });
+  afterAll(async () => {
+    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await receptor?.fechar();
+    await hub?.close();
+  });
+
+  /** Two workers with the circuit's thresholds of the test (4 failures over both, half the attempts). */
+  async function doisWorkers(env: Record<string, string>) {
+    for (let i = 0; i < 2; i += 1)
+      workers.push(
+        await startDeliveryWorkerForTests(hub, {
+          DELIVERY_DESTINOS_REFRESH: '100ms',
+          DELIVERY_CIRCUIT_MIN_FAILURES: '4',
+          DELIVERY_CIRCUIT_FAILURE_SHARE: '0.5',
+          DELIVERY_CIRCUIT_WINDOW: '60s',
+          ...env,
+        }),
+      );
+    return workers;
+  }
+
+  /** A subscription of its own origin (a query string marks it; the origin is the receiver's) with its row read by both workers. */
+  async function assinatura(
+    marca: string,
+  ): Promise<{ c: Awaited<ReturnType<typeof cenario>>; a: Assinatura; origem: string }> {
+    const c = await cenario(hub);
+    const a = await c.assinar(`${receptor.url('/circuito')}?${marca}=1`, 50);
+    const origem = new URL(a.url).origin;
+    const agora = new Date();
+    // The row as hub-api writes it with the subscription (a closed circuit), read by both workers.
+    await hub.db.destino.upsert({
+      where: { origem },
+      create: { id: crypto.randomUUID(), origem, criadoEm: agora, atualizadoEm: agora },
+      update: {
+        circuito: 'fechado',
+        circuitoDesde: null,
+        circuitoAberturas: 0,
+        circuitoAbertoAte: null,
+        circuitoSonda: null,
+        circuitoSondaAte: null,
+      },
+    });
+    await hub.db.destinoCircuito.deleteMany({ where: { destino: { origem } } });
+    return { c, a, origem };
+  }
+
+  const linha = (origem: string) => hub.db.destino.findUniqueOrThrow({ where: { origem } });
+  const historico = (origem: string) =>
+    hub.db.destinoCircuito.findMany({ where: { destino: { origem } }, orderBy: [{ em: 'asc' }, { id: 'asc' }] });
+  const noCircuito = (origem: string, vale: (circuito: string) => boolean, what: string) =>
+    waitFor(async () => vale((await linha(origem)).circuito), { timeoutMs: 20_000, what });
+  const tentativas = (ids: string[]) => hub.db.tentativa.count({ where: { entregaId: { in: ids } } });
+
+  /** One metric of a worker's /metrics, summed over the series whose labels include `rotulos`. */
+  async function metrica(w: TestDeliveryWorker, nome: string, rotulos: Record<string, string> = {}): Promise<number> {
+    const texto = await (await fetch(`${w.url}/metrics`)).text();
+    return texto
+      .split('\n')
+      .filter((l) => l.startsWith(`${nome}{`) || l.startsWith(`${nome} `))
+      .filter((l) => Object.entries(rotulos).every(([k, v]) => l.includes(`${k}="${v}"`)))
+      .reduce((soma, l) => soma + Number(l.split(' ').at(-1)), 0);
+  }
+  const retidos = (w: TestDeliveryWorker) => metrica(w, 'hub_delivery_jobs_total', { desfecho: 'circuito' });
+  /** Until each worker has held `mais` more jobs of an open circuit than it had when called. */
+  async function cadaUmReteve(mais: number) {
+    const antes = await Promise.all(workers.map(retidos));
+    await waitFor(async () => (await Promise.all(workers.map(retidos))).every((n, i) => n >= antes[i]! + mais), {
+      timeoutMs: 20_000,
+      what: `each worker holding ${mais} more jobs of the open circuit`,
+    });
+  }
+  const entregar = async (c: Awaited<ReturnType<typeof cenario>>, a: Assinatura, n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 1)
+      ids.push(...(await c.entregar([a], { broker: workers[0]!.broker })).map((t) => t.entrega_id));
+    return ids;
+  };
+
+  it('When attempts to an origin keep failing, then its circuit opens in the row once, with the failures counted; both workers hold its jobs in a delay queue and no attempt is made or counted, for old deliveries or new ones', async () => {
+    modo = 'falhar';
+    const [um, dois] = await doisWorkers({ DELIVERY_CIRCUIT_OPEN_FOR: '10m', DELIVERY_CIRCUIT_OPEN_MAX: '10m' });
+    const { c, a, origem } = await assinatura('abre');
+    await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'fechado'));
+    const ids = await entregar(c, a, 6);
+    await noCircuito(origem, (s) => s === 'aberto', 'the circuit open');
+    await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'aberto'), {
+      what: 'both workers obeying the open circuit',
+    });
+
+    const [abertura, ...depois] = await historico(origem);
+    expect(depois).toEqual([]);
+    expect(abertura).toMatchObject({ de: 'fechado', para: 'aberto', motivo: 'falhas', por: null });
+    // One worker's share of the threshold: 2 of 4 failures, all of its attempts.
+    expect(abertura!.falhas).toBeGreaterThanOrEqual(2);
+    expect(abertura!.falhas).toBe(abertura!.tentativas);
+    expect(abertura!.abertoAte!.getTime() - abertura!.em.getTime()).toBe(600_000);
+    expect(await linha(origem)).toMatchObject({ circuitoAberturas: 1, circuitoSonda: null });
+
+    // Every job has come round through the delay queue a few times since.
+    await cadaUmReteve(2 * ids.length);
+    const feitas = await tentativas(ids);
+    const recebidas = receptor.de('/circuito').length;
+    const novas = await entregar(c, a, 3);
+    await cadaUmReteve(2 * (ids.length + novas.length));
+    expect(await tentativas(ids)).toBe(feitas);
+    expect(await tentativas(novas)).toBe(0);
+    expect(receptor.de('/circuito')).toHaveLength(recebidas);
+    const situacoes = await hub.db.entrega.findMany({ where: { id: { in: novas } } });
+    expect(situacoes.map((e) => [e.situacao, e.tentativasNoCicloAtual])).toEqual(Array(3).fill(['pendente', 0]));
+    // Its state and its one transition, as each worker exports them.
+    for (const w of [um!, dois!]) expect(await metrica(w, 'hub_delivery_circuit_state', { origem })).toBe(2);
+    expect(
+      (await metrica(um!, 'hub_delivery_circuit_transitions_total', { origem, para: 'aberto' })) +
+        (await metrica(dois!, 'hub_delivery_circuit_transitions_total', { origem, para: 'aberto' })),
+    ).toBe(1);
+
+    // Closed by hand (what hub-api's POST /destino/{id}/fechar-circuito writes): the held jobs are
+    // attempted within a refresh, each delivery once more.
+    modo = 'aceitar';
+    await hub.db.destino.update({
+      where: { origem },
+      data: { circuito: 'fechado', circuitoDesde: new Date(), circuitoAberturas: 0, circuitoAbertoAte: null },
+    });
+    const todas = [...ids, ...novas];
+    await waitFor(
+      async () =>
+        (await hub.db.entrega.count({ where: { id: { in: todas }, situacao: 'concluida' } })) === todas.length,
+      { timeoutMs: 20_000, what: 'every delivery concluded once the circuit was closed' },
+    );
+    expect(await tentativas(todas)).toBe(feitas + todas.length);
+  });
+
+  it('When the open period ends and the probe fails, then the circuit opens again for twice as long; while a probe is under way no other request reaches the origin; when a probe succeeds, the circuit closes and every delivery is concluded once', async () => {
+    modo = 'falhar';
+    const [um, dois] = await doisWorkers({ DELIVERY_CIRCUIT_OPEN_FOR: '300ms', DELIVERY_CIRCUIT_OPEN_MAX: '2s' });
+    const { c, a, origem } = await assinatura('sonda');
+    await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'fechado'));
+    const ids = await entregar(c, a, 6);
+    await waitFor(async () => (await historico(origem)).some((t) => t.motivo === 'sonda_falhou'), {
+      timeoutMs: 20_000,
+      what: 'a probe that failed',
+    });
+    const [abertura, meio, reaberta] = await historico(origem);
+    expect([abertura, meio, reaberta].map((t) => [t?.de, t?.para, t?.motivo])).toEqual([
+      ['fechado', 'aberto', 'falhas'],
+      ['aberto', 'meio_aberto', 'periodo_encerrado'],
+      ['meio_aberto', 'aberto', 'sonda_falhou'],
+    ]);
+    expect(reaberta!.detalhe).toBe('the probe failed (HTTP 500)');
+    const duracao = (t: typeof abertura) => t!.abertoAte!.getTime() - t!.em.getTime();
+    expect([duracao(abertura), duracao(reaberta)]).toEqual([300, 600]);
+
+    // The next probe is held by the receiver: meanwhile nothing else reaches the origin.
+    modo = 'segurar';
+    const antes = receptor.de('/circuito').length;
+    await waitFor(() => presos.length === 1, { timeoutMs: 20_000, what: 'the next probe at the receiver' });
+    await noCircuito(origem, (s) => s === 'meio_aberto', 'the circuit half-open');
+    await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'meio_aberto'), {
+      what: 'both workers obeying the half-open circuit',
+    });
+    await cadaUmReteve(ids.length);
+    expect(receptor.de('/circuito').length - antes).toBe(1);
+    expect(receptor.abertos()).toBe(1);
+
+    modo = 'aceitar';
+    presos.shift()!.writeHead(204).end();
+    await noCircuito(origem, (s) => s === 'fechado', 'the circuit closed');
+    expect((await historico(origem)).at(-1)).toMatchObject({
+      de: 'meio_aberto',
+      para: 'fechado',
+      motivo: 'sonda_bem_sucedida',
+      detalhe: 'the probe succeeded (HTTP 204)',
+    });
+    expect(await linha(origem)).toMatchObject({ circuitoAberturas: 0, circuitoSonda: null, circuitoAbertoAte: null });
+    // Every transition is one line of history: each probe taken was followed by its one result.
+    const transicoes = await historico(origem);
+    transicoes.forEach((t, i) => {
+      if (i > 0) expect(t.de).toBe(transicoes[i - 1]!.para);
+    });
+    await waitFor(
+      async () => (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } })) === ids.length,
+      { timeoutMs: 20_000, what: 'every delivery concluded once the circuit closed' },
+    );
+    const sucessos = await hub.db.tentativa.groupBy({
+      by: ['entregaId'],
+      where: { entregaId: { in: ids }, sucesso: true },
+      _count: true,
+    });
+    expect(sucessos.map((s) => s._count)).toEqual(Array(ids.length).fill(1));
+    await waitFor(
+      async () =>
+        (await Promise.all([um!, dois!].map((w) => metrica(w, 'hub_delivery_circuit_state', { origem })))).join() ===
+        '0,0',
+      { what: 'both workers exporting the closed state' },
+    );
+  });
+
+  it('When the probe holder died (its lease in the row ran out), then another job takes the probe over and the circuit closes; while the lease lasts, the jobs wait', async () => {
+    modo = 'aceitar';
+    const [um, dois] = await doisWorkers({ DELIVERY_CIRCUIT_OPEN_FOR: '300ms' });
+    const { c, a, origem } = await assinatura('herdada');
+    // What a worker killed during its probe leaves: half-open, its token, a lease still running.
+    const sonda = crypto.randomUUID();
+    await hub.db.destino.update({
+      where: { origem },
+      data: {
+        circuito: 'meio_aberto',
+        circuitoDesde: new Date(),
+        circuitoAberturas: 1,
+        circuitoSonda: sonda,
+        circuitoSondaAte: new Date(Date.now() + 600_000),
+      },
+    });
+    await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'meio_aberto'));
+    const ids = await entregar(c, a, 3);
+    await cadaUmReteve(ids.length);
+    expect(await tentativas(ids)).toBe(0);
+
+    // The lease runs out (the clock would do it; the row is moved there).
+    await hub.db.destino.update({ where: { origem }, data: { circuitoSondaAte: new Date(Date.now() - 1000) } });
+    await noCircuito(origem, (s) => s === 'fechado', 'the circuit closed by the new probe');
+    expect((await historico(origem)).map((t) => [t.de, t.para, t.motivo])).toEqual([
+      ['meio_aberto', 'meio_aberto', 'sonda_expirada'],
+      ['meio_aberto', 'fechado', 'sonda_bem_sucedida'],
+    ]);
+    await waitFor(
+      async () => (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } })) === ids.length,
+      { timeoutMs: 20_000, what: 'every delivery concluded' },
+    );
+    expect(await tentativas(ids)).toBe(ids.length);
+  });
+});

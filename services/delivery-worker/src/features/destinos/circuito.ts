@@ -1,0 +1,91 @@
+/** The states of a destination's circuit breaker (destino.circuito). */
+export type Circuito = 'fechado' | 'aberto' | 'meio_aberto';
+
+/** When an origin's circuit opens, and for how long (DELIVERY_CIRCUIT_*). */
+export interface LimiaresDoCircuito {
+  /** Failed attempts within the window, over every worker together; 0: circuits never open. */
+  minimoDeFalhas: number;
+  /** The least share of the window's attempts that failed (0 < parcela ≤ 1). */
+  parcela: number;
+  janelaMs: number;
+  /** The first opening's length; each opening in a row lasts twice the one before… */
+  abertoMs: number;
+  /** …up to this. */
+  abertoMaximoMs: number;
+}
+
+export interface Contagem {
+  tentativas: number;
+  falhas: number;
+  /** When the oldest attempt counted started. */
+  desdeMs: number;
+}
+
+/** How many slices a window is cut into: the window slides a slice at a time. */
+const FATIAS = 60;
+
+interface Fatia {
+  inicio: number;
+  /** Its earliest attempt's start. */
+  primeira: number;
+  tentativas: number;
+  falhas: number;
+}
+
+/**
+ * One origin's attempts in this process over a sliding window, in slices of 1/60 of it (a minute's
+ * window slides by the second): memory is bounded by the slices, whatever the rate.
+ */
+export class Janela {
+  private readonly fatias: Fatia[] = [];
+  private readonly fatiaMs: number;
+
+  constructor(private readonly janelaMs: number) {
+    this.fatiaMs = Math.max(10, Math.ceil(janelaMs / FATIAS));
+  }
+
+  anotar(sucesso: boolean, instanteMs: number): void {
+    const inicio = instanteMs - (instanteMs % this.fatiaMs);
+    let fatia = this.fatias.at(-1);
+    // An attempt that started before the latest slice (it ended after a later one) counts in that slice.
+    if (!fatia || fatia.inicio < inicio) {
+      fatia = { inicio, primeira: instanteMs, tentativas: 0, falhas: 0 };
+      this.fatias.push(fatia);
+    }
+    fatia.primeira = Math.min(fatia.primeira, instanteMs);
+    fatia.tentativas += 1;
+    if (!sucesso) fatia.falhas += 1;
+  }
+
+  /** The attempts of the window that ends now. */
+  contar(agoraMs: number): Contagem {
+    this.esquecerAntesDe(agoraMs - this.janelaMs);
+    let tentativas = 0;
+    let falhas = 0;
+    for (const f of this.fatias) {
+      tentativas += f.tentativas;
+      falhas += f.falhas;
+    }
+    return { tentativas, falhas, desdeMs: this.fatias[0]?.primeira ?? agoraMs };
+  }
+
+  /** Drops the slices that began before `ms` (out of the window, or from before the circuit last closed). */
+  esquecerAntesDe(ms: number): void {
+    while (this.fatias.length > 0 && this.fatias[0]!.inicio < ms) this.fatias.shift();
+  }
+
+  vazia(): boolean {
+    return this.fatias.length === 0;
+  }
+}
+
+/**
+ * Whether a process's window opens the circuit. The failures are a share of the threshold, as the
+ * limits are (architecture §5, Destinations): the work queue spreads an origin's jobs over its
+ * consumers, so each process sees about 1/workers of the failures, and needs ceil(min / workers).
+ */
+export function deveAbrir(contagem: Contagem, limiares: LimiaresDoCircuito, workers: number): boolean {
+  if (limiares.minimoDeFalhas === 0) return false;
+  const minimo = Math.max(1, Math.ceil(limiares.minimoDeFalhas / Math.max(1, workers)));
+  return contagem.falhas >= minimo && contagem.falhas >= limiares.parcela * contagem.tentativas;
+}
