@@ -6,8 +6,11 @@
 //
 //   npx tsx bench/gateway.ts
 //
-// BENCH_DURATION: seconds per row (10). BENCH_GATEWAY_ROUNDS: rounds of the three rows (2; the
-// figures printed are each row's best round, since other work on the machine only slows a row).
+// BENCH_DURATION: seconds per row (10). BENCH_GATEWAY_ROUNDS: rounds of the rows (2; the figures
+// printed are each row's best round, since other work on the machine only slows a row).
+// BENCH_GATEWAY_OTHER=<another checkout, installed>: one more row, that checkout's gateway (e.g. an
+// older commit, `git archive <commit> | tar -x -C <dir>` and `pnpm install` there), for a before
+// and after in one run.
 // With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
 // writes a CPU profile at exit. Prints its figures; writes nothing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -38,11 +41,11 @@ function startScript(script: string, args: string[] = []): Promise<{ url: string
   });
 }
 
-/** The gateway's bundle, built now, in front of `hubApiUrl` only; resolves with its URL from its log. */
-async function startGateway(hubApiUrl: string, identityEnv: Record<string, string>) {
-  execFileSync(process.execPath, [path.join(root, 'infra/scripts/build.mjs'), 'gateway'], { cwd: root });
-  const child = spawn(process.execPath, [path.join(root, 'services/gateway/dist/main.js')], {
-    cwd: root,
+/** The gateway's bundle of checkout `dir`, built now, in front of `hubApiUrl` only; resolves with its URL from its log. */
+async function startGateway(dir: string, hubApiUrl: string, identityEnv: Record<string, string>) {
+  execFileSync(process.execPath, [path.join(dir, 'infra/scripts/build.mjs'), 'gateway'], { cwd: dir });
+  const child = spawn(process.execPath, [path.join(dir, 'services/gateway/dist/main.js')], {
+    cwd: dir,
     env: {
       ...process.env,
       ...identityEnv,
@@ -115,7 +118,10 @@ async function main() {
   const identity = await startTestIdentity();
   const servico = await startScript('servico-nu.ts');
   const cano = await startScript('cano-nu.ts', [servico.url]);
-  const gateway = await startGateway(servico.url, identity.env);
+  const gateway = await startGateway(root, servico.url, identity.env);
+  const other = process.env.BENCH_GATEWAY_OTHER
+    ? await startGateway(path.resolve(process.env.BENCH_GATEWAY_OTHER), servico.url, identity.env)
+    : undefined;
   try {
     const token = await identity.appToken('bench-gateway');
     const corpo = JSON.stringify({
@@ -128,6 +134,7 @@ async function main() {
       { nome: 'directly', url: servico.url, classe: undefined },
       { nome: 'bare node:http pipe', url: cano.url, classe: 'bench/cano-nu' },
       { nome: 'gateway', url: gateway.url, classe: 'gateway' },
+      ...(other ? [{ nome: `gateway of ${process.env.BENCH_GATEWAY_OTHER}`, url: other.url, classe: 'gateway' }] : []),
     ];
     for (const alvo of alvos)
       await autocannon({
@@ -158,7 +165,15 @@ async function main() {
       `gateway CPU per proxied request: ${gw.proxyMs.toFixed(3)} ms; bare node:http pipe ${cano_.proxyMs.toFixed(3)} ms; ` +
         `gateway / pipe = ${(gw.proxyMs / cano_.proxyMs).toFixed(2)}×`,
     );
+    if (other) {
+      const antes = melhores.get(`gateway of ${process.env.BENCH_GATEWAY_OTHER}`)!;
+      log(
+        `gateway of ${process.env.BENCH_GATEWAY_OTHER}: ${antes.porSegundo.toFixed(0)}/s, ` +
+          `${antes.proxyMs.toFixed(3)} ms CPU per proxied request (${(antes.proxyMs / cano_.proxyMs).toFixed(2)}× the pipe)`,
+      );
+    }
   } finally {
+    other?.child.kill('SIGTERM');
     gateway.child.kill('SIGTERM');
     cano.child.kill('SIGTERM');
     servico.child.kill('SIGTERM');

@@ -14,6 +14,8 @@
  *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly, and
  *      through the gateway;
  *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
+ * After the saturation rows it prints "publication alone: gateway / hub-api = X %" (issue 19: at
+ * least 85 %) with the gateway's CPU ms per request, from the two rows of this run.
  * The delivery worker is not started (BENCH_START_WITHOUT, default `delivery-worker`): this measures
  * publication, and the subscriptions' URLs lead nowhere, so a worker beside it would spend the CPUs
  * retrying them (its speed is bench/entregar.ts's). Every delivery job is copied to a queue of this
@@ -113,6 +115,8 @@ interface Linha {
   erros: number;
   /** CPU per accepted request, by process, during the row. */
   cpu: string;
+  /** The gateway's CPU ms per accepted request (saturation rows). */
+  gatewayMs?: number;
 }
 
 async function saturar(alvo: string, url: string, token: string, corpo: string, comChave = false): Promise<Linha> {
@@ -140,6 +144,7 @@ async function saturar(alvo: string, url: string, token: string, corpo: string, 
         }
       : {}),
   });
+  const conta = cpu.fim();
   const linha = {
     alvo,
     carga: `saturation (${CONNECTIONS} connections)`,
@@ -149,7 +154,8 @@ async function saturar(alvo: string, url: string, token: string, corpo: string, 
     aceitos: r['2xx'],
     non2xx: r.non2xx,
     erros: r.errors + r.timeouts,
-    cpu: cpuPorUnidade(cpu.fim(), r['2xx']),
+    cpu: cpuPorUnidade(conta, r['2xx']),
+    gatewayMs: ((conta.porClasse.find(([c]) => c === 'gateway')?.[1] ?? 0) * 1000) / Math.max(1, r['2xx']),
   };
   log(`    ${linha.eventosPorSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, non-2xx ${linha.non2xx}`);
   log(`    CPU per accepted request: ${linha.cpu}`);
@@ -165,6 +171,16 @@ async function esperarChegadas(chegadas: Map<string, number>, ids: Iterable<stri
   const fim = performance.now() + limiteMs;
   while (faltando() > 0 && performance.now() < fim) await new Promise((r) => setTimeout(r, 100));
   return faltando();
+}
+
+/** "publication alone: gateway / hub-api = X %", with the gateway's CPU per request, of two saturation rows. */
+function publicacaoSozinha(direto: Linha, viaGateway: Linha): string {
+  const razao = (100 * viaGateway.eventosPorSegundo) / direto.eventosPorSegundo;
+  return (
+    `publication alone: gateway / hub-api = ${razao.toFixed(0)} % ` +
+    `(${viaGateway.eventosPorSegundo.toFixed(0)}/s against ${direto.eventosPorSegundo.toFixed(0)}/s); ` +
+    `gateway CPU ${(viaGateway.gatewayMs ?? 0).toFixed(3)} ms per request`
+  );
 }
 
 async function escreverSecao(secao: string) {
@@ -208,6 +224,9 @@ async function main() {
     linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
     rss.fase('through the gateway');
     linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    // Issue 19: publication alone through the gateway against hub-api directly, in this run.
+    const gatewayRatio = publicacaoSozinha(linhas[1]!, linhas[2]!);
+    log(`  ${gatewayRatio}`);
     rss.fase('keyed');
     linhas.push(
       await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, true),
@@ -343,6 +362,7 @@ async function main() {
         `warm-up to the end); per row: ${rss.porFase()}.`,
       '',
       'Targets:',
+      `- ${gatewayRatio} (issue 19: at least 85 %) — ${sim(linhas[2]!.eventosPorSegundo >= 0.85 * direto)}`,
       `- hub-api directly at least 50 % of the bare ceiling: ${((100 * direto) / ceiling).toFixed(0)} % — ${sim(direto >= ceiling / 2)}`,
       `- through the gateway at a steady ${RATE} events/s, p99 under 50 ms: ${ms(ritmo.p99)} ms — ${sim(pacedOk)}`,
       `- every accepted event's jobs confirmed within ${CONFIRM_WITHIN_MS / 1000} s of its answer at ${RATE}/s: ${sim(confirmOk)}` +

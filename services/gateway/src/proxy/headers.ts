@@ -21,7 +21,8 @@ const HOP_BY_HOP = new Set([
 
 /** Header names listed in Connection headers (hop-by-hop too, by the sender's word), lower case. */
 function namedByConnection(values: string | undefined): Set<string> | undefined {
-  if (values === undefined) return undefined;
+  // What every Node peer sends: names nothing beyond the connection's own options.
+  if (values === undefined || values === 'keep-alive' || values === 'close') return undefined;
   const names = new Set<string>();
   for (const token of values.split(',')) {
     const name = token.trim().toLowerCase();
@@ -146,7 +147,7 @@ export function writeUpstreamHead(
     return;
   }
   const out: string[] = [];
-  const sent = new Set<string>();
+  let sent: Set<string> | undefined;
   let vary: number | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
@@ -154,13 +155,16 @@ export function writeUpstreamHead(
     if (HOP_BY_HOP.has(lower) || listed?.has(lower)) continue;
     if (GATEWAY_NAMES.has(lower)) {
       if (lower === 'vary') vary ??= out.length + 1;
-      else sent.add(lower);
+      else {
+        sent ??= new Set();
+        sent.add(lower);
+      }
     }
     out.push(name, raw[i + 1]!);
   }
   for (let i = 0; i < gateway.length; i += 2) {
     const name = gateway[i]!;
-    if (sent.has(name)) continue;
+    if (sent?.has(name)) continue;
     // Vary lists what chose the answer: the service's reasons and the gateway's (Origin) both hold.
     if (name === 'vary' && vary !== undefined) out[vary] = `${out[vary]}, ${gateway[i + 1]}`;
     else out.push(name, gateway[i + 1]!);
