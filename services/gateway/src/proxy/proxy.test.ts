@@ -198,6 +198,14 @@ describe.each([
     expect(response.headers['access-control-allow-origin']).toBe('*');
   });
 
+  it("When HEAD is asked, then the service's status and headers come back without a body", async () => {
+    const response = await request(gateway.url).head('/tipo-de-evento').set(headers).expect(200);
+    expect(response.headers['content-type']).toContain('application/json');
+    expect(Number(response.headers['content-length'])).toBeGreaterThan(0);
+    expect(response.text ?? '').toBe('');
+    await request(gateway.url).get('/tipo-de-evento').set(headers).expect(200);
+  });
+
   it('When the service does not answer in time, then 504 tempo_esgotado with Retry-After', async () => {
     const other = await gatewayWith({ GATEWAY_UPSTREAM_TIMEOUT: '200ms' });
     const response = await request(other.url).get('/funcao/lento').set(headers).expect(504);
