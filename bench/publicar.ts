@@ -11,9 +11,13 @@
  * services as bundles) with a RabbitMQ vhost of its own (hub-bench-publicar, made anew) and
  * databases of this run only. Rows:
  *   1. saturation (autocannon, 50 connections): a bare express 5 handler that only parses the same
- *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly, and
- *      through the gateway;
+ *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly,
+ *      through the gateway, and through the least proxy node:http makes (bench/cano-nu.ts);
  *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
+ * After the saturation rows it prints "publication alone: gateway / hub-api = X %" (issue 19: at
+ * least 85 %) with the gateway's CPU ms per request, and the same for the bare pipe: from those rows
+ * and BENCH_RATIO_ROUNDS (6) more rounds of the three, 3 s each, each round starting with the next
+ * target, so that the machine's drift (other sessions' work) falls on all three alike.
  * The delivery worker is not started (BENCH_START_WITHOUT, default `delivery-worker`): this measures
  * publication, and the subscriptions' URLs lead nowhere, so a worker beside it would spend the CPUs
  * retrying them (its speed is bench/entregar.ts's). Every delivery job is copied to a queue of this
@@ -26,7 +30,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { trabalhoDeEntrega } from '../packages/contracts/src';
 import { copiarTrabalhos } from './trabalhos';
-import { contarCpu, cpuPorUnidade } from './cpu';
+import { type ContaDeCpu, contarCpu, cpuPorUnidade } from './cpu';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -45,6 +49,9 @@ const LOW_RATE = Number(process.env.BENCH_LOW_RATE ?? 100);
 /** Services the platform runs without (BENCH_START_WITHOUT; '' for all of them). */
 const SEM = process.env.BENCH_START_WITHOUT ?? 'delivery-worker';
 const CONNECTIONS = 50;
+/** Alternated rounds of hub-api directly, the gateway and the bare pipe for the issue 19 ratio. */
+const RATIO_ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 6);
+const RATIO_ROUND_SECONDS = 3;
 const CONFIRM_WITHIN_MS = 2_000;
 const VHOST = 'hub-bench-publicar';
 const HEADING = '## Publication';
@@ -59,15 +66,15 @@ async function preparar(platform: Platform) {
   return { token, corpo: corpos.criado };
 }
 
-/** The bare express handler, in its own process. */
-async function startBare(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'express-nu.ts')], {
+/** A bench script in its own process (the bare express handler, the bare pipe); it prints its port. */
+async function startBare(script = 'express-nu.ts', args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script), ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
-    child.once('exit', (code) => reject(new Error(`express-nu exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
   });
   return { url: `http://127.0.0.1:${port}`, child };
 }
@@ -113,10 +120,19 @@ interface Linha {
   erros: number;
   /** CPU per accepted request, by process, during the row. */
   cpu: string;
+  /** The row's CPU account (saturation rows). */
+  conta?: ContaDeCpu;
 }
 
-async function saturar(alvo: string, url: string, token: string, corpo: string, comChave = false): Promise<Linha> {
-  log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${DURATION} s…`);
+async function saturar(
+  alvo: string,
+  url: string,
+  token: string,
+  corpo: string,
+  comChave = false,
+  duracao = DURATION,
+): Promise<Linha> {
+  log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${duracao} s…`);
   const cpu = contarCpu();
   const r = await autocannon({
     url,
@@ -124,7 +140,7 @@ async function saturar(alvo: string, url: string, token: string, corpo: string, 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: corpo,
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration: duracao,
     timeout: 10,
     // A new Idempotency-Key per request, as @hub/client sends one per publication.
     ...(comChave
@@ -140,16 +156,18 @@ async function saturar(alvo: string, url: string, token: string, corpo: string, 
         }
       : {}),
   });
+  const conta = cpu.fim();
   const linha = {
     alvo,
     carga: `saturation (${CONNECTIONS} connections)`,
-    eventosPorSegundo: r['2xx'] / (r.duration || DURATION),
+    eventosPorSegundo: r['2xx'] / (r.duration || duracao),
     p50: r.latency.p50,
     p99: r.latency.p99,
     aceitos: r['2xx'],
     non2xx: r.non2xx,
     erros: r.errors + r.timeouts,
-    cpu: cpuPorUnidade(cpu.fim(), r['2xx']),
+    cpu: cpuPorUnidade(conta, r['2xx']),
+    conta,
   };
   log(`    ${linha.eventosPorSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, non-2xx ${linha.non2xx}`);
   log(`    CPU per accepted request: ${linha.cpu}`);
@@ -165,6 +183,28 @@ async function esperarChegadas(chegadas: Map<string, number>, ids: Iterable<stri
   const fim = performance.now() + limiteMs;
   while (faltando() > 0 && performance.now() < fim) await new Promise((r) => setTimeout(r, 100));
   return faltando();
+}
+
+/** Accepted per second over rows of one target, and the CPU ms per accepted request of one process class. */
+function somar(linhas: Linha[], classe?: string) {
+  const aceitos = linhas.reduce((n, l) => n + l.aceitos, 0);
+  const segundos = linhas.reduce((n, l) => n + l.aceitos / l.eventosPorSegundo, 0);
+  const cpu = linhas.reduce((n, l) => n + (l.conta?.porClasse.find(([c]) => c === classe)?.[1] ?? 0), 0);
+  return { porSegundo: aceitos / segundos, cpuMs: (cpu * 1000) / Math.max(1, aceitos) };
+}
+
+/**
+ * "publication alone: <proxy> / hub-api = X %", with the proxy's CPU per request (process class
+ * `classe`), over the saturation rows of both targets in this run.
+ */
+function publicacaoSozinha(nome: string, classe: string, diretas: Linha[], viaProxy: Linha[]): string {
+  const direto = somar(diretas);
+  const proxy = somar(viaProxy, classe);
+  return (
+    `publication alone: ${nome} / hub-api = ${((100 * proxy.porSegundo) / direto.porSegundo).toFixed(0)} % ` +
+    `(${proxy.porSegundo.toFixed(0)}/s against ${direto.porSegundo.toFixed(0)}/s, ${viaProxy.length} rows each); ` +
+    `${nome} CPU ${proxy.cpuMs.toFixed(3)} ms per request`
+  );
 }
 
 async function escreverSecao(secao: string) {
@@ -183,6 +223,7 @@ async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const bare = await startBare();
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: SEM });
+  const cano = platform.hubApiUrl ? await startBare('cano-nu.ts', [platform.hubApiUrl]) : undefined;
   let fila: Awaited<ReturnType<typeof copiarTrabalhos>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
   try {
@@ -192,7 +233,12 @@ async function main() {
     rss = amostrarRss(platform.hubApiUrl);
     log(`POST /eventos, ${Buffer.byteLength(corpo)} bytes of body (1 KiB of dados), 3 subscriptions`);
     // Warm up every path (JIT, pools, caches) before measuring.
-    for (const url of [`${bare.url}/eventos`, `${platform.hubApiUrl}/eventos`, `${platform.gatewayUrl}/eventos`])
+    for (const url of [
+      `${bare.url}/eventos`,
+      `${platform.hubApiUrl}/eventos`,
+      `${platform.gatewayUrl}/eventos`,
+      `${cano!.url}/eventos`,
+    ])
       await autocannon({
         url,
         method: 'POST',
@@ -208,11 +254,36 @@ async function main() {
     linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
     rss.fase('through the gateway');
     linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    rss.fase('through a bare pipe');
+    const PIPE = 'through a bare node:http pipe (bench/cano-nu.ts)';
+    linhas.push(await saturar(PIPE, `${cano!.url}/eventos`, token, corpo));
+    // Issue 19: publication alone through the gateway against hub-api directly, in this run, with
+    // more rounds of the three alternated, so that the machine's drift falls on each alike.
+    const rodadas: Linha[] = [];
+    const alvosDaRazao = [
+      ['hub-api directly', `${platform.hubApiUrl}/eventos`],
+      ['through the gateway', `${platform.gatewayUrl}/eventos`],
+      [PIPE, `${cano!.url}/eventos`],
+    ] as const;
+    for (let i = 0; i < RATIO_ROUNDS; i++) {
+      log(`  ratio round ${i + 1} of ${RATIO_ROUNDS}:`);
+      // Each round starts with the next target, so that each comes first, second and third alike.
+      for (let j = 0; j < alvosDaRazao.length; j++) {
+        const [alvo, url] = alvosDaRazao[(i + j) % alvosDaRazao.length]!;
+        rodadas.push(await saturar(alvo, url, token, corpo, false, RATIO_ROUND_SECONDS));
+      }
+    }
+    const de = (alvo: string) => [...linhas, ...rodadas].filter((l) => l.alvo === alvo);
+    const gatewayRatio = publicacaoSozinha('gateway', 'gateway', de('hub-api directly'), de('through the gateway'));
+    const pipeRatio = publicacaoSozinha('bare node:http pipe', 'bench/cano-nu', de('hub-api directly'), de(PIPE));
+    const gatewayMet = somar(de('through the gateway')).porSegundo >= 0.85 * somar(de('hub-api directly')).porSegundo;
+    log(`  ${gatewayRatio}`);
+    log(`  ${pipeRatio}`);
     rss.fase('keyed');
     linhas.push(
       await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, true),
     );
-    const saturados = linhas.slice(1).reduce((n, l) => n + l.aceitos, 0);
+    const saturados = [...linhas.slice(1), ...rodadas].reduce((n, l) => n + l.aceitos, 0);
     // BENCH_ONLY_SATURATION=1: the saturation rows and nothing written (for profiling runs,
     // e.g. NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles every service of the platform).
     if (process.env.BENCH_ONLY_SATURATION === '1') return;
@@ -343,6 +414,7 @@ async function main() {
         `warm-up to the end); per row: ${rss.porFase()}.`,
       '',
       'Targets:',
+      `- ${gatewayRatio} (issue 19: at least 85 %; the saturation rows above and ${RATIO_ROUNDS} rotated rounds of ${RATIO_ROUND_SECONDS} s) — ${sim(gatewayMet)}; the yardstick: ${pipeRatio}`,
       `- hub-api directly at least 50 % of the bare ceiling: ${((100 * direto) / ceiling).toFixed(0)} % — ${sim(direto >= ceiling / 2)}`,
       `- through the gateway at a steady ${RATE} events/s, p99 under 50 ms: ${ms(ritmo.p99)} ms — ${sim(pacedOk)}`,
       `- every accepted event's jobs confirmed within ${CONFIRM_WITHIN_MS / 1000} s of its answer at ${RATE}/s: ${sim(confirmOk)}` +
@@ -357,6 +429,7 @@ async function main() {
     rss?.stop();
     await fila?.close();
     bare.child.kill('SIGTERM');
+    cano?.child.kill('SIGTERM');
     await platform.stop();
     try {
       deleteVhost(VHOST);

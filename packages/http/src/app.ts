@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
@@ -130,11 +130,12 @@ export interface RunningServer {
 }
 
 /**
- * Listens on the port (0 for any) of 127.0.0.1 or HOST. Requests Node's parser refuses (headers
- * over its limit, malformed HTTP) get a problem+json answer (see answerClientError).
+ * Listens on the port (0 for any) of 127.0.0.1 or HOST with an express app (or any request
+ * listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
+ * problem+json answer (see answerClientError).
  */
 export async function listen(
-  app: Express,
+  app: Express | RequestListener,
   port: number,
   host = process.env.HOST ?? '127.0.0.1',
 ): Promise<RunningServer> {

@@ -7,10 +7,14 @@ import { bancoIndisponivel, bancoIndisponivelErro } from './indisponivel';
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** The caller's request id when it is sane (one value of at most 128 word characters, `.`, `:` or `-`), or a new one. */
+export function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** Keeps the caller's request id when it is sane, or makes one; every log line carries it. */
 export const requestId: RequestHandler = (req, res, next) => {
-  const given = req.get(REQUEST_ID_HEADER);
-  const id = given && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+  const id = requestIdOf(req.get(REQUEST_ID_HEADER));
   req.headers[REQUEST_ID_HEADER] = id;
   res.setHeader(REQUEST_ID_HEADER, id);
   withRequestContext(id, next);

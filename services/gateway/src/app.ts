@@ -1,17 +1,19 @@
 import { createTokenVerifier } from '@hub/auth';
 import { problemHandler, requestId, routeNotFound } from '@hub/http';
 import type { Logger } from '@hub/log';
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
 import { createCallerIdentifier } from './edge/caller';
-import { rateLimitPerCaller } from './edge/rate-limit';
+import { createRateLimiter, rateLimitPerCaller } from './edge/rate-limit';
 import { securityHeaders } from './edge/security-headers';
 import { healthRouter } from './health/health.routes';
 import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { panelRouter } from './panel/panel.routes';
+import { createFront } from './proxy/front';
 import { createProxy } from './proxy/proxy';
 import { upstreamOf, upstreamsFrom } from './routes';
 
@@ -21,6 +23,9 @@ export interface GatewayDeps {
 }
 
 export interface GatewayApp {
+  /** What the public port serves: the fast path for services' routes, the express app for the rest. */
+  handler: RequestListener;
+  /** The express app alone (the gateway's own routes and the long way to the services). */
   app: Express;
   /** GET /metrics, for GATEWAY_METRICS_PORT only. */
   metricsApp: Express;
@@ -30,17 +35,20 @@ export interface GatewayApp {
 
 /**
  * The gateway: request ids, security headers, metrics, CORS, health, rate limit, then its own documents and the proxy to
- * the service owning each path. Bodies are never parsed here; they stream through. Its metrics are a
- * separate app, for a port of their own.
+ * the service owning each path. Bodies are never parsed here; they stream through. Requests for a
+ * service from a known caller skip express (proxy/front.ts). Its metrics are a separate app, for a
+ * port of their own.
  */
 export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   const upstreams = upstreamsFrom(config);
   const list = Object.values(upstreams);
+  const metrics = createMetrics(upstreamOf, logger);
   const proxy = createProxy({
     upstreams,
     bodyLimit: config.GATEWAY_BODY_LIMIT,
     timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT,
     logger,
+    observe: metrics.observe,
   });
   const openapi = createOpenApiSource(
     list,
@@ -61,8 +69,12 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   });
   const identify = createCallerIdentifier(verifier, { ttlMs: config.GATEWAY_TOKEN_CACHE });
   const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
+  const limiter = createRateLimiter({
+    usuario: config.RATE_LIMIT_USER_PER_MINUTE,
+    aplicativo: config.RATE_LIMIT_APPLICATION_PER_MINUTE,
+    ip: config.RATE_LIMIT_PER_MINUTE,
+  });
 
-  const metrics = createMetrics(upstreamOf, logger);
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -73,16 +85,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(cors(origins));
   app.use(healthRouter(list));
   app.use(hideMetrics);
-  app.use(
-    rateLimitPerCaller(
-      {
-        usuario: config.RATE_LIMIT_USER_PER_MINUTE,
-        aplicativo: config.RATE_LIMIT_APPLICATION_PER_MINUTE,
-        ip: config.RATE_LIMIT_PER_MINUTE,
-      },
-      identify,
-    ),
-  );
+  app.use(rateLimitPerCaller(limiter, identify));
   app.use(
     panelRouter({ ambiente: config.HUB_AMBIENTE, identityTokenUrl: new URL('/token', config.IDENTITY_JWKS_URL).href }),
   );
@@ -90,5 +93,6 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(proxy.handler);
   app.use(routeNotFound);
   app.use(problemHandler(logger));
-  return { app, metricsApp: metrics.app, close: proxy.close };
+  const handler = createFront({ app, proxy, identify, limiter, ambiente: config.HUB_AMBIENTE, origins });
+  return { handler, app, metricsApp: metrics.app, close: proxy.close };
 }

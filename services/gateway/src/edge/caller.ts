@@ -6,7 +6,14 @@ export interface Caller {
   id: string;
 }
 
-export type IdentifyCaller = (authorization: string | undefined) => Promise<Caller | undefined>;
+export interface IdentifyCaller {
+  (authorization: string | undefined): Promise<Caller | undefined>;
+  /**
+   * The caller without waiting, when a verification of this header is remembered; undefined
+   * otherwise (nobody, or only a verification can tell: the proxy's fast path then takes the long way).
+   */
+  known(authorization: string | undefined): Caller | undefined;
+}
 
 export interface CallerCacheOptions {
   /** How long a verified token is remembered at most (never past its `exp`). */
@@ -18,6 +25,8 @@ export interface CallerCacheOptions {
 
 interface Entry {
   caller: Promise<Caller | undefined>;
+  /** The caller once the verification succeeded. */
+  verified?: Caller;
   until: number;
 }
 
@@ -29,7 +38,8 @@ const NOBODY = Promise.resolve(undefined);
  * request is counted by its address. Verified tokens are remembered briefly, so the hop costs one
  * map lookup; concurrent requests with the same new token share one verification. Refusals are
  * not remembered: garbage tokens cannot fill the cache, and a token refused while the identity
- * keys were unreachable is tried again on the next request.
+ * keys were unreachable is tried again on the next request. The cache is keyed on the whole
+ * Authorization header, so a remembered request is found without parsing it.
  */
 export function createCallerIdentifier(verifier: TokenVerifier, options: CallerCacheOptions): IdentifyCaller {
   const maxEntries = options.maxEntries ?? 10_000;
@@ -50,31 +60,38 @@ export function createCallerIdentifier(verifier: TokenVerifier, options: CallerC
     }
   }
 
-  return (authorization) => {
+  const identify = ((authorization) => {
+    if (authorization === undefined) return NOBODY;
+    const at = now();
+    const hit = cache.get(authorization);
+    if (hit && hit.until > at) return hit.caller;
+    if (hit) cache.delete(authorization);
     let token: string;
     try {
       token = bearerToken(authorization);
     } catch {
       return NOBODY;
     }
-    const at = now();
-    const hit = cache.get(token);
-    if (hit && hit.until > at) return hit.caller;
-    if (hit) cache.delete(token);
-
     const entry: Entry = { caller: NOBODY, until: at + options.ttlMs };
     entry.caller = verify(token).then((verified) => {
       if (!verified) {
-        if (cache.get(token) === entry) cache.delete(token);
+        if (cache.get(authorization) === entry) cache.delete(authorization);
         return undefined;
       }
       entry.until = Math.min(entry.until, verified.expiresAt);
+      entry.verified = verified.caller;
       return verified.caller;
     });
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(token, entry);
+    cache.set(authorization, entry);
     return entry.caller;
+  }) as IdentifyCaller;
+  identify.known = (authorization) => {
+    if (authorization === undefined) return undefined;
+    const hit = cache.get(authorization);
+    return hit?.verified !== undefined && hit.until > now() ? hit.verified : undefined;
   };
+  return identify;
 }
 
 /** The payload of a JWT, unchecked; undefined when it is not one. */

@@ -32,15 +32,29 @@ const isPanel = (path: string) => path === '/painel' || path.startsWith('/painel
  * Content-Security-Policy (the panel's for /painel, the API's elsewhere; /docs sets its own), no
  * MIME sniffing, never in a frame, no Referer leaving the platform, and HSTS outside LOCALHOST
  * (a developer's machine answers on plain http, where a pinned HSTS would break other local sites).
+ * As a flat [name, value, …] list for one policy, built once.
  */
+export function securityHeaderList(ambiente: Ambiente, policy: string): string[] {
+  return [
+    'content-security-policy',
+    policy,
+    'x-content-type-options',
+    'nosniff',
+    'x-frame-options',
+    'DENY',
+    'referrer-policy',
+    'no-referrer',
+    ...(ambiente !== 'LOCALHOST' ? ['strict-transport-security', HSTS] : []),
+  ];
+}
+
+/** The security headers on every answer that goes through express (see securityHeaderList). */
 export function securityHeaders(ambiente: Ambiente): RequestHandler {
-  const hsts = ambiente !== 'LOCALHOST';
+  const api = securityHeaderList(ambiente, API_POLICY);
+  const panel = securityHeaderList(ambiente, PANEL_POLICY);
   return (req, res, next) => {
-    res.setHeader('content-security-policy', isPanel(req.path) ? PANEL_POLICY : API_POLICY);
-    res.setHeader('x-content-type-options', 'nosniff');
-    res.setHeader('x-frame-options', 'DENY');
-    res.setHeader('referrer-policy', 'no-referrer');
-    if (hsts) res.setHeader('strict-transport-security', HSTS);
+    const list = isPanel(req.path) ? panel : api;
+    for (let i = 0; i < list.length; i += 2) res.setHeader(list[i]!, list[i + 1]!);
     next();
   };
 }

@@ -1,4 +1,6 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
 
@@ -7,11 +9,12 @@ function sendChunked(
   url: string,
   path: string,
   size: number,
+  headers: Record<string, string>,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      headers: { ...headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
     });
     let answered = false;
     req.on('response', (res) => {
@@ -37,11 +40,43 @@ function sendChunked(
   });
 }
 
-describe('gateway proxy', () => {
+/** Writes a raw HTTP/1.1 request head and part of its body on a socket of its own, which the caller destroys. */
+function startRawRequest(url: string, head: string, body: Buffer) {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => undefined);
+  socket.write(head);
+  socket.write(body);
+  return socket;
+}
+
+let identity: TestIdentity;
+let token: string;
+beforeAll(async () => {
+  identity = await startTestIdentity();
+  token = await identity.appToken('loja');
+});
+afterAll(() => identity.close());
+
+/** A gateway in front of fakes, with the test identity, whose callers' token was verified once already. */
+async function gatewayWith(env: Record<string, string> = {}) {
+  const gateway = await startGatewayWithFakes({ ...identity.env, ...env });
+  await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
+  return gateway;
+}
+
+// Every behaviour holds on both ways through the gateway: the express app (a request that names
+// nobody) and the fast path (a caller whose token was verified a moment ago: front.ts).
+describe.each([
+  ['the express path (no token)', () => ({}) as Record<string, string>],
+  ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
+])('gateway proxy, %s', (_name, headersOf) => {
   let gateway: GatewayUnderTest;
+  let headers: Record<string, string>;
 
   beforeAll(async () => {
-    gateway = await startGatewayWithFakes({ GATEWAY_BODY_LIMIT: '64kb' });
+    headers = headersOf();
+    gateway = await gatewayWith({ GATEWAY_BODY_LIMIT: '64kb' });
   });
   afterAll(() => gateway.close());
 
@@ -56,26 +91,34 @@ describe('gateway proxy', () => {
     ['/tipo-de-evento', 'hub-api'],
     ['/.well-known/jwks.json', 'hub-api'],
   ])('When GET %s, then the %s service answers it with the path and query intact', async (path, servico) => {
-    const response = await request(gateway.url).get(path).expect(200);
+    const response = await request(gateway.url).get(path).set(headers).expect(200);
     expect(response.body).toMatchObject({ servico, url: path });
   });
 
   it('When a path belongs to no service, then 404 rota_inexistente without reaching any', async () => {
     const before = Object.values(gateway.upstreams).reduce((n, u) => n + u.seen.length, 0);
-    const response = await request(gateway.url).get('/authx').expect(404);
+    const response = await request(gateway.url).get('/authx').set(headers).expect(404);
     expect(response.headers['content-type']).toContain('application/problem+json');
     expect(response.body.codigo).toBe('rota_inexistente');
     expect(Object.values(gateway.upstreams).reduce((n, u) => n + u.seen.length, 0)).toBe(before);
   });
 
   it('When the caller sends a sane x-request-id, then the service receives it and the caller gets it back', async () => {
-    const response = await request(gateway.url).get('/auth').set('x-request-id', 'pedido-123.abc').expect(200);
+    const response = await request(gateway.url)
+      .get('/auth')
+      .set(headers)
+      .set('x-request-id', 'pedido-123.abc')
+      .expect(200);
     expect(response.body.request_id).toBe('pedido-123.abc');
     expect(response.headers['x-request-id']).toBe('pedido-123.abc');
   });
 
   it('When the caller sends no or an unsafe x-request-id, then the gateway makes one and passes it both ways', async () => {
-    const response = await request(gateway.url).get('/auth').set('x-request-id', 'bad id <script>').expect(200);
+    const response = await request(gateway.url)
+      .get('/auth')
+      .set(headers)
+      .set('x-request-id', 'bad id <script>')
+      .expect(200);
     const id = response.headers['x-request-id'];
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(response.body.request_id).toBe(id);
@@ -83,16 +126,19 @@ describe('gateway proxy', () => {
 
   it('When a body under the limit is posted, then the service receives all of it with forwarding headers', async () => {
     const body = { dados: 'x'.repeat(10_000) };
-    const response = await request(gateway.url).post('/aplicativo').send(body).expect(200);
+    const response = await request(gateway.url).post('/aplicativo').set(headers).send(body).expect(200);
     expect(response.body.bodyBytes).toBe(JSON.stringify(body).length);
     const seen = gateway.upstreams.hubApi.seen.at(-1)!;
-    expect(seen.headers['x-forwarded-for']).toBeDefined();
+    expect(seen.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(seen.headers['x-forwarded-proto']).toBe('http');
+    expect(seen.headers['x-forwarded-host']).toBe(new URL(gateway.url).host);
   });
 
   it('When the declared Content-Length is over the limit, then 413 corpo_grande_demais and the service sees nothing', async () => {
     const before = gateway.upstreams.hubApi.seen.length;
     const response = await request(gateway.url)
       .post('/aplicativo')
+      .set(headers)
       .set('content-type', 'application/json')
       .send(JSON.stringify({ dados: 'x'.repeat(100 * 1024) }))
       .expect(413);
@@ -102,30 +148,77 @@ describe('gateway proxy', () => {
   });
 
   it('When a chunked body grows past the limit, then 413 corpo_grande_demais and the service sees nothing', async () => {
-    const before = gateway.upstreams.hubApi.seen.length;
-    const response = await sendChunked(gateway.url, '/aplicativo', 200 * 1024);
+    const before = gateway.upstreams.hubApi.started.length;
+    const response = await sendChunked(gateway.url, '/aplicativo', 200 * 1024, headers);
     expect(response.status).toBe(413);
     expect(response.body.codigo).toBe('corpo_grande_demais');
-    expect(gateway.upstreams.hubApi.seen.length).toBe(before);
+    expect(gateway.upstreams.hubApi.started.length).toBe(before);
   });
 
-  it('When a chunked body stays under the limit, then the service receives it whole', async () => {
-    const response = await sendChunked(gateway.url, '/aplicativo', 60 * 1024);
+  it('When a chunked body stays under the limit, then the service receives it whole, with its length', async () => {
+    const response = await sendChunked(gateway.url, '/aplicativo', 60 * 1024, headers);
     expect(response.status).toBe(200);
     expect(response.body.bodyBytes).toBe(60 * 1024);
+    const seen = gateway.upstreams.hubApi.seen.at(-1)!;
+    expect(seen.headers['content-length']).toBe(String(60 * 1024));
+    expect(seen.headers['transfer-encoding']).toBeUndefined();
+  });
+
+  it('When the request carries hop-by-hop headers, then the service sees none of them, nor those its Connection names', async () => {
+    const response = await request(gateway.url)
+      .get('/funcao/cabecalhos')
+      .set(headers)
+      .set('connection', 'keep-alive, x-do-cliente')
+      .set('x-do-cliente', 'so-ate-o-gateway')
+      .set('keep-alive', 'timeout=30')
+      .set('proxy-authorization', 'Basic eDp5')
+      .set('te', 'trailers')
+      .set('x-fica', 'sim')
+      .expect(200);
+    const seen = JSON.parse(response.text).headers as Record<string, string>;
+    expect(seen['x-fica']).toBe('sim');
+    for (const name of ['x-do-cliente', 'keep-alive', 'proxy-authorization', 'te'])
+      expect({ name, value: seen[name] }).toEqual({ name, value: undefined });
+    // The gateway's own connection to the service, kept alive.
+    expect(seen.connection).toBe('keep-alive');
+  });
+
+  it("When the service's answer carries hop-by-hop headers, then the client sees none of them; repeated headers stay repeated and the gateway's are added", async () => {
+    const response = await request(gateway.url)
+      .get('/funcao/cabecalhos')
+      .set(headers)
+      .set('origin', 'http://localhost:5173')
+      .expect(200);
+    expect(response.headers['x-interno']).toBeUndefined();
+    expect(response.headers['keep-alive']).toBeUndefined();
+    expect(response.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    expect(response.headers.vary).toBe('Accept');
+    expect(response.headers['x-request-id']).toBeDefined();
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it("When HEAD is asked, then the service's status and headers come back without a body", async () => {
+    const response = await request(gateway.url).head('/tipo-de-evento').set(headers).expect(200);
+    expect(response.headers['content-type']).toContain('application/json');
+    expect(Number(response.headers['content-length'])).toBeGreaterThan(0);
+    expect(response.text ?? '').toBe('');
+    await request(gateway.url).get('/tipo-de-evento').set(headers).expect(200);
   });
 
   it('When the service does not answer in time, then 504 tempo_esgotado with Retry-After', async () => {
-    const other = await startGatewayWithFakes({ GATEWAY_UPSTREAM_TIMEOUT: '200ms' });
-    const response = await request(other.url).get('/funcao/lento').expect(504);
+    const other = await gatewayWith({ GATEWAY_UPSTREAM_TIMEOUT: '200ms' });
+    const response = await request(other.url).get('/funcao/lento').set(headers).expect(504);
+    expect(response.headers['content-type']).toContain('application/problem+json');
     expect(response.body.codigo).toBe('tempo_esgotado');
     expect(response.headers['retry-after']).toBe('2');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
     await other.close();
   });
 
   it('When the service dies in the middle of its response, then the client connection is cut rather than left waiting', async () => {
     const outcome = await new Promise<string>((resolve) => {
-      httpRequest(`${gateway.url}/funcao/quebra`, (res) => {
+      httpRequest(`${gateway.url}/funcao/quebra`, { headers }, (res) => {
         res.on('data', () => undefined);
         res.on('end', () => resolve('complete'));
         res.on('error', () => resolve('cut'));
@@ -137,24 +230,105 @@ describe('gateway proxy', () => {
     expect(outcome).toBe('cut');
   });
 
+  it('When the service resets the connection before answering, then 503 servico_indisponivel with Retry-After', async () => {
+    const response = await request(gateway.url).post('/aplicativo/reinicia').set(headers).send({ a: 1 }).expect(503);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(response.headers['retry-after']).toBe('2');
+    expect(response.body).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
+    await request(gateway.url).get('/aplicativo').set(headers).expect(200);
+  });
+
+  it('When the client goes away while the service is still answering, then the request to the service is closed too', async () => {
+    const path = `/funcao/lento?abandono=${Date.now()}`;
+    const head = `GET ${path} HTTP/1.1\r\nHost: gateway\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    const socket = startRawRequest(gateway.url, head, Buffer.alloc(0));
+    await waitFor(() => gateway.upstreams.function.started.includes(path), { what: 'the request at the service' });
+    socket.destroy();
+    await waitFor(() => gateway.upstreams.function.interrupted.includes(path), {
+      what: 'the service to see its request closed',
+    });
+  });
+
+  it('When the client goes away in the middle of its body, then the service sees the request cut, not a short body, and the gateway goes on', async () => {
+    const path = `/aplicativo?metade=${Date.now()}`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: 20000\r\n${Object.entries(
+      headers,
+    )
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    const socket = startRawRequest(gateway.url, head, Buffer.alloc(10_000, 'a'));
+    await waitFor(() => gateway.upstreams.hubApi.started.includes(path), { what: 'the request at the service' });
+    socket.destroy();
+    await waitFor(() => gateway.upstreams.hubApi.interrupted.includes(path), {
+      what: 'the service to see its request closed',
+    });
+    expect(gateway.upstreams.hubApi.seen.some((s) => s.url === path)).toBe(false);
+    await request(gateway.url).post('/aplicativo').set(headers).send({ depois: true }).expect(200);
+  });
+
   it('When the service is down (restarting), then 503 servico_indisponivel in problem+json with Retry-After', async () => {
-    const other = await startGatewayWithFakes();
+    const other = await gatewayWith();
     await other.upstreams.function.close();
-    const response = await request(other.url).get('/funcao').set('x-request-id', 'down-1').expect(503);
+    const response = await request(other.url).get('/funcao').set(headers).set('x-request-id', 'down-1').expect(503);
     expect(response.headers['content-type']).toContain('application/problem+json');
     expect(response.headers['x-request-id']).toBe('down-1');
     expect(response.headers['retry-after']).toBe('2');
     expect(response.body).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
-    await request(other.url).get('/auth').expect(200);
+    await request(other.url).get('/auth').set(headers).expect(200);
     await other.close();
   });
 
   it('When a service is not deployed (GATEWAY_UPSTREAMS), then its routes are 502 without a connection attempt', async () => {
-    const other = await startGatewayWithFakes({ GATEWAY_UPSTREAMS: 'access,hub-api' });
-    const response = await request(other.url).get('/funcao').expect(502);
+    const other = await gatewayWith({ GATEWAY_UPSTREAMS: 'access,hub-api' });
+    const response = await request(other.url).get('/funcao').set(headers).expect(502);
     expect(response.body.codigo).toBe('servico_indisponivel');
     expect(response.headers['retry-after']).toBeUndefined();
     expect(other.upstreams.function.seen).toHaveLength(0);
     await other.close();
+  });
+});
+
+describe('gateway proxy, which way a request takes', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await gatewayWith({ GATEWAY_BODY_LIMIT: '64kb' });
+  });
+  afterAll(() => gateway.close());
+
+  it("When a caller's token was verified before, then its requests to services skip the express app, errors included", async () => {
+    // express calls its app's `handle` for every request it takes.
+    const handle = jest.spyOn(gateway.express as unknown as { handle: () => void }, 'handle');
+    try {
+      const bearer = { authorization: `Bearer ${token}` };
+      await request(gateway.url).get('/auth/acesso').set(bearer).expect(200);
+      await request(gateway.url).post('/eventos').set(bearer).send({ a: 1 }).expect(200);
+      expect((await sendChunked(gateway.url, '/aplicativo', 1024, bearer)).status).toBe(200);
+      expect((await sendChunked(gateway.url, '/aplicativo', 100 * 1024, bearer)).status).toBe(413);
+      expect(handle).not.toHaveBeenCalled();
+      // The long way: no token, a preflight, a route of the gateway's own, a path that might be /metrics.
+      await request(gateway.url).get('/auth/acesso').expect(200);
+      await request(gateway.url).options('/auth').set('origin', 'http://x').set('access-control-request-method', 'GET');
+      await request(gateway.url).get('/saude').set(bearer).expect(200);
+      await request(gateway.url).get('/auth/metrics').set(bearer).expect(200);
+      expect(handle).toHaveBeenCalledTimes(4);
+    } finally {
+      handle.mockRestore();
+    }
+  });
+
+  it('When the same caller goes both ways, then both count against one rate-limit budget and one metrics series', async () => {
+    // A token never seen: its first request takes the long way (and is verified), the second the fast path.
+    const bearer = { authorization: `Bearer ${await identity.appToken('outra-loja')}` };
+    const first = await request(gateway.url).get('/auth').set(bearer).expect(200);
+    const second = await request(gateway.url).get('/auth').set(bearer).expect(200);
+    const remaining = (r: request.Response) => Number(/r=(\d+)/.exec(String(r.headers.ratelimit))![1]);
+    expect(remaining(first) - remaining(second)).toBe(1);
+    expect(second.headers['ratelimit-policy']).toMatch(/^"aplicativo";q=\d+;w=60$/);
+    const metrics = await request(gateway.metricsUrl).get('/metrics').expect(200);
+    expect(metrics.text).toMatch(
+      /gateway_http_request_duration_seconds_count\{upstream="access",method="GET",status="200"\} \d+/,
+    );
   });
 });

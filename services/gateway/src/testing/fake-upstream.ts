@@ -10,13 +10,20 @@ export interface SeenRequest {
 
 export interface FakeUpstream extends RunningServer {
   name: string;
+  /** Requests received whole (their body ended). */
   seen: SeenRequest[];
+  /** Paths of requests whose headers arrived (before their body). */
+  started: string[];
+  /** Paths of requests whose connection closed before their answer was written. */
+  interrupted: string[];
   ready: boolean;
 }
 
 /**
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
- * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response.
+ * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
+ * …/reinicia resets the connection before answering, …/cabecalhos answers with hop-by-hop headers,
+ * repeated Set-Cookie and a Vary of its own (and the request's headers in the body).
  */
 export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
   const app = express();
@@ -28,6 +35,10 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
     res.json(buildOpenApi(name, specs));
   });
   app.use((req, res) => {
+    upstream.started.push(req.originalUrl);
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.interrupted.push(req.originalUrl);
+    });
     let bodyBytes = 0;
     req.on('data', (chunk: Buffer) => {
       bodyBytes += chunk.length;
@@ -35,6 +46,22 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
     req.on('end', () => {
       upstream.seen.push({ method: req.method, url: req.originalUrl, headers: req.headers, bodyBytes });
       if (req.path.endsWith('/lento')) return;
+      if (req.path.endsWith('/reinicia')) {
+        res.socket?.resetAndDestroy();
+        return;
+      }
+      if (req.path.endsWith('/cabecalhos')) {
+        res.writeHead(200, {
+          'Content-Type': 'application/json',
+          Connection: 'keep-alive, X-Interno',
+          'X-Interno': 'segredo',
+          'Keep-Alive': 'timeout=5',
+          'Set-Cookie': ['a=1', 'b=2'],
+          Vary: 'Accept',
+        });
+        res.end(JSON.stringify({ headers: req.headers, rawHeaders: req.rawHeaders }));
+        return;
+      }
       if (req.path.endsWith('/quebra')) {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
         res.write('{"parcial":');
@@ -50,6 +77,12 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
       });
     });
   });
-  upstream = Object.assign(await listen(app, 0), { name, seen: [] as SeenRequest[], ready: true });
+  upstream = Object.assign(await listen(app, 0), {
+    name,
+    seen: [] as SeenRequest[],
+    started: [] as string[],
+    interrupted: [] as string[],
+    ready: true,
+  });
   return upstream;
 }

@@ -1,4 +1,5 @@
 import { listen, type RouteSpec, type RunningServer } from '@hub/http';
+import type { Express } from 'express';
 import { createLogger } from '@hub/log';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
@@ -9,6 +10,8 @@ export interface GatewayUnderTest {
   /** The metrics port's base URL. */
   metricsUrl: string;
   upstreams: { access: FakeUpstream; function: FakeUpstream; hubApi: FakeUpstream };
+  /** The gateway's express app: a test spies on its `handle` to see which requests took the long way. */
+  express: Express;
   close(): Promise<void>;
 }
 
@@ -32,12 +35,13 @@ export async function startGatewayWithFakes(
     ...env,
   });
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
-  const server: RunningServer = await listen(gateway.app, 0);
+  const server: RunningServer = await listen(gateway.handler, 0);
   const metrics: RunningServer = await listen(gateway.metricsApp, 0, config.GATEWAY_METRICS_HOST);
   return {
     url: server.url,
     metricsUrl: metrics.url,
     upstreams,
+    express: gateway.app,
     close: async () => {
       gateway.close();
       await server.close();

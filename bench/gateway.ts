@@ -1,0 +1,187 @@
+// The gateway's own cost per proxied request (issue 19), in one run: the ~1 KiB benchmark event POSTed
+// at saturation (autocannon, 50 connections) to a service that does nothing (bench/servico-nu.ts),
+// directly, through the least proxy node:http makes (bench/cano-nu.ts) and through the gateway (its
+// bundle, as `pnpm start` runs it, with a real application token: the rate limit verifies it once and
+// then finds it in its cache). Each its own process; CPU from /proc per process (bench/cpu.ts).
+//
+//   npx tsx bench/gateway.ts
+//
+// BENCH_DURATION: seconds per row (10). BENCH_GATEWAY_ROUNDS: rounds of the rows (2; the figures
+// printed are each row's best round, since other work on the machine only slows a row).
+// BENCH_GATEWAY_OTHER=<another checkout, installed>: one more row, that checkout's gateway (e.g. an
+// older commit, `git archive <commit> | tar -x -C <dir>` and `pnpm install` there), for a before
+// and after in one run.
+// With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
+// writes a CPU profile at exit. Prints its figures; writes nothing.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { startTestIdentity } from '../packages/testing/src';
+import { contarCpu, cpuPorUnidade } from './cpu';
+import { dadosDe1KiB } from './evento';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
+const CONNECTIONS = 50;
+const root = path.resolve(__dirname, '..');
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** A bench script in its own process; resolves with the port it prints. */
+function startScript(script: string, args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, script), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.once('data', (chunk: Buffer) =>
+      resolve({ url: `http://127.0.0.1:${chunk.toString().trim()}`, child }),
+    );
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
+  });
+}
+
+/** The gateway's bundle of checkout `dir`, built now, in front of `hubApiUrl` only; resolves with its URL from its log. */
+async function startGateway(dir: string, hubApiUrl: string, identityEnv: Record<string, string>) {
+  execFileSync(process.execPath, [path.join(dir, 'infra/scripts/build.mjs'), 'gateway'], { cwd: dir });
+  const child = spawn(process.execPath, [path.join(dir, 'services/gateway/dist/main.js')], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      ...identityEnv,
+      GATEWAY_PORT: '0',
+      GATEWAY_METRICS_PORT: '0',
+      GATEWAY_UPSTREAMS: 'hub-api',
+      HUB_API_URL: hubApiUrl,
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      RATE_LIMIT_USER_PER_MINUTE: '1000000000',
+      RATE_LIMIT_APPLICATION_PER_MINUTE: '1000000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /"url":"(http:\/\/[^"]+)"[^\n]*gateway listening/.exec(output)?.[1];
+      if (found) resolve(found);
+    });
+    child.once('exit', (code) => reject(new Error(`the gateway exited (${code}): ${output.slice(-2000)}`)));
+  });
+  return { url, child };
+}
+
+interface Linha {
+  nome: string;
+  porSegundo: number;
+  p50: number;
+  p99: number;
+  /** CPU ms per request of the process in the middle (the proxy), 0 directly. */
+  proxyMs: number;
+  cpu: string;
+  falhas: number;
+}
+
+async function medir(nome: string, url: string, classe: string | undefined, token: string, corpo: string) {
+  const cpu = contarCpu();
+  const r = await autocannon({
+    url: `${url}/eventos`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: corpo,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    timeout: 10,
+  });
+  const conta = cpu.fim();
+  const feitos = r['2xx'];
+  const segundos = classe ? (conta.porClasse.find(([c]) => c === classe)?.[1] ?? 0) : 0;
+  const linha: Linha = {
+    nome,
+    porSegundo: feitos / (r.duration || DURATION),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    proxyMs: (segundos * 1000) / Math.max(1, feitos),
+    cpu: cpuPorUnidade(conta, feitos),
+    falhas: r.non2xx + r.errors + r.timeouts,
+  };
+  log(
+    `  ${nome}: ${linha.porSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, failed ${linha.falhas}` +
+      (classe ? `; ${classe} ${linha.proxyMs.toFixed(3)} ms CPU per request` : ''),
+  );
+  log(`    CPU per request: ${linha.cpu}`);
+  return linha;
+}
+
+async function main() {
+  log(`load average ${os.loadavg()[0]!.toFixed(2)}`);
+  const identity = await startTestIdentity();
+  const servico = await startScript('servico-nu.ts');
+  const cano = await startScript('cano-nu.ts', [servico.url]);
+  const gateway = await startGateway(root, servico.url, identity.env);
+  const other = process.env.BENCH_GATEWAY_OTHER
+    ? await startGateway(path.resolve(process.env.BENCH_GATEWAY_OTHER), servico.url, identity.env)
+    : undefined;
+  try {
+    const token = await identity.appToken('bench-gateway');
+    const corpo = JSON.stringify({
+      tipo: 'pedido.criado',
+      versao_do_esquema: 1,
+      entidade_id: 'P-1',
+      dados: dadosDe1KiB(),
+    });
+    const alvos = [
+      { nome: 'directly', url: servico.url, classe: undefined },
+      { nome: 'bare node:http pipe', url: cano.url, classe: 'bench/cano-nu' },
+      { nome: 'gateway', url: gateway.url, classe: 'gateway' },
+      ...(other ? [{ nome: `gateway of ${process.env.BENCH_GATEWAY_OTHER}`, url: other.url, classe: 'gateway' }] : []),
+    ];
+    for (const alvo of alvos)
+      await autocannon({
+        url: `${alvo.url}/eventos`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: corpo,
+        connections: 10,
+        duration: 3,
+      });
+    const melhores = new Map<string, Linha>();
+    for (let rodada = 1; rodada <= ROUNDS; rodada++) {
+      log(`round ${rodada} of ${ROUNDS} (load average ${os.loadavg()[0]!.toFixed(2)}), ${DURATION} s per row:`);
+      for (const alvo of alvos) {
+        const linha = await medir(alvo.nome, alvo.url, alvo.classe, token, corpo);
+        const antes = melhores.get(alvo.nome);
+        if (!antes || linha.porSegundo > antes.porSegundo) melhores.set(alvo.nome, linha);
+      }
+    }
+    const direto = melhores.get('directly')!;
+    const cano_ = melhores.get('bare node:http pipe')!;
+    const gw = melhores.get('gateway')!;
+    log('');
+    log(
+      `best of ${ROUNDS} rounds: directly ${direto.porSegundo.toFixed(0)}/s, bare pipe ${cano_.porSegundo.toFixed(0)}/s, gateway ${gw.porSegundo.toFixed(0)}/s`,
+    );
+    log(
+      `gateway CPU per proxied request: ${gw.proxyMs.toFixed(3)} ms; bare node:http pipe ${cano_.proxyMs.toFixed(3)} ms; ` +
+        `gateway / pipe = ${(gw.proxyMs / cano_.proxyMs).toFixed(2)}×`,
+    );
+    if (other) {
+      const antes = melhores.get(`gateway of ${process.env.BENCH_GATEWAY_OTHER}`)!;
+      log(
+        `gateway of ${process.env.BENCH_GATEWAY_OTHER}: ${antes.porSegundo.toFixed(0)}/s, ` +
+          `${antes.proxyMs.toFixed(3)} ms CPU per proxied request (${(antes.proxyMs / cano_.proxyMs).toFixed(2)}× the pipe)`,
+      );
+    }
+  } finally {
+    other?.child.kill('SIGTERM');
+    gateway.child.kill('SIGTERM');
+    cano.child.kill('SIGTERM');
+    servico.child.kill('SIGTERM');
+    await identity.close();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
