@@ -249,7 +249,7 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     expect(await tentativas(todas)).toBe(feitas + todas.length);
   });
 
-  it('When the open period ends and the probe fails, then the circuit opens again for twice as long; while a probe is under way no other request reaches the origin; when a probe succeeds, the circuit closes and every delivery is concluded once', async () => {
+  it('When the open period ends and the probe fails, then the circuit opens again for twice as long; while a probe is under way no other request reaches the origin; when a probe succeeds, the circuit closes, the queue is consumed at the destination share and every delivery is concluded once', async () => {
     modo = 'falhar';
     // The probe held by the receiver stays under way until the test answers it (no timeout meanwhile).
     const [um, dois] = await doisWorkers({
@@ -290,9 +290,17 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     expect(receptor.de('/circuito').length - antes).toBe(1);
     expect(receptor.abertos()).toBe(1);
 
-    modo = 'aceitar';
+    // The probe answered: the circuit closes and its queue is consumed at the destination's share
+    // again (5 jobs for each worker), no longer one at a time: the other jobs reach the receiver
+    // together, which one job per worker could not.
     presos.shift()!.writeHead(204).end();
     await noCircuito(origem, (s) => s === 'fechado', 'the circuit closed');
+    await waitFor(() => presos.length === ids.length - 1, {
+      timeoutMs: 20_000,
+      what: 'the other jobs at the receiver together once the circuit closed',
+    });
+    modo = 'aceitar';
+    for (const res of presos.splice(0)) res.writeHead(204).end();
     expect((await historico(origem)).at(-1)).toMatchObject({
       de: 'meio_aberto',
       para: 'fechado',
