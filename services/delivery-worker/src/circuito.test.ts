@@ -49,7 +49,8 @@ describe('circuit breaker: the window and the threshold', () => {
 
 /**
  * The circuit breaker of a destination origin (issue 24) with two workers sharing it: the state in
- * the destino row, jobs of an open circuit held without attempts, one probe at a time by a lease.
+ * the destino row, jobs of an open circuit held without attempts in the destination's own queue
+ * (not consumed while held, consumed one at a time while half-open), one probe at a time by a lease.
  * The receiver's answer is set by each test (fail, hold, accept).
  */
 describe('delivery worker: the circuit breaker shared by two workers', () => {
@@ -136,13 +137,45 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
       .filter((l) => Object.entries(rotulos).every(([k, v]) => l.includes(`${k}="${v}"`)))
       .reduce((soma, l) => soma + Number(l.split(' ').at(-1)), 0);
   }
-  const retidos = (w: TestDeliveryWorker) => metrica(w, 'hub_delivery_jobs_total', { desfecho: 'circuito' });
-  /** Until each worker has held `mais` more jobs of an open circuit than it had when called. */
-  async function cadaUmReteve(mais: number) {
-    const antes = await Promise.all(workers.map(retidos));
-    await waitFor(async () => (await Promise.all(workers.map(retidos))).every((n, i) => n >= antes[i]! + mais), {
-      timeoutMs: 20_000,
-      what: `each worker holding ${mais} more jobs of the open circuit`,
+  /** Jobs of every worker that went through a delay queue because of a circuit (the fallback only). */
+  const pelaFilaDeAtraso = async () =>
+    (await Promise.all(workers.map((w) => metrica(w, 'hub_delivery_jobs_total', { desfecho: 'circuito' })))).reduce(
+      (a, b) => a + b,
+      0,
+    );
+  const encaminhados = async () =>
+    (await Promise.all(workers.map((w) => metrica(w, 'hub_delivery_jobs_total', { desfecho: 'encaminhado' })))).reduce(
+      (a, b) => a + b,
+      0,
+    );
+  /** The origin's own queue as RabbitMQ sees it (jobs ready, consumers), or undefined while it does not exist. */
+  async function filaDe(origem: string) {
+    const { id } = await linha(origem);
+    return workers[0]!.broker
+      .withChannel((ch) => ch.checkQueue(hub.topologia.filaDoDestino(id)))
+      .catch(() => undefined);
+  }
+  /**
+   * Until `n` jobs of the origin sit ready in its own queue, which nobody consumes. A consumer
+   * cancelled while its job is under way (the probe's) is still counted by the quorum queue until
+   * that job is settled: `consumidores` allows for it.
+   */
+  const sentados = (origem: string, n: number, what: string, consumidores = 0) =>
+    waitFor(
+      async () => {
+        const fila = await filaDe(origem);
+        if (fila?.messageCount === n && fila.consumerCount <= consumidores) return true;
+        // What the queue looked like last, for the timeout's message.
+        throw new Error(`the queue had ${fila?.messageCount} job(s) and ${fila?.consumerCount} consumer(s)`);
+      },
+      { timeoutMs: 20_000, what },
+    );
+  /** Until every worker has read the destinations `vezes` more times (and obeyed them) since called. */
+  async function leituras(vezes: number) {
+    const lidas = () => Promise.all(workers.map((w) => metrica(w, 'hub_delivery_destination_reads_total')));
+    const antes = await lidas();
+    await waitFor(async () => (await lidas()).every((n, i) => n >= antes[i]! + vezes), {
+      what: `each worker reading the destinations ${vezes} more times`,
     });
   }
   const entregar = async (c: Awaited<ReturnType<typeof cenario>>, a: Assinatura, n: number) => {
@@ -152,7 +185,7 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     return ids;
   };
 
-  it('When attempts to an origin keep failing, then its circuit opens in the row once, with the failures counted; both workers hold its jobs in a delay queue and no attempt is made or counted, for old deliveries or new ones', async () => {
+  it('When attempts to an origin keep failing, then its circuit opens in the row once, with the failures counted; both workers send its jobs to its own queue, which nobody consumes: they stay there and no attempt is made or counted, for old deliveries or new ones', async () => {
     modo = 'falhar';
     const [um, dois] = await doisWorkers({ DELIVERY_CIRCUIT_OPEN_FOR: '10m', DELIVERY_CIRCUIT_OPEN_MAX: '10m' });
     const { c, a, origem } = await assinatura('abre');
@@ -172,17 +205,27 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     expect(abertura!.abertoAte!.getTime() - abertura!.em.getTime()).toBe(600_000);
     expect(await linha(origem)).toMatchObject({ circuitoAberturas: 1, circuitoSonda: null });
 
-    // Every job has come round through the delay queue a few times since.
-    await cadaUmReteve(2 * ids.length);
+    // Every job ends up in the origin's own queue (those failing when it opened after their retry's
+    // delay), and stays there: nobody consumes it, nothing goes round the delay queues.
+    await sentados(origem, ids.length, "every job in the open circuit's own queue");
     const feitas = await tentativas(ids);
     const recebidas = receptor.de('/circuito').length;
     const novas = await entregar(c, a, 3);
-    await cadaUmReteve(2 * (ids.length + novas.length));
+    await sentados(origem, ids.length + novas.length, 'the new jobs in the queue too');
+    const movidos = await encaminhados();
+    await leituras(3);
+    expect(await filaDe(origem)).toMatchObject({ messageCount: ids.length + novas.length, consumerCount: 0 });
+    expect(await encaminhados()).toBe(movidos);
+    expect(await pelaFilaDeAtraso()).toBe(0);
     expect(await tentativas(ids)).toBe(feitas);
     expect(await tentativas(novas)).toBe(0);
     expect(receptor.de('/circuito')).toHaveLength(recebidas);
-    const situacoes = await hub.db.entrega.findMany({ where: { id: { in: novas } } });
-    expect(situacoes.map((e) => [e.situacao, e.tentativasNoCicloAtual])).toEqual(Array(3).fill(['pendente', 0]));
+    const situacoes = await hub.db.entrega.findMany({ where: { id: { in: [...ids, ...novas] } } });
+    expect(situacoes.filter((e) => novas.includes(e.id)).map((e) => [e.situacao, e.tentativasNoCicloAtual])).toEqual(
+      Array(3).fill(['pendente', 0]),
+    );
+    // No claim is kept by a held job (the sweeper leaves held deliveries alone).
+    expect(situacoes.map((e) => e.reivindicacao ?? null)).toEqual(Array(situacoes.length).fill(null));
     // Its state and its one transition, as each worker exports them.
     for (const w of [um!, dois!]) expect(await metrica(w, 'hub_delivery_circuit_state', { origem })).toBe(2);
     expect(
@@ -190,8 +233,8 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
         (await metrica(dois!, 'hub_delivery_circuit_transitions_total', { origem, para: 'aberto' })),
     ).toBe(1);
 
-    // Closed by hand (what hub-api's POST /destino/{id}/fechar-circuito writes): the held jobs are
-    // attempted within a refresh, each delivery once more.
+    // Closed by hand (what hub-api's POST /destino/{id}/fechar-circuito writes): the queue is consumed
+    // again and the held jobs are attempted, each delivery once more.
     modo = 'aceitar';
     await hub.db.destino.update({
       where: { origem },
@@ -206,9 +249,14 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     expect(await tentativas(todas)).toBe(feitas + todas.length);
   });
 
-  it('When the open period ends and the probe fails, then the circuit opens again for twice as long; while a probe is under way no other request reaches the origin; when a probe succeeds, the circuit closes and every delivery is concluded once', async () => {
+  it('When the open period ends and the probe fails, then the circuit opens again for twice as long; while a probe is under way no other request reaches the origin; when a probe succeeds, the circuit closes, the queue is consumed at the destination share and every delivery is concluded once', async () => {
     modo = 'falhar';
-    const [um, dois] = await doisWorkers({ DELIVERY_CIRCUIT_OPEN_FOR: '300ms', DELIVERY_CIRCUIT_OPEN_MAX: '2s' });
+    // The probe held by the receiver stays under way until the test answers it (no timeout meanwhile).
+    const [um, dois] = await doisWorkers({
+      DELIVERY_CIRCUIT_OPEN_FOR: '300ms',
+      DELIVERY_CIRCUIT_OPEN_MAX: '2s',
+      DELIVERY_TIMEOUT: '60s',
+    });
     const { c, a, origem } = await assinatura('sonda');
     await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'fechado'));
     const ids = await entregar(c, a, 6);
@@ -234,13 +282,25 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'meio_aberto'), {
       what: 'both workers obeying the half-open circuit',
     });
-    await cadaUmReteve(ids.length);
+    // The probe's worker stops consuming the queue while the probe is under way, as does the other:
+    // the other jobs sit in the queue.
+    await sentados(origem, ids.length - 1, 'the other jobs in the queue, unconsumed, during the probe', 1);
+    await leituras(2);
+    expect((await filaDe(origem))?.messageCount).toBe(ids.length - 1);
     expect(receptor.de('/circuito').length - antes).toBe(1);
     expect(receptor.abertos()).toBe(1);
 
-    modo = 'aceitar';
+    // The probe answered: the circuit closes and its queue is consumed at the destination's share
+    // again (5 jobs for each worker), no longer one at a time: the other jobs reach the receiver
+    // together, which one job per worker could not.
     presos.shift()!.writeHead(204).end();
     await noCircuito(origem, (s) => s === 'fechado', 'the circuit closed');
+    await waitFor(() => presos.length === ids.length - 1, {
+      timeoutMs: 20_000,
+      what: 'the other jobs at the receiver together once the circuit closed',
+    });
+    modo = 'aceitar';
+    for (const res of presos.splice(0)) res.writeHead(204).end();
     expect((await historico(origem)).at(-1)).toMatchObject({
       de: 'meio_aberto',
       para: 'fechado',
@@ -289,7 +349,9 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     });
     await waitFor(() => [um!, dois!].every((w) => w.destinos.regras(origem).circuito === 'meio_aberto'));
     const ids = await entregar(c, a, 3);
-    await cadaUmReteve(ids.length);
+    await sentados(origem, ids.length, 'the jobs in the queue while the lease lasts');
+    await leituras(2);
+    expect(await filaDe(origem)).toMatchObject({ messageCount: ids.length, consumerCount: 0 });
     expect(await tentativas(ids)).toBe(0);
 
     // The lease runs out (the clock would do it; the row is moved there).

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { waitFor } from '@hub/testing';
 import { api } from '../http-client';
 import type { Platform } from '../platform';
@@ -6,8 +8,8 @@ import type { Assinante } from './receptor';
 
 /**
  * The circuit breaker of a destination origin (issue 24) end to end: two hub-api and two worker
- * processes share one circuit through its destino row. Failures open it, its jobs wait without
- * spending attempts, a probe that fails opens it for twice as long, a probe that succeeds closes it,
+ * processes share one circuit through its destino row. Failures open it, its jobs wait in the
+ * destination's own queue, unconsumed, without spending attempts, a probe that fails opens it for twice as long, a probe that succeeds closes it,
  * and an operator closes it by hand through the gateway. Open periods are ten minutes, so nothing
  * happens by the clock alone: where the test needs a period over, it moves the row's end there.
  */
@@ -80,13 +82,61 @@ async function nosWorkers(nome: string, rotulos: Record<string, string>): Promis
     }),
   );
 }
-/** Until each worker process has held `mais` more jobs of an open circuit than when called. */
-async function cadaUmReteve(mais: number) {
-  const antes = await nosWorkers('hub_delivery_jobs_total', { desfecho: 'circuito' });
+/** A counter without labels of its own (the service's only) of every worker process. */
+async function contadorNosWorkers(nome: string): Promise<number[]> {
+  return Promise.all(
+    platform.enderecos('delivery-worker').map(async (url) => {
+      const linha = (await (await fetch(`${url}/metrics`)).text())
+        .split('\n')
+        .find((l) => l.startsWith(`${nome} `) || l.startsWith(`${nome}{`));
+      return Number(linha?.split(' ').at(-1) ?? 0);
+    }),
+  );
+}
+
+/**
+ * The destination's own queue as RabbitMQ lists it (jobs ready, consumers), read with rabbitmqctl
+ * on the platform's own virtual host; undefined while it does not exist. The broker refreshes these
+ * figures every few seconds: they say where the jobs are, the workers' counters say nothing moved.
+ */
+async function filaDoDestino(id: string): Promise<{ prontas: number; consumidores: number } | undefined> {
+  const vhost = decodeURIComponent(new URL(platform.rabbitmqUrl).pathname.slice(1));
+  const { stdout } = await promisify(execFile)('rabbitmqctl', [
+    '-q',
+    'list_queues',
+    '-p',
+    vhost,
+    'name',
+    'messages_ready',
+    'consumers',
+  ]);
+  const linha = stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .find(([nome]) => nome === `delivery-worker.destino.${id}`);
+  return linha ? { prontas: Number(linha[1]), consumidores: Number(linha[2]) } : undefined;
+}
+
+/** Until `n` jobs sit in the open circuit's own queue, which no worker consumes. */
+async function sentados(n: number, what: string) {
+  const { id } = await destino();
+  await waitFor(
+    async () => {
+      const fila = await filaDoDestino(id);
+      if (fila?.prontas === n && fila.consumidores === 0) return true;
+      throw new Error(`its queue had ${fila?.prontas} job(s) ready and ${fila?.consumidores} consumer(s)`);
+    },
+    { timeoutMs: 40_000, intervalMs: 250, what },
+  );
+}
+
+/** Until every worker process has read the destinations `vezes` more times (and obeyed them). */
+async function leituras(vezes: number) {
+  const antes = await contadorNosWorkers('hub_delivery_destination_reads_total');
   await waitFor(
     async () =>
-      (await nosWorkers('hub_delivery_jobs_total', { desfecho: 'circuito' })).every((n, i) => n >= antes[i]! + mais),
-    { timeoutMs: 30_000, intervalMs: 100, what: `each worker holding ${mais} more jobs of the open circuit` },
+      (await contadorNosWorkers('hub_delivery_destination_reads_total')).every((n, i) => n >= antes[i]! + vezes),
+    { timeoutMs: 30_000, intervalMs: 100, what: `each worker reading the destinations ${vezes} more times` },
   );
 }
 
@@ -147,7 +197,7 @@ beforeAll(async () => {
 
 const todas: string[] = [];
 
-test('When deliveries to an origin keep failing, then its circuit opens once for both workers, GET /destino shows why, and its jobs wait without spending attempts, old or new', async () => {
+test('When deliveries to an origin keep failing, then its circuit opens once for both workers, GET /destino shows why, and its jobs wait in its own queue, unconsumed, without spending attempts, old or new', async () => {
   assinante.responder('/circuito', 500);
   todas.push(...(await publicar(8)));
   await ateOCircuito('aberto', 'the circuit open');
@@ -163,19 +213,30 @@ test('When deliveries to an origin keep failing, then its circuit opens once for
     },
   );
 
-  await cadaUmReteve(2 * todas.length);
+  // Every job ends up in the destination's own queue (those that were failing when it opened, after
+  // their retry's delay), and stays there: no worker consumes it while the circuit is open.
+  await sentados(todas.length, "every job in the open circuit's own queue");
   const feitas = await tentativas(todas);
   const recebidas = assinante.de('/circuito').length;
   const novas = await publicar(4);
   todas.push(...novas);
-  await cadaUmReteve(2 * todas.length);
+  await sentados(todas.length, 'the new jobs in the queue too');
+  // Nothing moves: no job is forwarded again or sent round a delay queue while the workers read the
+  // open circuit again and again.
+  const soma = async (desfecho: string) =>
+    (await nosWorkers('hub_delivery_jobs_total', { desfecho })).reduce((a, b) => a + b, 0);
+  const encaminhados = await soma('encaminhado');
+  await leituras(3);
+  expect(await soma('encaminhado')).toBe(encaminhados);
+  expect(await soma('circuito')).toBe(0);
   expect(await tentativas(todas)).toBe(feitas);
   expect(assinante.de('/circuito')).toHaveLength(recebidas);
   for (const id of novas) {
     const entrega = await gw<{ situacao: string; quantidade_de_tentativas: number }>('GET', `/entrega/${id}`);
     expect(entrega.body).toMatchObject({ situacao: 'pendente', quantidade_de_tentativas: 0 });
   }
-});
+  // Where the broker's figures (refreshed every few seconds) need the time to say so.
+}, 120_000);
 
 test('When the open period ends and the probe fails, then one request reached the origin and the circuit opens again for twice as long; when the next probe succeeds, it closes and every delivery is concluded once', async () => {
   const antes = assinante.de('/circuito').length;

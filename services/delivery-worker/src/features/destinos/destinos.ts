@@ -144,6 +144,8 @@ export class Destinos {
   /** Transitions this process made, by origin, with a counter: a refresh read before one does not undo it. */
   private readonly aplicadas = new Map<string, { geracao: number; transicao: Transicao }>();
   private geracao = 0;
+  /** Told of each circuit transition this process made or met on a statement of its own, by origin. */
+  private readonly ouvintesDoCircuito: ((origem: string) => void)[] = [];
 
   constructor(private readonly options: DestinosOptions) {}
 
@@ -173,6 +175,16 @@ export class Destinos {
   /** Called after each refresh (limits may have changed: waiting jobs are looked at again). */
   aoMudar(ouvinte: () => void): void {
     this.ouvintes.push(ouvinte);
+  }
+
+  /**
+   * Called, synchronously, whenever this process's view of an origin's circuit changes between
+   * refreshes: a transition it made (opened, probe taken, probe's result) or one another worker made
+   * that its statement met (the probe already taken). The listener must not wait for the job whose
+   * statement told it: it is called from within that job.
+   */
+  aoMudarCircuito(ouvinte: (origem: string) => void): void {
+    this.ouvintesDoCircuito.push(ouvinte);
   }
 
   regras(origem: string): Regras {
@@ -430,6 +442,7 @@ export class Destinos {
     this.geracao += 1;
     this.aplicadas.set(origem, { geracao: this.geracao, transicao: pick(transicao) });
     this.linhas.set(origem, { ...(this.linhas.get(origem) ?? { origem, ...PADRAO }), ...pick(transicao) });
+    for (const ouvinte of this.ouvintesDoCircuito) ouvinte(origem);
   }
 
   /** The figures not yet written of an origin and minute (made empty when absent). */

@@ -36,7 +36,7 @@ export interface IsolamentoOptions {
   db: DbClient;
   broker: Broker;
   topologia: DeliveryTopology;
-  destinos: Pick<Destinos, 'regras' | 'aoMudar'>;
+  destinos: Pick<Destinos, 'regras' | 'aoMudar' | 'aoMudarCircuito'>;
   logger: Logger;
   metricas: Metricas;
   /** How often the isolated destinations are read and their queues looked at (DELIVERY_DESTINOS_REFRESH). */
@@ -82,6 +82,8 @@ export interface IsolamentoOptions {
 export class Isolamento {
   private isoladas = new Map<string, Isolada>();
   private readonly consumos = new Map<string, Consumo>();
+  /** The adjustment of each queue's consumer under way, by queue id: one at a time, in order. */
+  private readonly ajustes = new Map<string, Promise<void>>();
   private adiamentos = new Map<string, number>();
   private trabalhos = new Map<string, number>();
   private readonly vaziaDesde = new Map<string, number>();
@@ -90,7 +92,16 @@ export class Isolamento {
   private corrente?: Promise<void>;
   private parado = false;
 
-  constructor(private readonly o: IsolamentoOptions) {}
+  constructor(private readonly o: IsolamentoOptions) {
+    // A destination's consumer follows its rules as soon as this process knows them, not at the next
+    // pass: held, it stops taking jobs; its circuit half-open or closed again, it takes them one at
+    // a time or at its share. Transitions this process makes come at once; those of other workers
+    // (and the end of an open period, or of a probe's lease) with each refresh of the rules.
+    o.destinos.aoMudarCircuito((origem) => this.reajustar(origem));
+    o.destinos.aoMudar(() => {
+      for (const origem of this.isoladas.keys()) this.reajustar(origem);
+    });
+  }
 
   async iniciar(): Promise<void> {
     await this.passar();
@@ -153,19 +164,22 @@ export class Isolamento {
   }
 
   private async tentarIsolar(origem: string, motivo: Motivo): Promise<string | undefined> {
+    // The row locked first: a worker isolating it at the same time is waited for and its change is
+    // what `alvo` reads (a plain read would see the row as the statement began, not isolated, and
+    // this job would take the delay queue's way for nothing).
     const [linha] = await this.o.db.$queryRaw<{ id: string; isolamento: Estado | null; mudou: boolean }[]>`
-      with alvo as (select id from destino where origem = ${origem}),
+      with alvo as (select id, isolamento, isolamento_desde from destino where origem = ${origem} for update),
       mudada as (
         update destino d
            set isolamento = 'isolada', isolamento_desde = now(), isolamento_motivo = ${motivo}
           from alvo
          where d.id = alvo.id
-           and (d.isolamento is null
+           and (alvo.isolamento is null
                 -- going back but still consumed: it comes back at once
-                or (d.isolamento = 'saindo' and d.isolamento_desde >= now() - ${this.o.carenciaMs} * interval '1 millisecond'))
+                or (alvo.isolamento = 'saindo' and alvo.isolamento_desde >= now() - ${this.o.carenciaMs} * interval '1 millisecond'))
         returning d.id)
-      select d.id::text, case when m.id is null then d.isolamento else 'isolada' end as isolamento, m.id is not null as mudou
-        from destino d join alvo on alvo.id = d.id left join mudada m on m.id = d.id`;
+      select alvo.id::text, case when m.id is null then alvo.isolamento else 'isolada' end as isolamento, m.id is not null as mudou
+        from alvo left join mudada m on m.id = alvo.id`;
     // No row yet (its first job: the row is being created), or its queue is being removed.
     if (linha?.isolamento !== 'isolada') return undefined;
     // The row first: a job sent to the queue before it is declared is returned and goes to the shared queue.
@@ -185,7 +199,9 @@ export class Isolamento {
         'destination isolated: its jobs wait in a queue of their own',
       );
     }
-    await this.ajustarConsumo(this.isoladas.get(origem)!);
+    // Not waited for: called from within a job of this queue (held on its way back), the cancel of
+    // its consumer would wait for that job.
+    void this.ajustarConsumo(this.isoladas.get(origem)!);
     return destinationRoutingKey(linha.id);
   }
 
@@ -197,7 +213,7 @@ export class Isolamento {
         await this.isolarAcumulados();
         for (const isolada of this.isoladas.values()) await this.cuidar(isolada);
         for (const id of this.consumos.keys())
-          if (![...this.isoladas.values()].some((i) => i.id === id)) await this.naoConsumir(id);
+          if (![...this.isoladas.values()].some((i) => i.id === id)) await this.emOrdem(id, () => this.naoConsumir(id));
         this.o.metricas.isoladas.set(this.isoladas.size);
       } catch (error) {
         this.o.logger.warn({ err: error }, 'isolated destinations not looked at; trying again at the next pass');
@@ -220,6 +236,12 @@ export class Isolamento {
              isolamento_desde < now() - ${quietudeMs} * interval '1 millisecond' as assentada
         from destino where isolamento is not null`;
     const antes = this.isoladas;
+    // A destination another worker has just isolated: its queue may not be declared yet (the row
+    // comes first), and a job sent there now would be returned and take the delay queue's way. It
+    // is declared here (as it would be) before its jobs are routed to it.
+    for (const l of linhas)
+      if (l.estado === 'isolada' && antes.get(l.origem)?.id !== l.id)
+        await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, l.id, this.o.topologia));
     this.isoladas = new Map(linhas.map((l) => [l.origem, l]));
     // A queue removed (here or by another worker) is not checked again: its inspection channel goes.
     for (const [origem, isolada] of antes)
@@ -285,13 +307,50 @@ export class Isolamento {
     }
   }
 
-  /** Consumes the destination's queue with its share as prefetch, or not at all (held, or on its way back). */
-  private async ajustarConsumo(isolada: Isolada): Promise<void> {
+  /**
+   * Adjusts an isolated origin's consumer to its rules now, without waiting: called from within a
+   * job (the probe's result), which the cancel of its own consumer would wait for.
+   */
+  private reajustar(origem: string): void {
+    const isolada = this.isoladas.get(origem);
+    if (isolada && !this.parado) void this.ajustarConsumo(isolada);
+  }
+
+  /**
+   * Consumes the destination's queue with its share as prefetch, or not at all (held, or on its way
+   * back). The adjustments of one queue run one after the other (a cancel waits for the jobs under
+   * way, and two adjustments interleaved would leave a consumer nobody cancels); each reads the
+   * rules when its turn comes. Stopping, it changes nothing: the broker's close cancels them all.
+   */
+  private ajustarConsumo(isolada: Isolada): Promise<void> {
+    return this.emOrdem(isolada.id, () => this.ajustarAgora(isolada.origem, isolada.id));
+  }
+
+  /** Runs `passo` on a queue's consumer after the steps asked for before it; it never fails. */
+  private emOrdem(id: string, passo: () => Promise<void>): Promise<void> {
+    const ajuste = (this.ajustes.get(id) ?? Promise.resolve())
+      .then(passo)
+      .catch((error) =>
+        this.o.logger.warn(
+          { err: error, destino_id: id },
+          'destination queue consumer not adjusted; trying again at the next pass',
+        ),
+      )
+      .finally(() => {
+        if (this.ajustes.get(id) === ajuste) this.ajustes.delete(id);
+      });
+    this.ajustes.set(id, ajuste);
+    return ajuste;
+  }
+
+  private async ajustarAgora(origem: string, id: string): Promise<void> {
+    if (this.parado) return;
+    // The row as last read when its turn comes: gone (its queue removed), nothing consumes it.
+    const isolada = this.isoladas.get(origem);
+    if (isolada?.id !== id) return this.naoConsumir(id);
     const regras = this.o.destinos.regras(isolada.origem);
     const consumir =
-      !this.parado &&
-      !retido(regras) &&
-      (isolada.estado === 'isolada' || (isolada.estado === 'saindo' && !isolada.parada));
+      !retido(regras) && (isolada.estado === 'isolada' || (isolada.estado === 'saindo' && !isolada.parada));
     const atual = this.consumos.get(isolada.id);
     if (!consumir) {
       if (atual) await this.naoConsumir(isolada.id);

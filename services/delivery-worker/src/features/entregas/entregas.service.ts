@@ -258,9 +258,17 @@ export function entregasService(deps: EntregasDeps) {
       if (retido(agora)) return await reter(trabalho, message, origem, token, agora);
       if (agora.circuito !== 'fechado') {
         // Half-open: the open period is over (or the probe under way lost its lease). This job
-        // asks for the probe; the jobs that do not get it wait as for an open circuit.
+        // asks for the probe; a job that does not get it (another job, here or in another worker,
+        // has it) goes back to its destination's queue, whose consumers stop while the probe is
+        // under way. When the rules still let it ask (the database did not answer, or this process
+        // is asking for the probe for another job) it waits in the delay queue instead, so that it
+        // does not come straight back to ask again.
         const sonda = await destinos.sondar(origem);
-        if (!sonda) return await esperarPausa(message, token, destinos.regras(origem));
+        if (!sonda) {
+          const depois = destinos.regras(origem);
+          if (retido(depois)) return await reter(trabalho, message, origem, token, depois);
+          return await esperarPausa(message, token, depois);
+        }
         posse.sonda = { origem, token: sonda };
       }
       await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
