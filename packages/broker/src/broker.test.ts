@@ -229,6 +229,37 @@ describe('Broker under failure', () => {
     await broker.withChannel((ch) => ch.deleteQueue(queue));
   });
 
+  it('When a consumed queue is gone at a reconnection, then the connection and the other consumers come back, and that consumer alone resumes once its queue exists again', async () => {
+    const stays = name('stays');
+    const gone = name('gone');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(stays, { durable: false, autoDelete: false });
+    });
+    await broker.withChannel((ch) => ch.assertQueue(gone, { durable: false, autoDelete: false }));
+    const seen: string[] = [];
+    await broker.consume(stays, async (message) => {
+      seen.push(message.content.toString());
+    });
+    await broker.consume(gone, async (message) => {
+      seen.push(message.content.toString());
+    });
+    // Deleted by someone else (a destination's queue removed by another worker), then the connection drops.
+    await broker.withChannel((ch) => ch.deleteQueue(gone));
+    const reconnected = new Promise((resolve) => broker.once('connected', resolve));
+    // biome-ignore lint/suspicious/noExplicitAny: reaching the live connection to cut it, as a network failure would
+    await (broker as any).connection.close();
+    await reconnected;
+    await broker.publish('', stays, Buffer.from('ainda'));
+    await until(() => seen.includes('ainda'));
+    await broker.withChannel((ch) => ch.assertQueue(gone, { durable: false, autoDelete: false }));
+    await broker.publish('', gone, Buffer.from('de volta'));
+    await until(() => seen.includes('de volta'), 40_000);
+    await broker.withChannel(async (ch) => {
+      await ch.deleteQueue(gone);
+      await ch.deleteQueue(stays);
+    });
+  }, 60_000);
+
   it('When the broker cancels a consumer (its queue deleted and declared again), then it consumes again', async () => {
     const queue = name('cancelled');
     await broker.declare(async (ch) => {

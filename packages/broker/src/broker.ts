@@ -108,6 +108,8 @@ interface Consumer {
   /** Its handlers under way. */
   inFlight: Set<Promise<void>>;
   cancelled?: boolean;
+  /** A restart is scheduled: one chain of retries per consumer, never two racing to consume. */
+  restarting?: boolean;
 }
 
 export interface BrokerOptions {
@@ -407,7 +409,20 @@ export class Broker extends EventEmitter {
       this.connection = connection;
       for (const topology of this.topologies) await this.onChannel(connection, topology);
       this.publisher = publisher;
-      for (const consumer of this.consumers) await this.startConsumer(consumer);
+      for (const consumer of this.consumers) {
+        try {
+          await this.startConsumer(consumer);
+        } catch (error) {
+          // Its queue is gone (a destination's queue deleted by another worker while this one was
+          // away): that consumer alone retries, or is cancelled by its owner; the connection, and
+          // every other consumer, stay up. Anything else fails the connection attempt as before.
+          if ((error as { code?: number }).code !== 404) throw error;
+          this.logger.warn({ err: error, queue: consumer.queue }, 'queue to consume not found; retrying it alone');
+          consumer.channel = undefined;
+          consumer.tag = undefined;
+          void this.retryConsumer(consumer, connection, 1);
+        }
+      }
     } catch (error) {
       this.connection = undefined;
       this.publisher = undefined;
@@ -487,15 +502,26 @@ export class Broker extends EventEmitter {
   }
 
   private async retryConsumer(consumer: Consumer, connection: ChannelModel, attempt: number): Promise<void> {
+    // A failed start closes its channel, whose close handler asks for a restart too: one chain only.
+    if (attempt === 1) {
+      if (consumer.restarting) return;
+      consumer.restarting = true;
+    }
     await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 250 * 2 ** attempt)).unref());
-    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) return;
+    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) {
+      consumer.restarting = false;
+      return;
+    }
     try {
       // The queue may have been deleted: declare the topology again before consuming.
       for (const topology of this.topologies) await this.onChannel(connection, topology);
       await this.startConsumer(consumer);
+      consumer.restarting = false;
       this.logger.info({ queue: consumer.queue }, 'consumer restarted');
     } catch (error) {
       this.logger.warn({ err: error, queue: consumer.queue, attempt }, 'could not restart the consumer; retrying');
+      consumer.channel = undefined;
+      consumer.tag = undefined;
       await this.retryConsumer(consumer, connection, attempt + 1);
     }
   }

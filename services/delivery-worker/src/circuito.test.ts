@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { waitFor } from '@hub/testing';
-import { deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
+import { destinoFora, deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
 import { iniciarReceptor, type Receptor } from './receptor';
 import {
   type Assinatura,
@@ -20,6 +20,17 @@ describe('circuit breaker: the window and the threshold', () => {
     abertoMs: 30_000,
     abertoMaximoMs: 600_000,
   };
+
+  it('When an attempt got no answer, a 5xx or a 429, then the destination counts as down; a 2xx or any other 4xx does not', () => {
+    expect(destinoFora({ sucesso: false, statusHttp: null })).toBe(true);
+    expect(destinoFora({ sucesso: false, statusHttp: 500 })).toBe(true);
+    expect(destinoFora({ sucesso: false, statusHttp: 503 })).toBe(true);
+    expect(destinoFora({ sucesso: false, statusHttp: 429 })).toBe(true);
+    expect(destinoFora({ sucesso: true, statusHttp: 200 })).toBe(false);
+    expect(destinoFora({ sucesso: false, statusHttp: 400 })).toBe(false);
+    expect(destinoFora({ sucesso: false, statusHttp: 401 })).toBe(false);
+    expect(destinoFora({ sucesso: false, statusHttp: 410 })).toBe(false);
+  });
 
   it('When attempts age past the window, then they are no longer counted; the oldest attempt counted is reported', () => {
     const janela = new Janela(60_000);

@@ -99,7 +99,7 @@ export function criarMetricas() {
     transicoesDoCircuito,
     /**
      * Registers them, with POSTs under way per destination origin and the state of the circuits
-     * (origins with a destino row whose circuit ever opened) read at each scrape.
+     * (origins whose circuit is not closed) read at each scrape.
      */
     registrar(
       registry: Registry,
@@ -119,7 +119,7 @@ export function criarMetricas() {
       const estado = new Gauge({
         registers: [],
         name: 'hub_delivery_circuit_state',
-        help: "state of a destination origin's circuit as this worker obeys it: 0 fechado, 1 meio_aberto, 2 aberto (origins whose circuit ever opened)",
+        help: "state of a destination origin's circuit as this worker obeys it: 0 fechado, 1 meio_aberto, 2 aberto (only origins whose circuit is not closed: no series means fechado)",
         labelNames: ['origem'] as const,
         collect() {
           this.reset();

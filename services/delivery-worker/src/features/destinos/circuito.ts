@@ -89,3 +89,17 @@ export function deveAbrir(contagem: Contagem, limiares: LimiaresDoCircuito, work
   const minimo = Math.max(1, Math.ceil(limiares.minimoDeFalhas / Math.max(1, workers)));
   return contagem.falhas >= minimo && contagem.falhas >= limiares.parcela * contagem.tentativas;
 }
+
+/**
+ * Whether an attempt says the destination itself is down, for its circuit: no answer (refused,
+ * reset, timed out), a 5xx or a 429. Any other answer, a 4xx included, came from a live server that
+ * chose to refuse that one delivery: counted as a failure of the delivery, never of the origin's
+ * circuit, since the circuit is shared by every subscription of the origin and one subscriber whose
+ * deliveries are refused (a receiver that rejects another subscription's `assinatura_id`) must not
+ * hold the others' deliveries. A probe answered so closes the circuit.
+ */
+export function destinoFora(resultado: { sucesso: boolean; statusHttp: number | null }): boolean {
+  if (resultado.sucesso) return false;
+  const status = resultado.statusHttp;
+  return status === null || status >= 500 || status === 429;
+}

@@ -212,20 +212,32 @@ export class Destinos {
    * One attempt to an origin, for its figures and its circuit's window (`sonda`: the attempt was
    * the circuit's probe, whose result `concluirSonda` takes instead).
    */
-  anotar(origem: string, sucesso: boolean, duracaoMs: number, instante = new Date(), sonda = false): void {
+  /**
+   * One attempt: its figures (GET /destino) by `sucesso`; the circuit's window by `saudavel` (the
+   * destination answered as a live server does, `destinoFora`), unless it was the probe.
+   */
+  anotar(
+    origem: string,
+    sucesso: boolean,
+    duracaoMs: number,
+    instante = new Date(),
+    sonda = false,
+    saudavel = sucesso,
+  ): void {
     const f = this.figuras(origem, Math.floor(instante.getTime() / MINUTO_MS) * MINUTO_MS);
     f.tentativas += 1;
     if (!sucesso) f.falhas += 1;
     const balde = LIMITES_MS.findIndex((limite) => duracaoMs <= limite);
     f.duracoes[balde === -1 ? 11 : balde]! += 1;
-    if (!sonda) this.contarNoCircuito(origem, sucesso, instante.getTime());
+    if (!sonda) this.contarNoCircuito(origem, saudavel, instante.getTime());
   }
 
-  /** The origins whose circuit ever left fechado, and its state now (the metrics' gauge). */
+  /**
+   * The origins whose circuit is not closed, and its state (the metrics' gauge): a closed circuit is
+   * no series, so the series stay as few as the destinations held now, however many ever opened.
+   */
   circuitos(): [string, Circuito][] {
-    return [...this.linhas.values()]
-      .filter((l) => l.circuito !== 'fechado' || l.circuito_desde !== null)
-      .map((l) => [l.origem, l.circuito]);
+    return [...this.linhas.values()].filter((l) => l.circuito !== 'fechado').map((l) => [l.origem, l.circuito]);
   }
 
   /** An attempt in the window of a closed circuit; the circuit opens when the window says so. */

@@ -9,6 +9,7 @@ import { type KeyStore, signWebhook } from '@hub/signing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
 import { type Destinos, type Regras, retido } from '../destinos/destinos';
+import { destinoFora } from '../destinos/circuito';
 import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento';
 import { proximoAtraso } from './atrasos';
 import {
@@ -363,11 +364,19 @@ export function entregasService(deps: EntregasDeps) {
       throw new RequeueMessage('the worker stopped during the attempt');
     }
     const sonda = posse.sonda;
-    destinos.anotar(origem, resultado.sucesso, resultado.duracaoMs, resultado.iniciadaEm, sonda !== undefined);
+    const saudavel = !destinoFora(resultado);
+    destinos.anotar(
+      origem,
+      resultado.sucesso,
+      resultado.duracaoMs,
+      resultado.iniciadaEm,
+      sonda !== undefined,
+      saudavel,
+    );
     if (sonda) {
       posse.sonda = undefined;
       const desfecho = resultado.statusHttp === null ? (resultado.erro ?? 'no answer') : `HTTP ${resultado.statusHttp}`;
-      await destinos.concluirSonda(origem, sonda.token, resultado.sucesso, desfecho);
+      await destinos.concluirSonda(origem, sonda.token, saudavel, desfecho);
     }
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
     logger.info(
