@@ -70,6 +70,15 @@ export const deliveryWorkerConfig = baseConfig
     DELIVERY_ISOLATION_GRACE: durationFromEnv('15s').describe(
       "how long a destination going back to the work queue is still consumed from its own queue (jobs hub-api's relay routed there before it knew); above HUB_CACHE_TTL",
     ),
+    DELIVERY_ISOLATION_MAX: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2000)
+      .default(200)
+      .describe(
+        'the most destinations with a queue of their own at once (each a quorum queue and a consumer per worker); past it a held destination waits in the delay queues and a backlog stays in the shared queue (0: no isolation)',
+      ),
     DELIVERY_POISON_CLAIMS: z.coerce
       .number()
       .int()

@@ -160,6 +160,7 @@ export async function startDeliveryWorker(
     acumuloParaIsolar: config.DELIVERY_ISOLATION_BACKLOG,
     quietudeMs: config.DELIVERY_ISOLATION_QUIET,
     carenciaMs: config.DELIVERY_ISOLATION_GRACE,
+    maximo: config.DELIVERY_ISOLATION_MAX,
     margemMs: 2 * config.DELIVERY_DESTINOS_REFRESH + reivindicacaoMs,
     processar: (message) => entregas.processarDoDestino(message),
     retry: RETENTATIVAS,

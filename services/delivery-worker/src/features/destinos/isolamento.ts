@@ -6,7 +6,7 @@ import {
   trabalhoDeEntrega,
 } from '@hub/contracts';
 import type { DbClient } from '@hub/hub-data';
-import type { Logger } from '@hub/log';
+import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { Metricas } from '../../metricas';
 import { type Destinos, prefetchDoDestino, retido } from './destinos';
 
@@ -49,6 +49,12 @@ export interface IsolamentoOptions {
   quietudeMs: number;
   /** How long a destination going back is still consumed before its consumers stop. */
   carenciaMs: number;
+  /**
+   * The most destinations with a queue of their own at once (each is a quorum queue and a consumer
+   * per worker); past it, a held destination's jobs wait in the delay queues and a backlog stays in
+   * the shared queue. A soft bound: two workers isolating at the same instant may pass it by one.
+   */
+  maximo: number;
   /**
    * After the grace, how long before its queue is removed: every worker has stopped its consumer
    * (two refreshes) and every job it had taken is settled (a claim's lease).
@@ -163,6 +169,9 @@ export class Isolamento {
     return emCurso;
   }
 
+  /** One warning per origin every 10 s while the maximum keeps it in the shared queue. */
+  private readonly avisoDoMaximo = createRepeatLimiter();
+
   private async tentarIsolar(origem: string, motivo: Motivo): Promise<string | undefined> {
     // The row locked first: a worker isolating it at the same time is waited for and its change is
     // what `alvo` reads (a plain read would see the row as the statement began, not isolated, and
@@ -174,14 +183,26 @@ export class Isolamento {
            set isolamento = 'isolada', isolamento_desde = now(), isolamento_motivo = ${motivo}
           from alvo
          where d.id = alvo.id
+           and (alvo.isolamento is not null
+                or (select count(*) from destino where isolamento is not null) < ${this.o.maximo})
            and (alvo.isolamento is null
                 -- going back but still consumed: it comes back at once
                 or (alvo.isolamento = 'saindo' and alvo.isolamento_desde >= now() - ${this.o.carenciaMs} * interval '1 millisecond'))
         returning d.id)
       select alvo.id::text, case when m.id is null then alvo.isolamento else 'isolada' end as isolamento, m.id is not null as mudou
         from alvo left join mudada m on m.id = alvo.id`;
-    // No row yet (its first job: the row is being created), or its queue is being removed.
-    if (linha?.isolamento !== 'isolada') return undefined;
+    // No row yet (its first job: the row is being created), its queue is being removed, or as many
+    // destinations as DELIVERY_ISOLATION_MAX have one already.
+    if (linha?.isolamento !== 'isolada') {
+      if (linha && linha.isolamento === null)
+        this.avisoDoMaximo(origem, (omitidos) =>
+          this.o.logger.warn(
+            { origem, maximo: this.o.maximo, omitidos },
+            'destination not isolated: as many destinations as DELIVERY_ISOLATION_MAX have a queue of their own',
+          ),
+        );
+      return undefined;
+    }
     // The row first: a job sent to the queue before it is declared is returned and goes to the shared queue.
     await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, linha.id, this.o.topologia));
     this.isoladas.set(origem, {
