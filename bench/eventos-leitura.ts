@@ -301,7 +301,7 @@ async function main() {
       ...linhas,
       '',
       'Plans (EXPLAIN (ANALYZE, BUFFERS) of the SQL the routes run, from the repositories; the delivery counters of a ' +
-        'page are one grouped query over entrega_evento for its ids):',
+        'page are one grouped query over entrega_evento_criada for its ids):',
       '',
       ...textos,
     ].join('\n');

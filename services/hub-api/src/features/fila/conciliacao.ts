@@ -178,10 +178,11 @@ export function conciliacaoDaFilaDeErro(deps: ConciliacaoDeps) {
       const linhas = await db.$queryRaw<
         { id: string; criada_em: Date; tentativas_no_ciclo_atual: number; ultimo_erro: string | null }[]
       >`
-        select id::text, criada_em, tentativas_no_ciclo_atual, ultimo_erro from entrega
-         where situacao = 'fila_de_erro' and atualizada_em < ${inicio}
-           and (criada_em, id) > (${cursor.criada_em}, ${cursor.id}::uuid)
-         order by criada_em, id limit 1000`;
+        select e.id::text, e.criada_em, e.tentativas_no_ciclo_atual, e.ultimo_erro
+          from entrega_nao_concluida c join entrega e on e.id = c.entrega_id
+         where c.fase = 'fila_de_erro' and e.situacao = 'fila_de_erro' and e.atualizada_em < ${inicio}
+           and (c.criada_em, c.entrega_id) > (${cursor.criada_em}, ${cursor.id}::uuid)
+         order by c.criada_em, c.entrega_id limit 1000`;
       if (linhas.length === 0) return republicadas;
       cursor = linhas[linhas.length - 1]!;
       const faltantes = linhas.filter((l) => !mantidas.has(l.id));
