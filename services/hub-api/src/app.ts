@@ -43,6 +43,7 @@ import { tentativasService } from './features/tentativas/tentativas.service';
 import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
+import { despachanteDeTrabalhos } from './features/publicacao/despacho';
 import { gravadorEmGrupo } from './features/publicacao/gravacao-em-grupo';
 import { registradorDeRecusas } from './features/publicacao/recusas';
 import { type TiposRepository, tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
@@ -92,7 +93,7 @@ const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(
-  deps: Pick<HubApiAppDeps, 'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>,
+  deps: Pick<HubApiAppDeps, 'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas' | 'broker'>,
 ) {
   const metricas = deps.metricas ?? criarMetricas();
   const caches = {
@@ -119,6 +120,8 @@ export function createUseCases(
     publicacao: publicacaoRepository(deps.db),
   };
   const validador = deps.esquemas ?? esquemas;
+  // Publication's delivery jobs go to RabbitMQ once committed; the outbox takes what it does not confirm.
+  const despachante = despachanteDeTrabalhos({ broker: deps.broker, sql: deps.sql, logger: deps.logger });
   const publicacao = publicacaoService({
     db: deps.db,
     repo: repositorios.publicacao,
@@ -128,13 +131,13 @@ export function createUseCases(
     assinaturasEmCache: caches.assinaturas,
     tiposEmCache: caches.tipos,
     versoesEmCache: caches.versoes,
-    gravador: gravadorEmGrupo(deps.sql),
+    gravador: gravadorEmGrupo(deps.sql, despachante.enviar),
     aoAceitar: () => metricas.aceitos.inc(),
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>
     metricas.recusados.inc({ codigo }),
   );
-  return { ...repositorios, validador, publicacao, registrarRecusa, caches, esquecerTudo, metricas };
+  return { ...repositorios, validador, publicacao, despachante, registrarRecusa, caches, esquecerTudo, metricas };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 

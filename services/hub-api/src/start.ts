@@ -113,7 +113,7 @@ export async function startHubApi(
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
-  const casos = createUseCases({ db, sql, logger, cacheTtlMs: config.HUB_CACHE_TTL });
+  const casos = createUseCases({ db, sql, logger, broker, cacheTtlMs: config.HUB_CACHE_TTL });
   // Every write of the registry, by any process, drops this process's caches at its commit; so does
   // a reconnection of the LISTEN connection (what was announced meanwhile was missed).
   const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
@@ -213,9 +213,11 @@ export async function startHubApi(
     reprocessamento,
     conciliacao,
     stop: async () => {
-      // HTTP first (no new publications), then the relay drains, then the consumers finish and the
-      // broker closes, and only then the database.
+      // HTTP first (no new publications), then the jobs of what was accepted are confirmed (or in the
+      // outbox), then the relay drains, then the consumers finish and the broker closes, and only
+      // then the database.
       await server.close();
+      await casos.despachante.parar();
       await reprocessamento.stop();
       await conciliacao.parar();
       await retencao.stop();
