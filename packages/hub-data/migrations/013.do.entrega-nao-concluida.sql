@@ -116,7 +116,10 @@ drop index entrega_erro_assinatura;
 drop index entrega_erro_tipo;
 drop index entrega_erro_assinante;
 
--- Room on each page for the new versions of its rows: a HOT update must find space on the same page,
--- and a delivery is updated twice within seconds of its insert (claim, record). The space its dead
--- versions held is taken back by page pruning as soon as no snapshot needs them. New pages only.
-alter table entrega set (fillfactor = 70);
+-- Room on each page for the new versions of its rows: a HOT update must find space on the same page.
+-- The deliveries of one publication batch fill a few pages together, and the worker claims them in a
+-- batch too, in ONE statement, within milliseconds: every row of a page gets its new version at once,
+-- before the old ones can be pruned (the claiming statement itself still sees them). So half of each
+-- page is left for that; the record, later, finds the claimed-away versions pruned. At 70 % a third
+-- of the updates still left their page (measured: 64 % HOT). New pages only.
+alter table entrega set (fillfactor = 50);
