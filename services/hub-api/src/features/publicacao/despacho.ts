@@ -97,10 +97,6 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
       tarefas.add(tarefa);
       void tarefa.finally(() => tarefas.delete(tarefa));
     },
-    /** Groups of jobs awaiting their confirms (or their outbox rows) now. */
-    get pendentes(): number {
-      return tarefas.size;
-    },
     /** Sends what comes next to the outbox, and waits for the jobs under way (confirmed, or in the outbox). */
     async parar(): Promise<void> {
       parado = true;
