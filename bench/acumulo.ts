@@ -1,11 +1,13 @@
 // A backlog of one subscription's deliveries for bench/isolamento.ts, written in bulk: publishing
 // 100,000 events through POST /eventos takes minutes on this machine, so they are written straight into
 // hub_events by publication's own statement (hub-api's SQL_DA_GRAVACAO, a few hundred events per
-// statement): each event with its one delivery (pendente) and its job in the outbox, the shapes
-// POST /eventos writes. The platform's outbox relay then publishes the jobs to the work queue, as it
-// does after any publication. Gives when it is all in RabbitMQ (no outbox row left unpublished).
+// statement): each event with its one delivery (pendente), the shapes POST /eventos writes, and its
+// job in the outbox, where publication puts a job the broker did not confirm. The platform's outbox
+// relay then publishes the jobs to the work queue (to the destination's own queue when it has one).
+// Gives when it is all in RabbitMQ (no outbox row left unpublished).
 import { corposDaEntrega, trabalhoDeEntrega } from '../packages/contracts/src';
 import { SqlPool, uuidv7 } from '../packages/database/src';
+import { outboxInsert } from '../packages/outbox/src';
 import { mensagemDoTrabalho } from '../services/hub-api/src/features/entregas/trabalho';
 import {
   type Gravacao,
@@ -112,6 +114,8 @@ export async function acumular(
           );
           feitos += lote.length;
           await sql.consultar(COMANDO, SQL_DA_GRAVACAO, valoresDaGravacao(lote));
+          const paraARelay = outboxInsert(lote.flatMap((g) => g.trabalhos));
+          await sql.consultar('acumulo_outbox_insert', paraARelay.text, paraARelay.values);
         }
       }),
     );

@@ -23,6 +23,7 @@ import { deleteVhost } from '../local';
 import { obtainPlatform } from '../platform';
 import { writeSection } from '../report';
 import { startFloor } from '.';
+import { databasesLike, type MedidorPg, medidorPg, type TrabalhoPg } from './postgres';
 
 const EVENTOS = Number(process.env.BENCH_FLOOR_EVENTS ?? 10_000);
 const CONNECTIONS = 50;
@@ -57,6 +58,14 @@ export interface Linha {
   cpuMsProprio: number;
   conta: ContaDeCpu;
   carga: number;
+  /** PostgreSQL's work per delivery (the all-healthy rows, where a delivery is one attempt). */
+  pg?: TrabalhoPg;
+}
+
+/** Where a row's PostgreSQL work is counted: its databases. */
+interface ContaPg {
+  medidor: MedidorPg;
+  bancos: string[];
 }
 
 export interface Contagem {
@@ -115,10 +124,12 @@ export async function medir(
   alvo: Alvo,
   bancos: ((nome: string) => boolean) | undefined,
   log: (line: string) => void,
+  contaPg?: ContaPg,
 ): Promise<Linha> {
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${EVENTOS} events, autocannon, ${CONNECTIONS} connections (load average ${carga.toFixed(2)})…`);
   await r.zerar();
+  const marco = contaPg ? await contaPg.medidor.marcar(contaPg.bancos) : undefined;
   const cpu = contarCpu(bancos);
   const inicio = Date.now();
   const resultado = await autocannon({ ...pedido(alvo), connections: CONNECTIONS, amount: EVENTOS });
@@ -150,7 +161,24 @@ export async function medir(
       `(the run's own processes ${linha.cpuMsProprio.toFixed(2)} ms)`,
   );
   log(`    CPU per event by process: ${cpuPorUnidade(conta, aceitos)}`);
+  if (contaPg && marco) {
+    linha.pg = await contaPg.medidor.medir(marco, aceitos * alvo.saudaveis).catch((error: Error) => {
+      log(`    PostgreSQL's work not measured: ${error.message}`);
+      return undefined;
+    });
+    if (linha.pg) log(`    PostgreSQL per delivery: ${descreverPg(linha.pg)}`);
+    if (linha.pg && process.env.BENCH_PG_DETALHE) log(`    WAL records per delivery:\n${linha.pg.porRegistro}`);
+  }
   return linha;
+}
+
+function descreverPg(t: TrabalhoPg): string {
+  return (
+    `WAL ${t.walPorEntrega.toFixed(0)} B (${t.walSemFpiPorEntrega.toFixed(0)} B without full-page images; ` +
+    `the whole cluster ${t.walDoClusterPorEntrega.toFixed(0)} B), index entries ${t.indicesPorEntrega.toFixed(1)} ` +
+    `(estimate ${t.indicesEstimadosPorEntrega.toFixed(1)}), rows written ${t.linhasPorEntrega.toFixed(2)} ` +
+    `(${(t.hot * 100).toFixed(0)} % of updates HOT). By table: ${t.porTabela}. WAL by relation: ${t.porRelacao}`
+  );
 }
 
 /** Runs every row; gives them with the section for docs/benchmarks.md. */
@@ -159,6 +187,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
   const r = receptores();
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true });
   let floor: Awaited<ReturnType<typeof startFloor>> | undefined;
+  let medidor: MedidorPg | undefined;
   try {
     const [a, b, c] = await r.urls;
     const falha = c!.replace(/\/ok$/, '/falha');
@@ -205,10 +234,15 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     };
     // JIT, pools and caches of every process on each path, before any measure.
     for (const alvo of [alvos.floor, alvos.hubApi, alvos.gateway]) if (alvo) await aquecer(r, alvo, log);
+    // PostgreSQL's work per delivery, in the all-healthy rows (bench/floor/postgres.ts).
+    medidor = await medidorPg();
+    const platformDatabases = prefix ? await databasesLike(prefix) : [];
+    const contaFloor = medidor && { medidor, bancos: [floorDatabase] };
+    const contaPlatform = medidor && platformDatabases.length > 0 ? { medidor, bancos: platformDatabases } : undefined;
     const linhas: Linha[] = [];
-    linhas.push(await medir(r, alvos.floor, bancos, log));
-    if (alvos.hubApi) linhas.push(await medir(r, alvos.hubApi, bancos, log));
-    linhas.push(await medir(r, alvos.gateway, bancos, log));
+    linhas.push(await medir(r, alvos.floor, bancos, log, contaFloor));
+    if (alvos.hubApi) linhas.push(await medir(r, alvos.hubApi, bancos, log, contaPlatform));
+    linhas.push(await medir(r, alvos.gateway, bancos, log, contaPlatform));
     // The failing rows last: their failed jobs keep coming back (every 5 s for the floor, the
     // platform's DELIVERY_RETRY_DELAYS for it), so the floor stops before the platform's row.
     linhas.push(await medir(r, alvos.floorFalha, bancos, log));
@@ -217,6 +251,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     linhas.push(await medir(r, alvos.gatewayFalha, bancos, log));
     return { linhas, secao: secao(linhas, platform.mode, cargaAntes) };
   } finally {
+    await medidor?.close();
     await floor?.stop();
     await platform.stop();
     await r.stop();
@@ -231,6 +266,40 @@ const milhar = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString
 function alheio(linhas: Linha[]): string {
   const partes = linhas.map((l) => Math.max(0, 1 - l.cpuMsProprio / l.cpuMsPorEvento) * 100);
   return `${Math.min(...partes).toFixed(0)}–${Math.max(...partes).toFixed(0)} %`;
+}
+
+/** PostgreSQL's work per delivery of the all-healthy rows (bench/floor/postgres.ts), with the platform ÷ floor. */
+function secaoPg(linhas: Linha[]): string[] {
+  const medidas = linhas.filter((l) => l.pg);
+  const chao = medidas.find((l) => l.nome === 'floor')?.pg;
+  if (medidas.length === 0) return [];
+  const razao = (a: number, b: number | undefined) => (b ? `${fmt(a / b, 1)}×` : '–');
+  return [
+    "PostgreSQL's work per delivery (the all-healthy rows; bench/floor/postgres.ts). WAL: the bytes of every WAL " +
+      "record written during the row (until its writes settled) that touches a block of the row's databases, plus " +
+      "those transactions' commit records, read back with pg_walinspect (pg_stat_wal counts the whole shared cluster, " +
+      'shown in the log only); full-page images depend on when the last checkpoint was, so the figure without them ' +
+      'is beside it. Index entries: B-tree leaf inserts in the same records (exact: a partial index that skips the ' +
+      "row writes nothing), and the estimate from pg_stat_user_tables (inserts and non-HOT updates × the table's " +
+      'indexes, partial ones counted as written). Rows: heap tuples inserted, updated or deleted.',
+    '',
+    '| row | WAL bytes per delivery | without full-page images | ÷ floor | index entries per delivery (WAL) | ÷ floor | estimate from pg_stat_user_tables | rows written per delivery | updates HOT | command |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    ...medidas.map((l) => {
+      const t = l.pg!;
+      return (
+        `| ${l.nome} | ${milhar(t.walPorEntrega)} | ${milhar(t.walSemFpiPorEntrega)} | ` +
+        `${razao(t.walSemFpiPorEntrega, chao?.walSemFpiPorEntrega)} | ${fmt(t.indicesPorEntrega, 1)} | ` +
+        `${razao(t.indicesPorEntrega, chao?.indicesPorEntrega)} | ${fmt(t.indicesEstimadosPorEntrega, 1)} | ` +
+        `${fmt(t.linhasPorEntrega)} | ${fmt(t.hot * 100, 0)} % | \`${COMMAND}\` |`
+      );
+    }),
+    '',
+    'Where it goes, per delivery:',
+    '',
+    ...medidas.map((l) => `- ${l.nome}: by table ${l.pg!.porTabela}. WAL by relation: ${l.pg!.porRelacao}.`),
+    '',
+  ];
 }
 
 function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
@@ -282,6 +351,7 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
     '',
     ...linhas.map((l) => `- ${l.nome}: ${cpuPorUnidade(l.conta, l.aceitos)}`),
     '',
+    ...secaoPg(linhas),
   ].join('\n');
 }
 

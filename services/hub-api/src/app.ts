@@ -43,6 +43,7 @@ import { tentativasService } from './features/tentativas/tentativas.service';
 import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
+import { type DespachanteOptions, despachanteDeTrabalhos } from './features/publicacao/despacho';
 import { gravadorEmGrupo } from './features/publicacao/gravacao-em-grupo';
 import { registradorDeRecusas } from './features/publicacao/recusas';
 import { type TiposRepository, tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
@@ -69,6 +70,8 @@ export interface HubApiAppDeps {
   esquemas?: ValidadorDeEsquemas;
   /** When given, readiness also needs RabbitMQ. */
   broker?: Broker;
+  /** Publication's route for a job of a destination with a queue of its own (DestinosIsolados.rotearMensagem). */
+  rotearTrabalho?: DespachanteOptions['rotear'];
   /** The clock of the summary's hourly bands (tests drive it). */
   relogio?: () => Date;
   /** Life of publication's cached lookups; 5 s unless told. */
@@ -92,7 +95,10 @@ const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(
-  deps: Pick<HubApiAppDeps, 'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas'>,
+  deps: Pick<
+    HubApiAppDeps,
+    'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas' | 'broker' | 'rotearTrabalho'
+  >,
 ) {
   const metricas = deps.metricas ?? criarMetricas();
   const caches = {
@@ -119,6 +125,13 @@ export function createUseCases(
     publicacao: publicacaoRepository(deps.db),
   };
   const validador = deps.esquemas ?? esquemas;
+  // Publication's delivery jobs go to RabbitMQ once committed; the outbox takes what it does not confirm.
+  const despachante = despachanteDeTrabalhos({
+    broker: deps.broker,
+    sql: deps.sql,
+    logger: deps.logger,
+    ...(deps.rotearTrabalho ? { rotear: deps.rotearTrabalho } : {}),
+  });
   const publicacao = publicacaoService({
     db: deps.db,
     repo: repositorios.publicacao,
@@ -128,13 +141,13 @@ export function createUseCases(
     assinaturasEmCache: caches.assinaturas,
     tiposEmCache: caches.tipos,
     versoesEmCache: caches.versoes,
-    gravador: gravadorEmGrupo(deps.sql),
+    gravador: gravadorEmGrupo(deps.sql, despachante.enviar),
     aoAceitar: () => metricas.aceitos.inc(),
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>
     metricas.recusados.inc({ codigo }),
   );
-  return { ...repositorios, validador, publicacao, registrarRecusa, caches, esquecerTudo, metricas };
+  return { ...repositorios, validador, publicacao, despachante, registrarRecusa, caches, esquecerTudo, metricas };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 

@@ -155,9 +155,10 @@ describe('hub-api when RabbitMQ goes away', () => {
       .get('/fila')
       .set({ authorization: `Bearer ${ctx.todas}` });
     expect([filas.status, filas.body.codigo, filas.headers['retry-after']]).toEqual([503, 'broker_indisponivel', '5']);
-    // The outbox keeps it: nothing of a publication needs the broker on the request path.
+    // The outbox keeps its jobs (they could not be published): nothing of a publication needs the
+    // broker on the request path.
     expect((await publicar(ctx, c.tokenDoDono, c.corpo())).status).toBe(201);
-    expect(await pendentesNaOutbox()).toBeGreaterThan(0);
+    await waitFor(async () => (await pendentesNaOutbox()) > 0, { what: 'the jobs in the outbox' });
 
     await rabbitmq.resume();
     await waitFor(async () => (await prontidao()).status === 200, { timeoutMs: 60_000, what: 'readiness 200' });

@@ -117,10 +117,19 @@ export async function startHubApi(
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
-  const casos = createUseCases({ db, sql, logger, cacheTtlMs: config.HUB_CACHE_TTL });
+  const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
+  // The destinations with a queue of their own: publication and the relay send their jobs there.
+  const isolados = destinosIsolados({ db, logger, avisos, intervaloMs: config.HUB_CACHE_TTL });
+  const casos = createUseCases({
+    db,
+    sql,
+    logger,
+    broker,
+    cacheTtlMs: config.HUB_CACHE_TTL,
+    rotearTrabalho: isolados.rotearMensagem,
+  });
   // Every write of the registry, by any process, drops this process's caches at its commit; so does
   // a reconnection of the LISTEN connection (what was announced meanwhile was missed).
-  const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
   avisos.on(CANAL_DO_REGISTRO, () => casos.esquecerTudo());
   await avisos.start();
 
@@ -142,7 +151,6 @@ export async function startHubApi(
   });
 
   // Before the relay: a job of an isolated destination goes to its queue from the first batch.
-  const isolados = destinosIsolados({ db, logger, avisos, intervaloMs: config.HUB_CACHE_TTL });
   await isolados.iniciar();
   const relay = await new OutboxRelay({
     databaseUrl: config.HUB_DATABASE_URL,
@@ -224,9 +232,11 @@ export async function startHubApi(
     reprocessamento,
     conciliacao,
     stop: async () => {
-      // HTTP first (no new publications), then the relay drains, then the consumers finish and the
-      // broker closes, and only then the database.
+      // HTTP first (no new publications), then the jobs of what was accepted are confirmed (or in the
+      // outbox), then the relay drains, then the consumers finish and the broker closes, and only
+      // then the database.
       await server.close();
+      await casos.despachante.parar();
       await reprocessamento.stop();
       await conciliacao.parar();
       await retencao.stop();

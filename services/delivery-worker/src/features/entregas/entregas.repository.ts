@@ -140,8 +140,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            join p on p.id = e.id
            join assinatura a on a.id = e.assinatura_id
            where e.id = any(array(select id from p))
-             -- "not final", written as a negation so the planner looks rows up by id alone instead
-             -- of also scanning entrega_em_aberto (the whole backlog)
+             -- "not final", written as a negation so the planner looks rows up by id alone
              and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada')
              and (e.situacao <> 'aguardando_nova_tentativa' or e.proxima_tentativa_em <= now() + interval '1 second')
              and (e.situacao <> 'em_andamento' or e.reivindicacao = p.anterior
@@ -307,10 +306,11 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
       sql.consultar<Perdida>(
         'entrega_recolher_perdidas',
         `with alvo as (
-           select e.id from entrega e
-           where e.situacao in ('pendente', 'aguardando_nova_tentativa', 'em_andamento')
-             -- proxima_tentativa_em is never after the others: the index (situacao, proxima_tentativa_em) narrows first
-             and e.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
+           select e.id from entrega_nao_concluida q join entrega e on e.id = q.entrega_id
+           where q.fase = 'fila' and e.situacao in ('pendente', 'aguardando_nova_tentativa', 'em_andamento')
+             -- proxima_tentativa_em is never after the others: the queue's index by due time
+             -- (entrega_nao_concluida_vencimento, a copy of it) narrows first
+             and q.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
              and greatest(e.proxima_tentativa_em, e.retorno_ate,
                           case when e.situacao = 'em_andamento'
                                then coalesce(e.reivindicada_ate, e.atualizada_em + $4::int * interval '1 millisecond') end)
@@ -327,9 +327,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                                     or (e.situacao <> 'em_andamento'
                                         and (d.isolamento is not null
                                              or d.isolamento_desde > now() - $2::int * interval '1 millisecond'))))
-           order by e.proxima_tentativa_em
+           order by q.proxima_tentativa_em
            limit $3::int
-           for update skip locked
+           for update of e skip locked
          ),
          marcadas as (
            update entrega e set proxima_tentativa_em = now(), atualizada_em = now(),

@@ -75,8 +75,9 @@ export function assinaturasRepository(db: DbClient) {
     async cancelarEntregas(id: string, agora: Date, cliente: DbClient = db): Promise<{ naFilaDeErro: number }> {
       const [linha] = await cliente.$queryRaw<{ na_fila_de_erro: number }[]>`
         with alvo as (
-          select e.id, e.situacao from entrega e
-           where e.assinatura_id = ${id}::uuid
+          -- found among the deliveries not concluded (entrega_nao_concluida), not among all of the subscription's
+          select e.id, e.situacao from entrega_nao_concluida c join entrega e on e.id = c.entrega_id
+           where c.assinatura_id = ${id}::uuid and c.fase in ('fila', 'fila_de_erro')
              and e.situacao in ('pendente', 'aguardando_nova_tentativa', 'fila_de_erro')
            order by e.id
            for update of e

@@ -2,7 +2,7 @@ import { destinationRoutingKey, EXCHANGES, trabalhoDeEntrega } from '@hub/contra
 import type { NotificationListener } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import type { Logger } from '@hub/log';
-import type { LinhaDaOutbox } from '@hub/outbox';
+import type { LinhaDaOutbox, OutboxMessage } from '@hub/outbox';
 import type { DbClient } from '../../db';
 
 /** The channel on which a change of a destination's isolation is announced at commit (migration 015). */
@@ -59,6 +59,15 @@ export function destinosIsolados(deps: DestinosIsoladosDeps) {
     return lendo;
   }
 
+  /** A delivery job's route to its destination's own queue, when that destination has one. */
+  function rotaDoTrabalho(exchange: string, routingKey: string, corpo: unknown) {
+    if (routingKey !== trabalhoDeEntrega.routingKey || exchange !== EXCHANGES.entregas) return undefined;
+    const url = (corpo as { url_de_destino?: unknown } | null)?.url_de_destino;
+    if (typeof url !== 'string' || !URL.canParse(url)) return undefined;
+    const rota = rotas.get(origemDaUrl(url));
+    return rota ? { exchange, routingKey: rota } : undefined;
+  }
+
   return {
     async iniciar(): Promise<void> {
       pararDeOuvir = deps.avisos.on(CANAL_DO_ISOLAMENTO, () => void recarregar());
@@ -79,17 +88,19 @@ export function destinosIsolados(deps: DestinosIsoladosDeps) {
      * routing key on the same exchange; anything else, nothing (its own route).
      */
     rotear(linha: LinhaDaOutbox): { exchange: string; routingKey: string } | undefined {
-      if (rotas.size === 0 || linha.routing_key !== trabalhoDeEntrega.routingKey) return undefined;
-      if (linha.exchange !== EXCHANGES.entregas) return undefined;
-      let url: unknown;
+      if (rotas.size === 0) return undefined;
+      let corpo: unknown;
       try {
-        url = (JSON.parse(linha.body) as { url_de_destino?: unknown }).url_de_destino;
+        corpo = JSON.parse(linha.body);
       } catch {
         return undefined;
       }
-      if (typeof url !== 'string' || !URL.canParse(url)) return undefined;
-      const routingKey = rotas.get(origemDaUrl(url));
-      return routingKey ? { exchange: linha.exchange, routingKey } : undefined;
+      return rotaDoTrabalho(linha.exchange, linha.routing_key, corpo);
+    },
+    /** The same route for a job publication sends right after its commit (not yet a row). */
+    rotearMensagem(mensagem: OutboxMessage): { exchange: string; routingKey: string } | undefined {
+      if (rotas.size === 0) return undefined;
+      return rotaDoTrabalho(mensagem.exchange, mensagem.routingKey, mensagem.body);
     },
   };
 }

@@ -2,7 +2,7 @@ import type { PageRequest } from '@hub/http';
 import { Prisma } from '@hub/hub-data';
 import type { DbClient, Tx } from '../../db';
 import { iso } from '../../schemas';
-import type { EntregaDto, Situacao } from '../eventos/eventos.schemas';
+import { type EntregaDto, type Situacao, SITUACOES_NA_FILA } from '../eventos/eventos.schemas';
 import { tentativaDto } from '../tentativas/tentativas.service';
 import type { TentativaDto } from '../tentativas/tentativas.schemas';
 import { FILTRO_ENTREGAS_MAX, type FiltroDeEntregas } from './entregas.schemas';
@@ -51,8 +51,36 @@ const comNomes = (ids: Prisma.Sql) => Prisma.sql`
     join tipo_de_evento t on t.id = en.tipo_de_evento_id
    order by p.criada_em desc, p.id desc`;
 
-function condicoes(f: FiltroDeEntregas): Prisma.Sql {
+/**
+ * Where a filter's deliveries are read, as (id, criada_em) under a FROM and a WHERE. Every state but
+ * concluida is found in entrega_nao_concluida (migration 013: the deliveries not concluded, with copies
+ * of the columns the filters name), by its fase: the queue (pendente, em_andamento and
+ * aguardando_nova_tentativa share one, so each row's own situacao is checked in entrega), the error
+ * queue or cancelada. One event's deliveries (a few) and concluida (the bulk, met at once in the list's
+ * order) are read from entrega itself.
+ */
+function origem(f: FiltroDeEntregas): { de: Prisma.Sql; onde: Prisma.Sql; id: Prisma.Sql; criada: Prisma.Sql } {
   const partes: Prisma.Sql[] = [];
+  if (f.situacao && f.situacao !== 'concluida' && !f.evento_id) {
+    const fila = SITUACOES_NA_FILA.includes(f.situacao);
+    // A literal (one of three known words), so that the planner matches the partial indexes of a fase.
+    partes.push(Prisma.sql`c.fase = ${Prisma.raw(`'${fila ? 'fila' : f.situacao}'`)}`);
+    if (fila) partes.push(Prisma.sql`e.situacao = ${f.situacao}`);
+    if (f.assinatura_id) partes.push(Prisma.sql`c.assinatura_id = ${f.assinatura_id}::uuid`);
+    if (f.aplicativo_assinante_id)
+      partes.push(Prisma.sql`c.aplicativo_assinante_id = ${f.aplicativo_assinante_id}::uuid`);
+    if (f.tipo_de_evento_id) partes.push(Prisma.sql`c.tipo_de_evento_id = ${f.tipo_de_evento_id}::uuid`);
+    if (f.desde) partes.push(Prisma.sql`c.criada_em >= ${f.desde}`);
+    if (f.ate) partes.push(Prisma.sql`c.criada_em <= ${f.ate}`);
+    return {
+      de: fila
+        ? Prisma.sql`entrega_nao_concluida c join entrega e on e.id = c.entrega_id`
+        : Prisma.sql`entrega_nao_concluida c`,
+      onde: Prisma.sql`where ${Prisma.join(partes, ' and ')}`,
+      id: Prisma.sql`c.entrega_id`,
+      criada: Prisma.sql`c.criada_em`,
+    };
+  }
   if (f.situacao) partes.push(Prisma.sql`situacao = ${f.situacao}`);
   if (f.assinatura_id) partes.push(Prisma.sql`assinatura_id = ${f.assinatura_id}::uuid`);
   if (f.evento_id) partes.push(Prisma.sql`evento_id = ${f.evento_id}::uuid`);
@@ -60,23 +88,34 @@ function condicoes(f: FiltroDeEntregas): Prisma.Sql {
   if (f.tipo_de_evento_id) partes.push(Prisma.sql`tipo_de_evento_id = ${f.tipo_de_evento_id}::uuid`);
   if (f.desde) partes.push(Prisma.sql`criada_em >= ${f.desde}`);
   if (f.ate) partes.push(Prisma.sql`criada_em <= ${f.ate}`);
-  return partes.length ? Prisma.sql`where ${Prisma.join(partes, ' and ')}` : Prisma.empty;
+  return {
+    de: Prisma.sql`entrega`,
+    onde: partes.length ? Prisma.sql`where ${Prisma.join(partes, ' and ')}` : Prisma.empty,
+    id: Prisma.sql`id`,
+    criada: Prisma.sql`criada_em`,
+  };
+}
+
+/** The filter's (id, criada_em), newest first, from `skip` on, at most `limite`. */
+function emOrdem(f: FiltroDeEntregas, skip: number, limite: number): Prisma.Sql {
+  const o = origem(f);
+  return Prisma.sql`select ${o.id} as id, ${o.criada} as criada_em from ${o.de} ${o.onde}
+    order by ${o.criada} desc, ${o.id} desc offset ${skip} limit ${limite}`;
 }
 
 /**
  * A page, newest first. The skipped rows are walked in an index of the filter (entrega_criada,
- * entrega_situacao, entrega_assinatura…, an index-only scan) and only the page's ids are joined.
+ * entrega_assinatura…, entrega_nao_concluida_fase…, an index-only scan where it can) and only the
+ * page's ids are joined.
  */
 export function sqlDaPagina(f: FiltroDeEntregas, { pagina, tamanho }: PageRequest): Prisma.Sql {
-  const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
-  return comNomes(Prisma.sql`select id, criada_em from entrega ${condicoes(f)}
-    order by criada_em desc, id desc offset ${skip} limit ${tamanho}`);
+  return comNomes(emOrdem(f, Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER), tamanho));
 }
-export const sqlDoTotal = (f: FiltroDeEntregas) =>
-  Prisma.sql`select count(*)::int as total from entrega ${condicoes(f)}`;
-export const sqlDoFiltro = (f: FiltroDeEntregas) =>
-  comNomes(Prisma.sql`select id, criada_em from entrega ${condicoes(f)}
-    order by criada_em desc, id desc limit ${FILTRO_ENTREGAS_MAX}`);
+export const sqlDoTotal = (f: FiltroDeEntregas) => {
+  const o = origem(f);
+  return Prisma.sql`select count(*)::int as total from ${o.de} ${o.onde}`;
+};
+export const sqlDoFiltro = (f: FiltroDeEntregas) => comNomes(emOrdem(f, 0, FILTRO_ENTREGAS_MAX));
 
 /** What resending needs to know of a delivery, its row locked until the transaction ends. */
 export interface EntregaParaReenvio {

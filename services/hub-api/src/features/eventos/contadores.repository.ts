@@ -10,7 +10,7 @@ const ZERO: Contadores = {
 
 /**
  * The delivery counters of each event, from its deliveries' situacao (architecture §5), in one grouped
- * query over the entrega_evento index: a page of events costs one round trip, not one per event.
+ * query over the entrega_evento_criada index: a page of events costs one round trip, not one per event.
  */
 export async function contadoresDosEventos(db: DbClient, eventoIds: string[]): Promise<Map<string, Contadores>> {
   const contadores = new Map<string, Contadores>(eventoIds.map((id) => [id, { ...ZERO }]));

@@ -21,15 +21,17 @@ export const sqlPorHora = (desde: Date, ate: Date) => Prisma.sql`
          group by hora`;
 
 /**
- * The open deliveries by state. The predicate repeats entrega_em_aberto's, so only that partial
- * index (the deliveries not yet final) is read, however many completed ones exist.
+ * The open deliveries by state, from entrega_nao_concluida (migration 013), so only the deliveries not
+ * concluded are read, however many concluded ones exist: the queue's rows (one fase for three states)
+ * with their situacao from entrega, the error queue's counted from its index alone.
  */
 export const SQL_FILA = Prisma.sql`
-        select count(*) filter (where situacao in ('pendente', 'em_andamento'))::int as pendentes,
-               count(*) filter (where situacao = 'aguardando_nova_tentativa')::int as aguardando,
-               count(*) filter (where situacao = 'fila_de_erro')::int as erro
-          from entrega
-         where situacao in ('pendente', 'em_andamento', 'aguardando_nova_tentativa', 'fila_de_erro')`;
+        with fila as (
+          select e.situacao from entrega_nao_concluida c join entrega e on e.id = c.entrega_id where c.fase = 'fila'
+        )
+        select (select count(*) from fila where situacao in ('pendente', 'em_andamento'))::int as pendentes,
+               (select count(*) from fila where situacao = 'aguardando_nova_tentativa')::int as aguardando,
+               (select count(*) from entrega_nao_concluida where fase = 'fila_de_erro')::int as erro`;
 
 export const SQL_ATIVOS = Prisma.sql`
         select (select count(*) from aplicativo where ativo)::int as aplicativos,

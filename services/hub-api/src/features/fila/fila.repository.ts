@@ -63,10 +63,11 @@ export function filaRepository(db: DbClient) {
     /** Up to `limite` deliveries in fila_de_erro since before `antesDe`, after `depois` in (criada_em, id) order. */
     naFilaDeErro(antesDe: Date, depois: Cursor, limite: number): Promise<EntregaNaFilaDeErro[]> {
       return db.$queryRaw<EntregaNaFilaDeErro[]>`
-        select id::text, criada_em, tentativas_no_ciclo_atual, ultimo_erro from entrega
-         where situacao = 'fila_de_erro' and atualizada_em < ${antesDe}
-           and (criada_em, id) > (${depois.criada_em}, ${depois.id}::uuid)
-         order by criada_em, id limit ${limite}`;
+        select e.id::text, e.criada_em, e.tentativas_no_ciclo_atual, e.ultimo_erro
+          from entrega_nao_concluida c join entrega e on e.id = c.entrega_id
+         where c.fase = 'fila_de_erro' and e.situacao = 'fila_de_erro' and e.atualizada_em < ${antesDe}
+           and (c.criada_em, c.entrega_id) > (${depois.criada_em}, ${depois.id}::uuid)
+         order by c.criada_em, c.entrega_id limit ${limite}`;
     },
   };
 }

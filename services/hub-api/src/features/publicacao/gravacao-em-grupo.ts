@@ -1,4 +1,4 @@
-import { OUTBOX_COLUMNS, type OutboxMessage, outboxColumns } from '@hub/outbox';
+import type { OutboxMessage } from '@hub/outbox';
 import type { SqlPool } from '@hub/database';
 import type { NovoEvento } from './publicacao.repository';
 
@@ -26,7 +26,7 @@ export interface ChaveNova {
 /** How long an Idempotency-Key answers with its first event; an older one is replaced. */
 export const VALIDADE_DA_CHAVE_MS = 24 * 3_600_000;
 
-/** What one accepted publication writes: the event, its deliveries and their delivery jobs. */
+/** What one accepted publication writes (the event, its deliveries) and the delivery jobs sent once they are committed. */
 export interface Gravacao {
   evento: NovoEvento;
   entregas: NovaEntrega[];
@@ -38,17 +38,18 @@ export interface Gravacao {
 const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
 
 /**
- * ONE statement for any number of publications: their Idempotency-Keys, events, deliveries and
- * outbox rows (@hub/outbox's columns), as data-modifying CTEs over `unnest` arrays, answering the
- * ids of the events it wrote. A statement is atomic on its own (autocommit, or inside the caller's
- * transaction), so no BEGIN/COMMIT round trips; the triggers fire once for it: on evento, the
- * hour's tallies in resumo_por_hora (eventos and eventos_guardados, one row; migration 005), on
- * outbox, the relays' NOTIFY. The foreign keys of entrega are checked at the end of the statement.
+ * ONE statement for any number of publications: their Idempotency-Keys, events and deliveries, as
+ * data-modifying CTEs over `unnest` arrays, answering the ids of the events it wrote. A statement is
+ * atomic on its own (autocommit, or inside the caller's transaction), so no BEGIN/COMMIT round trips;
+ * the triggers fire once for it: on evento, the hour's tallies in resumo_por_hora (eventos and
+ * eventos_guardados, one row; migration 005), on entrega, the copies of entrega_nao_concluida
+ * (migration 013). The foreign keys of entrega are checked at the end of the statement. The delivery
+ * jobs are not written: they are published once the statement has committed (despacho.ts).
  *
  * It is a named prepared statement (SqlPool: one text, planned once per connection), so every
  * value is an array parameter, whatever the batch's size.
  *
- * A keyed publication's event (with its deliveries and jobs) is written only when its key is
+ * A keyed publication's event (with its deliveries) is written only when its key is
  * claimed: inserted, or taking the place of one older than 24 h (`on conflict … do update … where`
  * returns only those). A key held by another publication, committed or in flight, is not claimed:
  * the statement waits on the key's primary key until the other one commits, writes nothing of this
@@ -84,12 +85,6 @@ export const SQL_DA_GRAVACAO = `
              as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
                   versao_do_esquema, url_de_destino, maximo_de_tentativas)
        where n.evento_id in (select id from aceitos)
-    ), trabalhos as (
-      insert into outbox (${OUTBOX_COLUMNS.join(', ')})
-      select o.* from unnest($27::uuid[], $28::text[], $29::text[], $30::text[], $31::json[], $32::jsonb[])
-                  as o(${OUTBOX_COLUMNS.join(', ')})
-       where o.message_id in (select id::text from unnest($17::uuid[], $18::uuid[]) as m(id, evento_id)
-                              where m.evento_id in (select id from aceitos))
     )
     select id::text from eventos`;
 
@@ -126,7 +121,6 @@ export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
     en.map((e) => e.versaoDoEsquema),
     en.map((e) => e.urlDeDestino),
     en.map((e) => e.maximoDeTentativas),
-    ...outboxColumns(lote.flatMap((g) => g.trabalhos)),
   ];
 }
 
@@ -147,20 +141,29 @@ export interface GravadorOptions {
  * Group commit (architecture §5), with or without an Idempotency-Key: publications that arrive while a statement is in flight wait and go
  * together in the next one, so at a high rate one round trip and one commit (one WAL flush) serve
  * many requests, and at a low one a publication waits for nothing but its own statement. If a
- * batch fails, its publications are written one by one, so one bad row fails alone.
+ * batch fails, its publications are written one by one, so one bad row fails alone. Once a statement
+ * has committed, the jobs of the publications it wrote go to `despachar` (despacho.ts), before any of
+ * them is answered.
  */
-export function gravadorEmGrupo(sql: SqlPool, options: GravadorOptions = {}) {
+export function gravadorEmGrupo(
+  sql: SqlPool,
+  despachar: (trabalhos: OutboxMessage[]) => void,
+  options: GravadorOptions = {},
+) {
   const maximo = options.maximo ?? 200;
   const paralelos = options.paralelos ?? 2;
   const fila: Pendente[] = [];
   let ativos = 0;
   /** The ids of the events written (a keyed one whose key another publication holds is not). */
-  const escrever = async (lote: Gravacao[]): Promise<Set<string>> =>
-    new Set(
+  const escrever = async (lote: Gravacao[]): Promise<Set<string>> => {
+    const escritos = new Set(
       (await sql.consultar<{ id: string }>('publicacao_gravar', SQL_DA_GRAVACAO, valoresDaGravacao(lote))).map(
         (l) => l.id,
       ),
     );
+    despachar(lote.filter((g) => escritos.has(g.evento.id)).flatMap((g) => g.trabalhos));
+    return escritos;
+  };
 
   async function escoar(): Promise<void> {
     ativos++;

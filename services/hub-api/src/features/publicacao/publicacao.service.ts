@@ -60,9 +60,10 @@ const chaveReutilizada = () =>
 /**
  * Publication, one code path for POST /eventos, POST /evento and the platform's events (contract §4.3
  * r2, architecture §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
- * active subscription of the type and version, their delivery jobs in the outbox and the hour's
- * tallies, grouped with concurrent publications, an Idempotency-Key claimed in the same statement.
- * The relay publishes the jobs after commit, so a broker outage never fails it.
+ * active subscription of the type and version and the hour's tallies, grouped with concurrent
+ * publications, an Idempotency-Key claimed in the same statement. Their delivery jobs are published
+ * once it has committed (despacho.ts; what the broker does not confirm goes to the outbox, for the
+ * relay), so a broker outage never fails it.
  */
 export function publicacaoService(deps: PublicacaoDeps) {
   const { db, repo } = deps;

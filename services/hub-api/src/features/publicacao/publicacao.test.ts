@@ -9,11 +9,17 @@ import {
 } from '../../test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
 import { assinar, type Cenario, cenario, emailDoToken, publicar } from './cenario';
+import { observarTrabalhos } from './trabalhos.test-support';
 
 let ctx: Contexto;
+let publicados: Awaited<ReturnType<typeof observarTrabalhos>>;
 beforeAll(async () => {
   ctx = await iniciarContexto();
+  publicados = await observarTrabalhos(ctx.hub);
 });
+
+/** The one job publication sent for each delivery (right after its commit, not through the outbox). */
+const trabalhosDe = async (ids: string[]) => [...(await publicados.trabalhos(ids)).values()].map(([t]) => t!);
 afterAll(() => encerrarContexto(ctx));
 
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -140,10 +146,8 @@ describe('POST /eventos: the rules of contract §4.3 r2', () => {
     const lido = await ctx.api().get(`/eventos/${response.body.id}`).set(auth(c.tokenDoDono));
     expect(lido.status).toBe(200);
     expect(lido.text).toContain('"dados":{"n": 12345678901234567890123,"x":[1.0e2]}');
-    const [job] = await ctx.hub.db.$queryRaw<{ body: string }[]>`
-      select body::text from outbox where message_id = ${response.body.entregas[0].id}`;
-    const trabalho = JSON.parse(job!.body) as { corpo: string };
-    expect(trabalho.corpo).toContain('"dados":{"n": 12345678901234567890123,"x":[1.0e2]}');
+    const [trabalho] = await trabalhosDe([response.body.entregas[0].id]);
+    expect(trabalho!.corpo).toContain('"dados":{"n": 12345678901234567890123,"x":[1.0e2]}');
   });
 });
 
@@ -192,9 +196,11 @@ describe('deliveries', () => {
         atualizada_em: evento.recebido_em,
       },
     ]);
-    const [job] = await ctx.hub.db.outbox.findMany({ where: { messageId: evento.entregas[0].id } });
-    expect(job).toMatchObject({ exchange: 'hub.entregas', routingKey: 'entrega.tentar' });
-    const corpo = JSON.parse((job!.body as { corpo: string }).corpo);
+    // Published to hub.entregas with the work queue's key (the observer's binding), as the relay would.
+    const [job] = await trabalhosDe([evento.entregas[0].id]);
+    expect(job).toMatchObject({ entrega_id: evento.entregas[0].id, evento_id: evento.id, assinatura_id: ativa.id });
+    expect(await ctx.hub.db.outbox.count({ where: { messageId: evento.entregas[0].id } })).toBe(0);
+    const corpo = JSON.parse(job!.corpo);
     expect(corpo).toEqual({
       id: evento.id,
       tipo: c.tipo.nome,
@@ -233,13 +239,13 @@ describe('POST /evento and GET /evento/{id}: the panel', () => {
     /** The bodies publication wrote, after checking that a rebuilt job (a new cycle, the sweeper) has the same. */
     const corposDoEvento = async (id: string) => {
       const entregas = await ctx.hub.db.entrega.findMany({ where: { eventoId: id } });
-      const jobs = await ctx.hub.db.outbox.findMany({ where: { messageId: { in: entregas.map((e) => e.id) } } });
+      const jobs = await trabalhosDe(entregas.map((e) => e.id));
       const refeitos = await trabalhosDasEntregas(
         ctx.hub.db,
         entregas.map((e) => e.id),
       );
-      for (const j of jobs) expect(refeitos.get(j.messageId)?.corpo).toBe((j.body as { corpo: string }).corpo);
-      return jobs.map((j) => JSON.parse((j.body as { corpo: string }).corpo) as Record<string, unknown>);
+      for (const j of jobs) expect(refeitos.get(j.entrega_id)?.corpo).toBe(j.corpo);
+      return jobs.map((j) => JSON.parse(j.corpo) as Record<string, unknown>);
     };
     const teste = await ctx.api().post('/evento').set(auth(ctx.todas)).send(c.corpo());
     expect(teste.status).toBe(201);

@@ -33,16 +33,25 @@ export interface Alcance {
   ate_atualizada_em: Date;
 }
 
-/** The deliveries (alias en) a request covers: in fila_de_erro since before it was made, matching its ids or filter. */
+/**
+ * The deliveries a request covers: in fila_de_erro since before it was made, matching its ids or
+ * filter. Found through entrega_nao_concluida (alias c, migration 013: the error queue's partial
+ * indexes by subscription, type and subscriber live there), each checked in entrega (alias en).
+ */
 function condicoes(a: Alcance): Prisma.Sql {
-  const partes = [Prisma.sql`en.situacao = 'fila_de_erro'`, Prisma.sql`en.atualizada_em <= ${a.ate_atualizada_em}`];
-  if (a.entregaIds) partes.push(Prisma.sql`en.id = any(${a.entregaIds}::uuid[])`);
-  if (a.assinaturaId) partes.push(Prisma.sql`en.assinatura_id = ${a.assinaturaId}::uuid`);
-  if (a.tipoDeEventoId) partes.push(Prisma.sql`en.tipo_de_evento_id = ${a.tipoDeEventoId}::uuid`);
-  if (a.desde) partes.push(Prisma.sql`en.criada_em >= ${a.desde}`);
-  if (a.ate) partes.push(Prisma.sql`en.criada_em <= ${a.ate}`);
+  const partes = [
+    Prisma.sql`c.fase = 'fila_de_erro'`,
+    Prisma.sql`en.situacao = 'fila_de_erro'`,
+    Prisma.sql`en.atualizada_em <= ${a.ate_atualizada_em}`,
+  ];
+  if (a.entregaIds) partes.push(Prisma.sql`c.entrega_id = any(${a.entregaIds}::uuid[])`);
+  if (a.assinaturaId) partes.push(Prisma.sql`c.assinatura_id = ${a.assinaturaId}::uuid`);
+  if (a.tipoDeEventoId) partes.push(Prisma.sql`c.tipo_de_evento_id = ${a.tipoDeEventoId}::uuid`);
+  if (a.desde) partes.push(Prisma.sql`c.criada_em >= ${a.desde}`);
+  if (a.ate) partes.push(Prisma.sql`c.criada_em <= ${a.ate}`);
   return Prisma.join(partes, ' and ');
 }
+const DO_ALCANCE = Prisma.sql`entrega_nao_concluida c join entrega en on en.id = c.entrega_id`;
 
 export const alcanceDe = (s: SolicitacaoDeReprocessamento): Alcance => ({
   entregaIds: (s.entregaIds as string[] | null) ?? null,
@@ -66,7 +75,7 @@ export function reprocessamentoRepository(db: DbClient) {
   return {
     async contar(alcance: Alcance, cliente: DbClient = db): Promise<number> {
       const [linha] = await cliente.$queryRaw<[{ n: number }]>`
-        select count(*)::int as n from entrega en where ${condicoes(alcance)}`;
+        select count(*)::int as n from ${DO_ALCANCE} where ${condicoes(alcance)}`;
       return linha.n;
     },
 
@@ -112,9 +121,9 @@ export function reprocessamentoRepository(db: DbClient) {
       const cursor = { criadaEm: s.cursorCriadaEm ?? INICIO.criadaEm, id: s.cursorId ?? INICIO.id };
       return tx.$queryRaw<Candidata[]>`
         select en.id::text, en.criada_em, (a.ativa and a.excluida_em is null) as assinatura_ativa
-          from entrega en join assinatura a on a.id = en.assinatura_id
-         where ${condicoes(alcanceDe(s))} and (en.criada_em, en.id) > (${cursor.criadaEm}, ${cursor.id}::uuid)
-         order by en.criada_em, en.id
+          from ${DO_ALCANCE} join assinatura a on a.id = en.assinatura_id
+         where ${condicoes(alcanceDe(s))} and (c.criada_em, c.entrega_id) > (${cursor.criadaEm}, ${cursor.id}::uuid)
+         order by c.criada_em, c.entrega_id
          limit ${lote}
            for update of en`;
     },
