@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 
-// Migration 013: entrega_nao_concluida is the index of where each delivery is in its life, kept by
+// Migration 018: entrega_nao_concluida is the index of where each delivery is in its life, kept by
 // triggers on entrega whoever writes it; entrega itself has no index on a column the worker changes,
 // so a claim and a record are HOT updates (no index entry written). Counted, not timed: PostgreSQL's
 // own counters of the transaction (pg_stat_xact_user_tables).
@@ -90,7 +90,7 @@ async function expectCopiaExata() {
   expect(diferencas[0]!.n).toBe(0);
 }
 
-describe('entrega_nao_concluida (migration 013)', () => {
+describe('entrega_nao_concluida (migration 018)', () => {
   test('When deliveries are inserted in every situacao, then each one not concluded has its copy under its fase, and a concluded one none', async () => {
     const { ids } = await entregas(
       'pendente',

@@ -182,7 +182,7 @@ it('When every model is written and read through Prisma, then the migrated table
       atualizadaEm: now,
     },
   });
-  // Not concluded: its copy in entrega_nao_concluida, written by the triggers of migration 013.
+  // Not concluded: its copy in entrega_nao_concluida, written by the triggers of migration 018.
   expect(await db.entregaNaoConcluida.findUniqueOrThrow({ where: { entregaId: entrega.id } })).toEqual({
     entregaId: entrega.id,
     fase: 'fila',

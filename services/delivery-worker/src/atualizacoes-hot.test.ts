@@ -10,7 +10,7 @@ import {
 } from './testing';
 
 // The worker's writes of a delivery (its claim, the record of each attempt, a retry, the error
-// queue) change no indexed column of entrega (migration 013), so PostgreSQL makes them HOT updates:
+// queue) change no indexed column of entrega (migration 018), so PostgreSQL makes them HOT updates:
 // no index entry written. A column the worker writes that an index of entrega names (in its keys, an
 // expression or a predicate) would make every one of them rewrite all six indexes; this counts them
 // (pg_stat_user_tables, a count reported by the worker's connections once idle, not a timing).

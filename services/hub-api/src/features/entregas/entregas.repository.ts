@@ -53,7 +53,7 @@ const comNomes = (ids: Prisma.Sql) => Prisma.sql`
 
 /**
  * Where a filter's deliveries are read, as (id, criada_em) under a FROM and a WHERE. Every state but
- * concluida is found in entrega_nao_concluida (migration 013: the deliveries not concluded, with copies
+ * concluida is found in entrega_nao_concluida (migration 018: the deliveries not concluded, with copies
  * of the columns the filters name), by its fase: the queue (pendente, em_andamento and
  * aguardando_nova_tentativa share one, so each row's own situacao is checked in entrega), the error
  * queue or cancelada. One event's deliveries (a few) and concluida (the bulk, met at once in the list's

@@ -21,7 +21,7 @@ export const sqlPorHora = (desde: Date, ate: Date) => Prisma.sql`
          group by hora`;
 
 /**
- * The open deliveries by state, from entrega_nao_concluida (migration 013), so only the deliveries not
+ * The open deliveries by state, from entrega_nao_concluida (migration 018), so only the deliveries not
  * concluded are read, however many concluded ones exist: the queue's rows (one fase for three states)
  * with their situacao from entrega, the error queue's counted from its index alone.
  */

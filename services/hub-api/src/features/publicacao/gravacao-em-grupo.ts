@@ -43,7 +43,7 @@ const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
  * atomic on its own (autocommit, or inside the caller's transaction), so no BEGIN/COMMIT round trips;
  * the triggers fire once for it: on evento, the hour's tallies in resumo_por_hora (eventos and
  * eventos_guardados, one row; migration 005), on entrega, the copies of entrega_nao_concluida
- * (migration 013). The foreign keys of entrega are checked at the end of the statement. The delivery
+ * (migration 018). The foreign keys of entrega are checked at the end of the statement. The delivery
  * jobs are not written: they are published once the statement has committed (despacho.ts).
  *
  * It is a named prepared statement (SqlPool: one text, planned once per connection), so every

@@ -35,7 +35,7 @@ export interface Alcance {
 
 /**
  * The deliveries a request covers: in fila_de_erro since before it was made, matching its ids or
- * filter. Found through entrega_nao_concluida (alias c, migration 013: the error queue's partial
+ * filter. Found through entrega_nao_concluida (alias c, migration 018: the error queue's partial
  * indexes by subscription, type and subscriber live there), each checked in entrega (alias en).
  */
 function condicoes(a: Alcance): Prisma.Sql {
