@@ -5,9 +5,10 @@ import { type Cenario, criarCenario } from '../eventos/linhas.test-support';
 import { type ContextoComFila, iniciarContextoComFila } from '../fila/fila-de-erro.test-support';
 
 /**
- * hub-api's part of fair scheduling (architecture §5): the outbox relay sends a new job of an
- * isolated destination straight to that destination's queue, falls back to the shared work queue
- * when that queue is gone, and operators see the queue in GET /fila and GET /destino. A virtual host
+ * hub-api's part of fair scheduling (architecture §5): publication (right after its commit, and the
+ * outbox relay for a job the broker did not confirm, both through DestinosIsolados) sends a new job
+ * of an isolated destination straight to that destination's queue, falls back to the shared work
+ * queue when that queue is gone, and operators see the queue in GET /fila and GET /destino. A virtual host
  * of this file's own: the depths counted are this file's jobs only (no worker consumes them).
  */
 let ctx: ContextoComFila;
@@ -49,16 +50,6 @@ async function publicar(): Promise<string> {
   return (response.body as { entregas: { id: string }[] }).entregas[0]!.id;
 }
 
-const publicada = (id: string) =>
-  waitFor(
-    async () =>
-      (
-        await ctx.hub.db.$queryRaw<{ n: number }[]>`
-          select count(*)::int as n from outbox where message_id = ${id} and publicado_em is not null`
-      )[0]!.n === 1,
-    { what: 'the job published by the relay' },
-  );
-
 /** What a worker does when it isolates a destination: the row first, then its queue. */
 async function isolar(): Promise<void> {
   await ctx.hub.db.$executeRaw`
@@ -69,11 +60,10 @@ async function isolar(): Promise<void> {
   await waitFor(() => ctx.hub.isolados.quantos() === 1, { what: 'the relay hearing of the isolation' });
 }
 
-test('When a destination is isolated, then the relay publishes its new jobs straight to its queue, none to the shared work queue', async () => {
+test('When a destination is isolated, then publication sends its new jobs straight to its queue, none to the shared work queue', async () => {
   await isolar();
   const compartilhada = await profundidade(QUEUES.entregas);
   const id = await publicar();
-  await publicada(id);
   await waitFor(async () => (await profundidade(fila())) === 1, { what: 'the job in the destination queue' });
   expect(await profundidade(QUEUES.entregas)).toBe(compartilhada);
   const mensagem = await ctx.hub.broker.withChannel(async (ch) => {
@@ -108,13 +98,12 @@ test('When an isolated destination is listed, then GET /fila shows its queue (pa
   });
 });
 
-test('When the queue of a destination the relay still takes as isolated is gone, then its job is returned and published to the shared work queue', async () => {
+test('When the queue of a destination hub-api still takes as isolated is gone, then its job is returned and published to the shared work queue', async () => {
   // As between a removal's unbinding and the relay hearing of it: the set still says isolated.
   await ctx.hub.broker.withChannel((ch) => ch.deleteQueue(fila()));
   expect(ctx.hub.isolados.quantos()).toBe(1);
   const compartilhada = (await profundidade(QUEUES.entregas)) ?? 0;
   const id = await publicar();
-  await publicada(id);
   await waitFor(async () => (await profundidade(QUEUES.entregas)) === compartilhada + 1, {
     what: 'the job in the shared work queue',
   });
