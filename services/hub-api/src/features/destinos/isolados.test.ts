@@ -1,4 +1,5 @@
-import { DELIVERY_TOPOLOGY, declareDestinationQueue, QUEUES } from '@hub/contracts';
+import { DELIVERY_TOPOLOGY, declareDestinationQueue, EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/contracts';
+import { outboxInsert } from '@hub/outbox';
 import { waitFor } from '@hub/testing';
 import { auth } from '../../test-support';
 import { type Cenario, criarCenario } from '../eventos/linhas.test-support';
@@ -72,6 +73,31 @@ test('When a destination is isolated, then publication sends its new jobs straig
     return m;
   });
   expect(mensagem ? mensagem.properties.messageId : undefined).toBe(id);
+});
+
+test('When a job of an isolated destination is in the outbox (its confirm did not come), then the relay publishes it to that queue too', async () => {
+  const antes = (await profundidade(fila())) ?? 0;
+  const compartilhada = await profundidade(QUEUES.entregas);
+  const id = crypto.randomUUID();
+  const { text, values } = outboxInsert([
+    {
+      exchange: EXCHANGES.entregas,
+      routingKey: trabalhoDeEntrega.routingKey,
+      messageId: id,
+      body: { entrega_id: id, url_de_destino: `${ORIGEM}/ganchos` },
+    },
+  ]);
+  await ctx.hub.db.$executeRawUnsafe(text, ...values);
+  await waitFor(
+    async () =>
+      (
+        await ctx.hub.db.$queryRaw<{ n: number }[]>`
+          select count(*)::int as n from outbox where message_id = ${id} and publicado_em is not null`
+      )[0]!.n === 1,
+    { what: 'the row published by the relay' },
+  );
+  await waitFor(async () => (await profundidade(fila())) === antes + 1, { what: 'the job in the destination queue' });
+  expect(await profundidade(QUEUES.entregas)).toBe(compartilhada);
 });
 
 test('When an isolated destination is listed, then GET /fila shows its queue (papel destino, its origin) and GET /destino its isolation; its messages are not looked into', async () => {
