@@ -129,7 +129,7 @@ test('When the queue of a destination hub-api still takes as isolated is gone, t
   await ctx.hub.broker.withChannel((ch) => ch.deleteQueue(fila()));
   expect(ctx.hub.isolados.quantos()).toBe(1);
   const compartilhada = (await profundidade(QUEUES.entregas)) ?? 0;
-  const id = await publicar();
+  await publicar();
   await waitFor(async () => (await profundidade(QUEUES.entregas)) === compartilhada + 1, {
     what: 'the job in the shared work queue',
   });
