@@ -108,8 +108,11 @@ interface Consumer {
   /** Its handlers under way. */
   inFlight: Set<Promise<void>>;
   cancelled?: boolean;
-  /** A restart is scheduled: one chain of retries per consumer, never two racing to consume. */
-  restarting?: boolean;
+  /**
+   * The connection a chain of restarts is under way for: one chain per consumer and connection,
+   * never two racing to consume (a chain for an older connection ends by itself).
+   */
+  restarting?: ChannelModel;
 }
 
 export interface BrokerOptions {
@@ -504,19 +507,19 @@ export class Broker extends EventEmitter {
   private async retryConsumer(consumer: Consumer, connection: ChannelModel, attempt: number): Promise<void> {
     // A failed start closes its channel, whose close handler asks for a restart too: one chain only.
     if (attempt === 1) {
-      if (consumer.restarting) return;
-      consumer.restarting = true;
+      if (consumer.restarting === connection) return;
+      consumer.restarting = connection;
     }
+    const ended = () => {
+      if (consumer.restarting === connection) consumer.restarting = undefined;
+    };
     await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 250 * 2 ** attempt)).unref());
-    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) {
-      consumer.restarting = false;
-      return;
-    }
+    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) return ended();
     try {
       // The queue may have been deleted: declare the topology again before consuming.
       for (const topology of this.topologies) await this.onChannel(connection, topology);
       await this.startConsumer(consumer);
-      consumer.restarting = false;
+      ended();
       this.logger.info({ queue: consumer.queue }, 'consumer restarted');
     } catch (error) {
       this.logger.warn({ err: error, queue: consumer.queue, attempt }, 'could not restart the consumer; retrying');
