@@ -119,6 +119,10 @@ test('When the platform stops, then every service exits 0 on SIGTERM and its dat
   const services = platform.services;
   expect(services).toEqual(expect.arrayContaining(['identity-dev', 'access', 'function', 'hub-api', 'gateway']));
   const codes = await platform.stop();
+  // A service that did not exit 0 says why: its last lines come with the failure.
+  for (const name of services)
+    if (codes[name] !== 0)
+      console.log(`${name} exited ${codes[name]} on SIGTERM; its last lines:\n${platform.output(name)}`);
   expect(codes).toEqual(Object.fromEntries(services.map((name) => [name, 0])));
   const admin = new pg.Client({
     connectionString: process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
