@@ -272,11 +272,17 @@ export async function medidorPg(): Promise<MedidorPg | undefined> {
       }>(WAL_DOS_BANCOS, [antes.lsn, ate, [...oids.keys()]])
     ).rows;
     const nomes = new Map<string, string>();
+    // Several databases (a platform's): each relation under its database's name less their common prefix.
+    const comum = bancos.reduce((p, b) => {
+      let i = 0;
+      while (i < p.length && p[i] === b[i]) i++;
+      return p.slice(0, i);
+    });
     for (const [oid, banco] of oids) {
       const client = await conectar(banco);
       try {
         for (const r of (await client.query<{ filenode: string; nome: string }>(RELACOES)).rows)
-          nomes.set(`${oid}/${r.filenode}`, bancos.length > 1 ? `${banco}.${r.nome}` : r.nome);
+          nomes.set(`${oid}/${r.filenode}`, bancos.length > 1 ? `${banco.slice(comum.length)}.${r.nome}` : r.nome);
       } finally {
         await client.end();
       }
