@@ -134,7 +134,9 @@ async function semear(client: PgClient) {
     log(`  ${sql.trim().split('\n')[0]?.slice(0, 70)}… ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
   // Sets the visibility map, so that index-only scans skip the heap, and the planner's statistics.
-  await client.query('vacuum (analyze) evento, entrega, entrega_nao_concluida, resumo_por_hora, evento_recusado, assinatura, aplicativo');
+  await client.query(
+    'vacuum (analyze) evento, entrega, entrega_nao_concluida, resumo_por_hora, evento_recusado, assinatura, aplicativo',
+  );
   log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
 }
 
