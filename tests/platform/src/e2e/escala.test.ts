@@ -91,7 +91,7 @@ test('When two hub-apis and two workers run behind one gateway, then both hub-ap
   console.log(
     `scale-out: events accepted per hub-api ${aceitosPorHubApi.join(' / ')}, attempts per worker ${tentativasPorWorker.join(' / ')}`,
   );
-});
+}, 120_000);
 
 /** How soon after a write the other replica must act on it (issue 18: replicas agree within 100 ms). */
 const PRAZO_MS = 100;
@@ -170,4 +170,4 @@ test('When the worker switches a subscription off on a 410, then the next public
     what: 'both processes to stop delivering to it',
   });
   expect(assinante.de('/gone').length).toBeGreaterThanOrEqual(3);
-});
+}, 150_000);
