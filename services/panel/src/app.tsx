@@ -15,13 +15,14 @@ import {
 import { TelaEntrar } from './entrar';
 import { casar, Link, useRota } from './rota';
 import { TelaAcessos, TelaColaboradores, TelaFuncoes, TelaPerfis } from './telas/acessos';
-import { TelaAplicativos, TelaAssinaturas, TelaChaves, TelaTipos, TelaVersao, TelaVersoes } from './telas/cadastro';
+import { TelaAplicativos, TelaAssinaturas, TelaChaves, TelaTipos } from './telas/cadastro';
 import { TelaEntrega, TelaEntregas } from './telas/entregas';
 import { TelaEvento, TelaEventos, TelaPublicar, TelaRecusado, TelaRecusados } from './telas/eventos';
 import { TelaFilas } from './telas/filas';
 import { TelaDestinos, TelaTentativas } from './telas/operacao';
 import { TelaReprocessamento, TelaReprocessamentos } from './telas/reprocessamentos';
 import { TelaResumo } from './telas/resumo';
+import { TelaVersao, TelaVersoes } from './telas/versoes';
 import { Aviso, Carregando } from './ui';
 
 type Pode = (area: Area, acao?: keyof Acoes) => boolean;
