@@ -120,31 +120,45 @@ export async function dados<T>(chamada: Promise<{ data?: T }>): Promise<T> {
   }
 }
 
-type ClienteSolto = { request(metodo: string, caminho: string, init: { body?: unknown }): Promise<{ data?: unknown }> };
+/** What a route takes as its JSON body, as the platform's /openapi.json describes it. */
+export type Corpo<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer C } };
+}
+  ? C
+  : never;
+
+type JsonDoGet<P extends keyof paths> = Resposta<P, 'get' & keyof paths[P]>;
+/** The routes that answer GET with a page (`?pagina&tamanho`): the lists and the autocompletes. */
+export type CaminhoDePagina = {
+  [P in keyof paths]: JsonDoGet<P> extends Pagina<unknown> ? P : never;
+}[keyof paths];
+/** The /filtro routes: the items that match, not paged (capped by the API). */
+export type CaminhoDeFiltro = {
+  [P in keyof paths]: JsonDoGet<P> extends unknown[] ? P : never;
+}[keyof paths];
+
+type Consulta = Record<string, string | number>;
+type ClienteSolto = { GET(caminho: string, init: { params: { query: Consulta } }): Promise<{ data?: unknown }> };
 
 /**
- * A call on a path built at run time (the generic lists, the registry forms): the same client and
- * errors, typed by the caller. Prefer `dados(cliente.GET(...))`, checked against the API's types.
+ * GET of a list route chosen at run time (a generic list or select), with filters only known then:
+ * the one call whose path the compiler cannot follow, so its answer is typed by the path itself.
  */
-export function api<T>(metodo: string, caminho: string, corpo?: unknown): Promise<T> {
-  const solto = cliente as unknown as ClienteSolto;
-  return dados(solto.request(metodo.toLowerCase(), caminho, corpo === undefined ? {} : { body: corpo })) as Promise<T>;
+function listar(caminho: keyof paths, query: Consulta): Promise<unknown> {
+  return dados((cliente as unknown as ClienteSolto).GET(caminho, { params: { query } }));
 }
-
-/** `?a=1&b=x` from the values that are set. */
-export function consulta(valores: Record<string, string | number | boolean | undefined | null>): string {
-  const params = new URLSearchParams();
-  for (const [nome, valor] of Object.entries(valores)) {
-    if (valor !== undefined && valor !== null && valor !== '') params.set(nome, String(valor));
-  }
-  const texto = params.toString();
-  return texto ? `?${texto}` : '';
-}
+export const lerPagina = <P extends CaminhoDePagina>(caminho: P, query: Consulta) =>
+  listar(caminho, query) as Promise<Pagina<ItemDe<P>>>;
+export const lerFiltro = <P extends CaminhoDeFiltro>(caminho: P, query: Consulta) =>
+  listar(caminho, query) as Promise<ItemDe<P>[]>;
 
 /** GET /auth/acesso: who is signed in and what the profile allows. */
 export type AcessoAtual = Resposta<'/auth/acesso', 'get'>;
 export type Area = keyof AcessoAtual['permissoes'];
 export type Acoes = NonNullable<AcessoAtual['permissoes'][Area]>;
+
+/** What a registry screen may do besides reading. */
+export type Permite = Required<Omit<Acoes, 'ler'>>;
 
 export const pode = (acesso: AcessoAtual, area: Area, acao?: keyof Acoes): boolean => {
   if (acesso.master) return true;

@@ -1,24 +1,28 @@
 import type { JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type AcessoAtual, type Acoes, type Area, cliente, dados, ErroDaApi, pode, quandoExpirar, sessao } from './api';
+import {
+  type AcessoAtual,
+  type Acoes,
+  type Area,
+  cliente,
+  dados,
+  ErroDaApi,
+  type Permite,
+  pode,
+  quandoExpirar,
+  sessao,
+} from './api';
 import { TelaEntrar } from './entrar';
 import { casar, Link, useRota } from './rota';
 import { TelaAcessos, TelaColaboradores, TelaFuncoes, TelaPerfis } from './telas/acessos';
-import {
-  type Permite,
-  TelaAplicativos,
-  TelaAssinaturas,
-  TelaChaves,
-  TelaTipos,
-  TelaVersao,
-  TelaVersoes,
-} from './telas/cadastro';
+import { TelaAplicativos, TelaAssinaturas, TelaChaves, TelaTipos } from './telas/cadastro';
 import { TelaEntrega, TelaEntregas } from './telas/entregas';
 import { TelaEvento, TelaEventos, TelaPublicar, TelaRecusado, TelaRecusados } from './telas/eventos';
 import { TelaFilas } from './telas/filas';
 import { TelaDestinos, TelaTentativas } from './telas/operacao';
 import { TelaReprocessamento, TelaReprocessamentos } from './telas/reprocessamentos';
 import { TelaResumo } from './telas/resumo';
+import { TelaVersao, TelaVersoes } from './telas/versoes';
 import { Aviso, Carregando } from './ui';
 
 type Pode = (area: Area, acao?: keyof Acoes) => boolean;

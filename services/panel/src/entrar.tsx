@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { sessao } from './api';
-import { Aviso, Campo, type CampoDef } from './ui';
+import { Campo, type CampoDef } from './formulario';
+import { Aviso } from './ui';
 
 interface Ambiente {
   ambiente: string;

@@ -1,10 +1,17 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, consulta, type Pagina } from './api';
+import { type CaminhoDeFiltro, type CaminhoDePagina, type ItemDe, lerFiltro, lerPagina, type Pagina } from './api';
 import { useCarga } from './carga';
-import { Campo, type CampoDef, type Coluna, Estado, Paginacao, Tabela } from './ui';
+import { Campo, type CampoDef } from './formulario';
+import { type Coluna, Estado, Paginacao, Tabela } from './ui';
 
 export type Filtros = Record<string, string>;
+
+/** A list's `versao` and the function that bumps it: a screen reloads its Lista after a change. */
+export const useVersao = () => {
+  const [versao, setVersao] = useState(0);
+  return [versao, () => setVersao((v) => v + 1)] as const;
+};
 
 const valorDoFiltro = (campo: CampoDef, valor: string) =>
   campo.tipo === 'data' && valor ? new Date(valor).toISOString() : valor.trim();
@@ -57,35 +64,43 @@ export function FormularioDeFiltros(props: {
   );
 }
 
+/** The /filtro routes whose items the page route's columns can show. */
+type FiltroDe<P extends CaminhoDePagina> = {
+  [F in CaminhoDeFiltro]: ItemDe<F> extends ItemDe<P> ? F : never;
+}[CaminhoDeFiltro];
+
 /**
- * A list as the API pages it. With filters and `caminhoFiltro`, a filtered list comes from the
- * /filtro route (no pages, capped by the API); otherwise the filters go to the page route itself.
+ * A list as the API pages it, its items typed by the route. With filters and `caminhoFiltro`, a
+ * filtered list comes from the /filtro route (no pages, capped by the API); otherwise the filters go
+ * to the page route itself.
  */
-export function Lista<T extends { id?: string }>(props: {
+export function Lista<P extends CaminhoDePagina>(props: {
   legenda: string;
-  caminho: string;
-  caminhoFiltro?: string;
+  caminho: P;
+  caminhoFiltro?: FiltroDe<P>;
   filtros?: CampoDef[];
-  colunas: Coluna<T>[];
+  colunas: Coluna<ItemDe<P>>[];
   textoVazio: string;
   /** Filters applied from the start (a link such as /entregas?situacao=fila_de_erro). */
   filtrosIniciais?: Filtros;
   tamanho?: number;
   versao?: number;
   intervaloMs?: number;
-  abaixo?: (contexto: { itens: T[]; filtros: Filtros; recarregar: () => void }) => ComponentChildren;
+  abaixo?: (contexto: { itens: ItemDe<P>[]; filtros: Filtros; recarregar: () => void }) => ComponentChildren;
 }) {
   const [pagina, setPagina] = useState(1);
   const [filtros, setFiltros] = useState<Filtros>(props.filtrosIniciais ?? {});
   const tamanho = props.tamanho ?? 20;
-  const filtrado = props.caminhoFiltro !== undefined && Object.keys(filtros).length > 0;
-  const carga = useCarga<Pagina<T>>(
-    async () => {
+  const { caminhoFiltro } = props;
+  const filtrado = caminhoFiltro !== undefined && Object.keys(filtros).length > 0;
+  const carga = useCarga(
+    async (): Promise<Pagina<ItemDe<P>>> => {
       if (filtrado) {
-        const itens = await api<T[]>('GET', `${props.caminhoFiltro}${consulta(filtros)}`);
+        // FiltroDe<P> holds only the /filtro routes whose items are items of P; the compiler cannot follow a generic P there.
+        const itens = (await lerFiltro(caminhoFiltro, filtros)) as ItemDe<P>[];
         return { itens, pagina: 1, tamanho: itens.length || 1, total: itens.length };
       }
-      return api<Pagina<T>>('GET', `${props.caminho}${consulta({ ...filtros, pagina, tamanho })}`);
+      return lerPagina(props.caminho, { ...filtros, pagina, tamanho });
     },
     `${props.caminho}|${JSON.stringify(filtros)}|${pagina}|${props.versao ?? 0}`,
     props.intervaloMs,

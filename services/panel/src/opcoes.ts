@@ -1,31 +1,34 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Pagina } from './api';
+import { type CaminhoDePagina, type ItemDe, lerPagina } from './api';
 
 export interface Opcao {
   valor: string;
   rotulo: string;
 }
 
-/** Choices for a select from a page or autocomplete route (the first 100). Empty while loading or refused. */
-export function useOpcoes<T>(
-  caminho: string | undefined,
-  rotulo: (item: T) => string,
-  valor?: (item: T) => string,
+/**
+ * Choices for a select from a page or autocomplete route (the first 100), typed by the route. Empty
+ * while loading or refused, and with no route (a select that waits for another one).
+ */
+export function useOpcoes<P extends CaminhoDePagina>(
+  caminho: P | undefined,
+  rotulo: (item: ItemDe<P>) => string,
+  mais: { valor?: (item: ItemDe<P>) => string; query?: Record<string, string> } = {},
 ): Opcao[] {
   const [opcoes, setOpcoes] = useState<Opcao[]>([]);
+  const chave = `${caminho}|${JSON.stringify(mais.query ?? {})}`;
   useEffect(() => {
     if (!caminho) {
       setOpcoes([]);
       return;
     }
     let vivo = true;
-    const separador = caminho.includes('?') ? '&' : '?';
-    api<Pagina<T>>('GET', `${caminho}${separador}tamanho=100`)
+    lerPagina(caminho, { ...mais.query, tamanho: 100 })
       .then((p) => {
         if (vivo)
           setOpcoes(
             p.itens.map((item) => ({
-              valor: valor ? valor(item) : (item as { id: string }).id,
+              valor: mais.valor ? mais.valor(item) : (item as { id: string }).id,
               rotulo: rotulo(item),
             })),
           );
@@ -34,10 +37,9 @@ export function useOpcoes<T>(
     return () => {
       vivo = false;
     };
-  }, [caminho]);
+  }, [chave]);
   return opcoes;
 }
 
-export const useTipos = () => useOpcoes<{ id: string; nome: string }>('/tipo-de-evento/autocomplete', (t) => t.nome);
-export const useAplicativos = () =>
-  useOpcoes<{ id: string; nome: string; client_id: string }>('/aplicativo', (a) => `${a.nome} (${a.client_id})`);
+export const useTipos = () => useOpcoes('/tipo-de-evento/autocomplete', (t) => t.nome);
+export const useAplicativos = () => useOpcoes('/aplicativo', (a) => `${a.nome} (${a.client_id})`);

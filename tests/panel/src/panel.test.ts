@@ -1,26 +1,26 @@
 import { type Assinante, iniciarAssinante, type Platform, startPlatform } from '@hub/platform-tests';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolations, type Violation } from './browser';
+import type { Browser, Page } from 'playwright-core';
+import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolations } from './browser';
+import { type Api, apiComoMaster, assinar, ateNaApi, cadastrar, MASTER, publicar } from './cenario';
 
 /**
  * The panel in a real browser (the system's Chromium) against the real platform: every service a
- * process, the panel built from this tree and served by the gateway at /painel/.
+ * process, the panel built from this tree and served by the gateway at /painel/. The platform and
+ * the browser are shared; each test has a browser context of its own (no session carries over) and
+ * makes through the API, under names of its own, what it needs: any test runs alone, in any order.
  */
 let platform: Platform;
-/** A subscriber in the test process whose answers the test sets (a failing one, then a healthy one). */
+/** A subscriber in the test process whose answers a test sets, a path of its own per test. */
 let assinante: Assinante;
 /** Another subscriber, on an origin of its own, that fails until its circuit opens. */
 let quebrado: Assinante;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let base: string;
+let api: Api;
 let build: { jsBytes: number; jsGzipBytes: number };
-const violations: Violation[] = [];
-const layoutBreaks: string[] = [];
-const seen = { eventoId: '', versaoId: '' };
-/** What the browser refused under the gateway's Content-Security-Policy, on any page of the run. */
-const cspRefusals: string[] = [];
+/** What the browser refused under the gateway's Content-Security-Policy during the current test. */
+let cspRefusals: string[] = [];
 const watchCsp = (p: Page) =>
   p.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspRefusals.push(`${p.url()}: ${message.text()}`);
@@ -48,11 +48,8 @@ beforeAll(async () => {
     iniciarAssinante(),
   ]);
   base = `${platform.gatewayUrl}/painel`;
+  api = apiComoMaster(platform);
   browser = await launch();
-  context = await browser.newContext({ viewport: DESKTOP, locale: 'pt-BR' });
-  context.setDefaultTimeout(10_000);
-  page = await context.newPage();
-  watchCsp(page);
 }, 240_000);
 
 afterAll(async () => {
@@ -61,6 +58,20 @@ afterAll(async () => {
   await assinante?.fechar();
   await quebrado?.fechar();
 }, 60_000);
+
+beforeEach(async () => {
+  cspRefusals = [];
+  const context = await browser.newContext({ viewport: DESKTOP, locale: 'pt-BR' });
+  context.setDefaultTimeout(10_000);
+  page = await context.newPage();
+  watchCsp(page);
+});
+
+// Every screen a test opened ran under the Content-Security-Policy of /painel: the browser refused nothing.
+afterEach(async () => {
+  await page.context().close();
+  expect(cspRefusals).toEqual([]);
+});
 
 /** The first list of a screen, or its empty state: what "usable" means. */
 const firstList = (p: Page) => p.locator('table, .estado.vazio').first();
@@ -87,14 +98,17 @@ async function visit(
   await check(tela);
 }
 
+/** axe finds no serious or critical violation, and the page fits the window at 1280x800 and 390x844. */
 async function check(tela: string) {
-  violations.push(...(await seriousViolations(page, tela)));
+  expect(await seriousViolations(page, tela)).toEqual([]);
   await screenshot(page, tela);
+  const layoutBreaks: string[] = [];
   await page.setViewportSize(MOBILE);
   if (await overflows(page)) layoutBreaks.push(`${tela} at 390x844`);
   await screenshot(page, `${tela}-390`);
   await page.setViewportSize(DESKTOP);
   if (await overflows(page)) layoutBreaks.push(`${tela} at 1280x800`);
+  expect(layoutBreaks).toEqual([]);
 }
 
 const form = (name: string) => page.getByRole('form', { name });
@@ -106,7 +120,7 @@ test('When nobody is signed in, then /painel/ asks for sign-in and the page pass
 });
 
 test('When a master signs in, then every menu is there and the first list renders', async () => {
-  await signIn(page, 'admin.painel@empresa.com.br', true);
+  await signIn(page, MASTER, true);
   const menu = page.getByRole('navigation', { name: 'Menu principal' });
   for (const item of ['Resumo', 'Eventos', 'Entregas', 'Aplicativos', 'Assinaturas', 'Perfis de acesso', 'Funções'])
     await expect(menu.getByRole('link', { name: item, exact: true }).count()).resolves.toBe(1);
@@ -128,6 +142,7 @@ test('When a master signs in, then every menu is there and the first list render
 });
 
 test('When the master fills the registry screens, then the application, type, version and subscription are listed', async () => {
+  await signIn(page, MASTER, true);
   await visit('aplicativos', '/aplicativos');
   for (const [nome, clientId] of [
     ['Loja', 'loja-painel'],
@@ -163,7 +178,6 @@ test('When the master fills the registry screens, then the application, type, ve
   );
   await versao.getByRole('button', { name: 'Criar' }).click();
   await page.waitForURL(/\/painel\/versoes\/[0-9a-f-]{36}$/);
-  seen.versaoId = page.url().split('/').pop() ?? '';
 
   // The playground of POST /versao-de-esquema/{id}/validar.
   await page.getByLabel('dados (JSON)').fill('{"pedido_id": 7}');
@@ -180,19 +194,21 @@ test('When the master fills the registry screens, then the application, type, ve
   await assinatura.getByLabel('Aplicativo assinante').selectOption({ label: 'Estoque (estoque-painel)' });
   await assinatura.getByLabel('Tipo de evento').selectOption({ label: 'pedido.criado' });
   await assinatura.getByLabel('versao_do_esquema').fill('1');
-  // A subscriber in the test process that answers 204: the event published next is seen delivered.
-  const destino = assinante.url('/painel');
+  const destino = assinante.url('/cadastro');
   await assinatura.getByLabel('url_de_destino').fill(destino);
   await assinatura.getByRole('button', { name: 'Criar' }).click();
   await page.getByRole('cell', { name: destino, exact: true }).waitFor();
 }, 120_000);
 
 test('When the master publishes a test event, then its 422 errors sit at their fields, and the event is listed with its delivery', async () => {
+  // A subscriber in the test process that answers 204: the event published here is seen delivered.
+  const cadastro = await cadastrar(api, 'publicado', [assinante.url('/publicado')]);
+  await signIn(page, MASTER, true);
   await visit('publicar', '/eventos/publicar', (p) => p.getByRole('form', { name: 'Novo evento' }).waitFor());
   const novo = form('Novo evento');
-  await novo.getByLabel('Tipo de evento').selectOption({ label: 'pedido.criado' });
+  await novo.getByLabel('Tipo de evento').selectOption({ label: cadastro.tipo.nome });
   await novo.getByLabel('Versão do esquema').selectOption({ label: 'versão 1' });
-  await page.getByLabel('JSON Schema da versão').or(page.locator('pre[title="JSON Schema da versão"]')).waitFor();
+  await page.locator('pre[title="JSON Schema da versão"]').waitFor();
   await novo.getByLabel('entidade_id').fill('pedido-42');
   await novo.getByLabel('dados (JSON)').fill('{"pedido_id": "p-42", "valor": -3}');
   await novo.getByRole('button', { name: 'Publicar' }).click();
@@ -204,10 +220,9 @@ test('When the master publishes a test event, then its 422 errors sit at their f
   await novo.getByLabel('dados (JSON)').fill('{"pedido_id": "p-42", "valor": 10}');
   await novo.getByRole('button', { name: 'Publicar' }).click();
   await page.waitForURL(/\/painel\/eventos\/[0-9a-f-]{36}$/);
-  seen.eventoId = page.url().split('/').pop() ?? '';
   await page.locator('pre[title="dados do evento"]').waitFor();
   await expect(page.locator('pre[title="dados do evento"]').textContent()).resolves.toContain('"pedido_id": "p-42"');
-  await page.getByRole('cell', { name: 'Estoque', exact: true }).waitFor();
+  await page.getByRole('cell', { name: cadastro.assinante.nome, exact: true }).waitFor();
   await check('evento');
 
   await visit('eventos', '/eventos');
@@ -219,67 +234,47 @@ test('When the master publishes a test event, then its 422 errors sit at their f
   await page.getByRole('button', { name: 'Limpar' }).click();
   await page.getByRole('cell', { name: 'pedido-42', exact: true }).waitFor();
 
+  // The summary counts what the API counts (other tests' events included).
+  const { eventos_nas_ultimas_24_horas: eventos } = await api<{ eventos_nas_ultimas_24_horas: number }>(
+    'GET',
+    '/evento/resumo',
+  );
+  expect(eventos).toBeGreaterThanOrEqual(1);
   await visit('resumo', '/', (p) => p.getByRole('list', { name: 'Figuras do resumo' }).waitFor());
   await expect(
     page.getByRole('listitem').filter({ hasText: 'Eventos nas últimas 24 horas' }).locator('strong').textContent(),
-  ).resolves.toBe('1');
+  ).resolves.toBe(eventos.toLocaleString('pt-BR'));
 }, 120_000);
 
-/** The hub's API with the master's token, for what the screens do not need to show being made. */
-async function apiComoMaster<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const token = await platform.userToken('master.painel@empresa.com.br', { master: true });
-  const response = await fetch(`${platform.gatewayUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
-
-/** Until the API shows what the screen is then expected to show (the API is polled, not the browser). */
-async function ateNaApi(rota: string, vale: (corpo: Record<string, unknown>) => boolean, what: string) {
-  const fim = Date.now() + 30_000;
-  while (!vale(await apiComoMaster<Record<string, unknown>>('GET', rota))) {
-    if (Date.now() > fim) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-test('When the test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, and reprocessed from the screen it is concluded', async () => {
-  // The event published from the screen above was delivered to its subscriber.
-  const entregaDaTela = (await apiComoMaster<{ entregas: { id: string }[] }>('GET', `/evento/${seen.eventoId}`))
-    .entregas[0]!.id;
-  await ateNaApi(`/entrega/${entregaDaTela}`, (e) => e.situacao === 'concluida', 'the first delivery concluded');
-  await page.goto(`${base}/eventos/${seen.eventoId}`);
+test('When a test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, and reprocessed from the screen it is concluded', async () => {
+  const cadastro = await cadastrar(api, 'reprocessado', [assinante.url('/entregue')]);
+  const entregue = await publicar(api, cadastro, 'pedido-entregue');
+  await ateNaApi<{ situacao: string }>(
+    api,
+    `/entrega/${entregue.entregas[0]?.id}`,
+    (e) => e.situacao === 'concluida',
+    'the first delivery concluded',
+  );
+  await signIn(page, MASTER, true);
+  await page.goto(`${base}/eventos/${entregue.id}`);
   await page.getByText('concluida', { exact: true }).first().waitFor();
-  expect(assinante.de('/painel')).toHaveLength(1);
+  expect(assinante.de('/entregue')).toHaveLength(1);
 
-  const [aplicativos, tipos] = await Promise.all([
-    apiComoMaster<{ itens: { id: string; client_id: string }[] }>('GET', '/aplicativo?tamanho=100'),
-    apiComoMaster<{ id: string }[]>('GET', '/tipo-de-evento/filtro?nome=pedido.criado'),
-  ]);
-  const estoque = aplicativos.itens.find((a) => a.client_id === 'estoque-painel')!;
   assinante.responder('/falha', 500);
-  await apiComoMaster('POST', '/assinatura', {
-    aplicativo_assinante_id: estoque.id,
-    tipo_de_evento_id: tipos[0]!.id,
-    versao_do_esquema: 1,
-    url_de_destino: assinante.url('/falha'),
-    maximo_de_tentativas: 2,
-  });
-  const evento = await apiComoMaster<{ entregas: { id: string; url_de_destino: string }[] }>('POST', '/evento', {
-    tipo_de_evento_id: tipos[0]!.id,
-    versao_do_esquema: 1,
-    entidade_id: 'pedido-que-falha',
-    dados: { pedido_id: 'p-falha', valor: 1 },
-  });
-  const falha = evento.entregas.find((e) => e.url_de_destino.endsWith('/falha'))!.id;
+  await assinar(api, cadastro, assinante.url('/falha'), 2);
+  const evento = await publicar(api, cadastro, 'pedido-que-falha');
+  const falha = evento.entregas.find((e) => e.url_de_destino.endsWith('/falha'))?.id ?? '';
+  const { total: pedidosAntes } = await api<{ total: number }>('GET', '/reprocessamento');
 
   await visit('entregas', '/entregas', (p) => p.locator('table, .estado.vazio').first().waitFor());
   const filtros = page.getByRole('form', { name: 'Filtros de entregas' });
   await filtros.getByLabel('situacao').selectOption('fila_de_erro');
-  await ateNaApi(`/entrega/${falha}`, (e) => e.situacao === 'fila_de_erro', 'the failing delivery in fila_de_erro');
+  await ateNaApi<{ situacao: string }>(
+    api,
+    `/entrega/${falha}`,
+    (e) => e.situacao === 'fila_de_erro',
+    'the failing delivery in fila_de_erro',
+  );
   await filtros.getByRole('button', { name: 'Filtrar' }).click();
   const caixa = page.getByRole('checkbox', { name: `Selecionar a entrega ${falha}` });
   await caixa.waitFor();
@@ -306,14 +301,19 @@ test('When the test event was published, then the screen shows its delivery conc
   const escolhidas = page.getByRole('table', { name: 'Entregas do reprocessamento' });
   await escolhidas.getByText('concluida', { exact: true }).waitFor({ timeout: 30_000 });
   await check('reprocessamento');
-  const solicitacao = await apiComoMaster<{ situacao: string; entrega_ids: string[]; reprocessadas: number }>(
+  const solicitacao = await api<{ situacao: string; entrega_ids: string[]; reprocessadas: number }>(
     'GET',
     `/reprocessamento/${page.url().split('/').pop()}`,
   );
   expect(solicitacao).toMatchObject({ entrega_ids: [falha], reprocessadas: 1 });
-  // The cancelled whole-queue request was never sent.
-  await expect(apiComoMaster<{ total: number }>('GET', '/reprocessamento').then((r) => r.total)).resolves.toBe(1);
-  await ateNaApi(`/entrega/${falha}`, (e) => e.situacao === 'concluida', 'the reprocessed delivery concluded');
+  // The cancelled whole-queue request was never sent: this one request, no other.
+  await expect(api<{ total: number }>('GET', '/reprocessamento').then((r) => r.total)).resolves.toBe(pedidosAntes + 1);
+  await ateNaApi<{ situacao: string }>(
+    api,
+    `/entrega/${falha}`,
+    (e) => e.situacao === 'concluida',
+    'the reprocessed delivery concluded',
+  );
   // Two attempts that failed, then the new cycle's one that succeeded.
   expect(assinante.de('/falha')).toHaveLength(3);
 }, 120_000);
@@ -321,41 +321,27 @@ test('When the test event was published, then the screen shows its delivery conc
 interface DestinoDaApi {
   id: string;
   origem: string;
+  pausado: boolean;
   circuito: { situacao: string; historico: { motivo: string; por: string | null }[] };
 }
-const circuitoDe = async (origem: string) =>
-  (await apiComoMaster<{ itens: DestinoDaApi[] }>('GET', '/destino?tamanho=100')).itens.find((d) => d.origem === origem)
-    ?.circuito;
+const destinoDe = async (origem: string) =>
+  (await api<{ itens: DestinoDaApi[] }>('GET', '/destino?tamanho=100')).itens.find((d) => d.origem === origem);
 
 /**
  * A subscriber that answers 500 gets its circuit opened by the worker; the Destinos screen shows it
  * open with its history, passes axe so, and the operator closes it from its row.
  */
 async function circuitoAbertoEFechadoNaTela() {
-  const [aplicativos, tipos] = await Promise.all([
-    apiComoMaster<{ itens: { id: string; client_id: string }[] }>('GET', '/aplicativo?tamanho=100'),
-    apiComoMaster<{ id: string }[]>('GET', '/tipo-de-evento/filtro?nome=pedido.criado'),
-  ]);
+  const cadastro = await cadastrar(api, 'circuito');
   quebrado.responder('/quebrado', 500);
-  await apiComoMaster('POST', '/assinatura', {
-    aplicativo_assinante_id: aplicativos.itens.find((a) => a.client_id === 'estoque-painel')!.id,
-    tipo_de_evento_id: tipos[0]!.id,
-    versao_do_esquema: 1,
-    url_de_destino: quebrado.url('/quebrado'),
-    maximo_de_tentativas: 5,
-  });
-  for (let i = 0; i < 3; i += 1)
-    await apiComoMaster('POST', '/evento', {
-      tipo_de_evento_id: tipos[0]!.id,
-      versao_do_esquema: 1,
-      entidade_id: `pedido-do-circuito-${i}`,
-      dados: { pedido_id: `p-c-${i}`, valor: 1 },
-    });
-  const fim = Date.now() + 30_000;
-  while ((await circuitoDe(quebrado.origem))?.situacao !== 'aberto') {
-    if (Date.now() > fim) throw new Error('timed out waiting for the circuit to open');
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await assinar(api, cadastro, quebrado.url('/quebrado'), 5);
+  for (let i = 0; i < 3; i += 1) await publicar(api, cadastro, `pedido-do-circuito-${i}`);
+  await ateNaApi<{ itens: DestinoDaApi[] }>(
+    api,
+    '/destino?tamanho=100',
+    (d) => d.itens.find((x) => x.origem === quebrado.origem)?.circuito.situacao === 'aberto',
+    'the circuit to open',
+  );
 
   await page.reload();
   const fechar = page.getByRole('button', { name: `Fechar circuito de ${quebrado.origem}` });
@@ -367,17 +353,20 @@ async function circuitoAbertoEFechadoNaTela() {
   quebrado.responder('/quebrado', 204);
   await fechar.click();
   await fechar.waitFor({ state: 'detached' });
-  const circuito = await circuitoDe(quebrado.origem);
+  const circuito = (await destinoDe(quebrado.origem))?.circuito;
   expect(circuito?.situacao).toBe('fechado');
-  expect(circuito?.historico[0]).toMatchObject({ motivo: 'manual', por: 'admin.painel@empresa.com.br' });
+  expect(circuito?.historico[0]).toMatchObject({ motivo: 'manual', por: MASTER });
   await page.getByText(/aberto → fechado \(manual, por admin\.painel@empresa\.com\.br\)/).waitFor();
 }
 
 test('When the master opens every other screen, then each shows its content, empty or error state and passes axe', async () => {
+  const cadastro = await cadastrar(api, 'telas', [assinante.url('/telas')]);
+  const evento = await publicar(api, cadastro, 'pedido-das-telas');
+  await signIn(page, MASTER, true);
   await visit('recusados', '/eventos-recusados');
   await visit('entregas', '/entregas', (p) => p.locator('table, .estado.vazio, .estado.erro').first().waitFor());
   // A filter POST /reprocessamento cannot take (one event) offers no reprocessing by filter, and says why.
-  await page.goto(`${base}/entregas?evento_id=${seen.eventoId}`);
+  await page.goto(`${base}/entregas?evento_id=${evento.id}`);
   await page.getByText('tire o filtro de evento_id').waitFor();
   await expect(page.getByRole('button', { name: /Reprocessar (toda|a fila)/ }).count()).resolves.toBe(0);
   await visit('reprocessamentos', '/reprocessamentos', (p) =>
@@ -391,21 +380,17 @@ test('When the master opens every other screen, then each shows its content, emp
   await pausar.click();
   await page.getByRole('button', { name: `Retomar ${assinante.origem}` }).click();
   await pausar.waitFor();
-  await expect(
-    apiComoMaster<{ itens: { origem: string; pausado: boolean }[] }>('GET', '/destino?tamanho=100').then(
-      (r) => r.itens.find((d) => d.origem === assinante.origem)?.pausado,
-    ),
-  ).resolves.toBe(false);
+  await expect(destinoDe(assinante.origem).then((d) => d?.pausado)).resolves.toBe(false);
   await visit('tentativas', '/tentativas');
   await visit('chaves', '/chaves');
   await visit('acessos', '/acessos');
   await visit('colaboradores', '/colaboradores');
   await visit('funcoes', '/funcoes');
-  expect(violations).toEqual([]);
-  expect(layoutBreaks).toEqual([]);
 }, 180_000);
 
 test('When a non-master with a monitoring-only profile signs in, then the registry menus are gone and a forbidden action is refused', async () => {
+  const cadastro = await cadastrar(api, 'monitorado');
+  await signIn(page, MASTER, true);
   await visit('perfis', '/perfis');
   const perfil = form('Novo perfil de acesso');
   await perfil.getByLabel('nome', { exact: true }).fill('Somente monitoramento');
@@ -451,7 +436,7 @@ test('When a non-master with a monitoring-only profile signs in, then the regist
   // Publishing needs monitoramento.criar: the API refuses and the form says so.
   await page.goto(`${base}/eventos/publicar`);
   const novo = form('Novo evento');
-  await novo.getByLabel('Tipo de evento').selectOption({ label: 'pedido.criado' });
+  await novo.getByLabel('Tipo de evento').selectOption({ label: cadastro.tipo.nome });
   await novo.getByLabel('Versão do esquema').selectOption({ label: 'versão 1' });
   await novo.getByLabel('entidade_id').fill('pedido-43');
   await novo.getByLabel('dados (JSON)').fill('{"pedido_id": "p-43", "valor": 1}');
@@ -463,28 +448,26 @@ test('When a non-master with a monitoring-only profile signs in, then the regist
 }, 120_000);
 
 test('When the token is refused (401), then the panel returns to sign-in', async () => {
+  await page.goto(`${base}/`);
   await page.evaluate("sessionStorage.setItem('hub.painel.token', 'nao.e.um.token')");
   await page.goto(`${base}/eventos`);
   await form('Entrar').waitFor();
   await expect(page.getByRole('alert').first().textContent()).resolves.toContain('401');
 });
 
-test('When every screen ran under the Content-Security-Policy of /painel, then the browser refused nothing', async () => {
-  const response = await page.goto(`${base}/`);
+test('When a signed-in screen runs under the Content-Security-Policy of /painel, then no inline script or style is allowed and the browser refused nothing', async () => {
+  await signIn(page, MASTER, true);
+  const response = await page.goto(`${base}/eventos`);
   const policy = response?.headers()['content-security-policy'] ?? '';
   expect(policy).toContain("script-src 'self'");
   expect(policy).toContain("style-src 'self';");
   expect(policy).not.toContain('unsafe-inline');
-  await form('Entrar')
-    .or(page.getByRole('navigation', { name: 'Menu principal' }))
-    .first()
-    .waitFor();
-  expect(cspRefusals).toEqual([]);
+  await firstList(page).waitFor();
+  // afterEach: the browser refused nothing here; it checks every other test's screens the same way.
 });
 
 test('When a bearer token is given under Authorize in /docs, then it is kept in memory only: not in localStorage, gone after a reload', async () => {
-  const docs = await context.newPage();
-  watchCsp(docs);
+  const docs = page;
   await docs.goto(`${platform.gatewayUrl}/docs`);
   // Swagger UI parses its 1.5 MB bundle and the whole document before it draws Authorize: seconds on a loaded CI machine.
   const authorize = docs.locator('.swagger-ui button.authorize').first();
@@ -499,6 +482,5 @@ test('When a bearer token is given under Authorize in /docs, then it is kept in 
   await docs.reload();
   await authorize.waitFor({ timeout: 60_000 });
   await expect(authorized()).resolves.toBe('{}');
-  await docs.close();
-  expect(cspRefusals).toEqual([]);
-});
+  // Two waits of up to 60 s above: more than jest's default 30 s for the test.
+}, 150_000);

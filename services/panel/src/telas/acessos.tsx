@@ -1,25 +1,9 @@
 import { useState } from 'preact/hooks';
-import { type Acoes, type Area, api } from '../api';
-import { Lista } from '../lista';
-import { useOpcoes } from '../opcoes';
-import { Acao, data, Formulario, simNao, Titulo } from '../ui';
-import type { Permite } from './cadastro';
-
-const useVersao = () => {
-  const [versao, setVersao] = useState(0);
-  return [versao, () => setVersao((v) => v + 1)] as const;
-};
-
-interface Acesso {
-  id: string;
-  email: string;
-  perfil: string;
-  ativo: boolean;
-  master: boolean;
-  vinculado: boolean;
-  nome?: string | null;
-  ultimo_login_em?: string | null;
-}
+import { type Acoes, type Area, type Corpo, cliente, dados, type ItemDe, type Permite } from '../api';
+import { Formulario } from '../formulario';
+import { Lista, useVersao } from '../lista';
+import { type Opcao, useOpcoes } from '../opcoes';
+import { Acao, AlternarAtivo, data, simNao, Titulo } from '../ui';
 
 export function TelaAcessos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -40,11 +24,11 @@ export function TelaAcessos(props: { permite: Permite }) {
               obrigatorio: true,
             },
           ]}
-          enviar={(corpo) => api('POST', '/auth', corpo)}
+          enviar={(corpo: Corpo<'/auth', 'post'>) => dados(cliente.POST('/auth', { body: corpo }))}
           aoConcluir={recarregar}
         />
       )}
-      <Lista<Acesso>
+      <Lista
         legenda="Acessos"
         caminho="/auth"
         versao={versao}
@@ -63,10 +47,12 @@ export function TelaAcessos(props: { permite: Permite }) {
               !a.master && (
                 <>
                   {props.permite.editar && (
-                    <Acao
-                      rotulo={a.ativo ? 'Desativar' : 'Ativar'}
-                      rotuloAcessivel={`${a.ativo ? 'Desativar' : 'Ativar'} ${a.email}`}
-                      fazer={() => api('PATCH', `/auth/${a.id}`, { ativo: !a.ativo })}
+                    <AlternarAtivo
+                      ativo={a.ativo}
+                      nome={a.email}
+                      alternar={(ativo) =>
+                        dados(cliente.PATCH('/auth/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
+                      }
                       depois={recarregar}
                     />
                   )}
@@ -75,7 +61,7 @@ export function TelaAcessos(props: { permite: Permite }) {
                       rotulo="Excluir"
                       perigo
                       rotuloAcessivel={`Excluir ${a.email}`}
-                      fazer={() => api('DELETE', `/auth/${a.id}`)}
+                      fazer={() => dados(cliente.DELETE('/auth/{id}', { params: { path: { id: a.id } } }))}
                       depois={recarregar}
                     />
                   )}
@@ -136,13 +122,6 @@ function GradeDePermissoes(props: { valor: Grade; mudar?: (g: Grade) => void; le
   );
 }
 
-interface Perfil {
-  id: string;
-  nome: string;
-  permissoes: Grade;
-  criado_em: string;
-}
-
 const resumoDe = (g: Grade) =>
   AREAS.flatMap((area) => ACOES.filter((acao) => g[area]?.[acao]).map((acao) => `${area}.${acao}`)).join(', ') ||
   'nenhuma';
@@ -157,7 +136,9 @@ export function TelaPerfis(props: { permite: Permite }) {
         <Formulario
           titulo="Novo perfil de acesso"
           campos={[{ nome: 'nome', rotulo: 'nome', obrigatorio: true }]}
-          enviar={(corpo) => api('POST', '/perfil-de-acesso', { ...corpo, permissoes: grade })}
+          enviar={(corpo: Omit<Corpo<'/perfil-de-acesso', 'post'>, 'permissoes'>) =>
+            dados(cliente.POST('/perfil-de-acesso', { body: { ...corpo, permissoes: grade } }))
+          }
           aoConcluir={() => {
             setGrade({});
             recarregar();
@@ -165,7 +146,7 @@ export function TelaPerfis(props: { permite: Permite }) {
           filhos={<GradeDePermissoes valor={grade} mudar={setGrade} legenda="Permissões do novo perfil" />}
         />
       )}
-      <Lista<Perfil>
+      <Lista
         legenda="Perfis de acesso"
         caminho="/perfil-de-acesso"
         versao={versao}
@@ -182,7 +163,7 @@ export function TelaPerfis(props: { permite: Permite }) {
                   rotulo="Excluir"
                   perigo
                   rotuloAcessivel={`Excluir o perfil ${p.nome}`}
-                  fazer={() => api('DELETE', `/perfil-de-acesso/${p.id}`)}
+                  fazer={() => dados(cliente.DELETE('/perfil-de-acesso/{id}', { params: { path: { id: p.id } } }))}
                   depois={recarregar}
                 />
               ),
@@ -193,21 +174,7 @@ export function TelaPerfis(props: { permite: Permite }) {
   );
 }
 
-interface Colaborador {
-  id: string;
-  email: string;
-  nome: string;
-  vinculado: boolean;
-  ativo: boolean;
-  perfil_de_acesso_id: string | null;
-  perfil_de_acesso_nome: string | null;
-}
-
-function EscolherPerfil(props: {
-  colaborador: Colaborador;
-  perfis: { valor: string; rotulo: string }[];
-  depois: () => void;
-}) {
+function EscolherPerfil(props: { colaborador: ItemDe<'/colaborador'>; perfis: Opcao[]; depois: () => void }) {
   const [perfil, setPerfil] = useState(props.colaborador.perfil_de_acesso_id ?? '');
   const id = `perfil-${props.colaborador.id}`;
   return (
@@ -226,7 +193,14 @@ function EscolherPerfil(props: {
       <Acao
         rotulo="Salvar"
         rotuloAcessivel={`Salvar o perfil de ${props.colaborador.email}`}
-        fazer={() => api('PATCH', `/colaborador/${props.colaborador.id}`, { perfil_de_acesso_id: perfil || null })}
+        fazer={() =>
+          dados(
+            cliente.PATCH('/colaborador/{id}', {
+              params: { path: { id: props.colaborador.id } },
+              body: { perfil_de_acesso_id: perfil || null },
+            }),
+          )
+        }
         depois={props.depois}
       />
     </span>
@@ -235,11 +209,11 @@ function EscolherPerfil(props: {
 
 export function TelaColaboradores(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
-  const perfis = useOpcoes<{ id: string; nome: string }>('/perfil-de-acesso/autocomplete', (p) => p.nome);
+  const perfis = useOpcoes('/perfil-de-acesso/autocomplete', (p) => p.nome);
   return (
     <>
       <Titulo>Colaboradores</Titulo>
-      <Lista<Colaborador>
+      <Lista
         legenda="Colaboradores"
         caminho="/colaborador"
         versao={versao}
@@ -264,13 +238,6 @@ export function TelaColaboradores(props: { permite: Permite }) {
   );
 }
 
-interface Funcao {
-  id: string;
-  nome: string;
-  quantidade_de_colaboradores: number;
-  atualizado_em: string;
-}
-
 export function TelaFuncoes() {
   const [versao, recarregar] = useVersao();
   return (
@@ -279,10 +246,10 @@ export function TelaFuncoes() {
       <Formulario
         titulo="Nova função"
         campos={[{ nome: 'nome', rotulo: 'nome', obrigatorio: true, ajuda: '1 a 120 caracteres, sem repetir' }]}
-        enviar={(corpo) => api('POST', '/funcao', corpo)}
+        enviar={(corpo: Corpo<'/funcao', 'post'>) => dados(cliente.POST('/funcao', { body: corpo }))}
         aoConcluir={recarregar}
       />
-      <Lista<Funcao>
+      <Lista
         legenda="Funções"
         caminho="/funcao"
         versao={versao}

@@ -1,29 +1,9 @@
-import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { type Corpo, cliente, dados, type Permite } from '../api';
 import { useCarga } from '../carga';
-import { Lista } from '../lista';
+import { Formulario } from '../formulario';
+import { Lista, useVersao } from '../lista';
 import { useAplicativos, useTipos } from '../opcoes';
-import { Link, navegar } from '../rota';
-import { Acao, Aviso, data, Estado, Formulario, Json, simNao, Tabela, Titulo } from '../ui';
-
-export interface Permite {
-  criar: boolean;
-  editar: boolean;
-  deletar: boolean;
-}
-
-const useVersao = () => {
-  const [versao, setVersao] = useState(0);
-  return [versao, () => setVersao((v) => v + 1)] as const;
-};
-
-interface Aplicativo {
-  id: string;
-  nome: string;
-  client_id: string;
-  ativo: boolean;
-  criado_em: string;
-}
+import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
 
 export function TelaAplicativos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -37,11 +17,11 @@ export function TelaAplicativos(props: { permite: Permite }) {
             { nome: 'nome', rotulo: 'nome', obrigatorio: true },
             { nome: 'client_id', rotulo: 'client_id', obrigatorio: true, ajuda: 'o sub dos tokens do aplicativo' },
           ]}
-          enviar={(corpo) => api('POST', '/aplicativo', corpo)}
+          enviar={(corpo: Corpo<'/aplicativo', 'post'>) => dados(cliente.POST('/aplicativo', { body: corpo }))}
           aoConcluir={recarregar}
         />
       )}
-      <Lista<Aplicativo>
+      <Lista
         legenda="Aplicativos"
         caminho="/aplicativo"
         versao={versao}
@@ -55,10 +35,12 @@ export function TelaAplicativos(props: { permite: Permite }) {
             rotulo: 'Ações',
             valor: (a) =>
               props.permite.editar && (
-                <Acao
-                  rotulo={a.ativo ? 'Desativar' : 'Ativar'}
-                  rotuloAcessivel={`${a.ativo ? 'Desativar' : 'Ativar'} ${a.nome}`}
-                  fazer={() => api('PATCH', `/aplicativo/${a.id}`, { ativo: !a.ativo })}
+                <AlternarAtivo
+                  ativo={a.ativo}
+                  nome={a.nome}
+                  alternar={(ativo) =>
+                    dados(cliente.PATCH('/aplicativo/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
+                  }
                   depois={recarregar}
                 />
               ),
@@ -67,15 +49,6 @@ export function TelaAplicativos(props: { permite: Permite }) {
       />
     </>
   );
-}
-
-interface Tipo {
-  id: string;
-  nome: string;
-  descricao: string | null;
-  aplicativo_nome: string;
-  ativo: boolean;
-  retencao_em_dias: number;
 }
 
 export function TelaTipos(props: { permite: Permite }) {
@@ -99,11 +72,11 @@ export function TelaTipos(props: { permite: Permite }) {
             },
             { nome: 'retencao_em_dias', rotulo: 'retencao_em_dias', tipo: 'numero' },
           ]}
-          enviar={(corpo) => api('POST', '/tipo-de-evento', corpo)}
+          enviar={(corpo: Corpo<'/tipo-de-evento', 'post'>) => dados(cliente.POST('/tipo-de-evento', { body: corpo }))}
           aoConcluir={recarregar}
         />
       )}
-      <Lista<Tipo>
+      <Lista
         legenda="Tipos de evento"
         caminho="/tipo-de-evento"
         versao={versao}
@@ -118,10 +91,12 @@ export function TelaTipos(props: { permite: Permite }) {
             rotulo: 'Ações',
             valor: (t) =>
               props.permite.editar && (
-                <Acao
-                  rotulo={t.ativo ? 'Desativar' : 'Ativar'}
-                  rotuloAcessivel={`${t.ativo ? 'Desativar' : 'Ativar'} ${t.nome}`}
-                  fazer={() => api('PATCH', `/tipo-de-evento/${t.id}`, { ativo: !t.ativo })}
+                <AlternarAtivo
+                  ativo={t.ativo}
+                  nome={t.nome}
+                  alternar={(ativo) =>
+                    dados(cliente.PATCH('/tipo-de-evento/{id}', { params: { path: { id: t.id } }, body: { ativo } }))
+                  }
                   depois={recarregar}
                 />
               ),
@@ -130,174 +105,6 @@ export function TelaTipos(props: { permite: Permite }) {
       />
     </>
   );
-}
-
-interface Versao {
-  id: string;
-  tipo_de_evento_id: string;
-  tipo_de_evento_nome: string;
-  versao: number;
-  esquema: Record<string, unknown>;
-  ativa: boolean;
-  descricao: string | null;
-  criado_em: string;
-}
-
-const EXEMPLO = JSON.stringify(
-  { type: 'object', required: ['id'], properties: { id: { type: 'string' } }, additionalProperties: true },
-  null,
-  2,
-);
-
-export function TelaVersoes(props: { permite: Permite }) {
-  const [versao, recarregar] = useVersao();
-  const tipos = useTipos();
-  return (
-    <>
-      <Titulo>Versões de esquema</Titulo>
-      {props.permite.criar && (
-        <Formulario
-          titulo="Nova versão de esquema"
-          campos={[
-            { nome: 'tipo_de_evento_id', rotulo: 'Tipo de evento', tipo: 'selecao', opcoes: tipos, obrigatorio: true },
-            { nome: 'esquema', rotulo: 'esquema (JSON Schema)', tipo: 'json', obrigatorio: true, inicial: EXEMPLO },
-            { nome: 'descricao', rotulo: 'descricao' },
-          ]}
-          enviar={(corpo) => api<Versao>('POST', '/versao-de-esquema', corpo)}
-          aoConcluir={(r) => {
-            recarregar();
-            navegar(`/versoes/${(r as Versao).id}`);
-          }}
-        />
-      )}
-      <Lista<Versao>
-        legenda="Versões de esquema"
-        caminho="/versao-de-esquema"
-        versao={versao}
-        textoVazio="Nenhuma versão de esquema."
-        filtros={[{ nome: 'tipo_de_evento_id', rotulo: 'Tipo de evento', tipo: 'selecao', opcoes: tipos }]}
-        colunas={[
-          {
-            rotulo: 'Tipo',
-            valor: (v) => <Link para={`/versoes/${v.id}`}>{`${v.tipo_de_evento_nome} v${v.versao}`}</Link>,
-          },
-          { rotulo: 'descricao', valor: (v) => v.descricao ?? '—' },
-          { rotulo: 'ativa', valor: (v) => simNao(v.ativa) },
-          { rotulo: 'Criada em', valor: (v) => data(v.criado_em) },
-        ]}
-      />
-    </>
-  );
-}
-
-interface Validacao {
-  valido: boolean;
-  erros: { caminho: string; mensagem: string }[];
-}
-
-export function TelaVersao(props: { id: string; permite: Permite }) {
-  const carga = useCarga(() => api<Versao>('GET', `/versao-de-esquema/${props.id}`), props.id);
-  const [dados, setDados] = useState('{}');
-  const [resultado, setResultado] = useState<Validacao | string>();
-  return (
-    <>
-      <Titulo>Versão de esquema</Titulo>
-      <Estado carga={carga}>
-        {(v) => (
-          <>
-            <dl class="detalhe">
-              <dt>Tipo</dt>
-              <dd>{v.tipo_de_evento_nome}</dd>
-              <dt>versao</dt>
-              <dd>{v.versao}</dd>
-              <dt>ativa</dt>
-              <dd>
-                {simNao(v.ativa)}{' '}
-                {props.permite.editar && (
-                  <Acao
-                    rotulo={v.ativa ? 'Desligar' : 'Ligar'}
-                    fazer={() => api('PATCH', `/versao-de-esquema/${v.id}`, { ativa: !v.ativa })}
-                    depois={carga.recarregar}
-                  />
-                )}
-              </dd>
-              <dt>descricao</dt>
-              <dd>{v.descricao ?? '—'}</dd>
-            </dl>
-            <div class="duas-colunas">
-              <section aria-label="Esquema">
-                <h2>esquema</h2>
-                <Json valor={v.esquema} rotulo="JSON Schema da versão" />
-              </section>
-              <section aria-label="Validar dados">
-                <h2>Validar dados</h2>
-                <form
-                  class="formulario"
-                  onSubmit={async (e) => {
-                    e.preventDefault();
-                    let valor: unknown;
-                    try {
-                      valor = JSON.parse(dados);
-                    } catch (error) {
-                      setResultado(`JSON inválido: ${(error as Error).message}`);
-                      return;
-                    }
-                    try {
-                      setResultado(
-                        await api<Validacao>('POST', `/versao-de-esquema/${v.id}/validar`, { dados: valor }),
-                      );
-                    } catch (error) {
-                      setResultado(error instanceof Error && 'texto' in error ? String(error.texto) : String(error));
-                    }
-                  }}
-                >
-                  <div class="campo">
-                    <label for="validar-dados">dados (JSON)</label>
-                    <textarea
-                      id="validar-dados"
-                      rows={8}
-                      spellcheck={false}
-                      value={dados}
-                      onInput={(e) => setDados(e.currentTarget.value)}
-                    />
-                  </div>
-                  <button type="submit">Validar</button>
-                </form>
-                {typeof resultado === 'string' && <Aviso erro={resultado} />}
-                {typeof resultado === 'object' &&
-                  (resultado.valido ? (
-                    <p class="estado ok" role="status">
-                      Válido.
-                    </p>
-                  ) : (
-                    <div role="status">
-                      <p class="estado erro">Inválido:</p>
-                      <ul>
-                        {resultado.erros.map((x) => (
-                          <li key={x.caminho + x.mensagem}>
-                            <code>{x.caminho || '/'}</code>: {x.mensagem}
-                          </li>
-                        ))}
-                      </ul>
-                    </div>
-                  ))}
-              </section>
-            </div>
-          </>
-        )}
-      </Estado>
-    </>
-  );
-}
-
-interface Assinatura {
-  id: string;
-  aplicativo_assinante_nome: string;
-  tipo_de_evento_nome: string;
-  versao_do_esquema: number;
-  url_de_destino: string;
-  maximo_de_tentativas: number;
-  ativa: boolean;
 }
 
 export function TelaAssinaturas(props: { permite: Permite }) {
@@ -323,11 +130,11 @@ export function TelaAssinaturas(props: { permite: Permite }) {
             { nome: 'url_de_destino', rotulo: 'url_de_destino', obrigatorio: true, ajuda: 'https://…' },
             { nome: 'maximo_de_tentativas', rotulo: 'maximo_de_tentativas', tipo: 'numero' },
           ]}
-          enviar={(corpo) => api('POST', '/assinatura', corpo)}
+          enviar={(corpo: Corpo<'/assinatura', 'post'>) => dados(cliente.POST('/assinatura', { body: corpo }))}
           aoConcluir={recarregar}
         />
       )}
-      <Lista<Assinatura>
+      <Lista
         legenda="Assinaturas"
         caminho="/assinatura"
         versao={versao}
@@ -342,10 +149,12 @@ export function TelaAssinaturas(props: { permite: Permite }) {
             rotulo: 'Ações',
             valor: (a) =>
               props.permite.editar && (
-                <Acao
-                  rotulo={a.ativa ? 'Desativar' : 'Ativar'}
-                  rotuloAcessivel={`${a.ativa ? 'Desativar' : 'Ativar'} a assinatura de ${a.aplicativo_assinante_nome}`}
-                  fazer={() => api('PATCH', `/assinatura/${a.id}`, { ativa: !a.ativa })}
+                <AlternarAtivo
+                  ativo={a.ativa}
+                  nome={`a assinatura de ${a.aplicativo_assinante_nome}`}
+                  alternar={(ativa) =>
+                    dados(cliente.PATCH('/assinatura/{id}', { params: { path: { id: a.id } }, body: { ativa } }))
+                  }
                   depois={recarregar}
                 />
               ),
@@ -356,17 +165,8 @@ export function TelaAssinaturas(props: { permite: Permite }) {
   );
 }
 
-interface Jwk {
-  kid: string;
-  kty: string;
-  crv: string;
-  alg: string;
-  use: string;
-  x: string;
-}
-
 export function TelaChaves() {
-  const carga = useCarga(() => api<{ keys: Jwk[] }>('GET', '/.well-known/jwks.json'), 'jwks');
+  const carga = useCarga(() => dados(cliente.GET('/.well-known/jwks.json')), 'jwks');
   return (
     <>
       <Titulo>Chaves de assinatura</Titulo>

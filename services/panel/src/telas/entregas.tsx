@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { paths } from '@hub/client';
-import { cliente, dados, type ItemDe, type Resposta } from '../api';
+import { type Corpo, cliente, dados, type ItemDe, type Resposta } from '../api';
 import { useCarga } from '../carga';
 import { type Filtros, Lista } from '../lista';
 import { useAplicativos, useOpcoes, useTipos } from '../opcoes';
@@ -50,20 +49,16 @@ export const colunasDeTentativa: Coluna<Tentativa>[] = [
   { rotulo: 'Erro', valor: (t) => t.erro ?? '—' },
 ];
 
-type CorpoDoReprocessamento = NonNullable<
-  NonNullable<paths['/reprocessamento']['post']['requestBody']>['content']['application/json']
->;
+type CorpoDoReprocessamento = Corpo<'/reprocessamento', 'post'>;
 const FILTROS_DO_ENDERECO = ['situacao', 'assinatura_id', 'evento_id'];
 
 export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean }) {
   const tipos = useTipos();
   const aplicativos = useAplicativos();
-  const assinaturas = useOpcoes<{
-    id: string;
-    aplicativo_assinante_nome: string;
-    tipo_de_evento_nome: string;
-    url_de_destino: string;
-  }>('/assinatura', (a) => `${a.aplicativo_assinante_nome} · ${a.tipo_de_evento_nome} → ${a.url_de_destino}`);
+  const assinaturas = useOpcoes(
+    '/assinatura',
+    (a) => `${a.aplicativo_assinante_nome} · ${a.tipo_de_evento_nome} → ${a.url_de_destino}`,
+  );
   const [selecao, setSelecao] = useState<Set<string>>(new Set());
   const alternar = (id: string) =>
     setSelecao((atual) => {
@@ -97,7 +92,7 @@ export function TelaEntregas(props: { podeCriar: boolean; podeEditar: boolean })
   return (
     <>
       <Titulo acoes={<Link para="/reprocessamentos">Reprocessamentos</Link>}>Entregas</Titulo>
-      <Lista<Entrega>
+      <Lista
         legenda="Entregas"
         caminho="/entrega"
         colunas={colunas}

@@ -1,34 +1,14 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { type Corpo, cliente, dados, type ItemDe } from '../api';
 import { useCarga } from '../carga';
+import { ErrosDeValidacao, Formulario } from '../formulario';
 import { Lista } from '../lista';
 import { useAplicativos, useOpcoes, useTipos } from '../opcoes';
 import { Link, navegar } from '../rota';
-import { type Coluna, data, Estado, Formulario, Json, Tabela, Titulo } from '../ui';
-import { colunasDeEntrega, type Entrega } from './entregas';
+import { type Coluna, data, Estado, Json, Tabela, Titulo } from '../ui';
+import { colunasDeEntrega } from './entregas';
 
-export interface Evento {
-  id: string;
-  tipo_de_evento_id: string;
-  tipo_de_evento_nome: string;
-  versao_do_esquema: number;
-  aplicativo_publicador_id: string;
-  aplicativo_publicador_nome: string;
-  entidade_id: string;
-  ocorrido_em: string;
-  recebido_em: string;
-  publicado_pelo_email?: string | null;
-  quantidade_de_entregas: number;
-  entregas_concluidas: number;
-  entregas_na_fila: number;
-  entregas_na_fila_de_erro: number;
-}
-interface EventoDetalhado extends Evento {
-  dados: unknown;
-  entregas: Entrega[];
-}
-
-const colunas: Coluna<Evento>[] = [
+const colunas: Coluna<ItemDe<'/evento'>>[] = [
   { rotulo: 'Recebido em', valor: (e) => <Link para={`/eventos/${e.id}`}>{data(e.recebido_em)}</Link> },
   { rotulo: 'Tipo', valor: (e) => `${e.tipo_de_evento_nome} v${e.versao_do_esquema}` },
   { rotulo: 'Publicador', valor: (e) => e.publicado_pelo_email ?? e.aplicativo_publicador_nome },
@@ -48,7 +28,7 @@ export function TelaEventos(props: { podeCriar: boolean }) {
   return (
     <>
       <Titulo acoes={props.podeCriar && <Link para="/eventos/publicar">Publicar evento de teste</Link>}>Eventos</Titulo>
-      <Lista<Evento>
+      <Lista
         legenda="Eventos"
         caminho="/evento"
         caminhoFiltro="/evento/filtro"
@@ -68,7 +48,11 @@ export function TelaEventos(props: { podeCriar: boolean }) {
 }
 
 export function TelaEvento(props: { id: string }) {
-  const carga = useCarga(() => api<EventoDetalhado>('GET', `/evento/${props.id}`), props.id, 3000);
+  const carga = useCarga(
+    () => dados(cliente.GET('/evento/{id}', { params: { path: { id: props.id } } })),
+    props.id,
+    3000,
+  );
   return (
     <>
       <Titulo>Evento</Titulo>
@@ -114,24 +98,27 @@ export function TelaEvento(props: { id: string }) {
   );
 }
 
-interface VersaoResumo {
-  id: string;
-  tipo_de_evento_nome: string;
-  versao: number;
-}
+/** POST /evento's body as the form makes it: the version comes from a select, as text. */
+type Publicacao = Omit<Corpo<'/evento', 'post'>, 'versao_do_esquema'> & { versao_do_esquema: string };
 
 export function TelaPublicar() {
   const tipos = useTipos();
   const [tipo, setTipo] = useState('');
   const [versao, setVersao] = useState('');
-  const versoes = useOpcoes<VersaoResumo>(
-    tipo ? `/versao-de-esquema/autocomplete?tipo_de_evento_id=${tipo}` : undefined,
-    (v) => `versão ${v.versao}`,
-    (v) => String(v.versao),
-  );
+  const versoes = useOpcoes(tipo ? '/versao-de-esquema/autocomplete' : undefined, (v) => `versão ${v.versao}`, {
+    valor: (v) => String(v.versao),
+    query: { tipo_de_evento_id: tipo },
+  });
   const nome = tipos.find((t) => t.valor === tipo)?.rotulo;
   const esquema = useCarga(
-    () => (nome && versao ? api<unknown>('GET', `/esquema/${nome}/${versao}`) : Promise.resolve(undefined)),
+    () =>
+      nome && versao
+        ? dados(
+            cliente.GET('/esquema/{tipo_de_evento_nome}/{versao}', {
+              params: { path: { tipo_de_evento_nome: nome, versao } },
+            }),
+          )
+        : Promise.resolve(undefined),
     `${nome}/${versao}`,
   );
   return (
@@ -162,13 +149,10 @@ export function TelaPublicar() {
             { nome: 'dados', rotulo: 'dados (JSON)', tipo: 'json', obrigatorio: true, inicial: '{}' },
             { nome: 'ocorrido_em', rotulo: 'Ocorrido em', tipo: 'data', ajuda: 'vazio: a hora do recebimento' },
           ]}
-          enviar={(corpo) =>
-            api<{ id: string }>('POST', '/evento', {
-              ...corpo,
-              ...(corpo.versao_do_esquema !== undefined ? { versao_do_esquema: Number(corpo.versao_do_esquema) } : {}),
-            })
+          enviar={({ versao_do_esquema, ...corpo }: Publicacao) =>
+            dados(cliente.POST('/evento', { body: { ...corpo, versao_do_esquema: Number(versao_do_esquema) } }))
           }
-          aoConcluir={(r) => navegar(`/eventos/${(r as { id: string }).id}`)}
+          aoConcluir={(evento) => navegar(`/eventos/${evento.id}`)}
         />
         <section aria-label="Esquema da versão">
           <h2>Esquema da versão</h2>
@@ -183,29 +167,13 @@ export function TelaPublicar() {
   );
 }
 
-interface EventoRecusado {
-  id: string;
-  codigo: string;
-  status_http: number;
-  detalhe: string;
-  erros: { caminho: string; mensagem: string }[];
-  corpo: string | null;
-  corpo_truncado: boolean;
-  tipo_de_evento_id: string | null;
-  versao_do_esquema: number | null;
-  aplicativo_id: string | null;
-  client_id: string | null;
-  publicado_pelo_email: string | null;
-  recebido_em: string;
-}
-
 export function TelaRecusados() {
   const tipos = useTipos();
   const aplicativos = useAplicativos();
   return (
     <>
       <Titulo>Eventos recusados</Titulo>
-      <Lista<EventoRecusado>
+      <Lista
         legenda="Eventos recusados"
         caminho="/evento-recusado"
         caminhoFiltro="/evento-recusado/filtro"
@@ -233,7 +201,10 @@ export function TelaRecusados() {
 }
 
 export function TelaRecusado(props: { id: string }) {
-  const carga = useCarga(() => api<EventoRecusado>('GET', `/evento-recusado/${props.id}`), props.id);
+  const carga = useCarga(
+    () => dados(cliente.GET('/evento-recusado/{id}', { params: { path: { id: props.id } } })),
+    props.id,
+  );
   return (
     <>
       <Titulo>Evento recusado</Titulo>
@@ -253,17 +224,7 @@ export function TelaRecusado(props: { id: string }) {
               <dd>{data(e.recebido_em)}</dd>
             </dl>
             <h2>erros</h2>
-            {e.erros.length ? (
-              <ul>
-                {e.erros.map((x) => (
-                  <li key={x.caminho + x.mensagem}>
-                    <code>{x.caminho || '/'}</code>: {x.mensagem}
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <p class="estado vazio">Sem erros de campo.</p>
-            )}
+            {e.erros.length ? <ErrosDeValidacao erros={e.erros} /> : <p class="estado vazio">Sem erros de campo.</p>}
             <h2>Corpo recebido{e.corpo_truncado ? ' (truncado)' : ''}</h2>
             {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long body scrolls; the keyboard must reach it */}
             <pre class="json" tabIndex={0}>

@@ -1,32 +1,12 @@
 import { useState } from 'preact/hooks';
-import { api, cliente, dados, type ItemDe } from '../api';
+import { cliente, dados, type ItemDe } from '../api';
 import { Lista } from '../lista';
 import { useOpcoes } from '../opcoes';
 import { Link } from '../rota';
 import { Acao, data, Titulo } from '../ui';
-import type { Tentativa } from './entregas';
 
-type SituacaoDoCircuito = 'fechado' | 'aberto' | 'meio_aberto';
-/**
- * A destination's circuit breaker as GET /destino answers it (issue 24). Declared here until
- * @hub/client is generated again from the platform's document; then `ItemDe<'/destino'>` carries it
- * and this intersection adds nothing.
- */
-interface CircuitoDoDestino {
-  situacao: SituacaoDoCircuito;
-  desde: string | null;
-  aberto_ate: string | null;
-  aberturas_seguidas: number;
-  historico: {
-    em: string;
-    de: SituacaoDoCircuito;
-    para: SituacaoDoCircuito;
-    motivo: string;
-    detalhe: string;
-    por: string | null;
-  }[];
-}
-type Destino = ItemDe<'/destino'> & { circuito: CircuitoDoDestino };
+type Destino = ItemDe<'/destino'>;
+type SituacaoDoCircuito = Destino['circuito']['situacao'];
 
 const NOME_DO_CIRCUITO: Record<SituacaoDoCircuito, string> = {
   fechado: 'fechado',
@@ -50,8 +30,7 @@ function Circuito(props: { destino: Destino; podeEditar: boolean; depois: () => 
         <Acao
           rotulo="Fechar circuito"
           rotuloAcessivel={`Fechar circuito de ${origem}`}
-          // Through the untyped call until @hub/client knows the route.
-          fazer={() => api('POST', `/destino/${id}/fechar-circuito`)}
+          fazer={() => dados(cliente.POST('/destino/{id}/fechar-circuito', { params: { path: { id } } }))}
           depois={props.depois}
         />
       )}
@@ -129,7 +108,7 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
   return (
     <>
       <Titulo>Destinos</Titulo>
-      <Lista<Destino>
+      <Lista
         legenda="Destinos"
         caminho="/destino"
         versao={versao}
@@ -184,14 +163,11 @@ export function TelaDestinos(props: { podeEditar: boolean }) {
 }
 
 export function TelaTentativas() {
-  const assinaturas = useOpcoes<{ id: string; aplicativo_assinante_nome: string; tipo_de_evento_nome: string }>(
-    '/assinatura',
-    (a) => `${a.aplicativo_assinante_nome} · ${a.tipo_de_evento_nome}`,
-  );
+  const assinaturas = useOpcoes('/assinatura', (a) => `${a.aplicativo_assinante_nome} · ${a.tipo_de_evento_nome}`);
   return (
     <>
       <Titulo>Tentativas</Titulo>
-      <Lista<Tentativa>
+      <Lista
         legenda="Tentativas"
         caminho="/tentativa"
         textoVazio="Nenhuma tentativa."

@@ -23,7 +23,7 @@ export function TelaReprocessamentos() {
   return (
     <>
       <Titulo>Reprocessamentos</Titulo>
-      <Lista<Solicitacao>
+      <Lista
         legenda="Solicitações de reprocessamento"
         caminho="/reprocessamento"
         colunas={colunasDeSolicitacao}

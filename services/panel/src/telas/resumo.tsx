@@ -1,28 +1,13 @@
-import { api } from '../api';
+import { cliente, dados, type Resposta } from '../api';
 import { useCarga } from '../carga';
 import { Estado, Titulo } from '../ui';
 
-interface PorHora {
-  hora: string;
-  eventos: number;
-  recusados: number;
-  entregas_com_falha: number;
-}
-interface Resumo {
-  eventos_nas_ultimas_24_horas: number;
-  recusados_nas_ultimas_24_horas: number;
-  entregues_nas_ultimas_24_horas: number;
-  tentativas_com_falha_nas_ultimas_24_horas: number;
-  entregas_pendentes: number;
-  entregas_aguardando_nova_tentativa: number;
-  entregas_na_fila_de_erro: number;
-  aplicativos_ativos: number;
-  tipos_de_evento_ativos: number;
-  assinaturas_ativas: number;
-  por_hora: PorHora[];
-}
+type Resumo = Resposta<'/evento/resumo', 'get'>;
+type PorHora = Resumo['por_hora'][number];
+/** The fields of `T` that are counts. */
+type Contagem<T> = { [K in keyof T]: T[K] extends number ? K : never }[keyof T];
 
-const FIGURAS: [keyof Resumo, string][] = [
+const FIGURAS: [Contagem<Resumo>, string][] = [
   ['eventos_nas_ultimas_24_horas', 'Eventos nas últimas 24 horas'],
   ['recusados_nas_ultimas_24_horas', 'Recusados nas últimas 24 horas'],
   ['entregues_nas_ultimas_24_horas', 'Entregues nas últimas 24 horas'],
@@ -34,7 +19,7 @@ const FIGURAS: [keyof Resumo, string][] = [
   ['tipos_de_evento_ativos', 'Tipos de evento ativos'],
   ['assinaturas_ativas', 'Assinaturas ativas'],
 ];
-const SERIES: [keyof PorHora, string, string][] = [
+const SERIES: [Contagem<PorHora>, string, string][] = [
   ['eventos', 'eventos', '#1d5fbf'],
   ['recusados', 'recusados', '#b35c00'],
   ['entregas_com_falha', 'entregas com falha', '#b3261e'],
@@ -66,7 +51,7 @@ function Grafico(props: { por_hora: PorHora[] }) {
           return (
             <g key={h.hora}>
               {SERIES.map(([campo, nome, cor], j) => {
-                const valor = h[campo] as number;
+                const valor = h[campo];
                 return (
                   <rect
                     key={campo}
@@ -104,7 +89,7 @@ function Grafico(props: { por_hora: PorHora[] }) {
 }
 
 export function TelaResumo() {
-  const carga = useCarga(() => api<Resumo>('GET', '/evento/resumo'), 'resumo', INTERVALO_DO_RESUMO_MS);
+  const carga = useCarga(() => dados(cliente.GET('/evento/resumo')), 'resumo', INTERVALO_DO_RESUMO_MS);
   return (
     <>
       <Titulo>Resumo</Titulo>
@@ -114,7 +99,7 @@ export function TelaResumo() {
             <ul class="figuras" aria-label="Figuras do resumo">
               {FIGURAS.map(([campo, rotulo]) => (
                 <li key={campo} class={campo === 'entregas_na_fila_de_erro' && r[campo] ? 'alerta' : undefined}>
-                  <strong>{(r[campo] as number).toLocaleString('pt-BR')}</strong>
+                  <strong>{r[campo].toLocaleString('pt-BR')}</strong>
                   <span>{rotulo}</span>
                 </li>
               ))}
