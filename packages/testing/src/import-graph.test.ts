@@ -28,7 +28,7 @@ export function importsOf(text: string): string[] {
 
 const isService = (dir: string) => dir.startsWith('services/');
 /** Tests and their support files: the only code of a service that may start another one. */
-const isTestCode = (file: string) => /\.test\.ts$|\/testing\.ts$|\/test-support\.ts$|\/testing\//.test(file);
+const isTestCode = (file: string) => /\.test\.ts$|\.test-support\.ts$/.test(file);
 
 /** Subpaths a package declares public besides its main entry (`exports` keys like "./verify"). */
 function publicSubpaths(exports: unknown): string[] {

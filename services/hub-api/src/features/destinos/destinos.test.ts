@@ -11,7 +11,7 @@ import {
   criarVersao,
   encerrarContexto,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 let tipoId: string;

@@ -1,6 +1,6 @@
 import { uuidv7 } from '@hub/database';
 import type { Db } from '../../db';
-import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../test-support';
+import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../contexto.test-support';
 import type { Situacao } from './eventos.schemas';
 
 /**

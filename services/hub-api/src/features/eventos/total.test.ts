@@ -1,5 +1,5 @@
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario.test-support';
 import { sqlDaPaginaPorOffset } from './eventos.repository';
 import { type Cenario, criarCenario, gravarEvento } from './linhas.test-support';
 
