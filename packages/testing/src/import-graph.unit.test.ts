@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { importsOf } from './imports';
 
 /**
  * Services meet over HTTP and RabbitMQ only. In code that means: a service (its tests too) uses another
@@ -14,16 +15,6 @@ interface Workspace {
   manifests: Map<string, { name: string; exports?: unknown; dependencies?: object; devDependencies?: object }>;
   /** file relative to the root -> its text */
   files: Map<string, string>;
-}
-
-const IMPORT = [
-  /\b(?:import|export)\s[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
-  /\bimport\s*['"]([^'"]+)['"]/g,
-  /\b(?:import|require|jest\.mock)\(\s*['"]([^'"]+)['"]/g,
-];
-
-export function importsOf(text: string): string[] {
-  return IMPORT.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!));
 }
 
 const isService = (dir: string) => dir.startsWith('services/');
