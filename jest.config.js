@@ -1,8 +1,14 @@
-/** One jest run for the whole workspace. Tests talk to the real PostgreSQL and RabbitMQ. */
-module.exports = {
+/**
+ * One jest run for the whole workspace, in two projects (docs/development.md, "Tests"):
+ * - `unit`: `*.unit.test.ts`, pure rules and files, no PostgreSQL and no RabbitMQ. No global set-up;
+ *   the broker and database URLs point at a closed port, so a unit test that reaches either fails.
+ *   `npx jest --selectProjects unit` runs on a machine with neither.
+ * - `integration`: every other `*.test.ts`, against the real PostgreSQL and RabbitMQ.
+ */
+const shared = {
   testEnvironment: 'node',
+  rootDir: __dirname,
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/tests'],
-  testMatch: ['**/src/**/*.test.ts'],
   transform: {
     '^.+\\.(ts|js|mjs)$': [
       '@swc/jest',
@@ -15,8 +21,25 @@ module.exports = {
   // jose and postgrator ship ES modules only; jest runs CommonJS, so swc converts them too.
   transformIgnorePatterns: ['/node_modules/\\.pnpm/(?!(jose|postgrator)@)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  globalSetup: '<rootDir>/infra/test/global-setup.js',
-  setupFiles: ['<rootDir>/infra/test/setup-env.js'],
+};
+
+module.exports = {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['**/src/**/*.unit.test.ts'],
+      setupFiles: ['<rootDir>/infra/test/setup-unit-env.js'],
+    },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['**/src/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$'],
+      globalSetup: '<rootDir>/infra/test/global-setup.js',
+      setupFiles: ['<rootDir>/infra/test/setup-env.js'],
+    },
+  ],
   testTimeout: 30_000,
   maxWorkers: 2,
 };

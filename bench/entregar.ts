@@ -23,8 +23,8 @@ async function main() {
   if (!freshVhost(VHOST)) throw new Error('rabbitmqctl is needed to make a virtual host for the benchmark');
   process.env.RABBITMQ_URL = `amqp://guest:guest@127.0.0.1:5672/${VHOST}`;
   // After RABBITMQ_URL is set: the test helpers read it when loaded.
-  const { cenario, createTestHub } = await import('../services/delivery-worker/src/testing');
-  const { iniciarReceptor } = await import('../services/delivery-worker/src/receptor');
+  const { cenario, createTestHub } = await import('../services/delivery-worker/src/delivery-worker.test-support');
+  const { iniciarReceptor } = await import('../services/delivery-worker/src/receptor.test-support');
   const { connectTestBroker, spawnService, waitFor } = await import('../packages/testing/src');
   const { declareDeliveryTopology, deleteDeliveryTopology } = await import('../packages/contracts/src');
   const main = path.join(__dirname, '../services/delivery-worker/src/main.ts');

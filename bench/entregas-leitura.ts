@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { withDatabase } from '../packages/database/src';
 import { createLogger } from '../packages/log/src';
 import { startTestIdentity } from '../packages/testing/src';
-import { startAccessForTests } from '../services/access/src/testing';
+import { startAccessForTests } from '../services/access/src/access.test-support';
 import { hubApiConfig } from '../services/hub-api/src/config';
 import type { Prisma } from '../packages/hub-data/src';
 import { sqlDaPagina, sqlDoFiltro, sqlDoTotal } from '../services/hub-api/src/features/entregas/entregas.repository';

@@ -25,10 +25,10 @@ async function main() {
   if (!freshVhost(VHOST)) throw new Error('rabbitmqctl is needed to make a virtual host for the benchmark');
   process.env.RABBITMQ_URL = `amqp://guest:guest@127.0.0.1:5672/${VHOST}`;
   // After RABBITMQ_URL is set: the test helpers read it when loaded.
-  const { cenario, createTestHub } = await import('../services/delivery-worker/src/testing');
+  const { cenario, createTestHub } = await import('../services/delivery-worker/src/delivery-worker.test-support');
   const { connectTestBroker, spawnService, startTestIdentity, waitFor } = await import('../packages/testing/src');
   const { declareDeliveryTopology, DELIVERY_TOPOLOGY } = await import('../packages/contracts/src');
-  const { startAccessForTests } = await import('../services/access/src/testing');
+  const { startAccessForTests } = await import('../services/access/src/access.test-support');
   const load = os.loadavg()[0]!.toFixed(2);
 
   const identity = await startTestIdentity();

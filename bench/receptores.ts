@@ -16,7 +16,7 @@
 //   POST /zerar    forgets every count
 // Requests are not kept (only the ids, and /medir's arrivals), so a long benchmark does not fill the memory.
 import type { IncomingMessage } from 'node:http';
-import { iniciarReceptor } from '../services/delivery-worker/src/receptor';
+import { iniciarReceptor } from '../services/delivery-worker/src/receptor.test-support';
 
 /** How long /lento takes to answer. */
 const LENTO_MS = 50;

@@ -1,5 +1,5 @@
 import type { Broker } from '../packages/broker/src';
-import type { cenario as Cenario, TestHub } from '../services/delivery-worker/src/testing';
+import type { cenario as Cenario, TestHub } from '../services/delivery-worker/src/delivery-worker.test-support';
 import { abrirDestinos } from './local';
 
 /**

@@ -52,10 +52,16 @@ export function services() {
   );
 }
 
+/**
+ * Test code (docs/development.md, "Tests"): tests, their `*.test-support.ts` helpers and @hub/testing.
+ * A production bundle that reaches any of it fails to build.
+ */
+export const isTestCode = (input) => /\.test(-support)?\.ts$|(^|\/)packages\/testing\//.test(input);
+
 /** Bundles one service into `outdir` (its dist/ by default); returns the bundle's path. */
 export async function buildService(name, outdir = path.join(root, 'services', name, 'dist')) {
   const dir = path.join(root, 'services', name);
-  await build({
+  const { metafile } = await build({
     entryPoints: [path.join(dir, 'src', 'main.ts')],
     outfile: path.join(outdir, 'main.js'),
     bundle: true,
@@ -72,7 +78,10 @@ export async function buildService(name, outdir = path.join(root, 'services', na
     absWorkingDir: root,
     tsconfig: path.join(root, 'tsconfig.json'),
     plugins: [sourceDirname(outdir)],
+    metafile: true,
   });
+  const testCode = Object.keys(metafile.inputs).filter(isTestCode);
+  if (testCode.length) throw new Error(`the bundle of ${name} holds test code: ${testCode.join(', ')}`);
   return path.join(outdir, 'main.js');
 }
 

@@ -6,7 +6,7 @@ import { uuidv7 } from './ids';
 import { ensureDatabase, migrate } from './migrate';
 import { dadosRecusados, likeLiteral } from './prisma';
 import { SqlPool } from './sql';
-import { dropDatabase, unusedTestDatabase } from './test-database';
+import { dropDatabase, unusedTestDatabase } from './test-database.test-support';
 
 describe('uuidv7', () => {
   it('When many ids are made in one millisecond, then they are valid v7 and strictly increasing', () => {

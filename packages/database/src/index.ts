@@ -1,7 +1,6 @@
 export * from './ids';
 export * from './migrate';
 export * from './prisma';
-export * from './test-database';
 export * from './sql';
 export * from './listener';
 export * from './session';

@@ -1,7 +1,7 @@
 import { createLogger } from '@hub/log';
 import pg from 'pg';
 import { NotificationListener } from './listener';
-import { dropDatabase, unusedTestDatabase } from './test-database';
+import { dropDatabase, unusedTestDatabase } from './test-database.test-support';
 
 const URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const canal = (nome: string) => `teste_${nome}_${Math.random().toString(36).slice(2, 10)}`;

@@ -10,6 +10,5 @@ export * from './text';
 export * from './client-error';
 export * from './guard';
 export * from './indisponivel';
-export * from './rotas';
 export * from './metricas';
 export { operationIdOf } from './operation-id';

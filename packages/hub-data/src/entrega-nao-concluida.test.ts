@@ -1,4 +1,5 @@
-import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 
 // Migration 018: entrega_nao_concluida is the index of where each delivery is in its life, kept by

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 
 // The SQL migrations are the source of truth; this proves the Prisma schema mirrors them: the same

@@ -9,7 +9,12 @@ export * from './proxy';
 export * from './queda-do-banco';
 export * from './rabbit';
 export * from './wait';
-export { createTestDatabase, dropDatabase, type TestDatabase, unusedTestDatabase } from '@hub/database';
+export {
+  createTestDatabase,
+  dropDatabase,
+  type TestDatabase,
+  unusedTestDatabase,
+} from '@hub/database/test-support';
 
 export const TEST_RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 

@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
 import pg from 'pg';
 import { waitFor } from './wait';
 

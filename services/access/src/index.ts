@@ -1,3 +1,3 @@
 export { createApp } from './app';
 export { startAccess } from './start';
-export { startAccessForTests, type TestAccess } from './testing';
+export { startAccessForTests, type TestAccess } from './access.test-support';

@@ -4,7 +4,7 @@ import { ApiRouter, createHttpApp, listen, type RunningServer } from '@hub/http'
 import { createLogger } from '@hub/log';
 import { connectTestBroker, startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { startAccessForTests, type TestAccess } from './testing';
+import { startAccessForTests, type TestAccess } from './access.test-support';
 
 // The guard package as another service uses it, against a running access service.
 let broker: Broker;

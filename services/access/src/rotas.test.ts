@@ -1,5 +1,5 @@
 import { rotasContraDocumento, startTestIdentity, type TestIdentity } from '@hub/testing';
-import { startAccessForTests, type TestAccess } from './testing';
+import { startAccessForTests, type TestAccess } from './access.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

@@ -1,4 +1,5 @@
-import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import { createDb, type Db } from './db';
 import { MIGRATIONS_DIR } from './start';
 

@@ -1,5 +1,5 @@
 import { waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -7,7 +7,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 // The worker's writes of a delivery (its claim, the record of each attempt, a retry, the error
 // queue) change no indexed column of entrega (migration 018), so PostgreSQL makes them HOT updates:

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { waitFor } from '@hub/testing';
 import { destinoFora, deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   type Assinatura,
   cenario,
@@ -10,7 +10,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 describe('circuit breaker: the window and the threshold', () => {
   const limiares: LimiaresDoCircuito = {

@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import type http from 'node:http';
 import { declareDeliveryTopology, type TrabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -11,7 +11,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 const PASSOS_MS = [20, 40];
 const concluidas = (hub: TestHub, ids: string[]) =>

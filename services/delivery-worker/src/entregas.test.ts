@@ -4,7 +4,7 @@ import { ERROR_QUEUE_HEADERS } from '@hub/contracts';
 import { waitFor } from '@hub/testing';
 import { createVerifier } from '@hub/webhook-verifier';
 import { MAX_RESPOSTA } from './features/entregas/remetente';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -12,7 +12,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 const PASSOS = '20ms,40ms,1500ms';
 const PASSOS_MS = [20, 40, 1500];

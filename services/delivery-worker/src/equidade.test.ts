@@ -2,8 +2,8 @@ import path from 'node:path';
 import type { Broker } from '@hub/broker';
 import { deleteDeliveryTopology, type TrabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
-import { cenario, createTestHub, type TestHub } from './testing';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
+import { cenario, createTestHub, type TestHub } from './delivery-worker.test-support';
 
 /**
  * Fairness across destinations with two real worker processes (main.ts), a real receiver, real

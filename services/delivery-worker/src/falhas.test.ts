@@ -5,8 +5,8 @@ import { promisify } from 'node:util';
 import type { Broker } from '@hub/broker';
 import { deleteDeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
-import { cenario, createTestHub, startDeliveryWorkerForTests, type TestHub } from './testing';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
+import { cenario, createTestHub, startDeliveryWorkerForTests, type TestHub } from './delivery-worker.test-support';
 
 /**
  * Faults of issue 9: the worker process killed with SIGKILL in the middle of a batch, and its

@@ -7,7 +7,7 @@ import {
 } from '@hub/contracts';
 import { connectTestBroker, waitFor } from '@hub/testing';
 import { CABECALHO_REIVINDICACAO } from './features/entregas/entregas.service';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -15,7 +15,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 /**
  * Fair scheduling across destinations (architecture §5): a destination held back or backlogged gets

@@ -1,6 +1,6 @@
 // What infra/prometheus/alerts.yml reads of the worker: attempts per destination origin, and readiness.
 import { waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -8,7 +8,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 const PASSOS = '20ms,40ms';
 const PASSOS_MS = [20, 40];

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { publishMessage } from '@hub/broker';
 import { ERROR_QUEUE_HEADERS, isolatedDeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, uniqueName, waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -10,7 +10,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 /**
  * The claim of a delivery (issue 18): one job attempts a delivery at a time, each attempt goes to

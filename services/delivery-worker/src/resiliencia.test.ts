@@ -10,8 +10,8 @@ import {
   startPrivatePostgres,
   waitFor,
 } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
-import { cenario, createTestHub, type TestHub } from './testing';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
+import { cenario, createTestHub, type TestHub } from './delivery-worker.test-support';
 
 /**
  * The worker process (main.ts) on a PostgreSQL server of this file's own, restarted while jobs are

@@ -1,6 +1,11 @@
 import { generateKey, publicJwks } from '@hub/signing';
-import { iniciarReceptor, type Receptor } from './receptor';
-import { createTestHub, deleteTestTopology, startDeliveryWorkerForTests, type TestHub } from './testing';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
+import {
+  createTestHub,
+  deleteTestTopology,
+  startDeliveryWorkerForTests,
+  type TestHub,
+} from './delivery-worker.test-support';
 
 let hub: TestHub;
 let hubApi: Receptor;

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   cenario,
   createTestHub,
@@ -8,7 +8,7 @@ import {
   startDeliveryWorkerForTests,
   type TestDeliveryWorker,
   type TestHub,
-} from './testing';
+} from './delivery-worker.test-support';
 
 /**
  * The sweeper never sends again a job that is still travelling (issue 18): a retry held at the head

@@ -1,6 +1,6 @@
 import { startAccessForTests, type TestAccess } from '@hub/access';
 import { rotasContraDocumento, startTestIdentity, type TestIdentity } from '@hub/testing';
-import { startFunctionForTests, type TestFunction } from './testing';
+import { startFunctionForTests, type TestFunction } from './function.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

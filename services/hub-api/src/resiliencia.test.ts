@@ -15,8 +15,8 @@ import {
   waitFor,
 } from '@hub/testing';
 import request from 'supertest';
-import { assinar, type Cenario, cenario, publicar } from './features/publicacao/cenario';
-import type { Contexto } from './test-support';
+import { assinar, type Cenario, cenario, publicar } from './features/publicacao/cenario.test-support';
+import type { Contexto } from './contexto.test-support';
 
 // hub-api as its own process against a PostgreSQL server of this file's own, which the tests stop,
 // restart and kill (never the shared one), and through a proxy to RabbitMQ that they cut.

@@ -1,5 +1,5 @@
 import { rotasContraDocumento, waitFor } from '@hub/testing';
-import { type Contexto, encerrarContexto, iniciarContexto } from './test-support';
+import { type Contexto, encerrarContexto, iniciarContexto } from './contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

@@ -1,5 +1,6 @@
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
-import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import { createDb, type Db, transacao } from './db';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';

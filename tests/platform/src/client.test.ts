@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cenario } from '@hub/hub-api/src/features/publicacao/cenario';
-import { type Contexto, encerrarContexto, iniciarContexto } from '@hub/hub-api/src/test-support';
+import { cenario } from '@hub/hub-api/src/features/publicacao/cenario.test-support';
+import { type Contexto, encerrarContexto, iniciarContexto } from '@hub/hub-api/src/contexto.test-support';
 import { createHubClient, HubError, HubNetworkError } from '@hub/client';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { dropDatabase, unusedTestDatabase, withDatabase } from '@hub/database';
+import { withDatabase } from '@hub/database';
+import { dropDatabase, unusedTestDatabase } from '@hub/testing';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import { ownVhost } from './vhost';
 

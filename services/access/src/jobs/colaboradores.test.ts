@@ -3,7 +3,7 @@ import { publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado } from '@hub/contracts';
 import { connectTestBroker, startTestIdentity, type TestIdentity, uniqueName, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { startAccessForTests, type TestAccess } from '../testing';
+import { startAccessForTests, type TestAccess } from '../access.test-support';
 
 // Handlers run concurrently (prefetch > 1), so no test relies on the order of messages: each one
 // waits for the consumer to report that specific message as applied (committed) or ignored.

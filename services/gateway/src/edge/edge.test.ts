@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 
 describe('gateway edge: CORS and rate limit', () => {
   let gateway: GatewayUnderTest;

@@ -1,7 +1,7 @@
 import { startTestIdentity, type TestIdentity, unsignedToken } from '@hub/testing';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
-import { type RawResponse, rawGet } from '../testing/raw-request';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { type RawResponse, rawGet } from '../testing/raw-request.test-support';
 
 const POLICY = /^"(usuario|aplicativo|ip)";q=(\d+);w=60$/;
 const STATE = /^"(usuario|aplicativo|ip)";r=(\d+);t=(\d+)$/;

@@ -1,6 +1,6 @@
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 import { API_POLICY, PANEL_POLICY } from './security-headers';
 
 let identity: TestIdentity;

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { readConfig } from '../config';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
-import { rawGet } from '../testing/raw-request';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { rawGet } from '../testing/raw-request.test-support';
 
 describe('gateway health', () => {
   let gateway: GatewayUnderTest;

@@ -5,7 +5,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { z } from 'zod';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 import { DOCS_ASSETS } from './docs.page';
 
 /** The OpenAPI 3.1 schema (as published by the OpenAPI Initiative, shipped by @seriousme/openapi-schema-validator). */

@@ -6,7 +6,7 @@ import { createLogger } from '@hub/log';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import express from 'express';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 import { type PanelOptions, panelRouter } from './panel.routes';
 
 const decodeJwt = (token: string) => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString());

@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 
 /** hub-api as two instances behind the gateway (HUB_API_URL with two URLs). */
 describe('gateway in front of several instances of a service', () => {

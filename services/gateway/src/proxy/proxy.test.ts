@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 
 /** Sends a chunked body (no Content-Length) of `size` bytes and resolves with the status and body. */
 function sendChunked(

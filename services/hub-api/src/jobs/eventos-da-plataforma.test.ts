@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { encode } from '@hub/broker';
 import { type EventoDaPlataforma, eventoDaPlataforma } from '@hub/contracts';
 import { uniqueName, waitFor } from '@hub/testing';
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../contexto.test-support';
 
 const IDENTIDADE = '01900000-0000-7000-8000-000000000001';
 const COLABORADOR_ATUALIZADO = '01900000-0000-7000-8000-000000000002';

@@ -2,8 +2,8 @@ import net from 'node:net';
 import type { Broker, ConsumeMessage } from '@hub/broker';
 import { EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/contracts';
 import { connectTestBroker, TEST_RABBITMQ_URL, uniqueName, waitFor } from '@hub/testing';
-import { assinar, cenario, publicar } from '../features/publicacao/cenario';
-import { type Contexto, encerrarContexto, iniciarContexto } from '../test-support';
+import { assinar, cenario, publicar } from '../features/publicacao/cenario.test-support';
+import { type Contexto, encerrarContexto, iniciarContexto } from '../contexto.test-support';
 
 /**
  * A TCP relay between hub-api and RabbitMQ that the test can cut and restore: a real broker outage

@@ -2,7 +2,7 @@ import { uuidv7 } from '@hub/database';
 import { createLogger } from '@hub/log';
 import { waitFor } from '@hub/testing';
 import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../features/eventos/linhas.test-support';
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../contexto.test-support';
 import { retencaoJob, SITUACOES_NAO_FINAIS } from './retencao.job';
 
 const DIA = 86_400_000;

@@ -1,4 +1,5 @@
-import { dropDatabase, ensureDatabase, unusedTestDatabase } from '@hub/database';
+import { ensureDatabase } from '@hub/database';
+import { dropDatabase, unusedTestDatabase } from '@hub/testing';
 import pg from 'pg';
 import { changedTables, DatabaseFingerprints } from './fingerprint';
 

@@ -1,6 +1,6 @@
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startAccessForTests, type TestAccess } from '../../testing';
+import { startAccessForTests, type TestAccess } from '../../access.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

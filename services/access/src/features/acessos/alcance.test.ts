@@ -1,6 +1,6 @@
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startAccessForTests, type TestAccess } from '../../testing';
+import { startAccessForTests, type TestAccess } from '../../access.test-support';
 
 // Issue 18: whoever may edit or delete accesses changes only accesses within their own reach, never
 // their own, and a new e-mail does not carry a profile along (one test per door).

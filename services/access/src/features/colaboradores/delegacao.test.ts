@@ -1,6 +1,6 @@
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startAccessForTests, type TestAccess } from '../../testing';
+import { startAccessForTests, type TestAccess } from '../../access.test-support';
 
 // PATCH /colaborador/{id} hands out permissions: nobody may raise themselves, nor anybody else
 // beyond what they hold (issue 7, first bullet).

@@ -1,7 +1,7 @@
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
 import { createDb, type Db } from '../../db';
-import { startAccessForTests, type TestAccess } from '../../testing';
+import { startAccessForTests, type TestAccess } from '../../access.test-support';
 
 // Deleting a profile while an access is being given it: one of the two must win, never both.
 let identity: TestIdentity;

@@ -4,7 +4,7 @@ import { publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado } from '@hub/contracts';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startFunctionForTests, type TestFunction } from '../../testing';
+import { startFunctionForTests, type TestFunction } from '../../function.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

@@ -3,7 +3,7 @@ import { startAccessForTests, type TestAccess } from '@hub/access';
 import { todasAsPermissoes } from '@hub/contracts';
 import { startTestIdentity, type TestIdentity, unsignedToken } from '@hub/testing';
 import request from 'supertest';
-import { startFunctionForTests, type TestFunction } from '../../testing';
+import { startFunctionForTests, type TestFunction } from '../../function.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startAccessForTests, type TestAccess } from '@hub/access';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startFunctionForTests, type TestFunction } from '../../testing';
+import { startFunctionForTests, type TestFunction } from '../../function.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

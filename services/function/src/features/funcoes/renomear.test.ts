@@ -4,7 +4,7 @@ import { type Broker, publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado, EXCHANGES, eventoDaPlataforma } from '@hub/contracts';
 import { connectTestBroker, startTestIdentity, type TestIdentity, uniqueName, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { startFunctionForTests, type TestFunction } from '../../testing';
+import { startFunctionForTests, type TestFunction } from '../../function.test-support';
 
 let identity: TestIdentity;
 let access: TestAccess;

@@ -6,7 +6,7 @@ import {
   ISO_MS,
   iniciarContexto,
   unico,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

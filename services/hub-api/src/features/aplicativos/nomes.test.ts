@@ -1,4 +1,11 @@
-import { auth, type Contexto, criarAplicativo, encerrarContexto, iniciarContexto, unico } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  criarAplicativo,
+  encerrarContexto,
+  iniciarContexto,
+  unico,
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

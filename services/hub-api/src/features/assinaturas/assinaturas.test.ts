@@ -8,7 +8,7 @@ import {
   expectPagina,
   ISO_MS,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

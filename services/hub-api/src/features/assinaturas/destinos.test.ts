@@ -7,7 +7,7 @@ import {
   criarVersao,
   encerrarContexto,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 /** Host names of the tests' own, resolved to private addresses; any other name as the system does. */
 const NOMES: Record<string, string> = { 'interno.exemplo': '10.11.12.13', 'metadados.exemplo': '169.254.169.254' };

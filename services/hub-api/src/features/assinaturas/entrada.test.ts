@@ -6,7 +6,7 @@ import {
   criarVersao,
   encerrarContexto,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ConfigError } from '@hub/config';
 import { generateKey, publicJwks, type KeySet } from '@hub/signing';
 import request from 'supertest';
-import { encerrarContexto, type Contexto, iniciarContexto } from '../../test-support';
+import { encerrarContexto, type Contexto, iniciarContexto } from '../../contexto.test-support';
 import { chavesPublicas } from './chaves-publicas';
 
 // Issue 18: hub-api serves only the public JWKS, so a deployment gives it the public keys alone.

@@ -11,8 +11,8 @@ import {
   writeKeyFile,
 } from '@hub/signing';
 import { verifyWebhook } from '@hub/signing/verify';
-import { encerrarContexto, type Contexto, iniciarContexto } from '../../test-support';
-import { startHubApiForTests } from '../../testing';
+import { encerrarContexto, type Contexto, iniciarContexto } from '../../contexto.test-support';
+import { startHubApiForTests } from '../../hub-api.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

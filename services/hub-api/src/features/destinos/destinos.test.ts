@@ -1,7 +1,8 @@
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, migrate, uuidv7 } from '@hub/database';
+import { migrate, uuidv7 } from '@hub/database';
+import { createTestDatabase } from '@hub/testing';
 import { BALDES_DE_DURACAO, createDb, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import {
   auth,
@@ -11,7 +12,7 @@ import {
   criarVersao,
   encerrarContexto,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 let tipoId: string;

@@ -1,7 +1,7 @@
 import { DELIVERY_TOPOLOGY, declareDestinationQueue, EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/contracts';
 import { outboxInsert } from '@hub/outbox';
 import { waitFor } from '@hub/testing';
-import { auth } from '../../test-support';
+import { auth } from '../../contexto.test-support';
 import { type Cenario, criarCenario } from '../eventos/linhas.test-support';
 import { type ContextoComFila, iniciarContextoComFila } from '../fila/fila-de-erro.test-support';
 

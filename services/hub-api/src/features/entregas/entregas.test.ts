@@ -1,6 +1,6 @@
 import { uuidv7 } from '@hub/database';
 import { waitFor } from '@hub/testing';
-import { auth, criarAplicativo, expectPagina, ISO_MS } from '../../test-support';
+import { auth, criarAplicativo, expectPagina, ISO_MS } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../eventos/linhas.test-support';
 import {
   type ContextoComFila,

@@ -7,7 +7,7 @@ import {
   encerrarContexto,
   iniciarContexto,
   unico,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

@@ -1,5 +1,12 @@
 import { uuidv7 } from '@hub/database';
-import { auth, type Contexto, encerrarContexto, expectPagina, ISO_MS, iniciarContexto } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  encerrarContexto,
+  expectPagina,
+  ISO_MS,
+  iniciarContexto,
+} from '../../contexto.test-support';
 import { gravarRecusado } from '../eventos/linhas.test-support';
 
 let ctx: Contexto;

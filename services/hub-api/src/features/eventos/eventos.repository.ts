@@ -27,7 +27,7 @@ export interface FiltroDeEventos {
 }
 
 /** The rows of `ids` (a subquery ordered newest first) with their names, in the same order. */
-const comNomes = (ids: Prisma.Sql) => Prisma.sql`
+export const comNomes = (ids: Prisma.Sql) => Prisma.sql`
   select e.id::text, e.tipo_de_evento_id::text, t.nome as tipo_de_evento_nome, e.versao_do_esquema,
          e.aplicativo_publicador_id::text, a.nome as aplicativo_publicador_nome, e.entidade_id,
          e.ocorrido_em, e.recebido_em, e.publicado_pelo_email
@@ -74,14 +74,6 @@ export function sqlDaPagina({ pagina, tamanho }: PageRequest): Prisma.Sql {
      where recebido_em < (select hora + interval '1 hour' from alvo)
      order by recebido_em desc, id desc
     offset ${skip}::bigint - (select mais_novos from alvo) limit ${tamanho}`);
-}
-
-/** The same page by a plain OFFSET walk from the newest event: what sqlDaPagina must equal (tests). */
-export function sqlDaPaginaPorOffset({ pagina, tamanho }: PageRequest): Prisma.Sql {
-  const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
-  return comNomes(
-    Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`,
-  );
 }
 
 /**

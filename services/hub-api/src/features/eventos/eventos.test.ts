@@ -1,5 +1,12 @@
 import { uuidv7 } from '@hub/database';
-import { auth, type Contexto, encerrarContexto, expectPagina, iniciarContexto, unico } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  encerrarContexto,
+  expectPagina,
+  iniciarContexto,
+  unico,
+} from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from './linhas.test-support';
 
 let ctx: Contexto;

@@ -1,6 +1,9 @@
 import { uuidv7 } from '@hub/database';
+import type { PageRequest } from '@hub/http';
+import { Prisma } from '@hub/hub-data';
 import type { Db } from '../../db';
-import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../test-support';
+import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../contexto.test-support';
+import { comNomes } from './eventos.repository';
 import type { Situacao } from './eventos.schemas';
 
 /**
@@ -142,4 +145,12 @@ export async function criarCenario(
     assinaturaId: assinatura.body.id,
     assinanteId: assinante.id,
   };
+}
+
+/** The same page by a plain OFFSET walk from the newest event: what sqlDaPagina must equal (total.test.ts). */
+export function sqlDaPaginaPorOffset({ pagina, tamanho }: PageRequest): Prisma.Sql {
+  const skip = Math.min((pagina - 1) * tamanho, Number.MAX_SAFE_INTEGER);
+  return comNomes(
+    Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`,
+  );
 }

@@ -1,4 +1,4 @@
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento, somarResumo } from './linhas.test-support';
 
 // The summary's clock, driven by the test: 10:20 of a day far from the real one.

@@ -1,7 +1,6 @@
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario';
-import { sqlDaPaginaPorOffset } from './eventos.repository';
-import { type Cenario, criarCenario, gravarEvento } from './linhas.test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario.test-support';
+import { type Cenario, criarCenario, gravarEvento, sqlDaPaginaPorOffset } from './linhas.test-support';
 
 const DIA = 86_400_000;
 const HORA = 3_600_000;

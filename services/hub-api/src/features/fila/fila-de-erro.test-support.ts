@@ -5,7 +5,7 @@ import { ERROR_QUEUE_HEADERS, EXCHANGES, QUEUES, trabalhoDeEntrega } from '@hub/
 import { dropDatabase, waitFor } from '@hub/testing';
 import type { Db } from '../../db';
 import type { RunningHubApi } from '../../start';
-import { type Contexto, iniciarContexto } from '../../test-support';
+import { type Contexto, iniciarContexto } from '../../contexto.test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
 import { entregaIdDe, lerMensagens } from './fila-de-erro';
 import { TRAVAS } from './fila.repository';

@@ -1,5 +1,5 @@
 import { EXCHANGES } from '@hub/contracts';
-import { auth } from '../../test-support';
+import { auth } from '../../contexto.test-support';
 import { criarCenario, gravarEvento, type Cenario } from '../eventos/linhas.test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
 import {

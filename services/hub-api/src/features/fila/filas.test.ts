@@ -1,5 +1,5 @@
 import { DELIVERY_TOPOLOGY, delayQueueName, EXCHANGES, QUEUES } from '@hub/contracts';
-import { auth } from '../../test-support';
+import { auth } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import { type ContextoComFila, idsNaFila, iniciarContextoComFila, porNaFilaDeErro } from './fila-de-erro.test-support';
 

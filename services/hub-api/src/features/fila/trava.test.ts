@@ -2,8 +2,8 @@ import { QUEUES } from '@hub/contracts';
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import request from 'supertest';
-import { auth } from '../../test-support';
-import { startHubApiForTests, type TestHubApi } from '../../testing';
+import { auth } from '../../contexto.test-support';
+import { startHubApiForTests, type TestHubApi } from '../../hub-api.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import {
   type ContextoComFila,

@@ -1,6 +1,6 @@
 import { uuidv7 } from '@hub/database';
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { assinar, cenario, publicar } from './cenario';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { assinar, cenario, publicar } from './cenario.test-support';
 import { type Gravacao, gravadorEmGrupo } from './gravacao-em-grupo';
 import { observarTrabalhos } from './trabalhos.test-support';
 

@@ -1,5 +1,5 @@
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { assinar, cenario, publicar } from './cenario';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { assinar, cenario, publicar } from './cenario.test-support';
 import { observarTrabalhos } from './trabalhos.test-support';
 
 let ctx: Contexto;

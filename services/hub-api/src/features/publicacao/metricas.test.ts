@@ -1,5 +1,5 @@
-import { type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { assinar, cenario, publicar } from './cenario';
+import { type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { assinar, cenario, publicar } from './cenario.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

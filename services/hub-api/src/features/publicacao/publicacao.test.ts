@@ -6,9 +6,9 @@ import {
   encerrarContexto,
   ISO_MS,
   iniciarContexto,
-} from '../../test-support';
+} from '../../contexto.test-support';
 import { trabalhosDasEntregas } from '../entregas/trabalho';
-import { assinar, type Cenario, cenario, emailDoToken, publicar } from './cenario';
+import { assinar, type Cenario, cenario, emailDoToken, publicar } from './cenario.test-support';
 import { observarTrabalhos } from './trabalhos.test-support';
 
 let ctx: Contexto;

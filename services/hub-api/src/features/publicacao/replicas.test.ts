@@ -1,9 +1,9 @@
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import request from 'supertest';
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { startHubApiForTests, type TestHubApi } from '../../testing';
-import { assinar, type Cenario, cenario } from './cenario';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { startHubApiForTests, type TestHubApi } from '../../hub-api.test-support';
+import { assinar, type Cenario, cenario } from './cenario.test-support';
 
 /**
  * Two replicas of hub-api (A is the context's hub, B another on the same database, each with its

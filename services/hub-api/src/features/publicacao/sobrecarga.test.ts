@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { waitFor } from '@hub/testing';
-import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../test-support';
-import { cenario, publicar } from './cenario';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { cenario, publicar } from './cenario.test-support';
 
 // Two publications under way at most in this instance (HUB_PUBLICACOES_EM_ANDAMENTO).
 let ctx: Contexto;

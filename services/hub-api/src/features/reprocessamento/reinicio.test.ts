@@ -2,7 +2,7 @@ import { createLogger } from '@hub/log';
 import { uniqueName, waitFor } from '@hub/testing';
 import { hubApiConfig } from '../../config';
 import { type RunningHubApi, startHubApi } from '../../start';
-import { auth } from '../../test-support';
+import { auth } from '../../contexto.test-support';
 import { criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import {
   type ContextoComFila,

@@ -1,6 +1,6 @@
 import { uuidv7 } from '@hub/database';
 import { waitFor } from '@hub/testing';
-import { auth, expectPagina, ISO_MS } from '../../test-support';
+import { auth, expectPagina, ISO_MS } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import {
   type ContextoComFila,

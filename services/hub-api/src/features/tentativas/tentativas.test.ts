@@ -1,5 +1,5 @@
 import { uuidv7 } from '@hub/database';
-import { auth, type Contexto, encerrarContexto, expectPagina, iniciarContexto } from '../../test-support';
+import { auth, type Contexto, encerrarContexto, expectPagina, iniciarContexto } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 
 let ctx: Contexto;

@@ -9,7 +9,7 @@ import {
   ISO_MS,
   iniciarContexto,
   unico,
-} from '../../test-support';
+} from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { auth, type Contexto, criarTipo, encerrarContexto, iniciarContexto } from '../../test-support';
+import { auth, type Contexto, criarTipo, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 
 let ctx: Contexto;
 beforeAll(async () => {

@@ -1,4 +1,11 @@
-import { auth, type Contexto, criarTipo, criarVersao, encerrarContexto, iniciarContexto } from '../../test-support';
+import {
+  auth,
+  type Contexto,
+  criarTipo,
+  criarVersao,
+  encerrarContexto,
+  iniciarContexto,
+} from '../../contexto.test-support';
 import { esquemas } from '../../validation/esquemas';
 
 let ctx: Contexto;

@@ -146,8 +146,10 @@ describe('expectedSubscription', () => {
   let server: Server;
   let jwksUrl: string;
   beforeAll(async () => {
+    // A connection per fetch: on a loaded machine the server's keep-alive timer (5 s) could close a
+    // socket that fetch is about to reuse, and the next fetch fails with ECONNRESET.
     server = createServer((_req, res) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks)),
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(jwks)),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;

@@ -4,10 +4,10 @@ import { forgetOnAccessChange } from '@hub/auth';
 import { Broker } from '@hub/broker';
 import { declareInternalTopology, EXCHANGES } from '@hub/contracts';
 import type { Permissoes } from '@hub/contracts';
-import { createTestDatabase } from '@hub/database';
+
 import { listen } from '@hub/http';
 import { createLogger } from '@hub/log';
-import type { TestIdentity } from '@hub/testing';
+import { createTestDatabase, type TestIdentity } from '@hub/testing';
 import { createApp } from './app';
 import { accessConfig } from './config';
 import { createDb } from './db';

@@ -1,4 +1,4 @@
-import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../test-support';
+import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../contexto.test-support';
 
 /** What the publication tests share: an owner application with its token, a type and its version 1. */
 export interface Cenario {

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import { createLogger } from '@hub/log';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
-import { type FakeUpstream, startFakeUpstream } from './fake-upstream';
+import { type FakeUpstream, startFakeUpstream } from './fake-upstream.test-support';
 
 export interface GatewayUnderTest {
   url: string;

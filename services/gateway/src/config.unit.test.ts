@@ -1,16 +1,17 @@
+import { configRefusal, requiredIn } from '@hub/config/test-support';
 import { readConfig } from './config';
 
 describe('gateway configuration', () => {
   it('When HUB_AMBIENTE is SANDBOX and nothing is set, then the start is refused naming the upstream and identity URLs and not RABBITMQ_URL, which it does not use', () => {
-    let message = '';
-    try {
-      readConfig({ HUB_AMBIENTE: 'SANDBOX' });
-    } catch (error) {
-      message = (error as Error).message;
-    }
-    const named = [...message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is SANDBOX/gm)].map((m) => m[1]);
+    const refusal = configRefusal(() => readConfig({ HUB_AMBIENTE: 'SANDBOX' }));
     // The identity settings are asked for: the gateway verifies tokens to key its rate limit.
-    expect(named.sort()).toEqual(['ACCESS_URL', 'FUNCTION_URL', 'HUB_API_URL', 'IDENTITY_ISSUER', 'IDENTITY_JWKS_URL']);
+    expect(requiredIn(refusal)).toEqual([
+      'ACCESS_URL',
+      'FUNCTION_URL',
+      'HUB_API_URL',
+      'IDENTITY_ISSUER',
+      'IDENTITY_JWKS_URL',
+    ]);
   });
 
   it('When HUB_AMBIENTE is absent, then it is PRODUCTION: the upstream URLs are asked for, not taken from this machine', () => {

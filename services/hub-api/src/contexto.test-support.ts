@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startAccessForTests, type TestAccess } from '@hub/access';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
-import { startHubApiForTests, type TestHubApi } from './testing';
+import { startHubApiForTests, type TestHubApi } from './hub-api.test-support';
 
 /** What the route tests of hub-api share: identity, access and hub, with tokens of each kind. */
 export interface Contexto {

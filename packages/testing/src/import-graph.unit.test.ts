@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { importsOf } from './imports';
 
 /**
  * Services meet over HTTP and RabbitMQ only. In code that means: a service (its tests too) uses another
@@ -16,19 +17,9 @@ interface Workspace {
   files: Map<string, string>;
 }
 
-const IMPORT = [
-  /\b(?:import|export)\s[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
-  /\bimport\s*['"]([^'"]+)['"]/g,
-  /\b(?:import|require|jest\.mock)\(\s*['"]([^'"]+)['"]/g,
-];
-
-export function importsOf(text: string): string[] {
-  return IMPORT.flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1]!));
-}
-
 const isService = (dir: string) => dir.startsWith('services/');
 /** Tests and their support files: the only code of a service that may start another one. */
-const isTestCode = (file: string) => /\.test\.ts$|\/testing\.ts$|\/test-support\.ts$|\/testing\//.test(file);
+const isTestCode = (file: string) => /\.test\.ts$|\.test-support\.ts$/.test(file);
 
 /** Subpaths a package declares public besides its main entry (`exports` keys like "./verify"). */
 function publicSubpaths(exports: unknown): string[] {

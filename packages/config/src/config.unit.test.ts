@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { configRefusal } from './refusal.test-support';
 import {
   baseConfig,
   booleanFromEnv,
@@ -70,7 +71,7 @@ describe('development defaults', () => {
   });
 
   it('When HUB_AMBIENTE is absent, then it is PRODUCTION: no development default applies and the error says how to ask for LOCALHOST', () => {
-    const error = catchError(() => loadConfig(service, {}));
+    const error = configRefusal(() => loadConfig(service, {}));
     const named = [
       ...error.message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is PRODUCTION, as it is when unset/gm),
     ];
@@ -82,7 +83,7 @@ describe('development defaults', () => {
   it.each(['SANDBOX', 'PRODUCTION'])(
     'When HUB_AMBIENTE is %s and nothing is set, then loading fails naming every variable that has only a development default',
     (ambiente) => {
-      const error = catchError(() => loadConfig(service, { HUB_AMBIENTE: ambiente }));
+      const error = configRefusal(() => loadConfig(service, { HUB_AMBIENTE: ambiente }));
       expect(error).toBeInstanceOf(ConfigError);
       const named = [...error.message.matchAll(/^ {2}(\w+): required when HUB_AMBIENTE is (\w+)/gm)];
       expect(named.map((m) => m[1]).sort()).toEqual(Object.keys(deployed).sort());
@@ -135,12 +136,3 @@ describe('development defaults', () => {
     );
   });
 });
-
-function catchError(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected an error, none was thrown');
-}
