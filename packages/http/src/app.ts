@@ -5,7 +5,7 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { handleClientErrors } from './client-error';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
-import { prontidaoMetric } from './metricas';
+import { prontidaoMetric } from './metrics';
 import { problemHandler, requestId, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';

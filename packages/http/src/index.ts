@@ -1,4 +1,4 @@
-export * from './admissao';
+export * from './admission';
 export * from './app';
 export * from './errors';
 export * from './middleware';
@@ -9,7 +9,7 @@ export * from './validation';
 export * from './text';
 export * from './client-error';
 export * from './guard';
-export * from './indisponivel';
+export * from './unavailable';
 export * from './rotas';
-export * from './metricas';
+export * from './metrics';
 export { operationIdOf } from './operation-id';
