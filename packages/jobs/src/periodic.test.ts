@@ -161,3 +161,26 @@ describe('periodicJob', () => {
     expect(linhas).toHaveLength(1);
   });
 });
+
+describe('periodicJob.wake', () => {
+  test('When woken, then it runs now without the caller waiting, and once stopped a wake runs nothing', async () => {
+    const { logger, linhas } = loggerEmMemoria();
+    let runs = 0;
+    const job = periodicJob({
+      name: 'teste',
+      logger,
+      everyMs: 60_000,
+      run: async () => {
+        runs += 1;
+        throw new Error('falhou');
+      },
+    });
+    job.wake();
+    await job.idle();
+    expect([runs, linhas.length]).toEqual([1, 1]);
+    await job.stop();
+    job.wake();
+    await job.idle();
+    expect(runs).toBe(1);
+  });
+});

@@ -30,6 +30,8 @@ export interface PeriodicJob<T> extends RunContext {
    * share that one run). Rejects with the run's error (which is logged too). Works without `start()`.
    */
   runNow(): Promise<T>;
+  /** `runNow()` for a caller that does not wait: a failure is only logged. Nothing once stopped. */
+  wake(): void;
   /** Resolves once no run is under way and none is asked for. */
   idle(): Promise<void>;
   /** No more runs by the clock; waits for the run under way (and one asked for meanwhile). */
@@ -56,7 +58,7 @@ export function periodicJob<T>(options: PeriodicJobOptions<T>): PeriodicJob<T> {
     if (!started || stopped) return;
     const delay =
       options.everyMs !== undefined ? Math.max(0, lastStart + options.everyMs - Date.now()) : options.pauseMs;
-    timer = setTimeout(() => void job.runNow().catch(() => undefined), delay);
+    timer = setTimeout(() => job.wake(), delay);
     timer.unref();
   }
 
@@ -99,6 +101,9 @@ export function periodicJob<T>(options: PeriodicJobOptions<T>): PeriodicJob<T> {
         next = { promise, begin: () => settle(begin()) };
       }
       return next.promise;
+    },
+    wake() {
+      if (!stopped) job.runNow().catch(() => undefined);
     },
     async idle() {
       while (current || next) await (next?.promise ?? current)?.catch(() => undefined);
