@@ -1,3 +1,4 @@
+import { horaDoResumo } from '@hub/hub-data';
 import { type PageRequest, page } from '@hub/http';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
@@ -10,9 +11,6 @@ import type { z } from 'zod';
 const HORA_MS = 3_600_000;
 /** The summary's window: 24 one-hour bands, the current hour the last (contract §8). */
 export const HORAS_DO_RESUMO = 24;
-
-/** The start of the hour `agora` is in (UTC; whole hours are the same in every zone that matters here). */
-export const inicioDaHora = (agora: Date) => new Date(Math.floor(agora.getTime() / HORA_MS) * HORA_MS);
 
 /** The panel's reads of events: pages, filters and the summary (contract §4.3 r1, r3, r4). */
 export function eventosService(
@@ -49,7 +47,7 @@ export function eventosService(
     filtrar: async (filtro: FiltroDeEventos) => comContadores(await repositories.eventos.filtrar(filtro)),
 
     async resumo(): Promise<z.infer<typeof resumoSchema>> {
-      const atual = inicioDaHora(relogio());
+      const atual = horaDoResumo(relogio());
       const primeira = new Date(atual.getTime() - (HORAS_DO_RESUMO - 1) * HORA_MS);
       const [horas, fila, ativos] = await Promise.all([
         repositories.resumo.porHora(primeira, atual),
