@@ -130,15 +130,11 @@ export interface RunningServer {
 }
 
 /**
- * Listens on the port (0 for any) of 127.0.0.1 or HOST with an express app (or any request
- * listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
+ * Listens on the port (0 for any) of `host` (the service's HOST setting; 127.0.0.1 when not given)
+ * with an express app (or any request listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
  * problem+json answer (see answerClientError).
  */
-export async function listen(
-  app: Express | RequestListener,
-  port: number,
-  host = process.env.HOST ?? '127.0.0.1',
-): Promise<RunningServer> {
+export async function listen(app: Express | RequestListener, port: number, host = '127.0.0.1'): Promise<RunningServer> {
   const server = handleClientErrors(createServer(app));
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {

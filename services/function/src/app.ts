@@ -1,8 +1,9 @@
 import type { Guards } from '@hub/auth';
 import type { Broker } from '@hub/broker';
 import { eventoDaPlataforma } from '@hub/contracts';
-import { createHttpApp, outboxLagMetric } from '@hub/http';
+import { createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
+import { outboxLagMetric } from '@hub/outbox';
 import type { Db } from './db';
 import { type DestinoDosAnuncios, funcoesRepository } from './features/funcoes/funcoes.repository';
 import { funcoesRoutes } from './features/funcoes/funcoes.routes';

@@ -215,7 +215,7 @@ export async function startHubApi(
     intervaloMs: config.HUB_RETENCAO_INTERVALO,
     relogio: options.relogio,
   }).start();
-  const server = await listen(app, options.port ?? config.HUB_API_PORT);
+  const server = await listen(app, options.port ?? config.HUB_API_PORT, config.HOST);
 
   return {
     app,
