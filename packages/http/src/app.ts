@@ -20,8 +20,6 @@ export interface HttpAppOptions {
   readiness?: Record<string, ReadinessCheck>;
   /** Largest JSON body accepted; larger is a 413. */
   bodyLimit?: string;
-  /** Runs before anything reads the request (URL checks, body): admission control (see `admission`). */
-  admission?: express.RequestHandler;
   /** Called with the app before the routers, for service-specific middleware. */
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
@@ -73,7 +71,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
-  if (options.admission) app.use(options.admission);
+  // Admission control of the routes that declare one, before anything reads the request: matched
+  // by express on the routes' own method and path.
+  const admitted = express.Router();
+  for (const spec of options.routers.flatMap((r) => r.specs))
+    if (spec.admission) admitted[spec.method](spec.path, spec.admission);
+  app.use(admitted);
   app.use(urlGuard);
   app.use(
     express.json({

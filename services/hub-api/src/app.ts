@@ -91,7 +91,6 @@ export interface HubApiAppDeps {
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
-const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(
@@ -169,12 +168,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
-    admission: admission({
-      matches: ePublicacao,
-      what: 'publications',
-      max: deps.publicacoesEmAndamento ?? 1_000,
-      onShed: () => casos.metricas.sobrecarga.inc(),
-    }),
     metrics: (registry) =>
       casos.metricas.registrar(registry, {
         atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),
@@ -237,6 +230,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         aplicativosEmCache: casos.caches.aplicativos,
         registrarRecusa: casos.registrarRecusa,
         guards,
+        admission: admission({
+          what: 'publications',
+          max: deps.publicacoesEmAndamento ?? 1_000,
+          onShed: () => casos.metricas.sobrecarga.inc(),
+        }),
       }),
     ],
     readiness: {
