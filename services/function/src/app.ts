@@ -27,12 +27,12 @@ export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = {
 
 /** The HTTP app of the function registry (area B). No I/O happens here. */
 export function createApp(deps: FunctionAppDeps) {
-  const service = funcoesService(
-    deps.db,
-    funcoesRepository(deps.db),
-    deps.destino ?? DESTINO_DOS_ANUNCIOS,
-    deps.logger,
-  );
+  const service = funcoesService({
+    db: deps.db,
+    repo: funcoesRepository(deps.db),
+    destino: deps.destino ?? DESTINO_DOS_ANUNCIOS,
+    logger: deps.logger,
+  });
   return createHttpApp({
     service: 'function',
     logger: deps.logger,

@@ -13,11 +13,13 @@ const HORA_MS = 3_600_000;
 export const HORAS_DO_RESUMO = 24;
 
 /** The panel's reads of events: pages, filters and the summary (contract §4.3 r1, r3, r4). */
-export function eventosService(
-  db: DbClient,
-  repositories: { eventos: EventosRepository; resumo: ResumoRepository },
-  relogio: () => Date = () => new Date(),
-) {
+export interface EventosServiceDeps {
+  db: DbClient;
+  repositories: { eventos: EventosRepository; resumo: ResumoRepository };
+  relogio?: () => Date;
+}
+
+export function eventosService({ db, repositories, relogio = () => new Date() }: EventosServiceDeps) {
   async function comContadores(linhas: LinhaDeEvento[]): Promise<EventoDto[]> {
     const contadores = await contadoresDosEventos(
       db,
