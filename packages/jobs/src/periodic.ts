@@ -40,7 +40,7 @@ export interface PeriodicJob<T> extends RunContext {
 
 /**
  * The one loop of every periodic job of the hub (the worker's sweeper and destination refreshes,
- * hub-api's retention, reprocessing and isolated destinations): a timer, never two runs at once,
+ * hub-api's retention, reprocessing and isolated destinations, the outbox purge): a timer, never two runs at once,
  * failures logged and the loop going on, and a stop that waits for the run under way.
  */
 export function periodicJob<T>(options: PeriodicJobOptions<T>): PeriodicJob<T> {
