@@ -123,6 +123,11 @@ export const baseConfig = z.object({
   RABBITMQ_URL: developmentDefault('amqp://guest:guest@127.0.0.1:5672', amqpUrlList).describe(
     "AMQP URL of RabbitMQ, with its credentials; a cluster's nodes separated by commas",
   ),
+  HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('address the HTTP port binds to: loopback unless set (0.0.0.0 in the image, to take outside calls)'),
   SHUTDOWN_TIMEOUT: durationFromEnv('15s')
     .refine((ms) => ms > 0, 'must be above 0')
     .describe(

@@ -294,18 +294,6 @@ export async function declareDestinationQueue(
   await channel.bindQueue(queue, names.entregas, destinationRoutingKey(chave));
 }
 
-/**
- * The names the queues had before dead-lettering. Starts do not touch them: deleting quorum queues
- * while another process starting at the same moment declares the topology closed its whole
- * connection. An operator drains and deletes them once (README, Operations).
- */
-export const LEGACY_QUEUES = [
-  'access.colaboradores',
-  'function.colaboradores',
-  'hub-api.eventos-da-plataforma',
-  'delivery-worker.entregas',
-] as const;
-
 /** Deliveries (crashes before the ack) after which a message is dead-lettered instead of delivered again. */
 export const DELIVERY_LIMIT = 10;
 

@@ -5,7 +5,7 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { handleClientErrors } from './client-error';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
-import { prontidaoMetric } from './metricas';
+import { prontidaoMetric } from './metrics';
 import { problemHandler, requestId, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';
@@ -20,8 +20,6 @@ export interface HttpAppOptions {
   readiness?: Record<string, ReadinessCheck>;
   /** Largest JSON body accepted; larger is a 413. */
   bodyLimit?: string;
-  /** Runs before anything reads the request (URL checks, body): admission control (see `admission`). */
-  admission?: express.RequestHandler;
   /** Called with the app before the routers, for service-specific middleware. */
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
@@ -73,7 +71,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
-  if (options.admission) app.use(options.admission);
+  // Admission control of the routes that declare one, before anything reads the request: matched
+  // by express on the routes' own method and path.
+  const admitted = express.Router();
+  for (const spec of options.routers.flatMap((r) => r.specs))
+    if (spec.admission) admitted[spec.method](spec.path, spec.admission);
+  app.use(admitted);
   app.use(urlGuard);
   app.use(
     express.json({
@@ -130,15 +133,11 @@ export interface RunningServer {
 }
 
 /**
- * Listens on the port (0 for any) of 127.0.0.1 or HOST with an express app (or any request
- * listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
+ * Listens on the port (0 for any) of `host` (the service's HOST setting; 127.0.0.1 when not given)
+ * with an express app (or any request listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
  * problem+json answer (see answerClientError).
  */
-export async function listen(
-  app: Express | RequestListener,
-  port: number,
-  host = process.env.HOST ?? '127.0.0.1',
-): Promise<RunningServer> {
+export async function listen(app: Express | RequestListener, port: number, host = '127.0.0.1'): Promise<RunningServer> {
   const server = handleClientErrors(createServer(app));
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,4 @@
-export * from './admissao';
+export * from './admission';
 export * from './app';
 export * from './errors';
 export * from './middleware';
@@ -9,6 +9,6 @@ export * from './validation';
 export * from './text';
 export * from './client-error';
 export * from './guard';
-export * from './indisponivel';
-export * from './metricas';
+export * from './unavailable';
+export * from './metrics';
 export { operationIdOf } from './operation-id';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRepeatLimiter, type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, problemOf } from './errors';
-import { bancoIndisponivel, bancoIndisponivelErro } from './indisponivel';
+import { bancoIndisponivel, bancoIndisponivelErro } from './unavailable';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;

@@ -32,6 +32,11 @@ export interface RouteSpec<
   response?: z.ZodType;
   /** Success status; 204 when the handler returns nothing. */
   status?: number;
+  /**
+   * Admission control (see `admission`): run for this route before anything reads the request,
+   * ahead of the body parser and the guards.
+   */
+  admission?: RequestHandler;
   /** Guards run before parsing (authentication, permissions). */
   guards?: RequestHandler[];
   /** What the route asks of the caller, for the documentation: "monitoramento.ler", "master". */

@@ -28,3 +28,4 @@ export * from './duracoes';
  * is announced at commit (migration 011, a trigger per table; payload: the table's name).
  */
 export const CANAL_DO_REGISTRO = 'registro_alterado';
+export * from './resumo';

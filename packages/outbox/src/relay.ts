@@ -1,5 +1,6 @@
 import { type Broker, UnroutableError } from '@hub/broker';
 import { CONEXAO } from '@hub/database';
+import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import { NotificationListener } from '@hub/database';
 import pg from 'pg';
@@ -82,8 +83,7 @@ export class OutboxRelay {
   private generation = 0;
   private stopping = false;
   private started = false;
-  private purgeTimer?: NodeJS.Timeout;
-  private purging?: Promise<unknown>;
+  private purge?: PeriodicJob<number>;
   private readonly onBrokerConnected = () => this.wake();
   private readonly o: Required<
     Omit<OutboxRelayOptions, 'databaseUrl' | 'broker' | 'logger' | 'table' | 'listener' | 'rotear'>
@@ -116,14 +116,12 @@ export class OutboxRelay {
     if (this.ownListener) await this.listener.start();
     for (let i = 0; i < this.o.concurrency; i += 1) this.workers.push(this.work());
     if (this.o.retentionMs > 0) {
-      this.purgeTimer = setInterval(() => {
-        this.purging ??= this.purgePublished()
-          .catch((error) => this.options.logger.warn({ err: error }, 'outbox: purge failed'))
-          .finally(() => {
-            this.purging = undefined;
-          });
-      }, this.o.purgeIntervalMs);
-      this.purgeTimer.unref();
+      this.purge = periodicJob({
+        name: 'outbox purge',
+        logger: this.options.logger,
+        everyMs: this.o.purgeIntervalMs,
+        run: () => this.purgePublished(),
+      }).start();
     }
     return this;
   }
@@ -131,11 +129,11 @@ export class OutboxRelay {
   /** Stops claiming, lets the batches under way finish (published and marked), then disconnects. */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.purgeTimer);
+    const purgeStopped = this.purge?.stop();
     this.options.broker.off('connected', this.onBrokerConnected);
     this.wake();
     await Promise.allSettled(this.workers);
-    await this.purging;
+    await purgeStopped;
     this.stopListening?.();
     if (this.ownListener) await this.listener.stop();
     await this.pool.end().catch(() => undefined);

@@ -57,15 +57,15 @@ export function createApp({ config, db, events: announce, logger, readiness }: A
   };
   const guards = createGuards(verifier, accessCache);
   const router = new ApiRouter();
-  acessoAtualRoutes(router, guards);
-  acessosRoutes(router, guards, acessosService(db, events, config.COMPANY_DOMAIN));
-  perfisRoutes(router, guards, perfisService(db, events));
-  colaboradoresRoutes(router, guards, colaboradoresService(db, events));
+  acessoAtualRoutes({ router, guards });
+  acessosRoutes({ router, guards, service: acessosService({ db, events, companyDomain: config.COMPANY_DOMAIN }) });
+  perfisRoutes({ router, guards, service: perfisService({ db, events }) });
+  colaboradoresRoutes({ router, guards, service: colaboradoresService({ db, events }) });
   const app = createHttpApp({
     service: 'access',
     logger,
     routers: [router],
     readiness: { postgresql: () => db.$queryRaw`select 1`, ...readiness },
   });
-  return { app, accessCache, events, sincronizacao: sincronizacaoService(db, events) };
+  return { app, accessCache, events, sincronizacao: sincronizacaoService({ db, events }) };
 }

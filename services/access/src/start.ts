@@ -39,7 +39,7 @@ export async function startAccess(
   });
   await forgetOnAccessChange(broker, accessCache, 'access');
   await consumeColaboradores(broker, QUEUES.acessoColaboradores, sincronizacao);
-  const server = await listen(app, port);
+  const server = await listen(app, port, config.HOST);
   return {
     url: server.url,
     broker,

@@ -163,7 +163,7 @@ describe('delivery worker: the sweeper', () => {
     worker = await startDeliveryWorkerForTests(hub, { DELIVERY_SWEEP_AGE: '0ms' });
     // The worker took nothing: the job is gone.
     expect((await hub.db.entrega.findUniqueOrThrow({ where: { id: perdida!.id } })).situacao).toBe('pendente');
-    expect(await worker.varredura.passar()).toBe(1);
+    expect(await worker.varredura.runNow()).toBe(1);
     await waitFor(
       async () => (await hub.db.entrega.findUniqueOrThrow({ where: { id: perdida!.id } })).situacao === 'concluida',
     );
@@ -178,7 +178,7 @@ describe('delivery worker: the sweeper', () => {
     expect(pedido!.corpo.endsWith(',"dados":{"n": 1.50, "z": [true, null]}}')).toBe(true);
     expect(pedido!.cabecalhos['webhook-id']).toBe(perdida!.id);
     // Stamped when sent again: a second pass right after finds nothing to send.
-    expect(await worker.varredura.passar()).toBe(0);
+    expect(await worker.varredura.runNow()).toBe(0);
   });
 
   it('When a delivery stays em_andamento with no worker on it (its worker died), then the sweeper sends its job again', async () => {
@@ -190,7 +190,7 @@ describe('delivery worker: the sweeper', () => {
       where: { id: trabalho!.entrega_id },
       data: { situacao: 'em_andamento', atualizadaEm: new Date(Date.now() - 3_600_000) },
     });
-    expect(await worker!.varredura.passar()).toBe(1);
+    expect(await worker!.varredura.runNow()).toBe(1);
     await waitFor(
       async () =>
         (await hub.db.entrega.findUniqueOrThrow({ where: { id: trabalho!.entrega_id } })).situacao === 'concluida',

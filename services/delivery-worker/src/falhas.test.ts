@@ -305,7 +305,7 @@ describe('delivery worker: faults', () => {
     });
     const ultimo = await startDeliveryWorkerForTests(hub, { DELIVERY_SWEEP_AGE: '0ms' });
     try {
-      expect(await ultimo.varredura.passar()).toBe(0);
+      expect(await ultimo.varredura.runNow()).toBe(0);
     } finally {
       await ultimo.close();
     }

@@ -155,7 +155,7 @@ describe('delivery worker: the claim', () => {
       where: { id },
       data: { proximaTentativaEm: new Date(0), atualizadaEm: new Date(0) },
     });
-    expect(await worker.varredura.passar()).toBe(0);
+    expect(await worker.varredura.runNow()).toBe(0);
     expect(receptor.de('/ok').filter((r) => r.cabecalhos['webhook-id'] === id)).toHaveLength(0);
   });
 

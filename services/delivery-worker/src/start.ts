@@ -236,7 +236,7 @@ export async function startDeliveryWorker(
         () => destinos.circuitos(),
       ),
   });
-  const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT);
+  const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT, config.HOST);
 
   return {
     url: server.url,

@@ -61,7 +61,7 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
     let enviadas = 0;
     await waitFor(
       async () => {
-        enviadas += await worker.varredura.passar();
+        enviadas += await worker.varredura.runNow();
         return ate();
       },
       { timeoutMs: 20_000, intervalMs: 50, what },
@@ -166,13 +166,13 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
         update entrega set situacao = 'em_andamento', reivindicacao = gen_random_uuid(),
                reivindicada_ate = now() - interval '1 hour', proxima_tentativa_em = now() - interval '1 hour'
          where id = ${morta!.entrega_id}::uuid`;
-      expect(await worker.varredura.passar()).toBe(1);
+      expect(await worker.varredura.runNow()).toBe(1);
       await waitFor(
         async () =>
           (await hub.db.entrega.findUniqueOrThrow({ where: { id: morta!.entrega_id } })).situacao === 'concluida',
         { what: "the dead worker's delivery taken over" },
       );
-      expect(await worker.varredura.passar()).toBe(0);
+      expect(await worker.varredura.runNow()).toBe(0);
       expect((await hub.db.entrega.findUniqueOrThrow({ where: { id: esperando!.entrega_id } })).situacao).toBe(
         'pendente',
       );

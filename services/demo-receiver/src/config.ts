@@ -2,7 +2,7 @@ import { baseConfig, loadConfig, portFromEnv, serviceUrlFromEnv } from '@hub/con
 import type { z } from 'zod';
 
 /** The demo subscriber needs only where to listen and where the hub publishes its public keys. */
-export const demoReceiverConfig = baseConfig.pick({ LOG_LEVEL: true, SHUTDOWN_TIMEOUT: true }).extend({
+export const demoReceiverConfig = baseConfig.pick({ LOG_LEVEL: true, HOST: true, SHUTDOWN_TIMEOUT: true }).extend({
   DEMO_RECEIVER_PORT: portFromEnv(8086).describe('port of the demo webhook receiver'),
   HUB_JWKS_URL: serviceUrlFromEnv('http://127.0.0.1:8083/.well-known/jwks.json').describe(
     "the hub's JWKS: the only keys this subscriber trusts",

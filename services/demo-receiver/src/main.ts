@@ -12,7 +12,7 @@ runMain(logger, async () => {
     jwksUrl: config.HUB_JWKS_URL,
     onWarning: (message, error) => logger.warn({ err: error }, message),
   });
-  const server = await listen(createApp({ logger, verifier }), config.DEMO_RECEIVER_PORT);
+  const server = await listen(createApp({ logger, verifier }), config.DEMO_RECEIVER_PORT, config.HOST);
   logger.info(
     { url: server.url, jwks: config.HUB_JWKS_URL },
     'demo-receiver listening; deliveries go to POST /webhooks',

@@ -1,8 +1,9 @@
 import type { Guards } from '@hub/auth';
 import type { Broker } from '@hub/broker';
 import { eventoDaPlataforma } from '@hub/contracts';
-import { createHttpApp, outboxLagMetric } from '@hub/http';
+import { createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
+import { outboxLagMetric } from '@hub/outbox';
 import type { Db } from './db';
 import { type DestinoDosAnuncios, funcoesRepository } from './features/funcoes/funcoes.repository';
 import { funcoesRoutes } from './features/funcoes/funcoes.routes';
@@ -26,12 +27,12 @@ export const DESTINO_DOS_ANUNCIOS: DestinoDosAnuncios = {
 
 /** The HTTP app of the function registry (area B). No I/O happens here. */
 export function createApp(deps: FunctionAppDeps) {
-  const service = funcoesService(
-    deps.db,
-    funcoesRepository(deps.db),
-    deps.destino ?? DESTINO_DOS_ANUNCIOS,
-    deps.logger,
-  );
+  const service = funcoesService({
+    db: deps.db,
+    repo: funcoesRepository(deps.db),
+    destino: deps.destino ?? DESTINO_DOS_ANUNCIOS,
+    logger: deps.logger,
+  });
   return createHttpApp({
     service: 'function',
     logger: deps.logger,

@@ -86,7 +86,7 @@ export async function startFunction(
     destino: options.destino,
     atrasoDaOutbox: () => relay.atrasoSegundos(),
   });
-  const server = await listen(app, options.port ?? config.FUNCTION_PORT);
+  const server = await listen(app, options.port ?? config.FUNCTION_PORT, config.HOST);
 
   return {
     app,

@@ -91,7 +91,6 @@ export interface HubApiAppDeps {
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
-const ePublicacao = (metodo: string, caminho: string) => metodo === 'POST' && /^\/eventos?\/?$/i.test(caminho);
 
 /** Repositories and the publication use case, built once per process (the app and the consumers share them). */
 export function createUseCases(
@@ -169,12 +168,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
-    admission: admission({
-      matches: ePublicacao,
-      what: 'publications',
-      max: deps.publicacoesEmAndamento ?? 1_000,
-      onShed: () => casos.metricas.sobrecarga.inc(),
-    }),
     metrics: (registry) =>
       casos.metricas.registrar(registry, {
         atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),
@@ -182,9 +175,18 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       }),
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(esquecer(aplicativosService(deps.db, aplicativos), ['criar', 'atualizar']), guards),
-      tiposRoutes(esquecer(tiposService(deps.db, tipos, aplicativos), ['criar', 'atualizar', 'excluir']), guards),
-      versoesRoutes(esquecer(versoesService(deps.db, { versoes, tipos }, validador), ['criar', 'atualizar']), guards),
+      aplicativosRoutes(
+        esquecer(aplicativosService({ db: deps.db, repository: aplicativos }), ['criar', 'atualizar']),
+        guards,
+      ),
+      tiposRoutes(
+        esquecer(tiposService({ db: deps.db, repository: tipos, aplicativos }), ['criar', 'atualizar', 'excluir']),
+        guards,
+      ),
+      versoesRoutes(
+        esquecer(versoesService({ db: deps.db, versoes, tipos, validador }), ['criar', 'atualizar']),
+        guards,
+      ),
       esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
       assinaturasRoutes(
         esquecer(
@@ -204,16 +206,16 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       ),
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
       eventosRoutes(
-        eventosService(
-          deps.db,
-          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
-          deps.relogio,
-        ),
+        eventosService({
+          db: deps.db,
+          repositories: { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
+          relogio: deps.relogio,
+        }),
         guards,
       ),
       eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
       tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
-      destinosRoutes(destinosService(destinos, deps.relogio, deps.logger), guards),
+      destinosRoutes(destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }), guards),
       entregasRoutes(
         entregasService({
           db: deps.db,
@@ -230,13 +232,18 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         }),
         guards,
       ),
-      filaRoutes(deps.filas, deps.conciliacao, guards),
+      filaRoutes({ filas: deps.filas, conciliacao: deps.conciliacao, guards }),
       publicacaoRoutes({
         service: casos.publicacao,
         aplicativos,
         aplicativosEmCache: casos.caches.aplicativos,
         registrarRecusa: casos.registrarRecusa,
         guards,
+        admission: admission({
+          what: 'publications',
+          max: deps.publicacoesEmAndamento ?? 1_000,
+          onShed: () => casos.metricas.sobrecarga.inc(),
+        }),
       }),
     ],
     readiness: {

@@ -1,4 +1,4 @@
-import { outboxLagMetric } from '@hub/http';
+import { outboxLagMetric } from '@hub/outbox';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Fila } from './features/fila/fila.schemas';
 import type { FilasDaTopologia } from './features/fila/fila.service';

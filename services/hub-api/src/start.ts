@@ -201,13 +201,13 @@ export async function startHubApi(
       conciliacao,
       filas: filasDaTopologia({ broker, db, trava, passosMs: config.DELIVERY_RETRY_DELAYS }),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
-      acordarReprocessamento: () => reprocessamento.acordar(),
+      acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
     },
     casos,
   );
   // Requests left em_andamento by a stopped instance go on now.
-  reprocessamento.start();
+  reprocessamento.start().wake();
   const retencao = retencaoJob({
     db,
     logger,
@@ -215,7 +215,7 @@ export async function startHubApi(
     intervaloMs: config.HUB_RETENCAO_INTERVALO,
     relogio: options.relogio,
   }).start();
-  const server = await listen(app, options.port ?? config.HUB_API_PORT);
+  const server = await listen(app, options.port ?? config.HUB_API_PORT, config.HOST);
 
   return {
     app,

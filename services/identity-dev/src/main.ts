@@ -28,7 +28,7 @@ runMain(logger, async () => {
     broker,
     logger,
   });
-  const server = await listen(app, config.IDENTITY_DEV_PORT);
+  const server = await listen(app, config.IDENTITY_DEV_PORT, config.HOST);
   logger.info({ url: server.url }, 'identity-dev listening');
   return {
     stop: async () => {

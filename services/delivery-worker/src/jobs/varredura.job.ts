@@ -1,5 +1,6 @@
 import type { Broker } from '@hub/broker';
 import { type DeliveryTopology, trabalhoDeEntrega } from '@hub/contracts';
+import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import { type EntregasRepository, trabalhoDaLinha } from '../features/entregas/entregas.repository';
 import type { Metricas } from '../metricas';
@@ -28,61 +29,36 @@ export interface VarreduraOpcoes {
  * statement. A job that cannot be published is found again on a later pass.
  */
 export function varreduraJob(o: VarreduraOpcoes) {
-  let timer: NodeJS.Timeout | undefined;
-  let passando: Promise<number> | undefined;
-  let parado = false;
-
-  async function passar(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const perdidas = await o.repo.recolherPerdidas(o.idadeMs, o.retomadaMs, o.lote ?? 200);
-      for (const p of perdidas) {
-        const corpo = trabalhoDaLinha(p);
-        await o.broker.publish(o.topologia.entregas, trabalhoDeEntrega.routingKey, Buffer.from(JSON.stringify(corpo)), {
-          messageId: p.entrega_id,
-          mandatory: true,
-        });
+  const lote = o.lote ?? 200;
+  return periodicJob({
+    name: 'sweeper',
+    logger: o.logger,
+    pauseMs: o.intervaloMs,
+    /** One pass: the number of jobs enqueued again. */
+    async run(job): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const perdidas = await o.repo.recolherPerdidas(o.idadeMs, o.retomadaMs, lote);
+        for (const p of perdidas) {
+          const corpo = trabalhoDaLinha(p);
+          await o.broker.publish(
+            o.topologia.entregas,
+            trabalhoDeEntrega.routingKey,
+            Buffer.from(JSON.stringify(corpo)),
+            {
+              messageId: p.entrega_id,
+              mandatory: true,
+            },
+          );
+        }
+        total += perdidas.length;
+        o.metricas.recuperadas.inc(perdidas.length);
+        if (perdidas.length < lote || job.stopped) break;
       }
-      total += perdidas.length;
-      o.metricas.recuperadas.inc(perdidas.length);
-      if (perdidas.length < (o.lote ?? 200) || parado) break;
-    }
-    if (total > 0)
-      o.logger.warn({ quantidade: total }, 'sweeper enqueued jobs again for deliveries whose job was lost');
-    return total;
-  }
-
-  const job = {
-    /** One pass now (tests, operations): the number of jobs enqueued again. */
-    async passar(): Promise<number> {
-      while (passando) await passando.catch(() => undefined);
-      passando = passar();
-      try {
-        return await passando;
-      } finally {
-        passando = undefined;
-      }
+      if (total > 0)
+        o.logger.warn({ quantidade: total }, 'sweeper enqueued jobs again for deliveries whose job was lost');
+      return total;
     },
-    start() {
-      const agendar = () => {
-        if (parado) return;
-        timer = setTimeout(() => {
-          job
-            .passar()
-            .catch((error) => o.logger.error({ err: error }, 'sweeper pass failed; trying again later'))
-            .finally(agendar);
-        }, o.intervaloMs);
-        timer.unref();
-      };
-      agendar();
-      return job;
-    },
-    async stop() {
-      parado = true;
-      clearTimeout(timer);
-      await passando?.catch(() => undefined);
-    },
-  };
-  return job;
+  });
 }
 export type VarreduraJob = ReturnType<typeof varreduraJob>;

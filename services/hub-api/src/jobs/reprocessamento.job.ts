@@ -1,3 +1,4 @@
+import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import { type Db, transacao } from '../db';
 import { iniciarNovoCiclo } from '../features/entregas/ciclo';
@@ -31,10 +32,6 @@ type Passo = { trabalhou: false } | { trabalhou: true; concluida?: string };
 export function reprocessamentoJob(options: ReprocessamentoJobOptions) {
   const { db, repo, logger, lote } = options;
   const relogio = options.relogio ?? (() => new Date());
-  let parado = false;
-  let timer: NodeJS.Timeout | undefined;
-  let rodando: Promise<void> | undefined;
-  let acordadoDeNovo = false;
 
   const passo = (): Promise<Passo> =>
     transacao(db, async (tx) => {
@@ -70,7 +67,7 @@ export function reprocessamentoJob(options: ReprocessamentoJobOptions) {
     });
 
   async function rodar(): Promise<void> {
-    while (!parado) {
+    while (!job.stopped) {
       const feito = await passo();
       if (!feito.trabalhou) return;
       if (feito.concluida) {
@@ -80,51 +77,9 @@ export function reprocessamentoJob(options: ReprocessamentoJobOptions) {
     }
   }
 
-  const job = {
-    /** Runs the open requests now (or right after the run under way). */
-    acordar(): void {
-      if (parado) return;
-      if (rodando) {
-        acordadoDeNovo = true;
-        return;
-      }
-      rodando = rodar()
-        .catch((error) => logger.error({ err: error }, 'reprocessing: a batch failed; retried on the next wake-up'))
-        .finally(() => {
-          rodando = undefined;
-          if (acordadoDeNovo) {
-            acordadoDeNovo = false;
-            job.acordar();
-          }
-        });
-    },
-
-    /** Resumes requests left em_andamento at once, then looks again every intervaloMs. */
-    start() {
-      const agendar = () => {
-        timer = setTimeout(() => {
-          job.acordar();
-          if (!parado) agendar();
-        }, options.intervaloMs);
-        timer.unref();
-      };
-      job.acordar();
-      agendar();
-      return job;
-    },
-
-    /** Resolves once no run is under way (and none was asked for meanwhile). */
-    async ocioso(): Promise<void> {
-      while (rodando) await rodando;
-    },
-
-    /** Stops after the batch under way (committed or rolled back whole) and waits for it. */
-    async stop() {
-      parado = true;
-      clearTimeout(timer);
-      await rodando;
-    },
-  };
+  // wake() runs the open requests now (or right after the run under way); stop() ends after the
+  // batch under way (committed or rolled back whole) and waits for it.
+  const job = periodicJob({ name: 'reprocessing', logger, everyMs: options.intervaloMs, run: rodar });
   return job;
 }
 export type ReprocessamentoJob = ReturnType<typeof reprocessamentoJob>;

@@ -1,3 +1,4 @@
+import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import type { Db } from '../db';
 import { SITUACOES_NA_FILA, type Situacao } from '../features/eventos/eventos.schemas';
@@ -48,15 +49,12 @@ export function retencaoJob(options: RetencaoOptions) {
   const { db, logger } = options;
   const lote = options.lote ?? 1_000;
   const relogio = options.relogio ?? (() => new Date());
-  let timer: NodeJS.Timeout | undefined;
-  let passando: Promise<unknown> | undefined;
-  let parado = false;
 
   /** Repeats a batch until it erases less than a full one. */
   async function emLotes(apagar: () => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      if (parado) return total;
+      if (job.stopped) return total;
       const apagados = await apagar();
       total += apagados;
       if (apagados < lote) return total;
@@ -153,40 +151,18 @@ export function retencaoJob(options: RetencaoOptions) {
     return apagados;
   }
 
-  const job = {
-    /** One whole pass now; what it erased. Passes never overlap: a second call waits for the first. */
-    async executar(): Promise<Apagados> {
-      while (passando) await passando.catch(() => undefined);
-      const pass = passar();
-      passando = pass;
-      try {
-        const apagados = await pass;
-        if (Object.values(apagados).some((n) => n > 0)) logger.info({ apagados }, 'retention: expired rows erased');
-        return apagados;
-      } finally {
-        passando = undefined;
-      }
+  // Stopped, the pass under way ends after its current batch (emLotes) and stop() waits for it.
+  const job = periodicJob({
+    name: 'retention',
+    logger,
+    pauseMs: options.intervaloMs,
+    /** One whole pass: what it erased. */
+    async run(): Promise<Apagados> {
+      const apagados = await passar();
+      if (Object.values(apagados).some((n) => n > 0)) logger.info({ apagados }, 'retention: expired rows erased');
+      return apagados;
     },
-
-    start() {
-      const agendar = () => {
-        timer = setTimeout(async () => {
-          await job.executar().catch((error) => logger.error({ err: error }, 'retention: a pass failed'));
-          if (!parado) agendar();
-        }, options.intervaloMs);
-        timer.unref();
-      };
-      agendar();
-      return job;
-    },
-
-    /** Stops scheduling, ends the running pass after its current batch, and waits for it. */
-    async stop() {
-      parado = true;
-      clearTimeout(timer);
-      await passando?.catch(() => undefined);
-    },
-  };
+  });
   return job;
 }
 export type RetencaoJob = ReturnType<typeof retencaoJob>;

@@ -57,7 +57,7 @@ describe('retention', () => {
     });
     const totalAntes = (await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total;
 
-    const apagados = await ctx.hub.retencao.executar();
+    const apagados = await ctx.hub.retencao.runNow();
 
     expect(apagados).toMatchObject({ eventos: 1, outbox: 2 });
     expect(await existe(velho.id)).toBe(false);
@@ -82,7 +82,7 @@ describe('retention', () => {
     const eventos = [];
     for (let i = 0; i < 5; i++)
       eventos.push(await gravarEvento(db(), curto, { recebidoEm: antes(DIA - HORA), entregas: ['concluida'] }));
-    expect(await ctx.hub.retencao.executar()).toMatchObject({ eventos: 0 });
+    expect(await ctx.hub.retencao.runNow()).toMatchObject({ eventos: 0 });
 
     agora = new Date(agora.getTime() + 2 * HORA);
     const job = retencaoJob({
@@ -93,7 +93,7 @@ describe('retention', () => {
       lote: 2,
       relogio: () => agora,
     });
-    const apagados = await job.executar();
+    const apagados = await job.runNow();
     expect(apagados.eventos).toBeGreaterThanOrEqual(5);
     expect(await db().evento.count({ where: { id: { in: eventos.map((e) => e.id) } } })).toBe(0);
   });
@@ -116,7 +116,7 @@ describe('retention', () => {
     const horaNova = await hora(antes(47 * HORA));
 
     // The hub's job: HUB_RECUSADOS_RETENCAO at its default of 30 days.
-    await ctx.hub.retencao.executar();
+    await ctx.hub.retencao.runNow();
     expect(
       (await db().chaveDeIdempotencia.findMany({ where: { escopo: 'aplicativo:teste' } })).map((c) => c.chave),
     ).toEqual(['nova']);
@@ -133,7 +133,7 @@ describe('retention', () => {
       intervaloMs: 60_000,
       relogio: () => agora,
     });
-    expect((await curtoPrazo.executar()).recusados).toBeGreaterThanOrEqual(1);
+    expect((await curtoPrazo.runNow()).recusados).toBeGreaterThanOrEqual(1);
     expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(0);
   });
 
@@ -165,7 +165,7 @@ describe('retention', () => {
       );
     const final = await gravarEvento(db(), curto, { recebidoEm: antes(3 * DIA), entregas: ['concluida', 'cancelada'] });
 
-    await ctx.hub.retencao.executar();
+    await ctx.hub.retencao.runNow();
 
     expect(await existe(final.id)).toBe(false);
     for (const evento of mantidos) {
@@ -179,7 +179,7 @@ describe('retention', () => {
       where: { eventoId: { in: mantidos.map((e) => e.id) }, situacao: { not: 'concluida' } },
       data: { situacao: 'cancelada' },
     });
-    expect((await ctx.hub.retencao.executar()).eventos).toBeGreaterThanOrEqual(mantidos.length);
+    expect((await ctx.hub.retencao.runNow()).eventos).toBeGreaterThanOrEqual(mantidos.length);
     for (const evento of mantidos) expect(await existe(evento.id)).toBe(false);
   });
 
@@ -192,7 +192,7 @@ describe('retention', () => {
       async (tx) => {
         await tx.$executeRaw`select id from entrega where id = ${entregaId}::uuid for update`;
         await tx.entrega.update({ where: { id: entregaId }, data: { situacao: 'pendente' } });
-        passe = ctx.hub.retencao.executar();
+        passe = ctx.hub.retencao.runNow();
         await waitFor(
           async () =>
             (

@@ -2,7 +2,7 @@ import type { Guards } from '@hub/auth';
 import { acessoAtualSchema } from '@hub/contracts';
 import type { ApiRouter } from '@hub/http';
 
-export function acessoAtualRoutes(router: ApiRouter, guards: Guards): ApiRouter {
+export function acessoAtualRoutes({ router, guards }: { router: ApiRouter; guards: Guards }): ApiRouter {
   return router.route(
     {
       method: 'get',

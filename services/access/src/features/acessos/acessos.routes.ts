@@ -10,7 +10,15 @@ const REACH =
 const autoCompleteItem = z.object({ id: z.string(), email: z.string(), perfil: z.string() });
 
 /** The eight /auth routes except /auth/acesso (see acesso-atual). */
-export function acessosRoutes(router: ApiRouter, guards: Guards, service: AcessosService): ApiRouter {
+export function acessosRoutes({
+  router,
+  guards,
+  service,
+}: {
+  router: ApiRouter;
+  guards: Guards;
+  service: AcessosService;
+}): ApiRouter {
   const ler = guards.permission('colaboradores', 'qualquer');
   return router
     .route(

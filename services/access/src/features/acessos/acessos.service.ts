@@ -8,7 +8,13 @@ import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './aces
 import { type AcessoFiltro, acessosRepository } from './acessos.repository';
 
 /** The rules of contract §3 (Access) and §4.1, in domain words; no HTTP, no SQL. */
-export function acessosService(db: Db, events: AccessEvents, companyDomain: string) {
+export interface AcessosServiceDeps {
+  db: Db;
+  events: AccessEvents;
+  companyDomain: string;
+}
+
+export function acessosService({ db, events, companyDomain }: AcessosServiceDeps) {
   const acessos = acessosRepository(db);
 
   async function get(id: string): Promise<Acesso> {

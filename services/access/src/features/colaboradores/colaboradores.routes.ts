@@ -22,7 +22,15 @@ function editarColaboradoresEConfiguracoes(guards: Guards): Guarded {
 }
 const base = '/colaborador';
 
-export function colaboradoresRoutes(router: ApiRouter, guards: Guards, service: ColaboradoresService): ApiRouter {
+export function colaboradoresRoutes({
+  router,
+  guards,
+  service,
+}: {
+  router: ApiRouter;
+  guards: Guards;
+  service: ColaboradoresService;
+}): ApiRouter {
   const ler = guards.permission('colaboradores', 'ler');
   const busca = z.object({ busca: queryText() });
   return router

@@ -27,7 +27,7 @@ export type ColaboradorView = z.infer<typeof colaboradorSchema>;
  * A collaborator is an access of perfil colaborador seen with the identity service's data (name,
  * function, link). Its id is the access id. Only its access profile is changed here.
  */
-export function colaboradoresService(db: Db, events: AccessEvents) {
+export function colaboradoresService({ db, events }: { db: Db; events: AccessEvents }) {
   const colaboradores = colaboradoresRepository(db);
 
   async function view(rows: ColaboradorRow[]): Promise<ColaboradorView[]> {

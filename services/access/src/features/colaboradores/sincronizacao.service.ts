@@ -10,7 +10,7 @@ import { colaboradoresRepository } from './colaboradores.repository';
  * live access of the same e-mail (vinculado, nome, termoauth_id), or unlinks it when the
  * collaborator is removed or moved to another e-mail. Projection and links change in one transaction.
  */
-export function sincronizacaoService(db: Db, events: AccessEvents) {
+export function sincronizacaoService({ db, events }: { db: Db; events: AccessEvents }) {
   return {
     /** Returns whether the message changed the projection (false for duplicates and late ones). */
     async sincronizar(message: ColaboradorSincronizado): Promise<boolean> {

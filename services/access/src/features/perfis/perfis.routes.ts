@@ -7,7 +7,15 @@ import type { PerfisService } from './perfis.service';
 const tag = 'Perfil de acesso';
 const base = '/perfil-de-acesso';
 
-export function perfisRoutes(router: ApiRouter, guards: Guards, service: PerfisService): ApiRouter {
+export function perfisRoutes({
+  router,
+  guards,
+  service,
+}: {
+  router: ApiRouter;
+  guards: Guards;
+  service: PerfisService;
+}): ApiRouter {
   const busca = z.object({ busca: queryText() });
   return router
     .route(

@@ -9,7 +9,7 @@ import { perfisRepository } from './perfis.repository';
 import { type perfilAtualizar, type perfilCriar, toPerfil } from './perfis.schemas';
 
 /** Access profiles: a name and a permission map; an access has at most one. */
-export function perfisService(db: Db, events: AccessEvents) {
+export function perfisService({ db, events }: { db: Db; events: AccessEvents }) {
   const perfis = perfisRepository(db);
 
   return {

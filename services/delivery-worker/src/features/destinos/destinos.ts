@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@hub/broker';
 import { uuidv7 } from '@hub/database';
 import type { DbClient } from '@hub/hub-data';
+import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import { type Circuito, type Contagem, deveAbrir, Janela, type LimiaresDoCircuito } from './circuito';
 
@@ -130,8 +131,7 @@ export class Destinos {
   private workers = 1;
   private readonly conhecidas = new Set<string>();
   private pendentes = new Map<string, Map<number, Figuras>>();
-  private timer?: NodeJS.Timeout;
-  private corrente?: Promise<void>;
+  private readonly refresco: PeriodicJob<void>;
   private readonly ouvintes: (() => void)[] = [];
   /** This process in destino_em_andamento. */
   private readonly processo = uuidv7();
@@ -147,19 +147,24 @@ export class Destinos {
   /** Told of each circuit transition this process made or met on a statement of its own, by origin. */
   private readonly ouvintesDoCircuito: ((origem: string) => void)[] = [];
 
-  constructor(private readonly options: DestinosOptions) {}
+  constructor(private readonly options: DestinosOptions) {
+    this.refresco = periodicJob({
+      name: 'destinations refresh',
+      logger: options.logger,
+      everyMs: options.intervaloMs,
+      run: () => this.passar(),
+    });
+  }
 
   /** Reads the rows once, then keeps them fresh. */
   async iniciar(): Promise<void> {
-    await this.passar();
-    this.timer = setInterval(() => void this.passar(), this.options.intervaloMs);
-    this.timer.unref();
+    await this.refresco.runNow();
+    this.refresco.start();
   }
 
   /** Stops refreshing (the pass under way ends first); `gravarRestantes` writes what comes after. */
   async parar(): Promise<void> {
-    clearInterval(this.timer);
-    await this.corrente;
+    await this.refresco.stop();
   }
 
   /** Writes the figures not written yet and takes back its attempts in flight (at stop, once the last attempts are over). */
@@ -466,19 +471,15 @@ export class Destinos {
     return f;
   }
 
-  private passar(): Promise<void> {
-    this.corrente ??= (async () => {
-      try {
-        await Promise.all([this.ler(), this.gravarFiguras(), this.gravarEmAndamento()]);
-        this.options.aoLer?.();
-        for (const ouvinte of this.ouvintes) ouvinte();
-      } catch (error) {
-        this.options.logger.warn({ err: error }, 'destinations not refreshed; the last rules stay');
-      } finally {
-        this.corrente = undefined;
-      }
-    })();
-    return this.corrente;
+  /** One refresh (the periodic job never runs two at once). */
+  private async passar(): Promise<void> {
+    try {
+      await Promise.all([this.ler(), this.gravarFiguras(), this.gravarEmAndamento()]);
+      this.options.aoLer?.();
+      for (const ouvinte of this.ouvintes) ouvinte();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'destinations not refreshed; the last rules stay');
+    }
   }
 
   private async ler(): Promise<void> {

@@ -6,6 +6,7 @@ import {
   trabalhoDeEntrega,
 } from '@hub/contracts';
 import type { DbClient } from '@hub/hub-data';
+import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { Metricas } from '../../metricas';
 import { type Destinos, prefetchDoDestino, retido } from './destinos';
@@ -94,11 +95,16 @@ export class Isolamento {
   private trabalhos = new Map<string, number>();
   private readonly vaziaDesde = new Map<string, number>();
   private readonly isolando = new Map<string, Promise<string | undefined>>();
-  private timer?: NodeJS.Timeout;
-  private corrente?: Promise<void>;
+  private readonly passes: PeriodicJob<void>;
   private parado = false;
 
   constructor(private readonly o: IsolamentoOptions) {
+    this.passes = periodicJob({
+      name: 'isolation',
+      logger: o.logger,
+      everyMs: o.intervaloMs,
+      run: () => this.passar(),
+    });
     // A destination's consumer follows its rules as soon as this process knows them, not at the next
     // pass: held, it stops taking jobs; its circuit half-open or closed again, it takes them one at
     // a time or at its share. Transitions this process makes come at once; those of other workers
@@ -110,9 +116,8 @@ export class Isolamento {
   }
 
   async iniciar(): Promise<void> {
-    await this.passar();
-    this.timer = setInterval(() => void this.passar(), this.o.intervaloMs);
-    this.timer.unref();
+    await this.passes.runNow();
+    this.passes.start();
   }
 
   /**
@@ -123,8 +128,7 @@ export class Isolamento {
    */
   async parar(): Promise<void> {
     this.parado = true;
-    clearInterval(this.timer);
-    await this.corrente;
+    await this.passes.stop();
   }
 
   /** The routing key that takes a job of this origin to its queue, while its jobs go there. */
@@ -226,25 +230,22 @@ export class Isolamento {
     return destinationRoutingKey(linha.id);
   }
 
-  private passar(): Promise<void> {
-    if (this.parado) return Promise.resolve();
-    this.corrente ??= (async () => {
-      try {
-        await this.ler();
-        await this.isolarAcumulados();
-        for (const isolada of this.isoladas.values()) await this.cuidar(isolada);
-        for (const id of this.consumos.keys())
-          if (![...this.isoladas.values()].some((i) => i.id === id)) await this.emOrdem(id, () => this.naoConsumir(id));
-        this.o.metricas.isoladas.set(this.isoladas.size);
-      } catch (error) {
-        this.o.logger.warn({ err: error }, 'isolated destinations not looked at; trying again at the next pass');
-      } finally {
-        this.adiamentos = new Map();
-        this.trabalhos = new Map();
-        this.corrente = undefined;
-      }
-    })();
-    return this.corrente;
+  /** One pass (the periodic job never runs two at once). */
+  private async passar(): Promise<void> {
+    if (this.parado) return;
+    try {
+      await this.ler();
+      await this.isolarAcumulados();
+      for (const isolada of this.isoladas.values()) await this.cuidar(isolada);
+      for (const id of this.consumos.keys())
+        if (![...this.isoladas.values()].some((i) => i.id === id)) await this.emOrdem(id, () => this.naoConsumir(id));
+      this.o.metricas.isoladas.set(this.isoladas.size);
+    } catch (error) {
+      this.o.logger.warn({ err: error }, 'isolated destinations not looked at; trying again at the next pass');
+    } finally {
+      this.adiamentos = new Map();
+      this.trabalhos = new Map();
+    }
   }
 
   private async ler(): Promise<void> {

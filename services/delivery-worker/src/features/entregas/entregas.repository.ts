@@ -1,10 +1,6 @@
 import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import type { SqlPool } from '@hub/database';
-
-/** The tally slices of resumo_por_hora (0–15), as publication spreads them. */
-const FATIAS = 16;
-const HORA_MS = 3_600_000;
-export const horaDe = (instante: Date) => new Date(Math.floor(instante.getTime() / HORA_MS) * HORA_MS);
+import { fatiaDoResumo, horaDoResumo } from '@hub/hub-data';
 
 /** A job asking to claim its delivery: a new token, and the token its job carries from an earlier claim. */
 export interface Pedido {
@@ -288,7 +284,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                  tentativas_com_falha = resumo_por_hora.tentativas_com_falha + excluded.tentativas_com_falha
          )
          select id::text, situacao, tentativas_no_ciclo_atual from upd`,
-        [JSON.stringify(registros), horaDe(agora), Math.floor(Math.random() * FATIAS)],
+        [JSON.stringify(registros), horaDoResumo(agora), fatiaDoResumo()],
       );
     },
 

@@ -17,7 +17,15 @@ const nomeRepetido = (nome: string) =>
   conflict('funcao_duplicada', `a function named "${nome}" already exists (names are compared without regard to case)`);
 
 /** The rules of the function registry (area B), in its own words; no HTTP, no SQL. */
-export function funcoesService(db: DbClient, repo: FuncoesRepository, destino: DestinoDosAnuncios, logger: Logger) {
+export interface FuncoesServiceDeps {
+  db: DbClient;
+  repo: FuncoesRepository;
+  /** Where changes are announced (the outbox's exchange and routing keys). */
+  destino: DestinoDosAnuncios;
+  logger: Logger;
+}
+
+export function funcoesService({ db, repo, destino, logger }: FuncoesServiceDeps) {
   async function buscar(id: string): Promise<FuncaoDto> {
     const row = await repo.buscar(id);
     if (!row) throw notFound('function');

@@ -16,7 +16,12 @@ export const aplicativoDto = (a: Aplicativo): AplicativoDto => ({
 });
 
 /** Applications: publishers (owners of event types) and subscribers, named by their client id. */
-export function aplicativosService(db: DbClient, repository: AplicativosRepository) {
+export interface AplicativosServiceDeps {
+  db: DbClient;
+  repository: AplicativosRepository;
+}
+
+export function aplicativosService({ db, repository }: AplicativosServiceDeps) {
   async function existente(id: string, cliente: DbClient = db): Promise<Aplicativo> {
     const aplicativo = await repository.buscar(id, cliente);
     if (!aplicativo) throw notFound('application');

@@ -14,11 +14,13 @@ const HORA_MS = 3_600_000;
  * Destinations for operators (architecture §4, Destino): their limits and pause, which every delivery
  * worker reads again within seconds, and what delivering to them looked like in the last hour.
  */
-export function destinosService(
-  repository: DestinosRepository,
-  relogio: () => Date = () => new Date(),
-  logger?: Logger,
-) {
+export interface DestinosServiceDeps {
+  repository: DestinosRepository;
+  relogio?: () => Date;
+  logger?: Logger;
+}
+
+export function destinosService({ repository, relogio = () => new Date(), logger }: DestinosServiceDeps) {
   async function comFiguras(destinos: DestinoLinha[]): Promise<DestinoDto[]> {
     const ids = destinos.map((d) => d.id);
     const [figuras, historicos] = await Promise.all([

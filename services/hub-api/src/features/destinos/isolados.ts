@@ -1,6 +1,7 @@
 import { destinationRoutingKey, EXCHANGES, trabalhoDeEntrega } from '@hub/contracts';
 import type { NotificationListener } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
+import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import type { LinhaDaOutbox, OutboxMessage } from '@hub/outbox';
 import type { DbClient } from '../../db';
@@ -27,9 +28,6 @@ export interface DestinosIsoladosDeps {
  */
 export function destinosIsolados(deps: DestinosIsoladosDeps) {
   let rotas = new Map<string, string>();
-  let lendo: Promise<void> | undefined;
-  let deNovo = false;
-  let timer: NodeJS.Timeout | undefined;
   let pararDeOuvir: (() => void) | undefined;
 
   async function ler(): Promise<void> {
@@ -38,26 +36,21 @@ export function destinosIsolados(deps: DestinosIsoladosDeps) {
     rotas = new Map(linhas.map((l) => [l.origem, destinationRoutingKey(l.id)]));
   }
 
+  const leituras = periodicJob({
+    name: 'isolated destinations',
+    logger: deps.logger,
+    everyMs: deps.intervaloMs,
+    run: async () => {
+      try {
+        await ler();
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'isolated destinations not read; the last set stays');
+      }
+    },
+  });
+
   /** Reads the set (one read at a time; a request during one reads once more after it). */
-  function recarregar(): Promise<void> {
-    if (lendo) {
-      deNovo = true;
-      return lendo;
-    }
-    lendo = (async () => {
-      do {
-        deNovo = false;
-        try {
-          await ler();
-        } catch (error) {
-          deps.logger.warn({ err: error }, 'isolated destinations not read; the last set stays');
-        }
-      } while (deNovo);
-    })().finally(() => {
-      lendo = undefined;
-    });
-    return lendo;
-  }
+  const recarregar = (): Promise<void> => leituras.runNow();
 
   /** A delivery job's route to its destination's own queue, when that destination has one. */
   function rotaDoTrabalho(exchange: string, routingKey: string, corpo: unknown) {
@@ -72,13 +65,11 @@ export function destinosIsolados(deps: DestinosIsoladosDeps) {
     async iniciar(): Promise<void> {
       pararDeOuvir = deps.avisos.on(CANAL_DO_ISOLAMENTO, () => void recarregar());
       await recarregar();
-      timer = setInterval(() => void recarregar(), deps.intervaloMs);
-      timer.unref();
+      leituras.start();
     },
     async parar(): Promise<void> {
-      clearInterval(timer);
       pararDeOuvir?.();
-      await lendo;
+      await leituras.stop();
     },
     recarregar,
     /** How many destinations are isolated now (tests, metrics). */

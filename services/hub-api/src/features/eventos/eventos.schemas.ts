@@ -93,7 +93,6 @@ export const eventoDetalhadoSchema = eventoSchema.extend({
   dados: z.json().describe('the published data, exactly as the publisher sent it'),
   entregas: z.array(entregaSchema),
 });
-export type EventoDetalhadoDto = z.infer<typeof eventoDetalhadoSchema>;
 
 /**
  * A delivery as the publishing application reads it (POST /eventos, GET /eventos/{id}): its own

@@ -1,3 +1,4 @@
+import { horaDoResumo } from '@hub/hub-data';
 import { type PageRequest, page } from '@hub/http';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
@@ -11,15 +12,14 @@ const HORA_MS = 3_600_000;
 /** The summary's window: 24 one-hour bands, the current hour the last (contract §8). */
 export const HORAS_DO_RESUMO = 24;
 
-/** The start of the hour `agora` is in (UTC; whole hours are the same in every zone that matters here). */
-export const inicioDaHora = (agora: Date) => new Date(Math.floor(agora.getTime() / HORA_MS) * HORA_MS);
-
 /** The panel's reads of events: pages, filters and the summary (contract §4.3 r1, r3, r4). */
-export function eventosService(
-  db: DbClient,
-  repositories: { eventos: EventosRepository; resumo: ResumoRepository },
-  relogio: () => Date = () => new Date(),
-) {
+export interface EventosServiceDeps {
+  db: DbClient;
+  repositories: { eventos: EventosRepository; resumo: ResumoRepository };
+  relogio?: () => Date;
+}
+
+export function eventosService({ db, repositories, relogio = () => new Date() }: EventosServiceDeps) {
   async function comContadores(linhas: LinhaDeEvento[]): Promise<EventoDto[]> {
     const contadores = await contadoresDosEventos(
       db,
@@ -49,7 +49,7 @@ export function eventosService(
     filtrar: async (filtro: FiltroDeEventos) => comContadores(await repositories.eventos.filtrar(filtro)),
 
     async resumo(): Promise<z.infer<typeof resumoSchema>> {
-      const atual = inicioDaHora(relogio());
+      const atual = horaDoResumo(relogio());
       const primeira = new Date(atual.getTime() - (HORAS_DO_RESUMO - 1) * HORA_MS);
       const [horas, fila, ativos] = await Promise.all([
         repositories.resumo.porHora(primeira, atual),

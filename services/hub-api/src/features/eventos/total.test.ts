@@ -66,7 +66,7 @@ describe('total of GET /evento, kept per hour in resumo_por_hora', () => {
     const antesDaRetencao = await total();
     await expectTotalExato();
 
-    const apagados = await ctx.hub.retencao.executar();
+    const apagados = await ctx.hub.retencao.runNow();
 
     // The 11 above, and what the first test published (with the real clock, years before this one).
     expect(apagados.eventos).toBeGreaterThanOrEqual(11);
@@ -80,7 +80,7 @@ describe('total of GET /evento, kept per hour in resumo_por_hora', () => {
 
     // Two days later the recent event goes too, and a second pass finds nothing more to fold.
     agora = new Date(agora.getTime() + 2 * DIA);
-    await ctx.hub.retencao.executar();
+    await ctx.hub.retencao.runNow();
     expect(await db().evento.count({ where: { id: recente.id } })).toBe(0);
     await expectTotalExato();
   });
@@ -89,7 +89,7 @@ describe('total of GET /evento, kept per hour in resumo_por_hora', () => {
     const publicacao = await cenarioDePublicacao(ctx);
     for (let i = 0; i < 30; i++) await gravarEvento(db(), curto, { recebidoEm: antes(DIA + i * HORA) });
     await Promise.all([
-      ctx.hub.retencao.executar(),
+      ctx.hub.retencao.runNow(),
       ...Array.from({ length: 20 }, () => publicar(ctx, publicacao.tokenDoDono, publicacao.corpo())),
     ]);
     await expectTotalExato();

@@ -9,7 +9,13 @@ import { CONCILIACAO_RETRY_AFTER_S } from './trava';
 const tag = 'Fila';
 
 /** The operators' routes of the delivery queues (architecture §4, Fila). */
-export function filaRoutes(filas: FilasDaTopologia, conciliacao: ConciliacaoDaFilaDeErro, guards: Guards): ApiRouter {
+export interface FilaRoutesDeps {
+  filas: FilasDaTopologia;
+  conciliacao: ConciliacaoDaFilaDeErro;
+  guards: Guards;
+}
+
+export function filaRoutes({ filas, conciliacao, guards }: FilaRoutesDeps): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

@@ -1,12 +1,5 @@
 import type { DbClient } from '../../db';
-import type { Prisma } from '@hub/hub-data';
-
-/** The tally slices of resumo_por_hora (0–15): concurrent publications spread over them. */
-const FATIAS = 16;
-const HORA_MS = 3_600_000;
-
-/** The hour (UTC) a tally of this instant belongs to. */
-export const horaDe = (instante: Date) => new Date(Math.floor(instante.getTime() / HORA_MS) * HORA_MS);
+import { fatiaDoResumo, horaDoResumo, type Prisma } from '@hub/hub-data';
 
 export interface NovoEvento {
   id: string;
@@ -47,7 +40,7 @@ export function publicacaoRepository(db: DbClient) {
     /** +1 refused in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
     async contarRecusa(instante: Date, cliente: DbClient = db): Promise<void> {
       await cliente.$executeRaw`
-        insert into resumo_por_hora (hora, fatia, recusados) values (${horaDe(instante)}, ${Math.floor(Math.random() * FATIAS)}, 1)
+        insert into resumo_por_hora (hora, fatia, recusados) values (${horaDoResumo(instante)}, ${fatiaDoResumo()}, 1)
         on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
     },
 

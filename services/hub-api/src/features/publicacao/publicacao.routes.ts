@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Guards } from '@hub/auth';
 import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
-import type { ErrorRequestHandler, Request, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { CacheDeLeitura } from '../../cache';
 import type { Aplicativo } from '@hub/hub-data';
@@ -81,6 +81,8 @@ export interface PublicacaoRoutesDeps {
   aplicativosEmCache?: CacheDeLeitura<Aplicativo | null>;
   registrarRecusa: RegistrarRecusa;
   guards: Guards;
+  /** Admission control of the two publication routes, counted together (see `admission` of @hub/http). */
+  admission?: RequestHandler;
 }
 
 /** POST /eventos and GET /eventos/{id} (applications), POST /evento and GET /evento/{id} (the panel). */
@@ -90,6 +92,7 @@ export function publicacaoRoutes({
   aplicativosEmCache,
   registrarRecusa,
   guards,
+  admission,
 }: PublicacaoRoutesDeps): ApiRouter {
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
@@ -123,6 +126,7 @@ export function publicacaoRoutes({
           "Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error",
         tag: 'Eventos',
         ...guards.application(),
+        admission,
         headers: cabecalhos,
         body: eventoCriar,
         response: eventoDoPublicadorSchema,
@@ -161,6 +165,7 @@ export function publicacaoRoutes({
         summary: 'Publish a test event on behalf of the application that owns the type; Idempotency-Key honoured',
         tag: 'Evento',
         ...guards.permission('monitoramento', 'criar'),
+        admission,
         headers: cabecalhos,
         body: eventoCriar,
         response: eventoDetalhadoSchema,

@@ -203,7 +203,7 @@ describe('GET and DELETE /reprocessamento', () => {
     const [entrega] = (await naFilaDeErro(cenario, 1)) as [string];
     // Made as POST would, but without waking the runner, so it is still pendente when cancelled
     // (once the run an earlier test woke is over: a run takes every open request it finds).
-    await ctx.hub.reprocessamento.ocioso();
+    await ctx.hub.reprocessamento.idle();
     const agora = new Date();
     const id = uuidv7();
     await ctx.hub.db.solicitacaoDeReprocessamento.create({

@@ -22,7 +22,13 @@ const aplicativoInexistente = () =>
   invalidField('/aplicativo_id', 'aplicativo_inexistente', 'no application has this id');
 
 /** Event types: a unique dotted name, the owning (only publishing) application, a retention. */
-export function tiposService(db: DbClient, repository: TiposRepository, aplicativos: AplicativosRepository) {
+export interface TiposServiceDeps {
+  db: DbClient;
+  repository: TiposRepository;
+  aplicativos: AplicativosRepository;
+}
+
+export function tiposService({ db, repository, aplicativos }: TiposServiceDeps) {
   async function existente(id: string, cliente: DbClient = db): Promise<TipoComAplicativo> {
     const tipo = await repository.buscar(id, cliente);
     if (!tipo) throw notFound('event type');

@@ -27,12 +27,14 @@ const tipoInexistente = () =>
  * Schema versions: numbered 1, 2, 3… per type, checked by ajv (strict) when created and never
  * changed afterwards; a version can be switched off (publication refuses it) and on again.
  */
-export function versoesService(
-  db: DbClient,
-  repositories: { versoes: VersoesRepository; tipos: TiposRepository },
-  validador: ValidadorDeEsquemas,
-) {
-  const { versoes: repository, tipos } = repositories;
+export interface VersoesServiceDeps {
+  db: DbClient;
+  versoes: VersoesRepository;
+  tipos: TiposRepository;
+  validador: ValidadorDeEsquemas;
+}
+
+export function versoesService({ db, versoes: repository, tipos, validador }: VersoesServiceDeps) {
   async function existente(id: string, cliente: DbClient = db): Promise<VersaoComTipo> {
     const versao = await repository.buscar(id, cliente);
     if (!versao) throw notFound('schema version');

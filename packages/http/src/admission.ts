@@ -2,8 +2,6 @@ import type { RequestHandler } from 'express';
 import { AppError } from './errors';
 
 export interface AdmissionOptions {
-  /** The requests this limit is for (e.g. the publication routes); the others pass untouched. */
-  matches: (method: string, path: string) => boolean;
   /** Requests of those under way at once in this process; one more is answered 503 at once. */
   max: number;
   /** What those requests are, for the refusal's detail (e.g. 'publications'). */
@@ -20,6 +18,9 @@ export interface AdmissionOptions {
  * `sobrecarregado` with Retry-After, nothing done, so an overload costs the refused requests nothing
  * and the accepted ones wait in a bounded queue (bounded memory, bounded latency) instead of one that
  * grows as long as the overload lasts. Clients retry after Retry-After (as @hub/client does).
+ *
+ * Declared on the routes it is for (`admission` of their RouteSpec); `createHttpApp` runs it for
+ * them ahead of the body parser. One limiter on several routes counts their requests together.
  */
 export function admission(options: AdmissionOptions): RequestHandler {
   let underWay = 0;
@@ -31,8 +32,7 @@ export function admission(options: AdmissionOptions): RequestHandler {
     undefined,
     { 'Retry-After': retryAfter },
   );
-  return (req, res, next) => {
-    if (!options.matches(req.method, req.path)) return next();
+  return (_req, res, next) => {
     if (underWay >= options.max) {
       options.onShed?.();
       // Answered by the problem handler, unparsed: Node discards the body once the answer is sent.

@@ -3,7 +3,7 @@ import { createLogger, createRepeatLimiter, type Logger } from '@hub/log';
 import request from 'supertest';
 import { createHttpApp } from './app';
 import { unprocessable } from './errors';
-import { bancoIndisponivelErro } from './indisponivel';
+import { bancoIndisponivelErro } from './unavailable';
 import { ApiRouter } from './route';
 
 /** A logger whose lines the test reads. */

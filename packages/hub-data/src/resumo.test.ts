@@ -1,0 +1,72 @@
+import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { createDb, type Db, FATIAS_DO_RESUMO, fatiaDoResumo, HUB_DATA_MIGRATIONS_DIR, horaDoResumo } from './index';
+
+// The hour and slice the code writes to resumo_por_hora must be the ones the triggers of migration
+// 005 write for the same instant: GET /evento's total and the summary add them up together.
+let database: TestDatabase;
+let db: Db;
+let aplicativoId: string;
+let tipoId: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
+  db = createDb(database.url);
+  aplicativoId = uuidv7();
+  tipoId = uuidv7();
+  await db.$executeRaw`insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
+    values (${aplicativoId}::uuid, 'Loja', 'loja', true, now(), now())`;
+  await db.$executeRaw`insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
+    values (${tipoId}::uuid, 'pedido.criado', ${aplicativoId}::uuid, true, 30, now(), now())`;
+  await db.$executeRaw`insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
+    values (${uuidv7()}::uuid, ${tipoId}::uuid, 1, '{}', true, now(), now())`;
+});
+afterAll(async () => {
+  await db?.$disconnect();
+  await database?.drop();
+});
+
+test('When events are stored at instants around hour boundaries, then the triggers count each in the hour horaDoResumo gives', async () => {
+  const instantes = [
+    '2041-03-20T00:00:00.000Z',
+    '2041-03-20T00:59:59.999Z',
+    '2041-03-20T01:00:00.000Z',
+    '2041-03-20T01:30:00.001Z',
+    '2041-03-20T23:59:59.999Z',
+    '1969-12-31T23:59:59.999Z',
+  ].map((s) => new Date(s));
+  // In a session whose time zone is not a whole number of hours from UTC: the hour is still UTC's.
+  // (The instants as ISO text: a Date parameter is sent without its zone and read in the session's.)
+  await db.$transaction(async (tx) => {
+    await tx.$executeRaw`set local time zone 'Asia/Kolkata'`;
+    for (const instante of instantes)
+      await tx.$executeRaw`insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id,
+          entidade_id, ocorrido_em, recebido_em, dados)
+        values (${uuidv7()}::uuid, ${tipoId}::uuid, 1, ${aplicativoId}::uuid, 'p-1', ${instante.toISOString()}::timestamptz,
+                ${instante.toISOString()}::timestamptz, '{}')`;
+  });
+  const horas = await db.$queryRaw<{ hora: Date; n: number }[]>`
+    select hora, sum(eventos_guardados)::int as n from resumo_por_hora group by hora having sum(eventos_guardados) > 0 order by hora`;
+
+  const esperado = new Map<number, number>();
+  for (const i of instantes)
+    esperado.set(horaDoResumo(i).getTime(), (esperado.get(horaDoResumo(i).getTime()) ?? 0) + 1);
+  expect(horas.map((h) => [h.hora.toISOString(), h.n])).toEqual(
+    [...esperado].sort(([a], [b]) => a - b).map(([hora, n]) => [new Date(hora).toISOString(), n]),
+  );
+});
+
+test('When the slices are read from the migrations, then they are the FATIAS_DO_RESUMO that fatiaDoResumo draws from', async () => {
+  const [restricao] = await db.$queryRaw<{ def: string }[]>`
+    select pg_get_constraintdef(c.oid) as def from pg_constraint c
+     where c.conrelid = 'resumo_por_hora'::regclass and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%fatia%'`;
+  expect(restricao?.def).toBe(`CHECK (((fatia >= 0) AND (fatia <= ${FATIAS_DO_RESUMO - 1})))`);
+
+  const funcoes = await db.$queryRaw<{ nome: string; def: string }[]>`
+    select p.proname as nome, pg_get_functiondef(p.oid) as def from pg_proc p
+     where p.proname in ('eventos_guardados_somar', 'eventos_guardados_subtrair', 'eventos_guardados_mover')`;
+  expect(funcoes).toHaveLength(3);
+  for (const f of funcoes)
+    expect([f.nome, f.def.match(/random\(\) \* (\d+)/)?.[1]]).toEqual([f.nome, String(FATIAS_DO_RESUMO)]);
+
+  expect([fatiaDoResumo(() => 0), fatiaDoResumo(() => 0.999_999_999)]).toEqual([0, FATIAS_DO_RESUMO - 1]);
+});
