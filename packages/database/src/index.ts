@@ -5,3 +5,4 @@ export * from './test-database';
 export * from './sql';
 export * from './listener';
 export * from './session';
+export * from './group-commit';

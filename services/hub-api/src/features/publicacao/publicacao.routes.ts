@@ -4,8 +4,6 @@ import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { z } from 'zod';
-import type { CacheDeLeitura } from '../../cache';
-import type { Aplicativo } from '@hub/hub-data';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import {
@@ -14,7 +12,7 @@ import {
   eventoDetalhadoSchema,
   eventoDoPublicadorSchema,
 } from '../eventos/eventos.schemas';
-import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
+import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './resposta';
 import { type Idempotencia, isRecusa, type PublicacaoService, type Publicador } from './publicacao.service';
 import type { RegistrarRecusa, Remetente } from './recusas';
 import { textoDoMembro } from './texto-json';
@@ -76,25 +74,19 @@ const remetente = (req: Request, res: Response): Remetente => ({
 
 export interface PublicacaoRoutesDeps {
   service: PublicacaoService;
-  aplicativos: AplicativosRepository;
-  /** Applications by client id, dropped when an application changes. */
-  aplicativosEmCache?: CacheDeLeitura<Aplicativo | null>;
+  /** Applications by client id (app.ts gives them cached, dropped when an application changes). */
+  aplicativos: {
+    buscarPorClientId(clientId: string): Promise<Awaited<ReturnType<AplicativosRepository['buscarPorClientId']>>>;
+  };
   registrarRecusa: RegistrarRecusa;
   guards: Guards;
 }
 
 /** POST /eventos and GET /eventos/{id} (applications), POST /evento and GET /evento/{id} (the panel). */
-export function publicacaoRoutes({
-  service,
-  aplicativos,
-  aplicativosEmCache,
-  registrarRecusa,
-  guards,
-}: PublicacaoRoutesDeps): ApiRouter {
+export function publicacaoRoutes({ service, aplicativos, registrarRecusa, guards }: PublicacaoRoutesDeps): ApiRouter {
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
-    const carregar = () => aplicativos.buscarPorClientId(clientId);
-    const aplicativo = exigirRegistrado(await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar()), clientId);
+    const aplicativo = exigirRegistrado(await aplicativos.buscarPorClientId(clientId), clientId);
     // Known before the next refusal, so a refused publication records which application sent it.
     res.locals.aplicativoId = aplicativo.id;
     exigirAtivo(aplicativo, clientId);
