@@ -157,6 +157,25 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         filas: deps.filas,
       }),
     routers: [
+      // First, because express tries the routers in order on every request and publication is the
+      // hot path (each router passed costs its stack walk, about 5 % of hub-api's CPU per publication
+      // when it came last: docs/benchmarks.md, "hub-api's CPU per publication"); eventos before
+      // publication's GET /evento/{id}: /evento/filtro and /evento/resumo are not ids. No other
+      // router has a path under /evento or /eventos.
+      eventosRoutes(
+        eventosService(
+          deps.db,
+          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
+          deps.relogio,
+        ),
+        guards,
+      ),
+      publicacaoRoutes({
+        service: casos.publicacao,
+        aplicativos: casos.registro.aplicativos,
+        registrarRecusa: casos.registrarRecusa,
+        guards,
+      }),
       chavesRoutes(deps.keys),
       aplicativosRoutes(esquecer(aplicativosService(deps.db, aplicativos), ['criar', 'atualizar']), guards),
       tiposRoutes(esquecer(tiposService(deps.db, tipos, aplicativos), ['criar', 'atualizar', 'excluir']), guards),
@@ -175,15 +194,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
           }),
           ['criar', 'atualizar', 'excluir'],
-        ),
-        guards,
-      ),
-      // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
-      eventosRoutes(
-        eventosService(
-          deps.db,
-          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
-          deps.relogio,
         ),
         guards,
       ),
@@ -207,12 +217,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       ),
       filaRoutes(deps.filas, deps.conciliacao, guards),
-      publicacaoRoutes({
-        service: casos.publicacao,
-        aplicativos: casos.registro.aplicativos,
-        registrarRecusa: casos.registrarRecusa,
-        guards,
-      }),
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,
