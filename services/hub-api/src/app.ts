@@ -142,6 +142,13 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
   const esquecer = casos.registro.aposEscrever;
 
+  const publicacao = publicacaoRoutes({
+    service: casos.publicacao,
+    aplicativos: casos.registro.aplicativos,
+    registrarRecusa: casos.registrarRecusa,
+    guards,
+  });
+
   return createHttpApp({
     service: 'hub-api',
     logger: deps.logger,
@@ -156,26 +163,13 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),
         filas: deps.filas,
       }),
+    // The publications go straight to their router, ahead of the others (which keep their order, and
+    // the OpenAPI document with it): express tries every router's routes in turn, and with
+    // publication's last that walk was about 5 % of hub-api's CPU per publication (docs/benchmarks.md,
+    // "hub-api's CPU per publication"). A request it has no route for goes on as before.
+    before: (app) =>
+      app.use((req, res, next) => (ePublicacao(req.method, req.path) ? publicacao.router(req, res, next) : next())),
     routers: [
-      // First, because express tries the routers in order on every request and publication is the
-      // hot path (each router passed costs its stack walk, about 5 % of hub-api's CPU per publication
-      // when it came last: docs/benchmarks.md, "hub-api's CPU per publication"); eventos before
-      // publication's GET /evento/{id}: /evento/filtro and /evento/resumo are not ids. No other
-      // router has a path under /evento or /eventos.
-      eventosRoutes(
-        eventosService(
-          deps.db,
-          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
-          deps.relogio,
-        ),
-        guards,
-      ),
-      publicacaoRoutes({
-        service: casos.publicacao,
-        aplicativos: casos.registro.aplicativos,
-        registrarRecusa: casos.registrarRecusa,
-        guards,
-      }),
       chavesRoutes(deps.keys),
       aplicativosRoutes(esquecer(aplicativosService(deps.db, aplicativos), ['criar', 'atualizar']), guards),
       tiposRoutes(esquecer(tiposService(deps.db, tipos, aplicativos), ['criar', 'atualizar', 'excluir']), guards),
@@ -194,6 +188,15 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
           }),
           ['criar', 'atualizar', 'excluir'],
+        ),
+        guards,
+      ),
+      // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
+      eventosRoutes(
+        eventosService(
+          deps.db,
+          { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
+          deps.relogio,
         ),
         guards,
       ),
@@ -217,6 +220,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       ),
       filaRoutes(deps.filas, deps.conciliacao, guards),
+      publicacao,
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,
