@@ -9,11 +9,8 @@ import { corposDaEntrega, trabalhoDeEntrega } from '../packages/contracts/src';
 import { SqlPool, uuidv7 } from '../packages/database/src';
 import { outboxInsert } from '../packages/outbox/src';
 import { mensagemDoTrabalho } from '../services/hub-api/src/features/entregas/trabalho';
-import {
-  type Gravacao,
-  SQL_DA_GRAVACAO,
-  valoresDaGravacao,
-} from '../services/hub-api/src/features/publicacao/gravacao-em-grupo';
+import type { Gravacao } from '../services/hub-api/src/features/publicacao/gravacao';
+import { SQL_DA_GRAVACAO, valoresDaGravacao } from '../services/hub-api/src/features/publicacao/publicacao.repository';
 
 /** The subscription the backlog is for, as GET /assinatura/{id} and its type's owner say. */
 export interface Destinatario {

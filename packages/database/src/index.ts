@@ -4,3 +4,4 @@ export * from './prisma';
 export * from './sql';
 export * from './listener';
 export * from './session';
+export * from './group-commit';

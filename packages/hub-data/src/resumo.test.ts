@@ -1,4 +1,5 @@
-import { createTestDatabase, type TestDatabase, uuidv7 } from '@hub/database';
+import { uuidv7 } from '@hub/database';
+import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, FATIAS_DO_RESUMO, fatiaDoResumo, HUB_DATA_MIGRATIONS_DIR, horaDoResumo } from './index';
 
 // The hour and slice the code writes to resumo_por_hora must be the ones the triggers of migration

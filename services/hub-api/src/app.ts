@@ -5,11 +5,9 @@ import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
 import { userOrApplication } from './auth/usuario-ou-aplicativo';
-import { CacheDeLeitura, esquecendoApos } from './cache';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
-import type { Aplicativo } from '@hub/hub-data';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
@@ -40,19 +38,20 @@ import { destinosService } from './features/destinos/destinos.service';
 import { tentativasRepository } from './features/tentativas/tentativas.repository';
 import { tentativasRoutes } from './features/tentativas/tentativas.routes';
 import { tentativasService } from './features/tentativas/tentativas.service';
-import { type PublicacaoRepository, publicacaoRepository } from './features/publicacao/publicacao.repository';
+import { publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
 import { publicacaoService } from './features/publicacao/publicacao.service';
 import { type DespachanteOptions, despachanteDeTrabalhos } from './features/publicacao/despacho';
 import { gravadorEmGrupo } from './features/publicacao/gravacao-em-grupo';
 import { registradorDeRecusas } from './features/publicacao/recusas';
-import { type TiposRepository, tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
+import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
-import { type VersoesRepository, versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
+import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
 import { criarMetricas, type MetricasDoHub } from './metricas';
+import { registroEmCache } from './registro-em-cache';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
@@ -100,29 +99,16 @@ export function createUseCases(
   >,
 ) {
   const metricas = deps.metricas ?? criarMetricas();
-  const caches = {
-    assinaturas: new CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>(
-      deps.cacheTtlMs ?? 5_000,
-    ),
-    aplicativos: new CacheDeLeitura<Aplicativo | null>(deps.cacheTtlMs ?? 5_000),
-    tipos: new CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>(deps.cacheTtlMs ?? 5_000),
-    versoes: new CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>(deps.cacheTtlMs ?? 5_000),
-  };
-  /**
-   * Any write of the registry drops every lookup of the publication path (writes are rare): called
-   * after this process's own writes (createApp) and on every `registro_alterado` notification (start.ts).
-   */
-  const esquecerTudo = () => {
-    for (const cache of Object.values(caches)) cache.esquecer();
-  };
   const repositorios = {
     aplicativos: aplicativosRepository(deps.db),
     tipos: tiposRepository(deps.db),
     versoes: versoesRepository(deps.db),
     assinaturas: assinaturasRepository(deps.db),
     destinos: destinosRepository(deps.db),
-    publicacao: publicacaoRepository(deps.db),
+    publicacao: publicacaoRepository(deps.db, deps.sql),
   };
+  /** Publication's lookups, cached; `registro.esquecer` is the one way they are dropped (registro-em-cache.ts). */
+  const registro = registroEmCache(repositorios, deps.cacheTtlMs);
   const validador = deps.esquemas ?? esquemas;
   // Publication's delivery jobs go to RabbitMQ once committed; the outbox takes what it does not confirm.
   const despachante = despachanteDeTrabalhos({
@@ -134,19 +120,17 @@ export function createUseCases(
   const publicacao = publicacaoService({
     db: deps.db,
     repo: repositorios.publicacao,
-    tipos: repositorios.tipos,
-    versoes: repositorios.versoes,
+    tipos: registro.tipos,
+    versoes: registro.versoes,
+    assinaturas: registro.assinaturas,
     validador,
-    assinaturasEmCache: caches.assinaturas,
-    tiposEmCache: caches.tipos,
-    versoesEmCache: caches.versoes,
-    gravador: gravadorEmGrupo(deps.sql, despachante.enviar),
+    gravador: gravadorEmGrupo(repositorios.publicacao, despachante.enviar),
     aoAceitar: () => metricas.aceitos.inc(),
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>
     metricas.recusados.inc({ codigo }),
   );
-  return { ...repositorios, validador, publicacao, despachante, registrarRecusa, caches, esquecerTudo, metricas };
+  return { ...repositorios, validador, publicacao, despachante, registrarRecusa, registro, metricas };
 }
 export type HubApiCasos = ReturnType<typeof createUseCases>;
 
@@ -154,16 +138,20 @@ export type HubApiCasos = ReturnType<typeof createUseCases>;
 export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
   const guards = createGuards(deps.verifier, deps.resolver);
   const { aplicativos, tipos, versoes, assinaturas, destinos, validador } = casos;
-  /**
-   * The one way a registry write of this process drops publication's caches: after the use case
-   * settles (its transaction committed), so this process reads its own writes at once. Every
-   * process, this one included, drops them again on the write's NOTIFY (casos.esquecerTudo is also
-   * what start.ts calls for `registro_alterado`): that is what other replicas and the delivery
-   * worker's writes reach it by. Whole entries are dropped, not keys: the cached types and
-   * subscriptions carry their applications' names too, and writes are rare.
-   */
-  const esquecer = <S extends object, K extends keyof S>(servico: S, escritas: K[]) =>
-    esquecendoApos(servico, escritas, casos.esquecerTudo);
+  // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
+  const esquecer = casos.registro.aposEscrever;
+
+  const publicacao = publicacaoRoutes({
+    service: casos.publicacao,
+    aplicativos: casos.registro.aplicativos,
+    registrarRecusa: casos.registrarRecusa,
+    guards,
+    admission: admission({
+      what: 'publications',
+      max: deps.publicacoesEmAndamento ?? 1_000,
+      onShed: () => casos.metricas.sobrecarga.inc(),
+    }),
+  });
 
   return createHttpApp({
     service: 'hub-api',
@@ -173,6 +161,12 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         atrasoDaOutbox: deps.atrasoDaOutbox ?? (async () => 0),
         filas: deps.filas,
       }),
+    // The publications go straight to their router, ahead of the others (which keep their order, and
+    // the OpenAPI document with it): express tries every router's routes in turn, and with
+    // publication's last that walk was about 5 % of hub-api's CPU per publication (docs/benchmarks.md,
+    // "hub-api's CPU per publication"). It stays in `routers` too, for the document; a request it has
+    // no route for goes on to the others.
+    before: (app) => app.use(publicacao.router),
     routers: [
       chavesRoutes(deps.keys),
       aplicativosRoutes(
@@ -233,18 +227,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       ),
       filaRoutes({ filas: deps.filas, conciliacao: deps.conciliacao, guards }),
-      publicacaoRoutes({
-        service: casos.publicacao,
-        aplicativos,
-        aplicativosEmCache: casos.caches.aplicativos,
-        registrarRecusa: casos.registrarRecusa,
-        guards,
-        admission: admission({
-          what: 'publications',
-          max: deps.publicacoesEmAndamento ?? 1_000,
-          onShed: () => casos.metricas.sobrecarga.inc(),
-        }),
-      }),
+      publicacao,
     ],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,

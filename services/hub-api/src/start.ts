@@ -130,7 +130,7 @@ export async function startHubApi(
   });
   // Every write of the registry, by any process, drops this process's caches at its commit; so does
   // a reconnection of the LISTEN connection (what was announced meanwhile was missed).
-  avisos.on(CANAL_DO_REGISTRO, () => casos.esquecerTudo());
+  avisos.on(CANAL_DO_REGISTRO, () => casos.registro.esquecer());
   await avisos.start();
 
   const queue = options.eventosDaPlataformaQueue;

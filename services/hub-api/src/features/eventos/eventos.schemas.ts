@@ -128,9 +128,11 @@ export const eventoDoPublicadorSchema = eventoDetalhadoSchema.extend({
 });
 
 /** Only the fields an application may read of a delivery (an allowlist: a new field stays hidden). */
+const camposDoPublicador = Object.keys(entregaDoPublicadorSchema.shape) as (keyof EntregaDoPublicadorDto)[];
 export function entregaDoPublicador(entrega: EntregaDto): EntregaDoPublicadorDto {
-  const campos = Object.keys(entregaDoPublicadorSchema.shape) as (keyof EntregaDoPublicadorDto)[];
-  return Object.fromEntries(campos.map((campo) => [campo, entrega[campo]])) as EntregaDoPublicadorDto;
+  const permitida: Record<string, unknown> = {};
+  for (const campo of camposDoPublicador) permitida[campo] = entrega[campo];
+  return permitida as EntregaDoPublicadorDto;
 }
 
 export const paginaEvento = pagina(eventoSchema);

@@ -45,11 +45,7 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
   let emVoo = 0;
   let parado = false;
 
-  function publicar(t: OutboxMessage): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const prazo = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no broker confirm within ${confirmacaoMs} ms`)), confirmacaoMs);
-    });
+  function publicar(t: OutboxMessage, prazo: Promise<never>): Promise<void> {
     const conteudo = Buffer.from(JSON.stringify(t.body));
     const propriedades = { messageId: t.messageId, ...(t.headers ? { headers: t.headers } : {}) };
     const propria = () => broker!.publish(t.exchange, t.routingKey, conteudo, propriedades);
@@ -62,17 +58,28 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
             return propria();
           })
       : propria();
-    return Promise.race([publicando, prazo]).finally(() => clearTimeout(timer));
+    return Promise.race([publicando, prazo]);
   }
 
   /** Publishes every job; gives the ones not confirmed. */
   async function publicarTodos(trabalhos: OutboxMessage[]): Promise<OutboxMessage[]> {
+    // One deadline for the batch's jobs (a timer per job was 3 timers per event): a job unconfirmed
+    // when it passes goes to the outbox, as before.
+    let timer: NodeJS.Timeout | undefined;
+    const prazo = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no broker confirm within ${confirmacaoMs} ms`)), confirmacaoMs);
+    });
     const publicacoes: Promise<void>[] = [];
-    for (let i = 0; i < trabalhos.length; i += FATIA) {
-      if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-      for (const t of trabalhos.slice(i, i + FATIA)) publicacoes.push(publicar(t));
+    let resultados: PromiseSettledResult<void>[];
+    try {
+      for (let i = 0; i < trabalhos.length; i += FATIA) {
+        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+        for (const t of trabalhos.slice(i, i + FATIA)) publicacoes.push(publicar(t, prazo));
+      }
+      resultados = await Promise.allSettled(publicacoes);
+    } finally {
+      clearTimeout(timer);
     }
-    const resultados = await Promise.allSettled(publicacoes);
     const falhas = trabalhos.filter((_, i) => resultados[i]!.status === 'rejected');
     if (falhas.length > 0) {
       const motivo = resultados.find((r): r is PromiseRejectedResult => r.status === 'rejected')!.reason;

@@ -2,20 +2,8 @@ import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
 import { contadoresDosEventos } from '../eventos/contadores.repository';
 import type { LinhaDeEvento } from '../eventos/eventos.repository';
-import {
-  type EntregaDoPublicadorDto,
-  type EntregaDto,
-  type EventoDto,
-  entregaDoPublicador,
-  type Situacao,
-} from '../eventos/eventos.schemas';
-
-/** EventoDetalhado split in two: dados stays the stored JSON text, never parsed into a JS value. */
-export interface EventoDetalhadoTexto<E = EntregaDto> {
-  evento: EventoDto;
-  dadosTexto: string;
-  entregas: E[];
-}
+import type { EntregaDto, Situacao } from '../eventos/eventos.schemas';
+import type { EventoDetalhadoTexto } from './resposta';
 
 /** The list's row (names joined) with dados as the stored text. */
 type LinhaDoEvento = LinhaDeEvento & { dados: string };
@@ -76,18 +64,3 @@ export async function lerEventoDetalhado(db: DbClient, id: string): Promise<Even
     ),
   };
 }
-
-/**
- * The JSON text of EventoDetalhado with dados spliced in verbatim: JSON.stringify of a parsed value
- * would round a 20-digit integer.
- */
-export function jsonDoDetalhado({ evento, dadosTexto, entregas }: EventoDetalhadoTexto<object>): string {
-  const semDados = JSON.stringify(evento);
-  return `${semDados.slice(0, -1)},"dados":${dadosTexto},"entregas":${JSON.stringify(entregas)}}`;
-}
-
-/** The answer of the application routes: the same event, each delivery without its subscriber's fields. */
-export const doPublicador = (detalhe: EventoDetalhadoTexto): EventoDetalhadoTexto<EntregaDoPublicadorDto> => ({
-  ...detalhe,
-  entregas: detalhe.entregas.map(entregaDoPublicador),
-});

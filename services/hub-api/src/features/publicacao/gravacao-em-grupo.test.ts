@@ -1,7 +1,9 @@
 import { uuidv7 } from '@hub/database';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { assinar, cenario, publicar } from './cenario.test-support';
-import { type Gravacao, gravadorEmGrupo } from './gravacao-em-grupo';
+import type { Gravacao } from './gravacao';
+import { gravadorEmGrupo } from './gravacao-em-grupo';
+import { publicacaoRepository } from './publicacao.repository';
 import { observarTrabalhos } from './trabalhos.test-support';
 
 let ctx: Contexto;
@@ -106,9 +108,13 @@ describe('publications written together (group commit)', () => {
     const c = await cenario(ctx);
     const assinatura = await assinar(ctx, c.tipo.id);
     const despachados: string[] = [];
-    const gravador = gravadorEmGrupo(ctx.hub.sql, (t) => despachados.push(...t.map((j) => j.messageId)), {
-      paralelos: 1,
-    });
+    const gravador = gravadorEmGrupo(
+      publicacaoRepository(db(), ctx.hub.sql),
+      (t) => despachados.push(...t.map((j) => j.messageId)),
+      {
+        paralelos: 1,
+      },
+    );
     const gravacao = (tipoDeEventoId: string) => novaGravacao(c.dono.id, assinatura, tipoDeEventoId);
     // The first goes alone; the next five queue behind it and go as one batch, in which one names
     // a type that does not exist (its foreign key fails the batch's statement).
@@ -143,9 +149,13 @@ describe('publications written together (group commit)', () => {
     const c = await cenario(ctx);
     const assinatura = await assinar(ctx, c.tipo.id);
     const despachados: string[] = [];
-    const gravador = gravadorEmGrupo(ctx.hub.sql, (t) => despachados.push(...t.map((j) => j.messageId)), {
-      paralelos: 1,
-    });
+    const gravador = gravadorEmGrupo(
+      publicacaoRepository(db(), ctx.hub.sql),
+      (t) => despachados.push(...t.map((j) => j.messageId)),
+      {
+        paralelos: 1,
+      },
+    );
     const chave = (k: string) => ({ escopo: `aplicativo:${c.dono.id}`, chave: k, impressao: 'x' });
     const gravacao = (k?: string) => novaGravacao(c.dono.id, assinatura, c.tipo.id, k ? chave(k) : undefined);
     // The first goes alone and holds its key; the next six queue behind it and go as one statement.

@@ -1,17 +1,101 @@
-import type { DbClient } from '../../db';
+import type { SqlPool } from '@hub/database';
 import { fatiaDoResumo, horaDoResumo, type Prisma } from '@hub/hub-data';
+import type { DbClient } from '../../db';
+import { type Gravacao, VALIDADE_DA_CHAVE_MS } from './gravacao';
 
-export interface NovoEvento {
-  id: string;
-  tipoDeEventoId: string;
-  versaoDoEsquema: number;
-  aplicativoPublicadorId: string;
-  entidadeId: string;
-  ocorridoEm: Date;
-  recebidoEm: Date;
-  publicadoPeloEmail: string | null;
-  /** dados as the publisher wrote them (JSON text), stored verbatim in the json column. */
-  dadosTexto: string;
+const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
+
+/**
+ * ONE statement for any number of publications: their Idempotency-Keys, events and deliveries, as
+ * data-modifying CTEs over `unnest` arrays, answering the ids of the events it wrote. A statement is
+ * atomic on its own (autocommit, or inside the caller's transaction), so no BEGIN/COMMIT round trips;
+ * the triggers fire once for it: on evento, the hour's tallies in resumo_por_hora (eventos and
+ * eventos_guardados, one row; migration 005), on entrega, the copies of entrega_nao_concluida
+ * (migration 018). The foreign keys of entrega are checked at the end of the statement. The delivery
+ * jobs are not written: they are published once the statement has committed (despacho.ts).
+ *
+ * It is a named prepared statement (SqlPool: one text, planned once per connection), so every
+ * value is an array parameter, whatever the batch's size (dados: one JSON array, joined to the
+ * events by position).
+ *
+ * A keyed publication's event (with its deliveries) is written only when its key is
+ * claimed: inserted, or taking the place of one older than 24 h (`on conflict … do update … where`
+ * returns only those). A key held by another publication, committed or in flight, is not claimed:
+ * the statement waits on the key's primary key until the other one commits, writes nothing of this
+ * publication, and its caller answers with the first event.
+ */
+export const SQL_DA_GRAVACAO = `
+    with chaves as (
+      insert into chave_de_idempotencia as c (escopo, chave, impressao, evento_id, criada_em)
+      select * from unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::timestamptz[])
+      on conflict (escopo, chave) do update
+         set impressao = excluded.impressao, evento_id = excluded.evento_id, criada_em = excluded.criada_em
+       where c.criada_em < excluded.criada_em - $6::bigint * interval '1 millisecond'
+      returning c.evento_id
+    ), aceitos as (
+      select a.id from unnest($7::uuid[], $8::boolean[]) as a(id, com_chave)
+       where not a.com_chave or a.id in (select evento_id from chaves)
+    ), eventos as (
+      insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                          ocorrido_em, recebido_em, publicado_pelo_email, dados)
+      select e.id, e.tipo_de_evento_id, e.versao_do_esquema, e.aplicativo_publicador_id, e.entidade_id,
+             e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, d.dados
+        from unnest($7::uuid[], $9::uuid[], $10::int[], $11::uuid[], $12::text[], $13::timestamptz[],
+                    $14::timestamptz[], $15::text[]) with ordinality
+             as e(id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                  ocorrido_em, recebido_em, publicado_pelo_email, n)
+        join json_array_elements($16::json) with ordinality as d(dados, n) using (n)
+       where e.id in (select id from aceitos)
+      returning id
+    ), entregas as (
+      insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
+                           tipo_de_evento_id, versao_do_esquema, url_de_destino, maximo_de_tentativas,
+                           situacao, proxima_tentativa_em, criada_em, atualizada_em)
+      select n.*, 'pendente', n.recebido, n.recebido, n.recebido
+        from unnest($17::uuid[], $18::uuid[], $19::timestamptz[], $20::text[], $21::uuid[], $22::uuid[],
+                    $23::uuid[], $24::int[], $25::text[], $26::int[])
+             as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
+                  versao_do_esquema, url_de_destino, maximo_de_tentativas)
+       where n.evento_id in (select id from aceitos)
+    )
+    select id::text from eventos`;
+
+/** The parameters of SQL_DA_GRAVACAO for a batch of publications: one array per column. */
+export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
+  const ev = lote.map((g) => g.evento);
+  const en = lote.flatMap((g) => g.entregas);
+  const comChave = lote.filter((g) => g.chave);
+  const ch = comChave.map((g) => g.chave!);
+  return [
+    ch.map((k) => k.escopo),
+    ch.map((k) => k.chave),
+    ch.map((k) => k.impressao),
+    comChave.map((g) => g.evento.id),
+    isos(comChave.map((g) => g.evento.recebidoEm)),
+    VALIDADE_DA_CHAVE_MS,
+    ev.map((e) => e.id),
+    lote.map((g) => g.chave !== undefined),
+    ev.map((e) => e.tipoDeEventoId),
+    ev.map((e) => e.versaoDoEsquema),
+    ev.map((e) => e.aplicativoPublicadorId),
+    ev.map((e) => e.entidadeId),
+    isos(ev.map((e) => e.ocorridoEm)),
+    isos(ev.map((e) => e.recebidoEm)),
+    ev.map((e) => e.publicadoPeloEmail),
+    // One JSON array of the batch's dados, spliced as written: as a json[] each ~1 KiB text was
+    // escaped into an array literal by the driver (its largest cost per event) and parsed back.
+    `[${ev.map((e) => e.dadosTexto).join(',')}]`,
+    en.map((e) => e.id),
+    en.map((e) => e.eventoId),
+    isos(en.map((e) => e.eventoRecebidoEm)),
+    en.map((e) => e.entidadeId),
+    en.map((e) => e.assinaturaId),
+    en.map((e) => e.aplicativoAssinanteId),
+    en.map((e) => e.tipoDeEventoId),
+    en.map((e) => e.versaoDoEsquema),
+    en.map((e) => e.urlDeDestino),
+    en.map((e) => e.maximoDeTentativas),
+  ];
 }
 
 export interface ChaveGuardada {
@@ -20,9 +104,25 @@ export interface ChaveGuardada {
   criadaEm: Date;
 }
 
-/** Every function takes the client or a transaction (`cliente`, the base client when absent). */
-export function publicacaoRepository(db: DbClient) {
+/**
+ * Publication reaches the database through Prisma (the typed client; `$queryRaw` only where dados
+ * must stay the stored text, detalhe.repository.ts), with ONE exception: the group write
+ * (`gravar`), and the outbox insert of the jobs the broker did not confirm (despacho.ts), go through
+ * `SqlPool` as named prepared statements. Those run for every accepted event; Prisma sends its raw
+ * queries unnamed, parsed and planned on every call, and planning those CTEs cost as much as running
+ * them (docs/benchmarks.md, "Publication: where the time goes"). Everything else runs rarely
+ * (refusals, a key's replay, cache misses) and keeps Prisma's types.
+ *
+ * Every Prisma function takes the client or a transaction (`cliente`, the base client when absent).
+ */
+export function publicacaoRepository(db: DbClient, sql: SqlPool) {
   return {
+    /** Writes a batch of publications in one statement (SQL_DA_GRAVACAO); the ids of the events it wrote. */
+    async gravar(lote: Gravacao[]): Promise<Set<string>> {
+      const linhas = await sql.consultar<{ id: string }>('publicacao_gravar', SQL_DA_GRAVACAO, valoresDaGravacao(lote));
+      return new Set(linhas.map((l) => l.id));
+    },
+
     /** The subscriptions that receive a new event of this type and version. */
     assinaturasAtivas: (tipoDeEventoId: string, versaoDoEsquema: number, cliente: DbClient = db) =>
       cliente.assinatura.findMany({

@@ -4,8 +4,6 @@ import { ApiRouter, badRequest, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import type { CacheDeLeitura } from '../../cache';
-import type { Aplicativo } from '@hub/hub-data';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import {
@@ -14,7 +12,7 @@ import {
   eventoDetalhadoSchema,
   eventoDoPublicadorSchema,
 } from '../eventos/eventos.schemas';
-import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './detalhe.repository';
+import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './resposta';
 import { type Idempotencia, isRecusa, type PublicacaoService, type Publicador } from './publicacao.service';
 import type { RegistrarRecusa, Remetente } from './recusas';
 import { textoDoMembro } from './texto-json';
@@ -64,7 +62,13 @@ const impressao = (req: Request) =>
     .digest('hex');
 
 function responder(res: Response, status: number, evento: EventoDetalhadoTexto<object>): void {
-  res.status(status).type('application/json').send(jsonDoDetalhado(evento));
+  const json = jsonDoDetalhado(evento);
+  res.status(status).type('application/json');
+  // A new event's 201 is written as it is (node sets its Content-Length): express's send would hash
+  // it for an ETag no client can use (the event is new), 1–2 % of hub-api's CPU per publication.
+  // The reads keep send, and with it ETag and 304.
+  if (status === 201) res.end(json);
+  else res.send(json);
 }
 
 /** Who is publishing, as far as the request has told so far (for a refusal's record). */
@@ -76,9 +80,10 @@ const remetente = (req: Request, res: Response): Remetente => ({
 
 export interface PublicacaoRoutesDeps {
   service: PublicacaoService;
-  aplicativos: AplicativosRepository;
-  /** Applications by client id, dropped when an application changes. */
-  aplicativosEmCache?: CacheDeLeitura<Aplicativo | null>;
+  /** Applications by client id (app.ts gives them cached, dropped when an application changes). */
+  aplicativos: {
+    buscarPorClientId(clientId: string): Promise<Awaited<ReturnType<AplicativosRepository['buscarPorClientId']>>>;
+  };
   registrarRecusa: RegistrarRecusa;
   guards: Guards;
   /** Admission control of the two publication routes, counted together (see `admission` of @hub/http). */
@@ -89,15 +94,13 @@ export interface PublicacaoRoutesDeps {
 export function publicacaoRoutes({
   service,
   aplicativos,
-  aplicativosEmCache,
   registrarRecusa,
   guards,
   admission,
 }: PublicacaoRoutesDeps): ApiRouter {
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
-    const carregar = () => aplicativos.buscarPorClientId(clientId);
-    const aplicativo = exigirRegistrado(await (aplicativosEmCache?.obter(clientId, carregar) ?? carregar()), clientId);
+    const aplicativo = exigirRegistrado(await aplicativos.buscarPorClientId(clientId), clientId);
     // Known before the next refusal, so a refused publication records which application sent it.
     res.locals.aplicativoId = aplicativo.id;
     exigirAtivo(aplicativo, clientId);

@@ -1,17 +1,14 @@
-import { corposDaEntrega, trabalhoDeEntrega } from '@hub/contracts';
-import { uuidv7 } from '@hub/database';
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
-import type { OutboxMessage } from '@hub/outbox';
-import type { CacheDeLeitura } from '../../cache';
 import type { Db } from '../../db';
-import { iso } from '../../schemas';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
-import type { EntregaDto, EventoCriar } from '../eventos/eventos.schemas';
+import type { EventoCriar } from '../eventos/eventos.schemas';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
-import { type EventoDetalhadoTexto, lerEventoDetalhado } from './detalhe.repository';
-import { type Gravacao, type GravadorEmGrupo, type NovaEntrega, VALIDADE_DA_CHAVE_MS } from './gravacao-em-grupo';
+import { lerEventoDetalhado } from './detalhe.repository';
+import { type AlvoDaPublicacao, montarGravacao, VALIDADE_DA_CHAVE_MS } from './gravacao';
+import type { GravadorEmGrupo } from './gravacao-em-grupo';
 import type { PublicacaoRepository } from './publicacao.repository';
+import { type EventoDetalhadoTexto, respostaDaPublicacao } from './resposta';
 
 /** Who publishes: an application (its token, or the platform's own), or a panel user for the type's owner. */
 export type Publicador = { aplicativoId: string } | { email: string };
@@ -33,17 +30,22 @@ export interface Publicacao {
   requestId: string | null;
 }
 
+/** What a repository's lookup gives. */
+type Lido<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
+
 export interface PublicacaoDeps {
   db: Db;
-  repo: PublicacaoRepository;
-  tipos: TiposRepository;
-  versoes: VersoesRepository;
+  repo: Pick<PublicacaoRepository, 'buscarChave'>;
+  /**
+   * The registry's lookups of every publication: the type by id, the version by (type, number), the
+   * active subscriptions of (type, version). app.ts gives them cached (registro-em-cache.ts).
+   */
+  tipos: { buscar(id: string): Promise<Lido<TiposRepository['buscar']>> };
+  versoes: { buscarPorNumero(tipoId: string, versao: number): Promise<Lido<VersoesRepository['buscarPorNumero']>> };
+  assinaturas: {
+    assinaturasAtivas(tipoId: string, versao: number): Promise<Lido<PublicacaoRepository['assinaturasAtivas']>>;
+  };
   validador: ValidadorDeEsquemas;
-  /** Active subscriptions per (type, version), dropped when a subscription changes. */
-  assinaturasEmCache?: CacheDeLeitura<Awaited<ReturnType<PublicacaoRepository['assinaturasAtivas']>>>;
-  /** The type by id and the version by (type, number), dropped on any registry write. */
-  tiposEmCache?: CacheDeLeitura<Awaited<ReturnType<TiposRepository['buscar']>>>;
-  versoesEmCache?: CacheDeLeitura<Awaited<ReturnType<VersoesRepository['buscarPorNumero']>>>;
   /** Group commit of publications, keyed or not (its statement is prepared on these connections). */
   gravador: GravadorEmGrupo;
   /** Told of each event written (metrics). */
@@ -59,9 +61,10 @@ const chaveReutilizada = () =>
 
 /**
  * Publication, one code path for POST /eventos, POST /evento and the platform's events (contract §4.3
- * r2, architecture §5): the rules, then ONE statement (gravacao-em-grupo.ts) with the event, a delivery per
- * active subscription of the type and version and the hour's tallies, grouped with concurrent
- * publications, an Idempotency-Key claimed in the same statement. Their delivery jobs are published
+ * r2, architecture §5): the rules (here), the group write they allow (gravacao.ts), written in ONE
+ * statement (gravacao-em-grupo.ts) with the event, a delivery per active subscription of the type
+ * and version and the hour's tallies, grouped with concurrent publications, an Idempotency-Key
+ * claimed in the same statement, and the answer built from what was written (resposta.ts). Their delivery jobs are published
  * once it has committed (despacho.ts; what the broker does not confirm goes to the outbox, for the
  * relay), so a broker outage never fails it.
  */
@@ -83,6 +86,27 @@ export function publicacaoService(deps: PublicacaoDeps) {
     return detalhado(guardada.eventoId);
   }
 
+  /** The type, version and subscriptions the publication goes to, or its refusal. */
+  async function conferir({ corpo, publicador }: Publicacao): Promise<AlvoDaPublicacao> {
+    const tipo = await deps.tipos.buscar(corpo.tipo_de_evento_id);
+    if (!tipo) throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
+    if ('aplicativoId' in publicador && tipo.aplicativoId !== publicador.aplicativoId)
+      throw forbidden('only the application that owns the event type publishes its events', 'tipo_de_outro_aplicativo');
+    if (!tipo.ativo) throw conflict('tipo_de_evento_inativo', `the event type ${tipo.nome} is switched off`);
+    const versao = await deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
+    if (!versao)
+      throw invalidField(
+        '/versao_do_esquema',
+        'versao_inexistente',
+        `the event type has no schema version ${corpo.versao_do_esquema}`,
+      );
+    if (!versao.ativa) throw conflict('versao_desativada', `version ${versao.versao} of ${tipo.nome} is switched off`);
+    const validacao = deps.validador.validarDados(versao, corpo.dados);
+    if (!validacao.valido)
+      throw unprocessable('dados_invalidos', 'dados does not satisfy the schema of the version', validacao.erros);
+    return { tipo, versao, assinaturas: await deps.assinaturas.assinaturasAtivas(tipo.id, versao.versao) };
+  }
+
   return {
     buscar: detalhado,
 
@@ -99,92 +123,15 @@ export function publicacaoService(deps: PublicacaoDeps) {
         const anterior = await repetir(p.idempotencia, recebidoEm);
         if (anterior) return anterior;
       }
-      const { corpo } = p;
-      const buscarTipo = () => deps.tipos.buscar(corpo.tipo_de_evento_id);
-      const tipo = await (deps.tiposEmCache?.obter(corpo.tipo_de_evento_id, buscarTipo) ?? buscarTipo());
-      if (!tipo) throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
-      if ('aplicativoId' in p.publicador && tipo.aplicativoId !== p.publicador.aplicativoId)
-        throw forbidden(
-          'only the application that owns the event type publishes its events',
-          'tipo_de_outro_aplicativo',
-        );
-      if (!tipo.ativo) throw conflict('tipo_de_evento_inativo', `the event type ${tipo.nome} is switched off`);
-      const buscarVersao = () => deps.versoes.buscarPorNumero(tipo.id, corpo.versao_do_esquema);
-      const versao = await (deps.versoesEmCache?.obter(`${tipo.id}:${corpo.versao_do_esquema}`, buscarVersao) ??
-        buscarVersao());
-      if (!versao)
-        throw invalidField(
-          '/versao_do_esquema',
-          'versao_inexistente',
-          `the event type has no schema version ${corpo.versao_do_esquema}`,
-        );
-      if (!versao.ativa)
-        throw conflict('versao_desativada', `version ${versao.versao} of ${tipo.nome} is switched off`);
-      const validacao = deps.validador.validarDados(versao, corpo.dados);
-      if (!validacao.valido)
-        throw unprocessable('dados_invalidos', 'dados does not satisfy the schema of the version', validacao.erros);
-
-      const carregar = () => repo.assinaturasAtivas(tipo.id, versao.versao);
-      const assinaturas = await (deps.assinaturasEmCache?.obter(`${tipo.id}:${versao.versao}`, carregar) ?? carregar());
-      const id = uuidv7(recebidoEm.getTime());
-      const ocorridoEm = corpo.ocorrido_em ? new Date(corpo.ocorrido_em) : recebidoEm;
-      const entregas: NovaEntrega[] = assinaturas.map((a) => ({
-        id: uuidv7(recebidoEm.getTime()),
-        eventoId: id,
-        eventoRecebidoEm: recebidoEm,
-        entidadeId: corpo.entidade_id,
-        assinaturaId: a.id,
-        aplicativoAssinanteId: a.aplicativoAssinanteId,
-        tipoDeEventoId: tipo.id,
-        versaoDoEsquema: versao.versao,
-        urlDeDestino: a.urlDeDestino,
-        maximoDeTentativas: a.maximoDeTentativas,
-      }));
-      // The event's part of the bodies is serialized once; each delivery's names its subscription.
-      const corpoPara = corposDaEntrega(
-        {
-          evento_id: id,
-          tipo: tipo.nome,
-          versao_do_esquema: versao.versao,
-          entidade_id: corpo.entidade_id,
-          ocorrido_em: ocorridoEm,
-          recebido_em: recebidoEm,
-          aplicativo_publicador_id: tipo.aplicativoId,
-          // A panel user's publication is a test (contract §4.3 r2): the subscriber can tell it from the body.
-          teste: 'email' in p.publicador,
-        },
-        p.dadosTexto,
-      );
-      const trabalhos: OutboxMessage[] = entregas.map((e) => ({
-        exchange: trabalhoDeEntrega.exchange,
-        routingKey: trabalhoDeEntrega.routingKey,
-        messageId: e.id,
-        body: trabalhoDeEntrega.schema.parse({
-          entrega_id: e.id,
-          evento_id: id,
-          assinatura_id: e.assinaturaId,
-          url_de_destino: e.urlDeDestino,
-          corpo: corpoPara(e.assinaturaId),
-          request_id: p.requestId,
-        }),
-      }));
-
-      const gravacao: Gravacao = {
-        evento: {
-          id,
-          tipoDeEventoId: tipo.id,
-          versaoDoEsquema: versao.versao,
-          aplicativoPublicadorId: tipo.aplicativoId,
-          entidadeId: corpo.entidade_id,
-          ocorridoEm,
-          recebidoEm,
-          publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
-          dadosTexto: p.dadosTexto,
-        },
-        entregas,
-        trabalhos,
+      const alvo = await conferir(p);
+      const gravacao = montarGravacao(alvo, {
+        corpo: p.corpo,
+        dadosTexto: p.dadosTexto,
+        publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
         ...(p.idempotencia ? { chave: p.idempotencia } : {}),
-      };
+        requestId: p.requestId,
+        recebidoEm,
+      });
       // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
       // another publication holds (committed, or in a statement still in flight, which this one
       // waits for) writes nothing: the answer is that publication's.
@@ -198,52 +145,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
         );
       }
       deps.aoAceitar?.();
-      // The answer is what was just written (the same as GET /evento/{id} reads back), built
-      // here instead of read again: a new event's deliveries are all pendente, in the queue.
-      return {
-        evento: {
-          id,
-          tipo_de_evento_id: tipo.id,
-          tipo_de_evento_nome: tipo.nome,
-          versao_do_esquema: versao.versao,
-          aplicativo_publicador_id: tipo.aplicativoId,
-          aplicativo_publicador_nome: tipo.aplicativo.nome,
-          entidade_id: corpo.entidade_id,
-          ocorrido_em: iso(ocorridoEm),
-          recebido_em: iso(recebidoEm),
-          publicado_pelo_email: gravacao.evento.publicadoPeloEmail,
-          quantidade_de_entregas: entregas.length,
-          entregas_concluidas: 0,
-          entregas_na_fila: entregas.length,
-          entregas_na_fila_de_erro: 0,
-        },
-        dadosTexto: p.dadosTexto,
-        entregas: assinaturas
-          .map(
-            (a, i): EntregaDto => ({
-              id: entregas[i]!.id,
-              evento_id: id,
-              evento_recebido_em: iso(recebidoEm),
-              entidade_id: corpo.entidade_id,
-              assinatura_id: a.id,
-              aplicativo_assinante_id: a.aplicativoAssinanteId,
-              aplicativo_assinante_nome: a.aplicativoAssinante.nome,
-              tipo_de_evento_nome: tipo.nome,
-              versao_do_esquema: versao.versao,
-              url_de_destino: a.urlDeDestino,
-              situacao: 'pendente',
-              quantidade_de_tentativas: 0,
-              tentativas_no_ciclo_atual: 0,
-              maximo_de_tentativas: a.maximoDeTentativas,
-              proxima_tentativa_em: iso(recebidoEm),
-              entregue_em: null,
-              ultimo_erro: null,
-              criada_em: iso(recebidoEm),
-              atualizada_em: iso(recebidoEm),
-            }),
-          )
-          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
-      };
+      return respostaDaPublicacao(alvo, gravacao);
     },
   };
 }

@@ -1,0 +1,120 @@
+import pg from 'pg';
+import { GroupCommit } from './group-commit';
+import { SqlPool } from './sql';
+
+const URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+/** A flush that records its batches and fails any batch holding 'mau'. */
+function registrando() {
+  const lotes: string[][] = [];
+  const executar = async (itens: string[]) => {
+    lotes.push(itens);
+    await new Promise((resolve) => setImmediate(resolve));
+    if (itens.includes('mau')) throw new Error(`recusado: ${itens.join(',')}`);
+    return itens.map((i) => i.toUpperCase());
+  };
+  return { lotes, executar };
+}
+
+const saidas = (resultados: PromiseSettledResult<string>[]) =>
+  resultados.map((r) => (r.status === 'fulfilled' ? r.value : 'falhou'));
+
+describe('GroupCommit (a fake flush: the batching rules)', () => {
+  it("When items arrive in one turn with inicio 'fim-do-turno', then they go in one batch; when it fails, each is tried alone and only the bad one fails", async () => {
+    const { lotes, executar } = registrando();
+    const grupo = new GroupCommit(executar, { inicio: 'fim-do-turno', repeticao: 'juntos' });
+    const resultados = await Promise.allSettled(['a', 'mau', 'b'].map((i) => grupo.add(i)));
+    expect(saidas(resultados)).toEqual(['A', 'falhou', 'B']);
+    expect(lotes[0]).toEqual(['a', 'mau', 'b']);
+    expect(lotes.slice(1).sort()).toEqual([['a'], ['b'], ['mau']]);
+  });
+
+  it("When items arrive together with inicio 'imediato', then the first goes at once and the rest wait for the next flush, at most `maximo` a flush", async () => {
+    const { lotes, executar } = registrando();
+    const grupo = new GroupCommit(executar, { paralelos: 1, maximo: 3 });
+    const itens = ['a', 'b', 'c', 'd', 'e', 'f'];
+    expect(await Promise.all(itens.map((i) => grupo.add(i)))).toEqual(itens.map((i) => i.toUpperCase()));
+    expect(lotes).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f']]);
+  });
+
+  it("When a batch fails with repeticao 'em-ordem', then its items are tried alone one after the other, in their order of arrival", async () => {
+    const emCurso: string[] = [];
+    const sozinhos: string[] = [];
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        if (itens.length > 1) throw new Error('lote recusado');
+        expect(emCurso).toEqual([]);
+        emCurso.push(itens[0]!);
+        await new Promise((resolve) => setImmediate(resolve));
+        sozinhos.push(emCurso.pop()!);
+        return itens;
+      },
+      { paralelos: 1 },
+    );
+    const itens = ['a', 'b', 'c', 'd'];
+    expect(await Promise.all(itens.map((i) => grupo.add(i)))).toEqual(itens);
+    expect(sozinhos).toEqual(itens);
+  });
+
+  it('When `paralelos` flushes are under way, then no other starts until one ends', async () => {
+    let emCurso = 0;
+    let maximo = 0;
+    const grupo = new GroupCommit<number, number>(
+      async (itens) => {
+        maximo = Math.max(maximo, ++emCurso);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        emCurso--;
+        return itens;
+      },
+      { paralelos: 2, maximo: 1 },
+    );
+    await Promise.all(Array.from({ length: 20 }, (_, i) => grupo.add(i)));
+    expect(maximo).toBe(2);
+  });
+});
+
+describe('GroupCommit on PostgreSQL', () => {
+  const tabela = `grupo_teste_${process.pid}_${Math.floor(Math.random() * 1e9)}`;
+  let admin: pg.Client;
+  let sql: SqlPool;
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: URL });
+    await admin.connect();
+    await admin.query(`create table ${tabela} (id int primary key, valor int not null check (valor >= 0))`);
+    sql = new SqlPool(URL, 2);
+  });
+  afterAll(async () => {
+    await sql.fechar();
+    await admin.query(`drop table if exists ${tabela}`);
+    await admin.end();
+  });
+
+  it('When 200 rows are added at once, then far fewer statements write them all, each row in a statement with others; a row the table refuses fails alone', async () => {
+    const statements: number[] = [];
+    const grupo = new GroupCommit<{ id: number; valor: number }, number>(
+      async (linhas) => {
+        statements.push(linhas.length);
+        const escritas = await sql.consultar<{ id: number }>(
+          'grupo_teste_inserir',
+          `insert into ${tabela} (id, valor) select * from unnest($1::int[], $2::int[]) returning id`,
+          [linhas.map((l) => l.id), linhas.map((l) => l.valor)],
+        );
+        const ids = new Set(escritas.map((e) => e.id));
+        return linhas.map((l) => (ids.has(l.id) ? l.id : -1));
+      },
+      { maximo: 50, paralelos: 2 },
+    );
+    // Row 77 breaks the check: its batch fails whole, then each of its rows is written alone.
+    const linhas = Array.from({ length: 200 }, (_, id) => ({ id, valor: id === 77 ? -1 : id }));
+    const resultados = await Promise.allSettled(linhas.map((l) => grupo.add(l)));
+
+    expect(resultados.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect(resultados[77]!.status).toBe('rejected');
+    const { rows } = await admin.query<{ n: string }>(`select count(*) as n from ${tabela}`);
+    expect(Number(rows[0]!.n)).toBe(199);
+    // The first statement is alone; the others hold up to 50 rows, plus the failed batch's rows one by one.
+    const emGrupo = statements.filter((n) => n > 1);
+    expect(emGrupo.length).toBeLessThanOrEqual(5);
+    expect(emGrupo.every((n) => n <= 50)).toBe(true);
+  });
+});

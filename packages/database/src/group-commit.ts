@@ -1,0 +1,101 @@
+export interface GroupCommitOptions {
+  /** Items per flush at most. */
+  maximo?: number;
+  /** Flushes in flight at once (connections of the pool the writer may hold). */
+  paralelos?: number;
+  /**
+   * When a flush starts once a slot is free:
+   * - 'imediato': at once, with what is waiting; the items arriving meanwhile wait for the next one.
+   *   The first item of a quiet moment waits for nothing but its own statement, and the order of
+   *   arrival is the order of the statements (publication: the first claimant of an
+   *   Idempotency-Key is the one whose statement runs first).
+   * - 'fim-do-turno': after the current turn of the event loop, so the items handed in during the
+   *   same turn (the jobs of one batch of consumed messages) go together even when idle.
+   */
+  inicio?: 'imediato' | 'fim-do-turno';
+  /**
+   * How the items of a failed flush are tried again, each alone:
+   * - 'em-ordem': one after the other, in their order of arrival (an item may depend on an earlier
+   *   one: the same Idempotency-Key twice, the second has to find the first's committed);
+   * - 'juntos': all at once (independent items; a database away costs one timeout, not one each).
+   */
+  repeticao?: 'em-ordem' | 'juntos';
+}
+
+interface Pendente<I, O> {
+  item: I;
+  resolve: (saida: O) => void;
+  reject: (erro: unknown) => void;
+}
+
+/**
+ * Group commit, the one mechanism of the platform (architecture §5): items handed in while a flush is
+ * under way wait and go together in the next one, so under load one statement, one round trip and
+ * one commit (one WAL flush) serve many items, and when idle an item waits for nothing but its own
+ * statement. `executar` writes a batch in ONE statement (atomic on its own) and gives one output per
+ * item, in order. A batch that fails is tried again item by item, so one bad item fails alone and
+ * the others are written. Used by hub-api's publication (its group write) and the delivery worker
+ * (its claims, releases and records).
+ */
+export class GroupCommit<I, O> {
+  private readonly fila: Pendente<I, O>[] = [];
+  private emCurso = 0;
+  private agendado = false;
+  private readonly maximo: number;
+  private readonly paralelos: number;
+  private readonly inicio: NonNullable<GroupCommitOptions['inicio']>;
+  private readonly repeticao: NonNullable<GroupCommitOptions['repeticao']>;
+
+  constructor(
+    private readonly executar: (itens: I[]) => Promise<O[]>,
+    options: GroupCommitOptions = {},
+  ) {
+    this.maximo = options.maximo ?? 500;
+    this.paralelos = options.paralelos ?? 2;
+    this.inicio = options.inicio ?? 'imediato';
+    this.repeticao = options.repeticao ?? 'em-ordem';
+  }
+
+  /** Resolves with the item's output once its flush has committed; rejects when the item alone fails. */
+  add(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.fila.push({ item, resolve, reject });
+      this.agendar();
+    });
+  }
+
+  private agendar(): void {
+    if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
+    if (this.inicio === 'imediato') {
+      void this.esvaziar();
+      return;
+    }
+    if (this.agendado) return;
+    this.agendado = true;
+    setImmediate(() => {
+      this.agendado = false;
+      void this.esvaziar();
+    });
+  }
+
+  private async esvaziar(): Promise<void> {
+    if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
+    const vez = this.fila.splice(0, this.maximo);
+    this.emCurso += 1;
+    try {
+      const saidas = await this.executar(vez.map((v) => v.item));
+      for (const [i, v] of vez.entries()) v.resolve(saidas[i] as O);
+    } catch (error) {
+      if (vez.length === 1) vez[0]!.reject(error);
+      else if (this.repeticao === 'juntos') await Promise.all(vez.map((v) => this.sozinho(v)));
+      else for (const v of vez) await this.sozinho(v);
+    } finally {
+      this.emCurso -= 1;
+      this.agendar();
+    }
+  }
+
+  private sozinho(v: Pendente<I, O>): Promise<void> {
+    return this.executar([v.item]).then(([saida]) => v.resolve(saida as O), v.reject);
+  }
+}

@@ -1,0 +1,143 @@
+import { corposDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { uuidv7 } from '@hub/database';
+import type { OutboxMessage } from '@hub/outbox';
+import type { EventoCriar } from '../eventos/eventos.schemas';
+
+/** How long an Idempotency-Key answers with its first event; an older one is replaced. */
+export const VALIDADE_DA_CHAVE_MS = 24 * 3_600_000;
+
+/** The event as publication writes it. */
+export interface NovoEvento {
+  id: string;
+  tipoDeEventoId: string;
+  versaoDoEsquema: number;
+  aplicativoPublicadorId: string;
+  entidadeId: string;
+  ocorridoEm: Date;
+  recebidoEm: Date;
+  publicadoPeloEmail: string | null;
+  /** dados as the publisher wrote them (JSON text), stored verbatim in the json column. */
+  dadosTexto: string;
+}
+
+/** A delivery as publication creates it (situacao pendente, no attempt yet). */
+export interface NovaEntrega {
+  id: string;
+  eventoId: string;
+  eventoRecebidoEm: Date;
+  entidadeId: string;
+  assinaturaId: string;
+  aplicativoAssinanteId: string;
+  tipoDeEventoId: string;
+  versaoDoEsquema: number;
+  urlDeDestino: string;
+  maximoDeTentativas: number;
+}
+
+/** The Idempotency-Key a publication claims in its statement. */
+export interface ChaveNova {
+  escopo: string;
+  chave: string;
+  impressao: string;
+}
+
+/** What one accepted publication writes (the event, its deliveries) and the delivery jobs sent once they are committed. */
+export interface Gravacao {
+  evento: NovoEvento;
+  entregas: NovaEntrega[];
+  trabalhos: OutboxMessage[];
+  /** Its Idempotency-Key: the event is written only if the statement claims the key. */
+  chave?: ChaveNova;
+}
+
+/** The type, version and subscriptions a publication was checked against (as the repositories read them). */
+export interface AlvoDaPublicacao {
+  tipo: { id: string; nome: string; aplicativoId: string; aplicativo: { nome: string } };
+  versao: { versao: number };
+  assinaturas: {
+    id: string;
+    aplicativoAssinanteId: string;
+    urlDeDestino: string;
+    maximoDeTentativas: number;
+    aplicativoAssinante: { nome: string };
+  }[];
+}
+
+export interface PedidoDeGravacao {
+  corpo: EventoCriar;
+  /** corpo.dados as the publisher wrote it (JSON text). */
+  dadosTexto: string;
+  /** A panel user's e-mail when the publication is a test (contract §4.3 r2); null for an application. */
+  publicadoPeloEmail: string | null;
+  chave?: ChaveNova;
+  requestId: string | null;
+  recebidoEm: Date;
+}
+
+/**
+ * The group write of an accepted publication (no I/O): the event, a delivery per active
+ * subscription, and each delivery's job, its body serialised as the worker sends it.
+ */
+export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gravacao {
+  const { tipo, versao, assinaturas } = alvo;
+  const { corpo, recebidoEm } = p;
+  const id = uuidv7(recebidoEm.getTime());
+  const ocorridoEm = corpo.ocorrido_em ? new Date(corpo.ocorrido_em) : recebidoEm;
+  const entregas: NovaEntrega[] = assinaturas.map((a) => ({
+    id: uuidv7(recebidoEm.getTime()),
+    eventoId: id,
+    eventoRecebidoEm: recebidoEm,
+    entidadeId: corpo.entidade_id,
+    assinaturaId: a.id,
+    aplicativoAssinanteId: a.aplicativoAssinanteId,
+    tipoDeEventoId: tipo.id,
+    versaoDoEsquema: versao.versao,
+    urlDeDestino: a.urlDeDestino,
+    maximoDeTentativas: a.maximoDeTentativas,
+  }));
+  // The event's part of the bodies is serialized once; each delivery's names its subscription.
+  const corpoPara = corposDaEntrega(
+    {
+      evento_id: id,
+      tipo: tipo.nome,
+      versao_do_esquema: versao.versao,
+      entidade_id: corpo.entidade_id,
+      ocorrido_em: ocorridoEm,
+      recebido_em: recebidoEm,
+      aplicativo_publicador_id: tipo.aplicativoId,
+      // A panel user's publication is a test (contract §4.3 r2): the subscriber can tell it from the body.
+      teste: p.publicadoPeloEmail !== null,
+    },
+    p.dadosTexto,
+  );
+  // Typed, not parsed: every field is built right here (a parse cost 3 zod runs per event).
+  const trabalhos: OutboxMessage[] = entregas.map((e) => ({
+    exchange: trabalhoDeEntrega.exchange,
+    routingKey: trabalhoDeEntrega.routingKey,
+    messageId: e.id,
+    body: {
+      entrega_id: e.id,
+      evento_id: id,
+      assinatura_id: e.assinaturaId,
+      url_de_destino: e.urlDeDestino,
+      corpo: corpoPara(e.assinaturaId),
+      request_id: p.requestId,
+    } satisfies TrabalhoDeEntrega,
+  }));
+  return {
+    evento: {
+      id,
+      tipoDeEventoId: tipo.id,
+      versaoDoEsquema: versao.versao,
+      aplicativoPublicadorId: tipo.aplicativoId,
+      entidadeId: corpo.entidade_id,
+      ocorridoEm,
+      recebidoEm,
+      publicadoPeloEmail: p.publicadoPeloEmail,
+      dadosTexto: p.dadosTexto,
+    },
+    entregas,
+    trabalhos,
+    ...(p.chave ? { chave: p.chave } : {}),
+  };
+}
