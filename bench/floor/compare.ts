@@ -31,7 +31,8 @@ const CONNECTIONS = 50;
 const SEM_PROGRESSO_MS = 60_000;
 export const HEADING = '## Current figures';
 const COMMAND = 'BENCH_ONLY=floor pnpm bench';
-const VHOST = 'hub-bench-chao';
+// Per run: two runs at once on a shared machine must not wipe each other's queues (freshVhost deletes it first).
+const VHOST = `hub-bench-chao-${process.pid}`;
 
 export interface Alvo {
   nome: string;
