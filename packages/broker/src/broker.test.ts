@@ -51,6 +51,46 @@ describe('Broker', () => {
     expect(depth.messageCount).toBe(0);
   });
 
+  it('When acks are batched, then every message is acked once and an ack with multiple never covers one still being handled', async () => {
+    const queue = name('batch-acks');
+    await broker.declare(async (ch) => {
+      await ch.assertQueue(queue, { durable: false });
+    });
+    const seen: string[] = [];
+    let releaseFirst!: () => void;
+    const first = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const consumption = await broker.consume(
+      queue,
+      async (message) => {
+        const body = message.content.toString();
+        seen.push(body);
+        // The oldest message is held while the 39 after it are acked, then given back.
+        if (body === '0' && seen.filter((s) => s === '0').length === 1) {
+          await first;
+          throw new RequeueMessage('given back');
+        }
+      },
+      { prefetch: 50, batchAcks: true },
+    );
+    for (let i = 0; i < 40; i++) await broker.publish('', queue, Buffer.from(String(i)));
+    await until(() => seen.length === 40);
+    releaseFirst();
+    // Had an ack with multiple covered it, its nack would close the channel and it would not come back.
+    await until(() => seen.filter((s) => s === '0').length === 2);
+    await broker.publish('', queue, Buffer.from('after'));
+    await until(() => seen.includes('after'));
+    const counts = new Map<string, number>();
+    for (const s of seen) counts.set(s, (counts.get(s) ?? 0) + 1);
+    expect([...counts].filter(([s, n]) => n !== (s === '0' ? 2 : 1))).toEqual([]);
+    // Stopped: its channel closes once every ack is written; an unacked message would be back in the queue.
+    await consumption.cancel();
+    const depth = await broker.withChannel((ch) => ch.checkQueue(queue));
+    await broker.withChannel((ch) => ch.deleteQueue(queue));
+    expect(depth.messageCount).toBe(0);
+  });
+
   it('When the handler fails, then the message comes back and is handled again', async () => {
     const queue = name('retry');
     await broker.declare(async (ch) => {

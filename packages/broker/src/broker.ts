@@ -82,6 +82,67 @@ export interface ConsumeOptions {
    * own queue) sends them back to one that is always there.
    */
   retryQueue?: string;
+  /**
+   * Acks sent together (ChannelAcks): once per turn of the event loop, one basic.ack with
+   * `multiple` for every settled message below the oldest one still being handled, the rest one
+   * by one. The handler's work is acked no later, and a stop waits for the acks as before.
+   */
+  batchAcks?: boolean;
+}
+
+/**
+ * The acks of one consumer channel, sent once per turn of the event loop: the settled messages
+ * whose delivery tags are all below the oldest message still open (being handled) go in one
+ * basic.ack with `multiple`, which RabbitMQ settles as one command; those above it are acked one by
+ * one (holding them would hold prefetch slots behind a slow handler). A message that is nacked is
+ * closed first, so no ack with `multiple` ever covers a message still open. On a closed channel
+ * nothing is sent: the broker redelivers its unacknowledged messages anyway.
+ */
+export class ChannelAcks {
+  private readonly open = new Set<number>();
+  private ready: { message: ConsumeMessage; done: () => void }[] = [];
+  private scheduled = false;
+
+  constructor(private readonly channel: Channel) {}
+
+  /** A message delivered to the handler. */
+  opened(message: ConsumeMessage): void {
+    this.open.add(message.fields.deliveryTag);
+  }
+
+  /** A message settled some other way (nacked): no longer open. */
+  closed(message: ConsumeMessage): void {
+    this.open.delete(message.fields.deliveryTag);
+  }
+
+  /** Acks the message with the next batch; resolves once the ack is written to the channel. */
+  ack(message: ConsumeMessage): Promise<void> {
+    this.open.delete(message.fields.deliveryTag);
+    return new Promise<void>((done) => {
+      this.ready.push({ message, done });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const ready = this.ready.sort((a, b) => a.message.fields.deliveryTag - b.message.fields.deliveryTag);
+    this.ready = [];
+    let oldestOpen = Number.POSITIVE_INFINITY;
+    for (const tag of this.open) if (tag < oldestOpen) oldestOpen = tag;
+    let below = 0;
+    while (below < ready.length && ready[below]!.message.fields.deliveryTag < oldestOpen) below += 1;
+    try {
+      if (below > 0) this.channel.ack(ready[below - 1]!.message, true);
+      for (let i = below; i < ready.length; i++) this.channel.ack(ready[i]!.message);
+    } catch {
+      // The channel closed: its unacknowledged messages go back to the queue by themselves.
+    }
+    for (const r of ready) r.done();
+  }
 }
 
 /** A consumer started by `Broker.consume`. */
@@ -472,13 +533,15 @@ export class Broker extends EventEmitter {
     await channel.prefetch(consumer.options.prefetch ?? 10);
     await this.onChannel(connection, this.declareRetrySteps(consumer));
     consumer.channel = channel;
+    const acks = consumer.options.batchAcks ? new ChannelAcks(channel) : undefined;
     const reply = await channel.consume(consumer.queue, (message) => {
       if (!message) {
         this.logger.warn({ queue: consumer.queue }, 'the broker cancelled the consumer');
         channel.close().catch(() => undefined);
         return;
       }
-      const work = this.handle(channel, consumer, message).catch((error) =>
+      acks?.opened(message);
+      const work = this.handle(channel, consumer, message, acks).catch((error) =>
         this.logger.error(
           { err: error, queue: consumer.queue },
           'message left unacknowledged; the broker will redeliver it',
@@ -537,7 +600,12 @@ export class Broker extends EventEmitter {
    * crash during the wait loses nothing. If the channel closed meanwhile, ack and nack are impossible
    * and unnecessary: the broker redelivers every unacknowledged message of a closed channel.
    */
-  private async handle(channel: Channel, consumer: Consumer, message: ConsumeMessage): Promise<void> {
+  private async handle(
+    channel: Channel,
+    consumer: Consumer,
+    message: ConsumeMessage,
+    acks?: ChannelAcks,
+  ): Promise<void> {
     let failure: unknown;
     try {
       await consumer.handler(message);
@@ -545,10 +613,12 @@ export class Broker extends EventEmitter {
       failure = error;
     }
     if (failure === undefined) {
-      channel.ack(message);
+      if (acks) await acks.ack(message);
+      else channel.ack(message);
       return;
     }
     if (failure instanceof RequeueMessage) {
+      acks?.closed(message);
       channel.nack(message, false, true);
       return;
     }
@@ -565,6 +635,7 @@ export class Broker extends EventEmitter {
           ? 'message handler failed for good; dead-lettered'
           : 'message handler failed on its last attempt; dead-lettered',
       );
+      acks?.closed(message);
       channel.nack(message, false, false);
       return;
     }
@@ -602,9 +673,11 @@ export class Broker extends EventEmitter {
       // is not hammered; the attempt is not counted, which the delivery limit of quorum queues bounds.
       this.logger.warn({ err: error, queue }, 'could not schedule the retry; requeueing after a pause');
       await new Promise((resolve) => setTimeout(resolve, 1000));
+      acks?.closed(message);
       channel.nack(message, false, true);
       return;
     }
+    acks?.closed(message);
     channel.ack(message);
   }
 

@@ -58,6 +58,8 @@ test("When SIGTERM arrives, then attempts under way finish and are recorded (log
     DELIVERY_STOP_TIMEOUT: '1500ms',
     DELIVERY_CONCURRENCY_PER_DESTINATION: '1',
     HUB_SIGNING_KEYS: undefined,
+    // A successful attempt's line is at debug (a failed one at info).
+    LOG_LEVEL: 'debug',
   });
   const url = await service.url('delivery-worker');
   await waitFor(async () => (await fetch(`${url}/saude/prontidao`)).status === 200, { timeoutMs: 15_000 });

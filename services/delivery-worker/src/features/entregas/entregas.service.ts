@@ -379,18 +379,23 @@ export function entregasService(deps: EntregasDeps) {
       await destinos.concluirSonda(origem, sonda.token, saudavel, desfecho);
     }
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
-    logger.info(
-      {
-        entrega_id: trabalho.entrega_id,
-        evento_id: trabalho.evento_id,
-        origem,
-        resultado: rotulo,
-        status_http: resultado.statusHttp,
-        duracao_ms: resultado.duracaoMs,
-        ...(resultado.erro ? { erro: resultado.erro } : {}),
-      },
-      'delivery attempt',
-    );
+    // A failed attempt is a line at info; a successful one only at debug: its row in tentativa and
+    // the metrics tell it, and a line per delivery was the worker's largest cost after the POST and
+    // the signature (docs/decisions.md "The delivery worker's CPU per delivery").
+    const nivel = resultado.sucesso ? 'debug' : 'info';
+    if (logger.isLevelEnabled(nivel))
+      logger[nivel](
+        {
+          entrega_id: trabalho.entrega_id,
+          evento_id: trabalho.evento_id,
+          origem,
+          resultado: rotulo,
+          status_http: resultado.statusHttp,
+          duracao_ms: resultado.duracaoMs,
+          ...(resultado.erro ? { erro: resultado.erro } : {}),
+        },
+        'delivery attempt',
+      );
     metricas.tentativas.inc({ resultado: rotulo });
     metricas.tentativasPorDestino.inc({ origem, resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);

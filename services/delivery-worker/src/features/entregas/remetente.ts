@@ -43,8 +43,20 @@ const corta = (texto: string, max: number) => (texto.length > max ? `${texto.sli
  * (then the connection is dropped, so an endless answer costs nothing more). Outside LOCALHOST the
  * address really connected is checked (`createSafeLookup`, and literal addresses before connecting).
  */
+/** A destination URL as its attempts use it (Remetente.destinoDe). */
+interface Destino {
+  url: URL;
+  host: string;
+  agente: http.Agent;
+  modulo: typeof http | typeof https;
+}
+
+/** Destination URLs whose parsing is kept: as many as a worker's subscriptions usually point at. */
+const DESTINOS_CONHECIDOS = 10_000;
+
 export class Remetente {
   private readonly agentes = new Map<string, http.Agent>();
+  private readonly destinos = new Map<string, Destino | string>();
   private readonly seguro: boolean;
   private readonly lookup;
 
@@ -70,6 +82,31 @@ export class Remetente {
     return agente;
   }
 
+  /**
+   * What a destination URL gives every attempt to it, worked out once: its parsed URL and host, its
+   * pool, or why it is refused. At most DESTINOS_CONHECIDOS are kept (then forgotten together).
+   */
+  private destinoDe(destino: string): Destino | string {
+    const conhecido = this.destinos.get(destino);
+    if (conhecido !== undefined) return conhecido;
+    let url: URL;
+    try {
+      url = new URL(destino);
+    } catch {
+      return 'url_de_destino is not a valid URL';
+    }
+    let resultado: Destino | string;
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      resultado = `url_de_destino must use http or https, not ${url.protocol}`;
+    else if (this.seguro && isIP(host) && isForbiddenAddress(host, this.opcoes.allowlist))
+      resultado = `destino_proibido: deliveries may not go to ${host} (internal or reserved)`;
+    else resultado = { url, host, agente: this.agenteDe(url), modulo: url.protocol === 'https:' ? https : http };
+    if (this.destinos.size >= DESTINOS_CONHECIDOS) this.destinos.clear();
+    this.destinos.set(destino, resultado);
+    return resultado;
+  }
+
   /** Sends one attempt. Never throws: every failure is a result (the attempt is recorded). */
   enviar(
     destino: string,
@@ -87,17 +124,9 @@ export class Remetente {
       resposta,
       erro: corta(erro, MAX_ERRO),
     });
-    let url: URL;
-    try {
-      url = new URL(destino);
-    } catch {
-      return Promise.resolve(falha('url_de_destino is not a valid URL'));
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return Promise.resolve(falha(`url_de_destino must use http or https, not ${url.protocol}`));
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    if (this.seguro && isIP(host) && isForbiddenAddress(host, this.opcoes.allowlist))
-      return Promise.resolve(falha(`destino_proibido: deliveries may not go to ${host} (internal or reserved)`));
+    const alvo = this.destinoDe(destino);
+    if (typeof alvo === 'string') return Promise.resolve(falha(alvo));
+    const { url, host } = alvo;
 
     const conteudo = Buffer.from(corpo, 'utf8');
     return new Promise<ResultadoDoEnvio>((resolve) => {
@@ -127,9 +156,9 @@ export class Remetente {
           ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         });
       };
-      const pedido = (url.protocol === 'https:' ? https : http).request(url, {
+      const pedido = alvo.modulo.request(url, {
         method: 'POST',
-        agent: this.agenteDe(url),
+        agent: alvo.agente,
         headers: {
           ...cabecalhos,
           'content-type': 'application/json',
@@ -188,6 +217,7 @@ export class Remetente {
   close(): void {
     for (const agente of this.agentes.values()) agente.destroy();
     this.agentes.clear();
+    this.destinos.clear();
   }
 }
 
