@@ -32,6 +32,7 @@ import { cabecalho, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, type Contagem, receptores } from './floor/compare';
 import { deleteVhost, freePort } from './local';
 import { obtainPlatform } from './platform';
+import { rastrear } from './rastro';
 import { runSection } from './report';
 
 const RITMO = process.env.BENCH_ISOLAMENTO_RATE ? Number(process.env.BENCH_ISOLAMENTO_RATE) : undefined;
@@ -125,10 +126,11 @@ const FINAIS = ['concluida', 'fila_de_erro', 'cancelada'] as const;
 function operador(api: string, master: string) {
   const pedir = <T>(method: string, rota: string, body?: unknown) => call<T>(method, `${api}${rota}`, master, body);
   const total = async (rota: string) => (await pedir<{ total: number }>('GET', `${rota}&tamanho=1`)).total;
-  const filas = () => pedir<{ papel: string; mensagens: number }[]>('GET', '/fila');
+  const filas = () => pedir<{ nome: string; papel: string; mensagens: number; consumidores: number }[]>('GET', '/fila');
   const filaDeErro = async () => (await filas()).find((f) => f.papel === 'erro')?.mensagens ?? 0;
   return {
     pedir,
+    filas,
     filaDeErro,
     /** Messages waiting in the work and delay queues. */
     aEntregar: async () => (await filas()).filter((f) => f.papel !== 'erro').reduce((soma, f) => soma + f.mensagens, 0),
@@ -232,6 +234,7 @@ async function comRuido(
     alvo: Alvo;
     ritmo: number;
     run: string;
+    bancos?: (nome: string) => boolean;
   },
   cenario: Cenario,
   indice: number,
@@ -271,6 +274,8 @@ async function comRuido(
     await op.pedir('PATCH', `/destino/${destino}`, { concorrencia_maxima: cenario.concorrencia });
     await esperar(LEITURA_DOS_DESTINOS_MS);
   }
+  // Traced from before the backlog is written: its relay and its isolation are part of the phase.
+  const rastro = rastrear(cenario.nome, op.filas, contexto.bancos);
   log(`  writing ${ACUMULO} events for it in bulk (publication's statement), then waiting for the relay…`);
   const destinatario: Destinatario = {
     assinaturaId: assinatura.id,
@@ -296,6 +301,7 @@ async function comRuido(
     DURACAO,
     ESPERA_MS,
     log,
+    rastro,
   );
   // The accounting, with the destination paused: no attempt starts, those under way end and are recorded.
   await op.pedir('POST', `/destino/${destino}/pausar`);
@@ -395,10 +401,18 @@ export async function isolar(log: (line: string) => void): Promise<string> {
         ? `e2e saturation ${saturado.toFixed(0)} events/s through the gateway: the healthy rate is a quarter, ${ritmo.toFixed(1)} events/s`
         : `healthy rate ${ritmo} events/s (BENCH_ISOLAMENTO_RATE)`,
     );
-    const linhas: Linha[] = [{ fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log) }];
+    // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
+    const op = operador(platform.hubApiUrl ?? platform.gatewayUrl, master);
+    const prefixo = platform.databasePrefix;
+    const bancos = prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined;
+    const linhas: Linha[] = [
+      {
+        fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, rastrear('alone', op.filas, bancos)),
+      },
+    ];
     const contexto = {
-      // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
-      op: operador(platform.hubApiUrl ?? platform.gatewayUrl, master),
+      op,
+      bancos,
       gatewayUrl: platform.gatewayUrl,
       token,
       corpoDoRuido: corpos.ruido,
@@ -413,7 +427,15 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     };
     for (const [i, cenario] of CENARIOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
-      fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log),
+      fase: await medirFase(
+        saudaveis,
+        { ...alvo, nome: 'healthy, alone again' },
+        ritmo,
+        DURACAO,
+        ESPERA_MS,
+        log,
+        rastrear('alone again', op.filas, bancos),
+      ),
     });
     return secao(linhas, {
       cargaAntes,
