@@ -228,8 +228,6 @@ async function comRuido(
     corpoDoRuido: string;
     databaseUrl: string;
     saudaveis: ReturnType<typeof receptores>;
-    ruidoso: ReturnType<typeof receptores>;
-    urlRuidosa: string;
     recusada: string;
     alvo: Alvo;
     ritmo: number;
@@ -240,9 +238,26 @@ async function comRuido(
   indice: number,
   log: (line: string) => void,
 ): Promise<Linha> {
-  const { op } = contexto;
   log(`${cenario.nome}:`);
-  await contexto.ruidoso.zerar();
+  // A receiver of its own, so an origin of its own: a destination's row (its circuit, its queue, its
+  // limit) outlives its subscription, and a circuit opened by (b) would still hold (c)'s and (d)'s jobs.
+  const ruidoso = receptores(1);
+  try {
+    return await comRuidoEm(contexto, cenario, indice, log, ruidoso, (await ruidoso.urls)[0]!);
+  } finally {
+    await ruidoso.stop();
+  }
+}
+
+async function comRuidoEm(
+  contexto: Parameters<typeof comRuido>[0],
+  cenario: Cenario,
+  indice: number,
+  log: (line: string) => void,
+  ruidoso: ReturnType<typeof receptores>,
+  urlRuidosa: string,
+): Promise<Linha> {
+  const { op } = contexto;
   const evento = JSON.parse(contexto.corpoDoRuido) as {
     tipo_de_evento_id: string;
     entidade_id: string;
@@ -261,7 +276,7 @@ async function comRuido(
     aplicativo_assinante_id: assinante.id,
     tipo_de_evento_id: evento.tipo_de_evento_id,
     versao_do_esquema: 1,
-    url_de_destino: cenario.url(contexto.urlRuidosa, contexto.recusada),
+    url_de_destino: cenario.url(urlRuidosa, contexto.recusada),
     ...(TENTATIVAS ? { maximo_de_tentativas: TENTATIVAS } : {}),
   });
   const tipo = await op.pedir<{ aplicativo_id: string }>('GET', `/tipo-de-evento/${evento.tipo_de_evento_id}`);
@@ -305,7 +320,7 @@ async function comRuido(
   );
   // The accounting, with the destination paused: no attempt starts, those under way end and are recorded.
   await op.pedir('POST', `/destino/${destino}/pausar`);
-  const contas = await contasParadas(op, assinatura.id, contexto.ruidoso, cenario);
+  const contas = await contasParadas(op, assinatura.id, ruidoso, cenario);
   // The backlog and the event through the API.
   const r = regras(contas, ACUMULO + 1, assinatura.maximo_de_tentativas, erroAntes);
   log(
@@ -346,6 +361,10 @@ async function desmontar(
   const antesDoFim = () => Date.now() - inicio < ESPERA_MS;
   await op.pedir('DELETE', `/assinatura/${assinaturaId}`);
   await op.pedir('POST', `/destino/${destino}/retomar`);
+  // Closed by hand, as an operator cleaning up would: while open its queue is not consumed, and
+  // half-open one job at a time, so the cancelled backlog would still be draining (a claim each)
+  // during the next scenario.
+  await op.pedir('POST', `/destino/${destino}/fechar-circuito`);
   let restam = await op.aEntregar();
   for (let vazias = 0; vazias < 2 && antesDoFim(); ) {
     await esperar(1_000);
@@ -373,7 +392,6 @@ async function desmontar(
 export async function isolar(log: (line: string) => void): Promise<string> {
   const cargaAntes = os.loadavg()[0]!;
   const saudaveis = receptores(3);
-  const ruidoso = receptores(1);
   // A port nobody listens on: connections to it are refused.
   const recusada = `http://127.0.0.1:${await freePort()}/recusa`;
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, env: PLATAFORMA });
@@ -418,8 +436,6 @@ export async function isolar(log: (line: string) => void): Promise<string> {
       corpoDoRuido: corpos.ruido,
       databaseUrl: platform.hubDatabaseUrl,
       saudaveis,
-      ruidoso,
-      urlRuidosa: (await ruidoso.urls)[0]!,
       recusada,
       alvo,
       ritmo,
@@ -445,7 +461,7 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     });
   } finally {
     await platform.stop();
-    await Promise.all([saudaveis.stop(), ruidoso.stop()]);
+    await saudaveis.stop();
     if (platform.rabbitmqUrl?.endsWith(`/${VHOST}`)) deleteVhost(VHOST);
   }
 }
