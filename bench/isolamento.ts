@@ -6,6 +6,8 @@
 //   (c) the same for one that never answers (the platform's DELIVERY_TIMEOUT ends each attempt);
 //   (d) a burst of as many events to a healthy but slow subscriber (50 ms an answer), its destination's
 //       concurrency limit at 8 (PATCH /destino).
+// Each noisy destination has a receiver of its own (an origin, so a destino row, a circuit and a queue
+// of its own: a circuit left open by one scenario would hold the next one's jobs).
 // Per phase: the healthy deliveries' p50/p99 from publication to arrival (bench/fase.ts) and the p99's
 // ratio to the value alone (target ≤ 2×); per noisy destination, its accounting at the end (paused
 // first, so nothing moves while it is read): deliveries concluded, in fila_de_erro, still waiting,
@@ -23,7 +25,8 @@
 // BENCH_ISOLAMENTO_RETRY_DELAYS (1s,5s): the platform's DELIVERY_TIMEOUT and DELIVERY_RETRY_DELAYS, so
 // that timeouts and retries happen within the phases and a teardown drains in seconds;
 // BENCH_ISOLAMENTO_ATTEMPTS: the noisy subscription's maximo_de_tentativas (unset: the platform's
-// default, 8). Everything else goes through the platform's HTTP routes (gateway, master token),
+// default, 8); BENCH_TRACE_DIR: where each phase's trace goes (bench/rastro.ts; none when unset).
+// Everything else goes through the platform's HTTP routes (gateway, master token),
 // whatever the worker does inside. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
