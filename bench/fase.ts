@@ -10,6 +10,7 @@ import os from 'node:os';
 import { type Alvo, aquecer, esperarChegadas, medir, type Receptores } from './floor/compare';
 import { pacedLoad, percentile } from './paced';
 import type { Platform } from './platform';
+import type { Rastro } from './rastro';
 
 export interface Fase {
   nome: string;
@@ -59,6 +60,7 @@ export async function medirFase(
   segundos: number,
   prazoMs: number,
   log: (line: string) => void,
+  rastro?: Rastro,
 ): Promise<Fase> {
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
@@ -88,6 +90,7 @@ export async function medirFase(
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     minhas = (await chegadas(r)).filter(([id]) => respondidas.has(id));
   }
+  rastro?.fim(minhas);
   const faltam = esperadas - minhas.length;
   const [publicacaoP50, publicacaoP99] = percentis(
     minhas.map(([, chegada, recebido]) => chegada - recebido),

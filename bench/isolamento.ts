@@ -6,6 +6,8 @@
 //   (c) the same for one that never answers (the platform's DELIVERY_TIMEOUT ends each attempt);
 //   (d) a burst of as many events to a healthy but slow subscriber (50 ms an answer), its destination's
 //       concurrency limit at 8 (PATCH /destino).
+// Each noisy destination has a receiver of its own (an origin, so a destino row, a circuit and a queue
+// of its own: a circuit left open by one scenario would hold the next one's jobs).
 // Per phase: the healthy deliveries' p50/p99 from publication to arrival (bench/fase.ts) and the p99's
 // ratio to the value alone (target ≤ 2×); per noisy destination, its accounting at the end (paused
 // first, so nothing moves while it is read): deliveries concluded, in fila_de_erro, still waiting,
@@ -23,7 +25,8 @@
 // BENCH_ISOLAMENTO_RETRY_DELAYS (1s,5s): the platform's DELIVERY_TIMEOUT and DELIVERY_RETRY_DELAYS, so
 // that timeouts and retries happen within the phases and a teardown drains in seconds;
 // BENCH_ISOLAMENTO_ATTEMPTS: the noisy subscription's maximo_de_tentativas (unset: the platform's
-// default, 8). Everything else goes through the platform's HTTP routes (gateway, master token),
+// default, 8); BENCH_TRACE_DIR: where each phase's trace goes (bench/rastro.ts; none when unset).
+// Everything else goes through the platform's HTTP routes (gateway, master token),
 // whatever the worker does inside. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
@@ -32,6 +35,7 @@ import { cabecalho, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, type Contagem, receptores } from './floor/compare';
 import { deleteVhost, freePort } from './local';
 import { obtainPlatform } from './platform';
+import { rastrear } from './rastro';
 import { runSection } from './report';
 
 const RITMO = process.env.BENCH_ISOLAMENTO_RATE ? Number(process.env.BENCH_ISOLAMENTO_RATE) : undefined;
@@ -125,10 +129,11 @@ const FINAIS = ['concluida', 'fila_de_erro', 'cancelada'] as const;
 function operador(api: string, master: string) {
   const pedir = <T>(method: string, rota: string, body?: unknown) => call<T>(method, `${api}${rota}`, master, body);
   const total = async (rota: string) => (await pedir<{ total: number }>('GET', `${rota}&tamanho=1`)).total;
-  const filas = () => pedir<{ papel: string; mensagens: number }[]>('GET', '/fila');
+  const filas = () => pedir<{ nome: string; papel: string; mensagens: number; consumidores: number }[]>('GET', '/fila');
   const filaDeErro = async () => (await filas()).find((f) => f.papel === 'erro')?.mensagens ?? 0;
   return {
     pedir,
+    filas,
     filaDeErro,
     /** Messages waiting in the work and delay queues. */
     aEntregar: async () => (await filas()).filter((f) => f.papel !== 'erro').reduce((soma, f) => soma + f.mensagens, 0),
@@ -226,20 +231,36 @@ async function comRuido(
     corpoDoRuido: string;
     databaseUrl: string;
     saudaveis: ReturnType<typeof receptores>;
-    ruidoso: ReturnType<typeof receptores>;
-    urlRuidosa: string;
     recusada: string;
     alvo: Alvo;
     ritmo: number;
     run: string;
+    bancos?: (nome: string) => boolean;
   },
   cenario: Cenario,
   indice: number,
   log: (line: string) => void,
 ): Promise<Linha> {
-  const { op } = contexto;
   log(`${cenario.nome}:`);
-  await contexto.ruidoso.zerar();
+  // A receiver of its own, so an origin of its own: a destination's row (its circuit, its queue, its
+  // limit) outlives its subscription, and a circuit opened by (b) would still hold (c)'s and (d)'s jobs.
+  const ruidoso = receptores(1);
+  try {
+    return await comRuidoEm(contexto, cenario, indice, log, ruidoso, (await ruidoso.urls)[0]!);
+  } finally {
+    await ruidoso.stop();
+  }
+}
+
+async function comRuidoEm(
+  contexto: Parameters<typeof comRuido>[0],
+  cenario: Cenario,
+  indice: number,
+  log: (line: string) => void,
+  ruidoso: ReturnType<typeof receptores>,
+  urlRuidosa: string,
+): Promise<Linha> {
+  const { op } = contexto;
   const evento = JSON.parse(contexto.corpoDoRuido) as {
     tipo_de_evento_id: string;
     entidade_id: string;
@@ -258,7 +279,7 @@ async function comRuido(
     aplicativo_assinante_id: assinante.id,
     tipo_de_evento_id: evento.tipo_de_evento_id,
     versao_do_esquema: 1,
-    url_de_destino: cenario.url(contexto.urlRuidosa, contexto.recusada),
+    url_de_destino: cenario.url(urlRuidosa, contexto.recusada),
     ...(TENTATIVAS ? { maximo_de_tentativas: TENTATIVAS } : {}),
   });
   const tipo = await op.pedir<{ aplicativo_id: string }>('GET', `/tipo-de-evento/${evento.tipo_de_evento_id}`);
@@ -271,6 +292,8 @@ async function comRuido(
     await op.pedir('PATCH', `/destino/${destino}`, { concorrencia_maxima: cenario.concorrencia });
     await esperar(LEITURA_DOS_DESTINOS_MS);
   }
+  // Traced from before the backlog is written: its relay and its isolation are part of the phase.
+  const rastro = rastrear(cenario.nome, op.filas, contexto.bancos);
   log(`  writing ${ACUMULO} events for it in bulk (publication's statement), then waiting for the relay…`);
   const destinatario: Destinatario = {
     assinaturaId: assinatura.id,
@@ -296,10 +319,11 @@ async function comRuido(
     DURACAO,
     ESPERA_MS,
     log,
+    rastro,
   );
   // The accounting, with the destination paused: no attempt starts, those under way end and are recorded.
   await op.pedir('POST', `/destino/${destino}/pausar`);
-  const contas = await contasParadas(op, assinatura.id, contexto.ruidoso, cenario);
+  const contas = await contasParadas(op, assinatura.id, ruidoso, cenario);
   // The backlog and the event through the API.
   const r = regras(contas, ACUMULO + 1, assinatura.maximo_de_tentativas, erroAntes);
   log(
@@ -340,6 +364,10 @@ async function desmontar(
   const antesDoFim = () => Date.now() - inicio < ESPERA_MS;
   await op.pedir('DELETE', `/assinatura/${assinaturaId}`);
   await op.pedir('POST', `/destino/${destino}/retomar`);
+  // Closed by hand, as an operator cleaning up would: while open its queue is not consumed, and
+  // half-open one job at a time, so the cancelled backlog would still be draining (a claim each)
+  // during the next scenario.
+  await op.pedir('POST', `/destino/${destino}/fechar-circuito`);
   let restam = await op.aEntregar();
   for (let vazias = 0; vazias < 2 && antesDoFim(); ) {
     await esperar(1_000);
@@ -367,7 +395,6 @@ async function desmontar(
 export async function isolar(log: (line: string) => void): Promise<string> {
   const cargaAntes = os.loadavg()[0]!;
   const saudaveis = receptores(3);
-  const ruidoso = receptores(1);
   // A port nobody listens on: connections to it are refused.
   const recusada = `http://127.0.0.1:${await freePort()}/recusa`;
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, env: PLATAFORMA });
@@ -395,17 +422,23 @@ export async function isolar(log: (line: string) => void): Promise<string> {
         ? `e2e saturation ${saturado.toFixed(0)} events/s through the gateway: the healthy rate is a quarter, ${ritmo.toFixed(1)} events/s`
         : `healthy rate ${ritmo} events/s (BENCH_ISOLAMENTO_RATE)`,
     );
-    const linhas: Linha[] = [{ fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log) }];
+    // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
+    const op = operador(platform.hubApiUrl ?? platform.gatewayUrl, master);
+    const prefixo = platform.databasePrefix;
+    const bancos = prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined;
+    const linhas: Linha[] = [
+      {
+        fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, rastrear('alone', op.filas, bancos)),
+      },
+    ];
     const contexto = {
-      // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
-      op: operador(platform.hubApiUrl ?? platform.gatewayUrl, master),
+      op,
+      bancos,
       gatewayUrl: platform.gatewayUrl,
       token,
       corpoDoRuido: corpos.ruido,
       databaseUrl: platform.hubDatabaseUrl,
       saudaveis,
-      ruidoso,
-      urlRuidosa: (await ruidoso.urls)[0]!,
       recusada,
       alvo,
       ritmo,
@@ -413,7 +446,15 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     };
     for (const [i, cenario] of CENARIOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
-      fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log),
+      fase: await medirFase(
+        saudaveis,
+        { ...alvo, nome: 'healthy, alone again' },
+        ritmo,
+        DURACAO,
+        ESPERA_MS,
+        log,
+        rastrear('alone again', op.filas, bancos),
+      ),
     });
     return secao(linhas, {
       cargaAntes,
@@ -423,7 +464,7 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     });
   } finally {
     await platform.stop();
-    await Promise.all([saudaveis.stop(), ruidoso.stop()]);
+    await saudaveis.stop();
     if (platform.rabbitmqUrl?.endsWith(`/${VHOST}`)) deleteVhost(VHOST);
   }
 }

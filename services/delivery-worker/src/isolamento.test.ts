@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Broker } from '@hub/broker';
 import {
   declareDeliveryTopology,
@@ -260,6 +261,84 @@ describe('delivery worker: a destination taking most of a deep work queue gets a
     } finally {
       await muito.fechar();
       await pouco.fechar();
+    }
+  });
+});
+
+describe('delivery worker: jobs waiting for a turn at a destination that gets a queue of its own', () => {
+  let hub: TestHub;
+  let broker: Broker;
+  let worker: TestDeliveryWorker | undefined;
+
+  beforeAll(async () => {
+    hub = await createTestHub();
+    broker = await connectTestBroker('isolamento-espera');
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await broker?.close();
+    await hub?.close();
+  });
+
+  it('When jobs wait in the worker for a turn at a destination at its limit and the destination is isolated, then they leave for its queue at once, claims given back, none deferred, and every delivery concludes once after', async () => {
+    // The receiver holds its answers until told: the one POST under way keeps the others waiting.
+    const presas: ServerResponse[] = [];
+    let soltar = false;
+    const receptor = await iniciarReceptor({
+      '/preso': (_req, res) => (soltar ? res.writeHead(200).end() : presas.push(res)),
+    });
+    try {
+      // A wait for a turn, and a POST, far longer than the test: only the isolation can end the wait.
+      worker = await startDeliveryWorkerForTests(hub, {
+        ...ENV,
+        DELIVERY_DESTINATION_WAIT: '5m',
+        DELIVERY_TIMEOUT: '5m',
+        DELIVERY_ISOLATION_DEFERRALS: '0',
+        DELIVERY_ISOLATION_BACKLOG: '0',
+      });
+      const c = await cenario(hub);
+      const assinatura = await c.assinar(receptor.url('/preso'), 5);
+      const origem = new URL(assinatura.url).origin;
+      const destino = await mudarDestino(hub, origem, { concorrenciaMaxima: 1 });
+      await waitFor(() => worker!.destinos.regras(origem).concorrencia === 1, { what: 'the worker obeying the limit' });
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i += 1) ids.push(...(await c.entregar([assinatura], { broker })).map((t) => t.entrega_id));
+      await waitFor(() => presas.length === 1, { what: 'one POST under way' });
+      await waitFor(
+        async () =>
+          (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'em_andamento' } })) === ids.length,
+        { what: 'the five others claimed, waiting for their turn' },
+      );
+
+      // Paused: the next job meets it held and isolates it; the five waiting leave for its queue.
+      await mudarDestino(hub, origem, { pausado: true });
+      await waitFor(() => worker!.destinos.regras(origem).pausado, { what: 'the worker obeying the pause' });
+      ids.push(...(await c.entregar([assinatura], { broker })).map((t) => t.entrega_id));
+      const filaDoDestino = hub.topologia.filaDoDestino(destino.id);
+      await waitFor(async () => (await fila(broker, filaDoDestino))?.messageCount === 6, {
+        timeoutMs: 20_000,
+        what: 'the five waiting jobs and the new one in the destination queue',
+      });
+      // Still one POST under way: the others left their wait, they did not get a turn.
+      expect(presas).toHaveLength(1);
+      expect(await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'em_andamento' } })).toBe(1);
+      const metricas = await (await fetch(`${worker.url}/metrics`)).text();
+      const serie = (nome: string) => Number(new RegExp(`^${nome} (\\d+)$`, 'm').exec(metricas)?.[1] ?? 0);
+      expect(serie('hub_delivery_jobs_total\\{[^}]*desfecho="encaminhado"[^}]*\\}')).toBe(6);
+      expect(serie('hub_delivery_deferred_total(?:\\{[^}]*\\})?')).toBe(0);
+
+      soltar = true;
+      for (const res of presas.splice(0)) res.writeHead(200).end();
+      await mudarDestino(hub, origem, { pausado: false });
+      await waitFor(async () => (await concluidas(hub, ids)) === ids.length, {
+        timeoutMs: 20_000,
+        what: 'every delivery',
+      });
+      await conferirEstado(hub, ids);
+      expect(webhookIds(receptor, '/preso')).toEqual([...ids].sort());
+    } finally {
+      await receptor.fechar();
     }
   });
 });

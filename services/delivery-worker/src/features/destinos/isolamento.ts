@@ -96,6 +96,7 @@ export class Isolamento {
   private readonly vaziaDesde = new Map<string, number>();
   private readonly isolando = new Map<string, Promise<string | undefined>>();
   private readonly passes: PeriodicJob<void>;
+  private readonly ouvintes: ((origem: string) => void)[] = [];
   private parado = false;
 
   constructor(private readonly o: IsolamentoOptions) {
@@ -137,9 +138,23 @@ export class Isolamento {
     return isolada?.estado === 'isolada' ? destinationRoutingKey(isolada.id) : undefined;
   }
 
-  /** A job of this origin was deferred at its limit. */
+  /**
+   * `ouvinte` is told of every origin whose jobs go to its own queue from now on (isolated here, or
+   * read isolated by another worker): its jobs waiting in this process for a turn can leave for it.
+   */
+  aoIsolar(ouvinte: (origem: string) => void): void {
+    this.ouvintes.push(ouvinte);
+  }
+
+  /**
+   * A job of this origin was deferred at its limit. At the threshold it is isolated now, not at the
+   * next pass: until then every job of it taken from the shared queue waits its whole turn in the
+   * prefetch, which the healthy destinations' jobs behind it in the queue wait for.
+   */
   anotarAdiamento(origem: string): void {
-    this.adiamentos.set(origem, (this.adiamentos.get(origem) ?? 0) + 1);
+    const n = (this.adiamentos.get(origem) ?? 0) + 1;
+    this.adiamentos.set(origem, n);
+    if (n === this.o.adiamentosParaIsolar && !this.parado && !this.rotaDe(origem)) void this.isolar(origem, 'acumulo');
   }
 
   /** A job of this origin was taken from the shared queue (its share of the queue). */
@@ -227,7 +242,12 @@ export class Isolamento {
     // Not waited for: called from within a job of this queue (held on its way back), the cancel of
     // its consumer would wait for that job.
     void this.ajustarConsumo(this.isoladas.get(origem)!);
+    this.avisarIsolada(origem);
     return destinationRoutingKey(linha.id);
+  }
+
+  private avisarIsolada(origem: string): void {
+    for (const ouvinte of this.ouvintes) ouvinte(origem);
   }
 
   /** One pass (the periodic job never runs two at once). */
@@ -265,6 +285,8 @@ export class Isolamento {
       if (l.estado === 'isolada' && antes.get(l.origem)?.id !== l.id)
         await this.o.broker.withChannel((ch) => declareDestinationQueue(ch, l.id, this.o.topologia));
     this.isoladas = new Map(linhas.map((l) => [l.origem, l]));
+    for (const l of linhas)
+      if (l.estado === 'isolada' && antes.get(l.origem)?.estado !== 'isolada') this.avisarIsolada(l.origem);
     // A queue removed (here or by another worker) is not checked again: its inspection channel goes.
     for (const [origem, isolada] of antes)
       if (!this.isoladas.has(origem)) this.o.broker.forgetQueue(this.o.topologia.filaDoDestino(isolada.id));

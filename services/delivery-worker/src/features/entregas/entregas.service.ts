@@ -35,7 +35,7 @@ export interface EntregasDeps {
   /** The destinations' limits, pauses and circuits (the rows of destino, this process's share). */
   destinos: Pick<Destinos, 'regras' | 'anotar' | 'aoMudar' | 'sondar' | 'concluirSonda' | 'devolverSonda'>;
   /** The destinations with a queue of their own (architecture §5, fair scheduling). */
-  isolamento: Pick<Isolamento, 'rotaDe' | 'reter' | 'anotarAdiamento' | 'anotarTrabalho'>;
+  isolamento: Pick<Isolamento, 'rotaDe' | 'reter' | 'anotarAdiamento' | 'anotarTrabalho' | 'aoIsolar'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
   /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
@@ -82,6 +82,8 @@ export function entregasService(deps: EntregasDeps) {
   const { destinos, isolamento } = deps;
   const limite = new LimitePorDestino((origem) => destinos.regras(origem), deps.esperaPorDestinoMs);
   destinos.aoMudar(() => limite.reavaliar());
+  // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
+  isolamento.aoIsolar((origem) => limite.dispensar(origem));
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
     // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
     const unicos = new Map(pedidos.map((p) => [p.id, p]));
@@ -252,7 +254,17 @@ export function entregasService(deps: EntregasDeps) {
       liberar?.();
       throw new RequeueMessage('the worker is stopping');
     }
-    if (!liberar) return adiar(message, token, origem);
+    if (!liberar) {
+      // Its destination got a queue of its own while the job waited (or before its wait ran out):
+      // it waits there, its claim given back, instead of cycling through a delay queue to be
+      // forwarded from the shared queue after.
+      const rota = isolamento.rotaDe(origem);
+      if (rota) {
+        message.properties.headers = { ...message.properties.headers, [CABECALHO_REIVINDICACAO]: token };
+        if (await encaminhar(message, rota, trabalho.entrega_id)) return;
+      }
+      return adiar(message, token, origem);
+    }
     try {
       // Paused, or its circuit opened, while the job waited for its turn.
       const agora = destinos.regras(origem);

@@ -85,6 +85,20 @@ export class LimitePorDestino {
     for (const [origem, estado] of this.origens) this.despachar(origem, estado);
   }
 
+  /**
+   * The jobs of an origin waiting for their turn stop waiting now, as if their wait had run out (null):
+   * its jobs have somewhere better to wait (its own queue, once isolated) than this process's prefetch.
+   */
+  dispensar(origem: string): void {
+    const estado = this.origens.get(origem);
+    if (!estado) return;
+    for (const espera of estado.esperando.splice(0)) {
+      clearTimeout(espera.timer);
+      espera.resolve(null);
+    }
+    this.despachar(origem, estado);
+  }
+
   /** Every job still waiting for its turn is told to go back (Parando). */
   dispensarEsperas(): void {
     for (const estado of this.origens.values()) {

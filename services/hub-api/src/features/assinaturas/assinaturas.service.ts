@@ -151,12 +151,19 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     /** Deletes a subscription and cancels its deliveries not yet attempted or in the error queue. */
     async excluir(id: string): Promise<void> {
-      const { naFilaDeErro } = await transacao(db, async (tx) => {
-        await existente(id, tx);
-        const agora = new Date();
-        await assinaturas.excluir(id, agora, tx);
-        return assinaturas.cancelarEntregas(id, agora, tx);
-      });
+      // One statement cancels every delivery still waiting: a dead subscriber's backlog of 100,000 takes
+      // longer than Prisma's 5 s default for an interactive transaction on a busy server (issue 24's
+      // benchmark met it at 20,000), and an expired one answers 500 with the subscription still there.
+      const { naFilaDeErro } = await transacao(
+        db,
+        async (tx) => {
+          await existente(id, tx);
+          const agora = new Date();
+          await assinaturas.excluir(id, agora, tx);
+          return assinaturas.cancelarEntregas(id, agora, tx);
+        },
+        { timeout: 120_000 },
+      );
       if (naFilaDeErro > 0) deps.aoSairDaFilaDeErro();
     },
   };
