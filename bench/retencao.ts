@@ -298,6 +298,14 @@ export async function retencao(log: (line: string) => void): Promise<string> {
 
     const lsn = async () => (await client.query<{ l: string }>('select pg_current_wal_lsn()::text as l')).rows[0]!.l;
     const walDoBanco = async (de: string, ate: string): Promise<Wal> => {
+      // pg_walinspect reads only what is flushed.
+      for (;;) {
+        const { rows } = await client.query<{ ok: boolean }>('select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok', [
+          ate,
+        ]);
+        if (rows[0]?.ok) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
       const { rows } = await client.query<{ registros: number; bytes: number; fpi: number }>(
         `select count(*)::int as registros, coalesce(sum(record_length), 0)::float8 as bytes,
                 coalesce(sum(fpi_length), 0)::float8 as fpi
@@ -315,6 +323,13 @@ export async function retencao(log: (line: string) => void): Promise<string> {
         )
       ).rows[0]!.n;
 
+    for (const tabela of ['evento', 'entrega', 'tentativa', 'entrega_nao_concluida', 'resumo_por_hora'])
+      await client.query(`alter table ${tabela} set (autovacuum_enabled = off)`);
+    const tamanhoMb = (
+      await client.query<{ mb: number }>(
+        `select (pg_total_relation_size('evento') + pg_total_relation_size('entrega') + pg_total_relation_size('tentativa'))::float8 / 1048576 as mb`,
+      )
+    ).rows[0]!.mb;
     const esperar = (ms: number) => new Promise((r) => setTimeout(r, ms));
     log(`reader and publisher alone, ${ANTES_MS / 1000} s…`);
     await esperar(ANTES_MS);
@@ -328,6 +343,7 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       mortas: number;
       travas: { amostras: number; comEspera: number; maisLonga: number };
       mantidos: number;
+      vacuum: { ms: number; wal: Wal };
     }[] = [];
     for (const [i, nome] of ['day 1 (the oldest)', 'day 2 (day 1 kept what it had to)'].entries()) {
       const relogio = new Date(t0.getTime() + i * DIA_MS);
@@ -338,11 +354,12 @@ export async function retencao(log: (line: string) => void): Promise<string> {
         intervaloMs: 3_600_000,
         relogio: () => relogio,
       });
-      fase = `pass ${i + 1}`;
-      log(`${fase}: ${nome}…`);
+      log(`pass ${i + 1}: ${nome}…`);
       // A checkpoint first, as between two passes in service (an hour apart): the first change of each
       // page after it writes the whole page to the WAL, as it would there.
+      fase = 'checkpoint';
       await client.query('checkpoint');
+      fase = `pass ${i + 1}`;
       const pararTravas = amostrarTravas();
       const de = await lsn();
       const t = performance.now();
@@ -356,18 +373,29 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       const mantidos = (
         await client.query<{ n: number }>('select count(*)::int as n from evento where recebido_em < $1', [limite])
       ).rows[0]!.n;
+      await esperar(2_000); // the backends' statistics reach pg_stat_user_tables
+      const wal = await walDoBanco(de, ate);
+      const mortasDoPasse = await mortas();
+      // What the erased rows cost afterwards: the VACUUM that autovacuum would run (off on these
+      // tables here, so that it runs now and alone), every index of the tables read whole.
+      fase = `vacuum ${i + 1}`;
+      const deVacuum = await lsn();
+      const tv = performance.now();
+      await client.query('vacuum evento, entrega, tentativa, entrega_nao_concluida, resumo_por_hora');
+      const vacuum = { ms: performance.now() - tv, wal: await walDoBanco(deVacuum, await lsn()) };
+      fase = `after ${i + 1}`;
       passes.push({
         nome,
         eventos: apagados.eventos,
         outbox: apagados.outbox,
         ms,
-        wal: await walDoBanco(de, ate),
-        mortas: await mortas(),
+        wal,
+        mortas: mortasDoPasse,
         travas,
         mantidos,
+        vacuum,
       });
       log(`  ${JSON.stringify(passes[passes.length - 1])}`);
-      await esperar(2_000);
     }
     await leitura.parar();
     await publicacao.parar();
@@ -378,11 +406,12 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       (p) =>
         `| ${p.nome} | ${p.eventos.toLocaleString('en')} | ${(p.ms / 1000).toFixed(1)} | ${f1((p.ms * 1000) / Math.max(1, p.eventos))} | ` +
         `${mb(p.wal.bytes)} | ${mb(p.wal.fpi)} | ${p.wal.registros.toLocaleString('en')} | ${(p.wal.bytes / Math.max(1, p.eventos) / 1024).toFixed(1)} | ` +
-        `${p.mortas.toLocaleString('en')} | ${p.mantidos.toLocaleString('en')} | ${p.travas.comEspera}/${p.travas.amostras} (${f1(p.travas.maisLonga)} ms) |`,
+        `${p.mortas.toLocaleString('en')} | ${p.mantidos.toLocaleString('en')} | ${p.travas.comEspera}/${p.travas.amostras} (${f1(p.travas.maisLonga)} ms) | ` +
+        `${(p.vacuum.ms / 1000).toFixed(1)} | ${mb(p.vacuum.wal.bytes)} |`,
     );
     const linhaLaco = (nome: string, tempos: Map<string, number[]>) => {
       const antes = resumo(tempos.get('before') ?? []);
-      return ['before', 'pass 1', 'pass 2'].map((f) => {
+      return ['before', 'pass 1', 'vacuum 1', 'pass 2', 'vacuum 2'].map((f) => {
         const r = resumo(tempos.get(f) ?? []);
         return `| ${nome} | ${f} | ${r.n} | ${f1(r.p50)} | ${f1(r.p99)} | ${f1(r.max)} | ${(r.p99 / antes.p99).toFixed(2)} |`;
       });
@@ -402,16 +431,17 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       `Data: ${tamanhos.eventos.toLocaleString('en')} events over ${DIAS} days (${(tamanhos.eventos / DIAS).toLocaleString('en')} a day), ` +
         `${tamanhos.entregas.toLocaleString('en')} deliveries (3 per event; older than 10 minutes: 97 % concluida, 2.5 % in the ` +
         `error queue, 0.5 % cancelled), ${tamanhos.tentativas.toLocaleString('en')} attempts (one per delivery that left the ` +
-        `queue), the shapes of bench/eventos-leitura.ts; every type keeps ${DIAS - 1} days. Then hub-api's retention job ` +
+        `queue); evento, entrega and tentativa ${(tamanhoMb / 1024).toFixed(1)} GB with their indexes; the shapes of bench/eventos-leitura.ts; every type keeps ${DIAS - 1} days. Then hub-api's retention job ` +
         '(its code, batches of 1,000) runs two passes, the clock moved one day for the second. Beside it, one after another ' +
         "each: a reader running GET /evento's first page (sqlDaPagina) and a publisher writing one event with 3 deliveries " +
         "through publication's statement (SQL_DA_GRAVACAO). WAL: the records of pg_walinspect between the pass's start and " +
         "end that touch this database's relations; dead rows: pg_stat_user_tables of evento, entrega, tentativa, " +
         'entrega_nao_concluida, resumo_por_hora after the pass (what vacuum then has to clean); lock waits: samples of ' +
-        'pg_stat_activity (every 50 ms) that found a session of this database waiting on a lock, and the longest wait seen.',
+        'pg_stat_activity (every 50 ms) that found a session of this database waiting on a lock, and the longest wait seen. ' +
+        'After each pass, the VACUUM of those tables (autovacuum off on them for the run, so it runs then and alone).',
       '',
-      '| pass | events erased | s | µs per event | WAL MB | of it full pages MB | WAL records | WAL KiB per event | dead rows after | events older than the limit kept | samples with a lock wait (longest) |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| pass | events erased | s | µs per event | WAL MB | of it full pages MB | WAL records | WAL KiB per event | dead rows after | events older than the limit kept | samples with a lock wait (longest) | VACUUM after, s | its WAL MB |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...linhasPasse,
       '',
       `Pass 2 cost ${(p2.ms / Math.max(1, p2.eventos) / (p1.ms / Math.max(1, p1.eventos))).toFixed(2)}× pass 1 per event erased.`,
