@@ -34,6 +34,7 @@ const DATABASE = 'hub_retencao_bench';
 /** The seeded database, copied for each run (the passes erase): kept with --manter, so the next run skips seeding. */
 const SEMENTE = `hub_retencao_semente_${EVENTOS}`;
 const manter = process.argv.includes('--manter');
+const SLOT = `hub_retencao_bench_${process.pid}`;
 
 interface PgClient {
   connect(): Promise<void>;
@@ -359,6 +360,9 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       // page after it writes the whole page to the WAL, as it would there.
       fase = 'checkpoint';
       await client.query('checkpoint');
+      // A temporary slot keeps the pass's WAL until it is read (a busy server recycles segments), and
+      // goes with this session if the bench dies (as bench/floor/postgres.ts does).
+      await client.query('select pg_create_physical_replication_slot($1, true, true)', [SLOT]);
       fase = `pass ${i + 1}`;
       const pararTravas = amostrarTravas();
       const de = await lsn();
@@ -383,6 +387,7 @@ export async function retencao(log: (line: string) => void): Promise<string> {
       const tv = performance.now();
       await client.query('vacuum evento, entrega, tentativa, entrega_nao_concluida, resumo_por_hora');
       const vacuum = { ms: performance.now() - tv, wal: await walDoBanco(deVacuum, await lsn()) };
+      await client.query('select pg_drop_replication_slot($1)', [SLOT]);
       fase = `after ${i + 1}`;
       passes.push({
         nome,
