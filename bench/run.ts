@@ -4,7 +4,8 @@
 // and their ratios), written first in docs/benchmarks.md ("Current figures").
 // Then a third of the subscribers failing (bench/terco.ts, issue 19) and one destination's outage or
 // burst beside healthy subscribers (bench/isolamento.ts, issue 24), each its own section.
-// BENCH_ONLY=access, floor, terco or isolamento runs that section alone.
+// Then retention erasing an expired day of 1,000,000 events (bench/retencao.ts, issue 19).
+// BENCH_ONLY=access, floor, terco, isolamento or retencao runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -16,6 +17,7 @@ import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { HEADING as ISOLAMENTO_HEADING, isolar } from './isolamento';
 import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
+import { retencao, HEADING as RETENCAO_HEADING } from './retencao';
 import { terco, HEADING as TERCO_HEADING } from './terco';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -183,6 +185,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   isolamento: async () => {
     log("one destination's outage or burst beside healthy subscribers (bench/isolamento.ts)");
     publishSection(await isolar(log), ISOLAMENTO_HEADING, log);
+  },
+  retencao: async () => {
+    log('retention erasing an expired day of 1,000,000 events (bench/retencao.ts)');
+    publishSection(await retencao(log), RETENCAO_HEADING, log);
   },
 };
 

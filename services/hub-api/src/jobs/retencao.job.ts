@@ -1,3 +1,4 @@
+import { Prisma } from '@hub/hub-data';
 import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import type { Db } from '../db';
@@ -63,6 +64,11 @@ export function retencaoJob(options: RetencaoOptions) {
 
   async function eventosDoTipo(tipoId: string, limite: Date): Promise<{ eventos: number; outbox: number }> {
     let outbox = 0;
+    // Where the pass has walked to in the type's events, oldest first: each batch starts after the
+    // last candidate of the one before, so the events an expired day must keep (a delivery not
+    // final) and the index entries of the rows just erased are walked once per pass, not once per
+    // batch. An event passed over (kept, or held by another pass) is looked at again next pass.
+    let depois: { recebidoEm: Date; id: string } | undefined;
     const eventos = await emLotes(async () => {
       // The oldest events of the type through evento_tipo whose deliveries are all final; a row
       // another pass holds is skipped. Their deliveries are then locked and read again: one resent
@@ -70,12 +76,17 @@ export function retencaoJob(options: RetencaoOptions) {
       // uncommitted) keeps its event. One statement: the outbox rows of the batch's deliveries go
       // with it, then the events (whose deliveries and attempts the cascade takes).
       const naoFinais = [...SITUACOES_NAO_FINAIS];
-      const [linha] = await db.$queryRaw<[{ eventos: number; outbox: number }]>`
+      const desde = depois
+        ? Prisma.sql`and (ev.recebido_em, ev.id) > (${depois.recebidoEm}, ${depois.id}::uuid)`
+        : Prisma.empty;
+      const [linha] = await db.$queryRaw<
+        [{ eventos: number; outbox: number; ultimo_em: Date | null; ultimo_id: string | null }]
+      >`
         with candidatos as materialized (
-          select ev.id from evento ev
-           where ev.tipo_de_evento_id = ${tipoId}::uuid and ev.recebido_em < ${limite}
+          select ev.id, ev.recebido_em from evento ev
+           where ev.tipo_de_evento_id = ${tipoId}::uuid and ev.recebido_em < ${limite} ${desde}
              and not exists (select 1 from entrega en where en.evento_id = ev.id and en.situacao = any(${naoFinais}::text[]))
-           order by ev.recebido_em
+           order by ev.recebido_em, ev.id
            limit ${lote}
              for update skip locked
         ), travadas as materialized (
@@ -91,9 +102,13 @@ export function retencaoJob(options: RetencaoOptions) {
           returning 1
         ), apagados as (
           delete from evento where id in (select id from lote) returning 1
+        ), ultimo as (
+          select recebido_em, id from candidatos order by recebido_em desc, id desc limit 1
         )
-        select (select count(*) from apagados)::int as eventos, (select count(*) from saidas)::int as outbox`;
+        select (select count(*) from apagados)::int as eventos, (select count(*) from saidas)::int as outbox,
+               (select recebido_em from ultimo) as ultimo_em, (select id::text from ultimo) as ultimo_id`;
       outbox += linha.outbox;
+      if (linha.ultimo_em && linha.ultimo_id) depois = { recebidoEm: linha.ultimo_em, id: linha.ultimo_id };
       return linha.eventos;
     });
     return { eventos, outbox };

@@ -3,7 +3,8 @@ import { createLogger } from '@hub/log';
 import { waitFor } from '@hub/testing';
 import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../features/eventos/linhas.test-support';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../contexto.test-support';
-import { retencaoJob, SITUACOES_NAO_FINAIS } from './retencao.job';
+import type { Situacao } from '../features/eventos/eventos.schemas';
+import { type Apagados, retencaoJob, SITUACOES_NAO_FINAIS } from './retencao.job';
 
 const DIA = 86_400_000;
 const HORA = 3_600_000;
@@ -208,5 +209,96 @@ describe('retention', () => {
     await passe;
     expect(await existe(evento.id)).toBe(true);
     expect((await db().entrega.findUniqueOrThrow({ where: { id: entregaId } })).situacao).toBe('pendente');
+  });
+
+  const jobDeLotes = (lote: number) =>
+    retencaoJob({
+      db: db(),
+      logger: createLogger('retencao'),
+      recusadosMs: 30 * DIA,
+      intervaloMs: 60_000,
+      lote,
+      relogio: () => agora,
+    });
+  const expirados = async (quantos: number, entregas: Situacao[]) => {
+    const eventos = [];
+    for (let i = 0; i < quantos; i++)
+      eventos.push(await gravarEvento(db(), curto, { recebidoEm: antes(4 * DIA + i), entregas }));
+    return eventos.map((e) => e.id);
+  };
+  const restam = async (ids: string[]) => db().evento.count({ where: { id: { in: ids } } });
+
+  test('When the oldest expired events must be kept, then a pass of small batches walks past them and erases every erasable one behind them', async () => {
+    // Older than the erasable ones, so every batch of a walk from the oldest meets them first.
+    const mantidos = (
+      await Promise.all(
+        [0, 1, 2].map((i) => gravarEvento(db(), curto, { recebidoEm: antes(6 * DIA + i), entregas: ['fila_de_erro'] })),
+      )
+    ).map((e) => e.id);
+    const apagaveis = await expirados(7, ['concluida', 'cancelada']);
+
+    expect((await jobDeLotes(2).runNow()).eventos).toBeGreaterThanOrEqual(apagaveis.length);
+
+    expect(await restam(apagaveis)).toBe(0);
+    expect(await restam(mantidos)).toBe(mantidos.length);
+    // Once final, the next pass takes them.
+    await db().entrega.updateMany({ where: { eventoId: { in: mantidos } }, data: { situacao: 'cancelada' } });
+    await jobDeLotes(2).runNow();
+    expect(await restam(mantidos)).toBe(0);
+  });
+
+  test('When two replicas run a pass at once, then each expired event is erased once, the kept ones stay and the stored total stays exact', async () => {
+    await ctx.hub.retencao.runNow();
+    const mantido = await expirados(1, ['concluida', 'aguardando_nova_tentativa']);
+    const apagaveis = await expirados(12, ['concluida']);
+    const totalAntes = (await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total;
+
+    const [a, b] = await Promise.all([jobDeLotes(2).runNow(), jobDeLotes(2).runNow()]);
+
+    expect(a.eventos + b.eventos).toBe(apagaveis.length);
+    expect(await restam(apagaveis)).toBe(0);
+    expect(await restam(mantido)).toBe(1);
+    expect(await db().entrega.count({ where: { eventoId: mantido[0] } })).toBe(2);
+    expect((await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total).toBe(totalAntes - apagaveis.length);
+  });
+
+  test('When a pass is stopped between batches and another replica starts, then it erases the rest and no event is left without its deliveries', async () => {
+    await ctx.hub.retencao.runNow();
+    const apagaveis = await expirados(10, ['concluida', 'concluida']);
+    const totalAntes = (await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total;
+    // The second oldest's deliveries locked (as a resend holds them): the pass's second batch waits
+    // there, and the replica is stopped while it waits, so it ends after that batch.
+    const primeiro = jobDeLotes(1);
+    let passe: Promise<Apagados> | undefined;
+    let parada: Promise<void> | undefined;
+    const segundoMaisVelho = apagaveis[apagaveis.length - 2]!;
+    await db().$transaction(
+      async (tx) => {
+        await tx.$executeRaw`select id from entrega where evento_id = ${segundoMaisVelho}::uuid for update`;
+        passe = primeiro.runNow();
+        await waitFor(
+          async () =>
+            (
+              await db().$queryRaw<{ n: number }[]>`
+                select count(*)::int as n from pg_stat_activity
+                 where datname = current_database() and wait_event_type = 'Lock' and query like '%candidatos%'`
+            )[0]!.n > 0,
+          { what: 'the second batch waiting on the locked deliveries' },
+        );
+        parada = primeiro.stop();
+      },
+      { timeout: 30_000 },
+    );
+    await parada;
+    const parcial = await passe!;
+    expect(parcial.eventos).toBe(2);
+    expect(await restam(apagaveis)).toBe(apagaveis.length - 2);
+
+    const segundo = await jobDeLotes(3).runNow();
+
+    expect(parcial.eventos + segundo.eventos).toBe(apagaveis.length);
+    expect(await restam(apagaveis)).toBe(0);
+    expect(await db().entrega.count({ where: { eventoId: { in: apagaveis } } })).toBe(0);
+    expect((await ctx.api().get('/evento').set(auth(ctx.leitor))).body.total).toBe(totalAntes - apagaveis.length);
   });
 });
