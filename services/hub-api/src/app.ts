@@ -164,9 +164,13 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     // The publications go straight to their router, ahead of the others (which keep their order, and
     // the OpenAPI document with it): express tries every router's routes in turn, and with
     // publication's last that walk was about 5 % of hub-api's CPU per publication (docs/benchmarks.md,
-    // "hub-api's CPU per publication"). It stays in `routers` too, for the document; a request it has
-    // no route for goes on to the others.
-    before: (app) => app.use(publicacao.router),
+    // "hub-api's CPU per publication"). Only its POSTs: its GET /evento/{id} would answer 404 for
+    // /evento/filtro before the events' router saw it. It stays in `routers` too, for the document.
+    before: (app) =>
+      app.post(
+        publicacao.specs.filter((spec) => spec.method === 'post').map((spec) => spec.path),
+        publicacao.router,
+      ),
     routers: [
       chavesRoutes(deps.keys),
       aplicativosRoutes(
