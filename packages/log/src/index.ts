@@ -20,7 +20,8 @@ export function currentRequestId(): string | undefined {
 
 /**
  * A JSON logger that stamps the current request id. Tokens, keys and bodies are never logged:
- * the usual carriers are redacted as a second line of defence.
+ * the usual carriers are redacted as a second line of defence. LOG_LEVEL is read here, not in a config
+ * schema: each main.ts makes its logger before it parses the configuration, to log a refused one.
  */
 export function createLogger(
   service: string,

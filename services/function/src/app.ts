@@ -36,7 +36,7 @@ export function createApp(deps: FunctionAppDeps) {
   return createHttpApp({
     service: 'function',
     logger: deps.logger,
-    routers: [funcoesRoutes(service, deps.guards)],
+    routers: [funcoesRoutes({ service: service, guards: deps.guards })],
     readiness: {
       postgresql: () => deps.db.$queryRaw`select 1`,
       rabbitmq: deps.broker.ready,

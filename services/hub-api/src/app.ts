@@ -173,21 +173,25 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       ),
     routers: [
       chavesRoutes(deps.keys),
-      aplicativosRoutes(
-        esquecer(aplicativosService({ db: deps.db, repository: aplicativos }), ['criar', 'atualizar']),
+      aplicativosRoutes({
+        service: esquecer(aplicativosService({ db: deps.db, repository: aplicativos }), ['criar', 'atualizar']),
         guards,
-      ),
-      tiposRoutes(
-        esquecer(tiposService({ db: deps.db, repository: tipos, aplicativos }), ['criar', 'atualizar', 'excluir']),
+      }),
+      tiposRoutes({
+        service: esquecer(tiposService({ db: deps.db, repository: tipos, aplicativos }), [
+          'criar',
+          'atualizar',
+          'excluir',
+        ]),
         guards,
-      ),
-      versoesRoutes(
-        esquecer(versoesService({ db: deps.db, versoes, tipos, validador }), ['criar', 'atualizar']),
+      }),
+      versoesRoutes({
+        service: esquecer(versoesService({ db: deps.db, versoes, tipos, validador }), ['criar', 'atualizar']),
         guards,
-      ),
-      esquemasRoutes(versoes, userOrApplication(deps.verifier, deps.resolver, aplicativos)),
-      assinaturasRoutes(
-        esquecer(
+      }),
+      esquemasRoutes({ versoes, leitor: userOrApplication(deps.verifier, deps.resolver, aplicativos) }),
+      assinaturasRoutes({
+        service: esquecer(
           assinaturasService({
             db: deps.db,
             assinaturas,
@@ -201,35 +205,38 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
           ['criar', 'atualizar', 'excluir'],
         ),
         guards,
-      ),
+      }),
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
-      eventosRoutes(
-        eventosService({
+      eventosRoutes({
+        service: eventosService({
           db: deps.db,
           repositories: { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
           relogio: deps.relogio,
         }),
         guards,
-      ),
-      eventosRecusadosRoutes(eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards),
-      tentativasRoutes(tentativasService(tentativasRepository(deps.db)), guards),
-      destinosRoutes(destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }), guards),
-      entregasRoutes(
-        entregasService({
+      }),
+      eventosRecusadosRoutes({ service: eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards }),
+      tentativasRoutes({ service: tentativasService(tentativasRepository(deps.db)), guards }),
+      destinosRoutes({
+        service: destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }),
+        guards,
+      }),
+      entregasRoutes({
+        service: entregasService({
           db: deps.db,
           repo: entregasRepository(deps.db),
           aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
         }),
         guards,
-      ),
-      reprocessamentoRoutes(
-        reprocessamentoService({
+      }),
+      reprocessamentoRoutes({
+        service: reprocessamentoService({
           db: deps.db,
           repo: reprocessamentoRepository(deps.db),
           acordar: deps.acordarReprocessamento ?? (() => undefined),
         }),
         guards,
-      ),
+      }),
       filaRoutes({ filas: deps.filas, conciliacao: deps.conciliacao, guards }),
       publicacao,
     ],

@@ -15,7 +15,7 @@ import {
 const tag = 'Função';
 
 /** Area B: every route is for a master of the identity service only. */
-export function funcoesRoutes(service: FuncoesService, guards: Guards): ApiRouter {
+export function funcoesRoutes({ service, guards }: { service: FuncoesService; guards: Guards }): ApiRouter {
   const master = guards.master();
   return new ApiRouter()
     .route(

@@ -11,7 +11,7 @@ import {
 
 const tag = 'Aplicativo';
 
-export function aplicativosRoutes(service: AplicativosService, guards: Guards): ApiRouter {
+export function aplicativosRoutes({ service, guards }: { service: AplicativosService; guards: Guards }): ApiRouter {
   return new ApiRouter()
     .route(
       {

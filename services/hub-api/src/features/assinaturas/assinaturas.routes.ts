@@ -18,7 +18,7 @@ const destino = {
   422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP)',
 };
 
-export function assinaturasRoutes(service: AssinaturasService, guards: Guards): ApiRouter {
+export function assinaturasRoutes({ service, guards }: { service: AssinaturasService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

@@ -5,7 +5,7 @@ import type { DestinosService } from './destinos.service';
 
 const tag = 'Destino';
 
-export function destinosRoutes(service: DestinosService, guards: Guards): ApiRouter {
+export function destinosRoutes({ service, guards }: { service: DestinosService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   const editar = guards.permission('monitoramento', 'editar');
   return new ApiRouter()

@@ -15,7 +15,7 @@ import type { EntregasService } from './entregas.service';
 const tag = 'Entrega';
 
 /** The panel's deliveries (architecture §4). /entrega/filtro is registered before /entrega/{id}. */
-export function entregasRoutes(service: EntregasService, guards: Guards): ApiRouter {
+export function entregasRoutes({ service, guards }: { service: EntregasService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

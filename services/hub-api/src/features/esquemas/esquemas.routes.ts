@@ -16,7 +16,7 @@ const params = z.object({
  * GET /esquema/{tipo_de_evento_nome}/{versao}: the raw JSON Schema of a version, exactly as it was
  * registered, as application/schema+json. A version never changes, so clients may cache it.
  */
-export function esquemasRoutes(versoes: VersoesRepository, leitor: Guarded): ApiRouter {
+export function esquemasRoutes({ versoes, leitor }: { versoes: VersoesRepository; leitor: Guarded }): ApiRouter {
   return new ApiRouter().route(
     {
       method: 'get',

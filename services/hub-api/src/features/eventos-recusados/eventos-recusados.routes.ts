@@ -22,7 +22,13 @@ export const filtroDeRecusadosQuery = z.object({
   ate: limiteDeTempo,
 });
 
-export function eventosRecusadosRoutes(service: EventosRecusadosService, guards: Guards): ApiRouter {
+export function eventosRecusadosRoutes({
+  service,
+  guards,
+}: {
+  service: EventosRecusadosService;
+  guards: Guards;
+}): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

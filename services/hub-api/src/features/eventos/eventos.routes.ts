@@ -11,7 +11,7 @@ const tag = 'Evento';
  * The panel's reads of events (contract §4.3). Registered before GET /evento/{id}, so that "filtro" and
  * "resumo" are never taken for an id.
  */
-export function eventosRoutes(service: EventosService, guards: Guards): ApiRouter {
+export function eventosRoutes({ service, guards }: { service: EventosService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

@@ -6,7 +6,13 @@ import type { ReprocessamentoService } from './reprocessamento.service';
 
 const tag = 'Solicitação de reprocessamento';
 
-export function reprocessamentoRoutes(service: ReprocessamentoService, guards: Guards): ApiRouter {
+export function reprocessamentoRoutes({
+  service,
+  guards,
+}: {
+  service: ReprocessamentoService;
+  guards: Guards;
+}): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   const editar = guards.permission('monitoramento', 'editar');
   return new ApiRouter()

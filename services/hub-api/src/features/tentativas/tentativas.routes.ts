@@ -12,7 +12,7 @@ import type { TentativasService } from './tentativas.service';
 
 const tag = 'Tentativa';
 
-export function tentativasRoutes(service: TentativasService, guards: Guards): ApiRouter {
+export function tentativasRoutes({ service, guards }: { service: TentativasService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

@@ -15,7 +15,7 @@ import {
 
 const tag = 'Tipo de evento';
 
-export function tiposRoutes(service: TiposService, guards: Guards): ApiRouter {
+export function tiposRoutes({ service, guards }: { service: TiposService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(

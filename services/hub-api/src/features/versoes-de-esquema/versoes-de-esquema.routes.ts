@@ -17,7 +17,7 @@ import {
 
 const tag = 'Versão de esquema';
 
-export function versoesRoutes(service: VersoesService, guards: Guards): ApiRouter {
+export function versoesRoutes({ service, guards }: { service: VersoesService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
   return new ApiRouter()
     .route(
