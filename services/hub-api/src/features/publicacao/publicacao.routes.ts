@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Guards } from '@hub/auth';
-import { ApiRouter, badRequest, idParams } from '@hub/http';
+import { ApiRouter, badRequest, idParams, invalidField } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
@@ -15,7 +15,7 @@ import {
 import { doPublicador, type EventoDetalhadoTexto, jsonDoDetalhado } from './resposta';
 import { type Idempotencia, isRecusa, type PublicacaoService, type Publicador } from './publicacao.service';
 import type { RegistrarRecusa, Remetente } from './recusas';
-import { textoDoMembro } from './texto-json';
+import { membrosDoTexto, membrosDoValor, textoDoMembro } from './texto-json';
 
 const refusals = {
   403: 'the application is not registered, is switched off, or does not own the event type',
@@ -50,10 +50,18 @@ function chaveDeIdempotencia(req: Request): string | undefined {
   return chave;
 }
 
-/** dados exactly as the client wrote it: cut from the raw body, so no digit is lost to a double. */
+/**
+ * dados exactly as the client wrote it: cut from the raw body, so no digit is lost to a double. A
+ * name repeated within one of its objects is refused: the checks (NUL, surrogates, depth, the schema)
+ * saw only the last copy, which JSON.parse keeps, while the text stored and delivered holds them all.
+ */
 function dadosComoEnviados(req: Request, corpo: EventoCriar): string {
   const texto = req.rawBody?.toString('utf8').replace(/^\uFEFF/, '');
-  return (texto && textoDoMembro(texto, 'dados')) ?? JSON.stringify(corpo.dados);
+  const dados = texto && textoDoMembro(texto, 'dados');
+  if (!dados) return JSON.stringify(corpo.dados);
+  if (membrosDoTexto(dados) !== membrosDoValor(corpo.dados))
+    throw invalidField('/dados', 'dados_invalidos', 'must not repeat a member name within one object');
+  return dados;
 }
 
 const impressao = (req: Request) =>

@@ -73,6 +73,35 @@ describe('POST /eventos: the rules of contract §4.3 r2', () => {
     expect(aceito.body.entidade_id).toBe('y'.repeat(200));
   });
 
+  test('When dados repeats a name within one object (a NUL, a lone surrogate or 5,000 levels in the copy JSON.parse drops), then 422 at /dados and nothing stored; the same values in distinct names pass', async () => {
+    const c = await cenario(ctx, { type: 'object' });
+    const texto = (dados: string) => JSON.stringify(c.corpo({ dados: 0 })).replace('"dados":0', `"dados":${dados}`);
+    const fundo = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    for (const dados of [
+      '{"a":"\\u0000","a":"ok"}',
+      '{"a":"\\ud800","a":"ok"}',
+      `{"a":${fundo},"a":1}`,
+      '[{"b":{"c":1,"c":2}}]',
+    ]) {
+      const response = await publicar(ctx, c.tokenDoDono, texto(dados), { 'content-type': 'application/json' });
+      expect({ dados: dados.slice(0, 30), status: response.status }).toEqual({
+        dados: dados.slice(0, 30),
+        status: 422,
+      });
+      expect(response.body).toMatchObject({ codigo: 'dados_invalidos', erros: [{ caminho: '/dados' }] });
+    }
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(0);
+    const aceito = await publicar(ctx, c.tokenDoDono, texto('{"a":"ok","b":{"a":[1,{"a":":"}]},"c":"x:y"}'), {
+      'content-type': 'application/json',
+    });
+    expect(aceito.status).toBe(201);
+    expect((await ctx.api().get(`/eventos/${aceito.body.id}`).set(auth(c.tokenDoDono))).body.dados).toEqual({
+      a: 'ok',
+      b: { a: [1, { a: ':' }] },
+      c: 'x:y',
+    });
+  });
+
   test('When dados breaks 120 rules of the schema, then 422 dados_invalidos with exactly 50 erros', async () => {
     const propriedades = Object.fromEntries(Array.from({ length: 120 }, (_, i) => [`c${i}`, { type: 'string' }]));
     const c = await cenario(ctx, { type: 'object', properties: propriedades });

@@ -68,3 +68,27 @@ function fimDeValor(json: string, i: number): number {
   while (j < json.length && !ESPACO.has(json[j]!) && json[j] !== ',' && json[j] !== '}' && json[j] !== ']') j += 1;
   return j;
 }
+
+/**
+ * How many object members the JSON text holds, counted on the text (each ':' outside strings), without
+ * recursion: a text may nest deeper than a call stack. With `membrosDoValor` of its parse it tells a
+ * text whose objects repeat a name, whose earlier copies JSON.parse dropped and no check has seen.
+ */
+export function membrosDoTexto(json: string): number {
+  let membros = 0;
+  for (let i = 0; i < json.length; i += 1) {
+    const c = json[i];
+    if (c === '"') i = fimDaString(json, i) - 1;
+    else if (c === ':') membros += 1;
+  }
+  return membros;
+}
+
+/** How many object members a parsed value holds (its depth is bounded by the body guard). */
+export function membrosDoValor(valor: unknown): number {
+  if (Array.isArray(valor)) return valor.reduce((soma: number, item) => soma + membrosDoValor(item), 0);
+  if (typeof valor !== 'object' || valor === null) return 0;
+  let membros = 0;
+  for (const item of Object.values(valor)) membros += 1 + membrosDoValor(item);
+  return membros;
+}

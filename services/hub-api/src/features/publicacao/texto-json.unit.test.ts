@@ -1,4 +1,4 @@
-import { textoDoMembro } from './texto-json';
+import { membrosDoTexto, membrosDoValor, textoDoMembro } from './texto-json';
 
 describe('textoDoMembro: the exact text of a top-level member', () => {
   test('When dados holds a 20-digit integer, then its text keeps every digit', () => {
@@ -26,5 +26,23 @@ describe('textoDoMembro: the exact text of a top-level member', () => {
     const valor = { a: [1, { b: 'c"}' }], dados: { x: [null, false, 'é\n'], y: { z: {} } }, w: 2 };
     const texto = JSON.stringify(valor, null, 2);
     expect(JSON.parse(textoDoMembro(texto, 'dados')!)).toEqual(valor.dados);
+  });
+});
+
+describe('membrosDoTexto and membrosDoValor: a name repeated within an object', () => {
+  test('When no object repeats a name, then the text and its parse count the same members, colons in strings aside', () => {
+    const json = '{"a":"x:y","b":[{"c":1,"d":{"e":":"}}],"f\\\\":null}';
+    expect(membrosDoTexto(json)).toBe(6);
+    expect(membrosDoValor(JSON.parse(json))).toBe(6);
+  });
+
+  test('When an object repeats a name, then the text counts more members than its parse', () => {
+    const json = '[{"a":1,"b":{"c":1,"c":2}}]';
+    expect(membrosDoTexto(json)).toBe(4);
+    expect(membrosDoValor(JSON.parse(json))).toBe(3);
+  });
+
+  test('When the text nests 200,000 levels, then it is counted without recursion', () => {
+    expect(membrosDoTexto(`{"a":${'['.repeat(200_000)}${']'.repeat(200_000)},"a":1}`)).toBe(2);
   });
 });
