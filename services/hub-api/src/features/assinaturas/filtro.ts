@@ -225,7 +225,10 @@ export function compilarFiltro(filtro: unknown): Predicado | null {
   if (!ehObjeto(filtro)) throw new FiltroInvalido([], 'a filter must be a JSON object, or null for every event');
   const bytes = Buffer.byteLength(JSON.stringify(filtro), 'utf8');
   if (bytes > LIMITES_DO_FILTRO.bytes)
-    throw new FiltroInvalido([], `a filter takes at most ${LIMITES_DO_FILTRO.bytes} bytes as JSON (this one, ${bytes})`);
+    throw new FiltroInvalido(
+      [],
+      `a filter takes at most ${LIMITES_DO_FILTRO.bytes} bytes as JSON (this one, ${bytes})`,
+    );
   return new Compilador().filtro(filtro, [], 1);
 }
 

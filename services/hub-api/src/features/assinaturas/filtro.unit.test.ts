@@ -1,4 +1,11 @@
-import { compilarFiltro, compilarFiltroGuardado, FiltroInvalido, iguais, LIMITES_DO_FILTRO, recusaDoFiltro } from './filtro';
+import {
+  compilarFiltro,
+  compilarFiltroGuardado,
+  FiltroInvalido,
+  iguais,
+  LIMITES_DO_FILTRO,
+  recusaDoFiltro,
+} from './filtro';
 
 /** A delivery body as publication gives it to the filters. */
 const corpo = {
