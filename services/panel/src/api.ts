@@ -51,6 +51,8 @@ const ACOES: Record<string, string> = { GET: 'ler', POST: 'criar', PATCH: 'edita
 export function permissaoDe(metodo: string, caminho: string): string {
   if (caminho.startsWith('/funcao')) return 'ser master';
   const area = AREAS.find(([prefixo]) => caminho.startsWith(prefixo))?.[1] ?? 'monitoramento';
+  // A POST that writes nothing: testing a filter is reading.
+  if (caminho.endsWith('/assinatura/testar-filtro')) return `${area}.ler`;
   const acao =
     /\/(pausar|retomar|conciliar|fechar-circuito)$/.test(caminho) ||
     (metodo === 'POST' && caminho.endsWith('/reenviar'))

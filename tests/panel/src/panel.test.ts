@@ -200,6 +200,65 @@ test('When the master fills the registry screens, then the application, type, ve
   await page.getByRole('cell', { name: destino, exact: true }).waitFor();
 }, 120_000);
 
+test('When the master types a subscription filter, then the test box answers whether it matches, a refused filter shows its caminho, and the subscription is listed with its filter', async () => {
+  const cadastro = await cadastrar(api, 'filtrado');
+  await signIn(page, MASTER, true);
+  await visit('assinaturas-filtro', '/assinaturas');
+  const assinatura = form('Nova assinatura');
+  const testar = form('Testar o filtro contra estes dados');
+  const resultado = page.getByRole('region', { name: 'Testar o filtro' });
+
+  // The filter of the form against dados typed in the box: POST /assinatura/testar-filtro.
+  const filtro = '{"dados.valor": {"$gte": 100}}';
+  await assinatura.getByLabel('filtro (JSON)').fill(filtro);
+  await testar.getByLabel('dados de exemplo (JSON)').fill('{"pedido_id": "p-1", "valor": 150}');
+  await testar.getByRole('button', { name: 'Testar contra estes dados' }).click();
+  await resultado.getByText('Corresponde: a assinatura receberia este evento.').waitFor();
+  await testar.getByLabel('dados de exemplo (JSON)').fill('{"pedido_id": "p-1", "valor": 10}');
+  await testar.getByRole('button', { name: 'Testar contra estes dados' }).click();
+  await resultado.getByText('Não corresponde: a assinatura não receberia este evento.').waitFor();
+  await check('assinaturas-filtro-teste');
+
+  // A filter the API refuses: 422 filtro_invalido, its caminho shown; JSON that does not parse never leaves.
+  await assinatura.getByLabel('filtro (JSON)').fill('{"dados.valor": {"$gte": []}}');
+  await testar.getByRole('button', { name: 'Testar contra estes dados' }).click();
+  await resultado.getByRole('alert').getByText('/filtro/dados.valor/$gte').waitFor();
+  await expect(resultado.getByRole('alert').textContent()).resolves.toContain('filtro_invalido');
+  await check('assinaturas-filtro-422');
+  await assinatura.getByLabel('filtro (JSON)').fill('{"dados.valor":');
+  await testar.getByRole('button', { name: 'Testar contra estes dados' }).click();
+  await resultado.getByRole('alert').getByText('JSON inválido', { exact: false }).waitFor();
+
+  // The form refuses the same filter at its field, then creates the subscription with a valid one.
+  await assinatura.getByLabel('Aplicativo assinante').selectOption({ label: 'Estoque filtrado (estoque-filtrado)' });
+  await assinatura.getByLabel('Tipo de evento').selectOption({ label: cadastro.tipo.nome });
+  await assinatura.getByLabel('versao_do_esquema').fill('1');
+  const destino = assinante.url('/filtrado');
+  await assinatura.getByLabel('url_de_destino').fill(destino);
+  await assinatura.getByLabel('filtro (JSON)').fill('{"dados.valor": {"$gte": []}}');
+  await assinatura.getByRole('button', { name: 'Criar' }).click();
+  const erroDoFiltro = assinatura.locator('#nova-assinatura-filtro-erro');
+  await erroDoFiltro.waitFor();
+  await expect(erroDoFiltro.textContent()).resolves.toContain('/filtro/dados.valor/$gte');
+  await check('assinaturas-filtro-campo');
+  await assinatura.getByLabel('filtro (JSON)').fill(filtro);
+  await assinatura.getByRole('button', { name: 'Criar' }).click();
+  const linha = page.getByRole('row').filter({ has: page.getByRole('cell', { name: destino, exact: true }) });
+  await linha.waitFor();
+  await expect(linha.locator('code').getAttribute('title')).resolves.toBe(JSON.stringify(JSON.parse(filtro)));
+
+  // The subscription gets only the events its filter matches.
+  const publicarValor = (valor: number) =>
+    api<{ entregas: { url_de_destino: string }[] }>('POST', '/evento', {
+      tipo_de_evento_id: cadastro.tipo.id,
+      versao_do_esquema: 1,
+      entidade_id: `pedido-${valor}`,
+      dados: { pedido_id: `p-${valor}`, valor },
+    });
+  expect((await publicarValor(150)).entregas.map((e) => e.url_de_destino)).toEqual([destino]);
+  expect((await publicarValor(10)).entregas).toEqual([]);
+}, 120_000);
+
 test('When the master publishes a test event, then its 422 errors sit at their fields, and the event is listed with its delivery', async () => {
   // A subscriber in the test process that answers 204: the event published here is seen delivered.
   const cadastro = await cadastrar(api, 'publicado', [assinante.url('/publicado')]);

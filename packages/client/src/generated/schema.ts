@@ -709,6 +709,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assinatura/testar-filtro": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a content filter matches the delivery body { entidade_id, dados } (nothing is written; a null filter matches)
+         * @description Requires: monitoramento.ler
+         */
+        post: operations["testarFiltroDeAssinatura"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assinatura/autocomplete": {
         parameters: {
             query?: never;
@@ -751,7 +771,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change the URL or the attempts of a subscription, or switch it off and on
+         * Change the URL, the attempts or the content filter (null removes it) of a subscription, or switch it off and on
          * @description Requires: monitoramento.editar
          */
         patch: operations["alterarAssinatura"];
@@ -5420,6 +5440,10 @@ export interface operations {
                             url_de_destino: string;
                             maximo_de_tentativas: number;
                             ativa: boolean;
+                            /** @description The content filter (null: every event); see POST /assinatura. */
+                            filtro: {
+                                [key: string]: unknown;
+                            } | null;
                             criado_em: string;
                             atualizado_em: string;
                         }[];
@@ -5495,6 +5519,10 @@ export interface operations {
                     url_de_destino: string;
                     /** @default 8 */
                     maximo_de_tentativas?: number;
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -5515,6 +5543,10 @@ export interface operations {
                         url_de_destino: string;
                         maximo_de_tentativas: number;
                         ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -5565,7 +5597,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
-            /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
+            /** @description the body breaks a rule, the filter is invalid (filtro_invalido, with the caminho of the offending part), a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5606,6 +5638,10 @@ export interface operations {
                         url_de_destino: string;
                         maximo_de_tentativas: number;
                         ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
                         criado_em: string;
                         atualizado_em: string;
                     }[];
@@ -5648,6 +5684,85 @@ export interface operations {
                 };
             };
             /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    testarFiltroDeAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro: {
+                        [key: string]: unknown;
+                    } | null;
+                    dados: components["schemas"]["schema0_5cc2e19f"];
+                    entidade_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whether the filter matches the body { entidade_id, dados } */
+                        corresponde: boolean;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, or the filter is invalid (filtro_invalido, with its caminho) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5771,6 +5886,10 @@ export interface operations {
                         url_de_destino: string;
                         maximo_de_tentativas: number;
                         ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -5903,6 +6022,10 @@ export interface operations {
                     url_de_destino?: string | null;
                     ativa?: boolean | null;
                     maximo_de_tentativas?: number | null;
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -5923,6 +6046,10 @@ export interface operations {
                         url_de_destino: string;
                         maximo_de_tentativas: number;
                         ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -5973,7 +6100,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
-            /** @description the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
+            /** @description the body breaks a rule, the filter is invalid (filtro_invalido, with the caminho of the offending part), a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP) */
             422: {
                 headers: {
                     [name: string]: unknown;

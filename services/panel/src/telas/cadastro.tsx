@@ -1,9 +1,11 @@
+import { useState } from 'preact/hooks';
 import { type Corpo, cliente, dados, type Permite } from '../api';
 import { useCarga } from '../carga';
 import { Formulario } from '../formulario';
 import { Lista, useVersao } from '../lista';
 import { useAplicativos, useTipos } from '../opcoes';
 import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
+import { ResumoDoFiltro, TestarFiltro } from './filtro';
 
 export function TelaAplicativos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -111,6 +113,8 @@ export function TelaAssinaturas(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
   const aplicativos = useAplicativos();
   const tipos = useTipos();
+  // The filter being typed in the form, for the test box below it.
+  const [filtro, setFiltro] = useState('');
   return (
     <>
       <Titulo>Assinaturas</Titulo>
@@ -129,11 +133,22 @@ export function TelaAssinaturas(props: { permite: Permite }) {
             { nome: 'versao_do_esquema', rotulo: 'versao_do_esquema', tipo: 'numero', obrigatorio: true, inicial: '1' },
             { nome: 'url_de_destino', rotulo: 'url_de_destino', obrigatorio: true, ajuda: 'https://…' },
             { nome: 'maximo_de_tentativas', rotulo: 'maximo_de_tentativas', tipo: 'numero' },
+            {
+              nome: 'filtro',
+              rotulo: 'filtro (JSON)',
+              tipo: 'json',
+              ajuda: 'opcional; vazio: todos os eventos. Ex.: {"dados.cliente.uf": {"$in": ["SP", "RJ"]}}',
+              aoMudar: setFiltro,
+            },
           ]}
           enviar={(corpo: Corpo<'/assinatura', 'post'>) => dados(cliente.POST('/assinatura', { body: corpo }))}
-          aoConcluir={recarregar}
+          aoConcluir={() => {
+            setFiltro('');
+            recarregar();
+          }}
         />
       )}
+      {props.permite.criar && <TestarFiltro filtro={filtro} />}
       <Lista
         legenda="Assinaturas"
         caminho="/assinatura"
@@ -144,6 +159,7 @@ export function TelaAssinaturas(props: { permite: Permite }) {
           { rotulo: 'Tipo', valor: (a) => `${a.tipo_de_evento_nome} v${a.versao_do_esquema}` },
           { rotulo: 'url_de_destino', valor: (a) => a.url_de_destino },
           { rotulo: 'Máx. tentativas', valor: (a) => a.maximo_de_tentativas },
+          { rotulo: 'filtro', valor: (a) => <ResumoDoFiltro filtro={a.filtro} /> },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
           {
             rotulo: 'Ações',

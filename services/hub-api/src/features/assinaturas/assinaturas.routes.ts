@@ -12,10 +12,11 @@ import {
   paginaAssinatura,
   paginaAssinaturaAutoComplete,
 } from './assinaturas.schemas';
+import { testarFiltroCorpo, testarFiltroResposta } from './filtro.schemas';
 
 const tag = 'Assinatura';
 const destino = {
-  422: 'the body breaks a rule, a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP)',
+  422: 'the body breaks a rule, the filter is invalid (filtro_invalido, with the caminho of the offending part), a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP)',
 };
 
 export function assinaturasRoutes({ service, guards }: { service: AssinaturasService; guards: Guards }): ApiRouter {
@@ -61,6 +62,21 @@ export function assinaturasRoutes({ service, guards }: { service: AssinaturasSer
     )
     .route(
       {
+        method: 'post',
+        path: '/assinatura/testar-filtro',
+        operationId: 'testarFiltroDeAssinatura',
+        summary:
+          'Whether a content filter matches the delivery body { entidade_id, dados } (nothing is written; a null filter matches)',
+        tag,
+        ...ler,
+        body: testarFiltroCorpo,
+        response: testarFiltroResposta,
+        refusals: { 422: 'the body breaks a rule, or the filter is invalid (filtro_invalido, with its caminho)' },
+      },
+      ({ body }) => service.testarFiltro(body),
+    )
+    .route(
+      {
         method: 'get',
         path: '/assinatura/autocomplete',
         summary: 'Short subscriptions (busca: URL, subscriber or type name)',
@@ -87,7 +103,8 @@ export function assinaturasRoutes({ service, guards }: { service: AssinaturasSer
       {
         method: 'patch',
         path: '/assinatura/:id',
-        summary: 'Change the URL or the attempts of a subscription, or switch it off and on',
+        summary:
+          'Change the URL, the attempts or the content filter (null removes it) of a subscription, or switch it off and on',
         tag,
         ...guards.permission('monitoramento', 'editar'),
         params: idParams,

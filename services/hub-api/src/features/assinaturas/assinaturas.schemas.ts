@@ -2,6 +2,7 @@ import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { MAX_URL, parseDestinationUrl } from '@hub/destinations';
 import { autocompletePage, INT4_MAX, LISTA_MAX, pagina, queryId } from '../../schemas';
+import { filtroEntrada, filtroSaida } from './filtro.schemas';
 
 export const TENTATIVAS_PADRAO = 8;
 
@@ -31,6 +32,8 @@ export const assinaturaCriar = z
     versao_do_esquema: versaoDoEsquema,
     url_de_destino: urlDeDestino,
     maximo_de_tentativas: tentativas.optional().default(TENTATIVAS_PADRAO),
+    // The content filter (filtro.ts): absent or null, every event.
+    filtro: filtroEntrada.optional(),
   })
   .strict();
 
@@ -39,6 +42,8 @@ export const assinaturaAtualizar = z
     url_de_destino: urlDeDestino.nullish(),
     ativa: z.boolean().nullish(),
     maximo_de_tentativas: tentativas.nullish(),
+    // The content filter (filtro.ts): absent, unchanged; null, removed (every event).
+    filtro: filtroEntrada.optional(),
   })
   .strict();
 
@@ -67,6 +72,7 @@ export const assinaturaSchema = z.object({
   url_de_destino: z.string(),
   maximo_de_tentativas: tentativas,
   ativa: z.boolean(),
+  filtro: filtroSaida,
   criado_em: z.string(),
   atualizado_em: z.string(),
 });

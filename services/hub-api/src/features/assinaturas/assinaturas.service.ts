@@ -1,5 +1,6 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, invalidField, notFound, type PageRequest, page } from '@hub/http';
+import { Prisma } from '@hub/hub-data';
 import { type DbClient, isForeignKeyViolation, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
@@ -7,6 +8,7 @@ import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.reposit
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
 import type { AssinaturaComNomes, AssinaturasRepository, FiltroDeAssinaturas } from './assinaturas.repository';
 import type { AssinaturaDto } from './assinaturas.schemas';
+import { compilarFiltro, FiltroInvalido, recusaDoFiltro } from './filtro';
 
 export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   id: a.id,
@@ -18,6 +20,7 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   url_de_destino: a.urlDeDestino,
   maximo_de_tentativas: a.maximoDeTentativas,
   ativa: a.ativa,
+  filtro: a.filtro as Record<string, unknown> | null,
   criado_em: iso(a.criadoEm),
   atualizado_em: iso(a.atualizadoEm),
 });
@@ -49,6 +52,20 @@ function traduzirConflito(error: unknown): never {
     throw invalidField('', 'referencia_inexistente', 'the application, type or version no longer exists');
   throw error;
 }
+
+/** The filter's predicate (null: every event), or its refusal: 422 filtro_invalido at its caminho. */
+function compilar(filtro: unknown) {
+  try {
+    return compilarFiltro(filtro);
+  } catch (error) {
+    if (error instanceof FiltroInvalido) throw recusaDoFiltro(error);
+    throw error;
+  }
+}
+
+/** A filter as the column takes it: SQL NULL for none. */
+const colunaDoFiltro = (filtro: unknown) =>
+  filtro === null || filtro === undefined ? Prisma.DbNull : (filtro as Prisma.InputJsonValue);
 
 /**
  * Subscriptions: an application receives the events of one type and schema version at a URL. The
@@ -93,7 +110,9 @@ export function assinaturasService(deps: AssinaturasDeps) {
       versao_do_esquema: number;
       url_de_destino: string;
       maximo_de_tentativas: number;
+      filtro?: unknown;
     }) {
+      compilar(input.filtro);
       await deps.verificarDestino(input.url_de_destino);
       const agora = new Date();
       const criada = await transacao(db, async (tx) => {
@@ -119,6 +138,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             versaoDoEsquema: input.versao_do_esquema,
             urlDeDestino: input.url_de_destino,
             maximoDeTentativas: input.maximo_de_tentativas,
+            filtro: colunaDoFiltro(input.filtro),
             ativa: true,
             criadoEm: agora,
             atualizadoEm: agora,
@@ -131,8 +151,14 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     async atualizar(
       id: string,
-      input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null },
+      input: {
+        url_de_destino?: string | null;
+        ativa?: boolean | null;
+        maximo_de_tentativas?: number | null;
+        filtro?: unknown;
+      },
     ) {
+      compilar(input.filtro);
       if (input.url_de_destino != null)
         await deps.verificarDestino(input.url_de_destino, (await existente(id)).urlDeDestino);
       const atualizada = await transacao(db, async (tx) => {
@@ -141,12 +167,26 @@ export function assinaturasService(deps: AssinaturasDeps) {
           ...(input.url_de_destino == null ? {} : { urlDeDestino: input.url_de_destino }),
           ...(input.ativa == null ? {} : { ativa: input.ativa }),
           ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
+          ...(input.filtro === undefined ? {} : { filtro: colunaDoFiltro(input.filtro) }),
         };
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);
         return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
       }).catch(traduzirConflito);
       return assinaturaDto(atualizada);
+    },
+
+    /**
+     * Whether a filter matches the body { entidade_id, dados } (the other fields of a delivery body
+     * are missing here): POST /assinatura/testar-filtro, no side effect. A null filter matches.
+     */
+    testarFiltro(input: { filtro?: unknown; dados: unknown; entidade_id?: string | undefined }) {
+      const predicado = compilar(input.filtro);
+      const corpo = {
+        ...(input.entidade_id === undefined ? {} : { entidade_id: input.entidade_id }),
+        dados: input.dados,
+      };
+      return { corresponde: predicado === null || predicado(corpo) };
     },
 
     /** Deletes a subscription and cancels its deliveries not yet attempted or in the error queue. */

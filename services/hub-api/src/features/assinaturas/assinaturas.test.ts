@@ -87,6 +87,7 @@ describe('/assinatura', () => {
       url_de_destino: 'https://recebedor.example/webhook',
       maximo_de_tentativas: 8,
       ativa: true,
+      filtro: null,
       criado_em: expect.stringMatching(ISO_MS),
       atualizado_em: expect.stringMatching(ISO_MS),
     });

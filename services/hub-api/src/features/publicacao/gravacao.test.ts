@@ -1,4 +1,5 @@
 import { trabalhoDeEntrega } from '@hub/contracts';
+import { compilarFiltro } from '../assinaturas/filtro';
 import { type AlvoDaPublicacao, montarGravacao } from './gravacao';
 import { jsonDoDetalhado, respostaDaPublicacao } from './resposta';
 
@@ -16,6 +17,7 @@ const alvo: AlvoDaPublicacao = {
     urlDeDestino: `https://${s}.example/webhook`,
     maximoDeTentativas: 5,
     aplicativoAssinante: { nome: `Assinante ${s}` },
+    filtro: null,
   })),
 };
 const recebidoEm = new Date('2031-05-06T10:08:09.123Z');
@@ -92,5 +94,40 @@ describe('the group write and the answer of a publication (pure)', () => {
         url_de_destino: a.urlDeDestino,
       });
     expect(jsonDoDetalhado(resposta)).toContain(`"dados":${dadosTexto},"entregas":[`);
+  });
+
+  test('When subscriptions have filters, then only those whose filter matches the delivery body get a delivery, a job and a place in the answer', () => {
+    const vistos: unknown[] = [];
+    const [b, a] = alvo.assinaturas;
+    const comFiltros: AlvoDaPublicacao = {
+      ...alvo,
+      assinaturas: [
+        { ...b!, filtro: compilarFiltro({ 'dados.numero': 'A-1', tipo: 'pedido.criado', teste: true }) },
+        {
+          ...a!,
+          filtro: (corpo) => {
+            vistos.push(structuredClone(corpo));
+            return false;
+          },
+        },
+        { ...a!, id: '0190a000-0000-7000-8000-00000000000c', filtro: compilarFiltro({ 'dados.numero': 'B-9' }) },
+      ],
+    };
+    const g = montarGravacao(comFiltros, { ...pedido, publicadoPeloEmail: 'ana@example.com' });
+    expect(g.entregas.map((e) => e.assinaturaId)).toEqual([b!.id]);
+    expect(g.trabalhos.map((t) => trabalhoDeEntrega.schema.parse(t.body).assinatura_id)).toEqual([b!.id]);
+    const resposta = respostaDaPublicacao(comFiltros, g);
+    expect(resposta.entregas.map((e) => [e.id, e.assinatura_id, e.url_de_destino])).toEqual([
+      [g.entregas[0]!.id, b!.id, b!.urlDeDestino],
+    ]);
+    expect(resposta.evento.quantidade_de_entregas).toBe(1);
+    // The filter saw the delivery body (its own assinatura_id, dados as parsed), as the subscriber would receive it.
+    const entregue = JSON.parse(trabalhoDeEntrega.schema.parse(g.trabalhos[0]!.body).corpo);
+    expect(vistos).toEqual([{ ...entregue, assinatura_id: a!.id, dados: pedido.corpo.dados }]);
+  });
+
+  test('When no subscription has a filter, then every one gets a delivery', () => {
+    const g = montarGravacao(alvo, pedido);
+    expect(g.entregas).toHaveLength(alvo.assinaturas.length);
   });
 });

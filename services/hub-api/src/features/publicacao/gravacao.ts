@@ -1,6 +1,7 @@
 import { corposDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
+import type { Predicado } from '../assinaturas/filtro';
 import type { EventoCriar } from '../eventos/eventos.schemas';
 
 /** How long an Idempotency-Key answers with its first event; an older one is replaced. */
@@ -60,6 +61,8 @@ export interface AlvoDaPublicacao {
     urlDeDestino: string;
     maximoDeTentativas: number;
     aplicativoAssinante: { nome: string };
+    /** Its content filter, compiled (null: every event). */
+    filtro: Predicado | null;
   }[];
 }
 
@@ -75,14 +78,47 @@ export interface PedidoDeGravacao {
 }
 
 /**
+ * The subscriptions whose filter matches the event (those without one included). A filter sees
+ * the delivery body as the subscriber would receive it, with dados as the request's parsed value
+ * (never parsed again here): built once for the event, only when some subscription has a filter,
+ * its assinatura_id set for each in turn.
+ */
+function destinatarias(
+  assinaturas: AlvoDaPublicacao['assinaturas'],
+  corpoDoEvento: () => Record<string, unknown>,
+): AlvoDaPublicacao['assinaturas'] {
+  if (assinaturas.every((a) => a.filtro === null)) return assinaturas;
+  const corpo = corpoDoEvento();
+  return assinaturas.filter((a) => {
+    if (a.filtro === null) return true;
+    corpo.assinatura_id = a.id;
+    return a.filtro(corpo);
+  });
+}
+
+/**
  * The group write of an accepted publication (no I/O): the event, a delivery per active
- * subscription, and each delivery's job, its body serialised as the worker sends it.
+ * subscription whose content filter matches, and each delivery's job, its body serialised as the
+ * worker sends it.
  */
 export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gravacao {
-  const { tipo, versao, assinaturas } = alvo;
+  const { tipo, versao } = alvo;
   const { corpo, recebidoEm } = p;
   const id = uuidv7(recebidoEm.getTime());
   const ocorridoEm = corpo.ocorrido_em ? new Date(corpo.ocorrido_em) : recebidoEm;
+  const teste = p.publicadoPeloEmail !== null;
+  const assinaturas = destinatarias(alvo.assinaturas, () => ({
+    id,
+    tipo: tipo.nome,
+    versao_do_esquema: versao.versao,
+    entidade_id: corpo.entidade_id,
+    ocorrido_em: ocorridoEm.toISOString(),
+    recebido_em: recebidoEm.toISOString(),
+    aplicativo_publicador_id: tipo.aplicativoId,
+    assinatura_id: '',
+    ...(teste ? { teste: true } : {}),
+    dados: corpo.dados,
+  }));
   const entregas: NovaEntrega[] = assinaturas.map((a) => ({
     id: uuidv7(recebidoEm.getTime()),
     eventoId: id,
@@ -106,7 +142,7 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
       recebido_em: recebidoEm,
       aplicativo_publicador_id: tipo.aplicativoId,
       // A panel user's publication is a test (contract §4.3 r2): the subscriber can tell it from the body.
-      teste: p.publicadoPeloEmail !== null,
+      teste,
     },
     p.dadosTexto,
   );

@@ -1,6 +1,7 @@
 import type { SqlPool } from '@hub/database';
 import { fatiaDoResumo, horaDoResumo, type Prisma } from '@hub/hub-data';
 import type { DbClient } from '../../db';
+import { compilarFiltroGuardado } from '../assinaturas/filtro';
 import { type Gravacao, VALIDADE_DA_CHAVE_MS } from './gravacao';
 
 const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
@@ -123,19 +124,27 @@ export function publicacaoRepository(db: DbClient, sql: SqlPool) {
       return new Set(linhas.map((l) => l.id));
     },
 
-    /** The subscriptions that receive a new event of this type and version. */
-    assinaturasAtivas: (tipoDeEventoId: string, versaoDoEsquema: number, cliente: DbClient = db) =>
-      cliente.assinatura.findMany({
+    /**
+     * The subscriptions that may receive a new event of this type and version, each with its
+     * content filter compiled (null: every event). Compiled here, once per read: the registry's
+     * cache (registro-em-cache.ts) keeps what this answers, so publication never parses a filter,
+     * and a write of a subscription (whose NOTIFY drops that cache) is read and compiled again.
+     */
+    async assinaturasAtivas(tipoDeEventoId: string, versaoDoEsquema: number, cliente: DbClient = db) {
+      const linhas = await cliente.assinatura.findMany({
         where: { tipoDeEventoId, versaoDoEsquema, ativa: true, excluidaEm: null },
         select: {
           id: true,
           aplicativoAssinanteId: true,
           urlDeDestino: true,
           maximoDeTentativas: true,
+          filtro: true,
           aplicativoAssinante: { select: { nome: true } },
         },
         orderBy: { id: 'asc' },
-      }),
+      });
+      return linhas.map(({ filtro, ...a }) => ({ ...a, filtro: compilarFiltroGuardado(filtro) }));
+    },
 
     /** +1 refused in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
     async contarRecusa(instante: Date, cliente: DbClient = db): Promise<void> {

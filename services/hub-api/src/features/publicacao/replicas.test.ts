@@ -63,6 +63,15 @@ describe('replicas agree: a write anywhere drops every replica’s cached lookup
     await emB(c, async (r) => (await entregasPara(assinatura.id, r)) === 1, 'B to deliver to it again');
   });
 
+  test('When a subscription’s filter is changed on replica A, then an event published on B right after follows the new filter', async () => {
+    const { c, assinatura } = await emCacheEmB();
+    // c.corpo() publishes dados { numero: 'A-1', valor: 10 }.
+    await patchEmA(`/assinatura/${assinatura.id}`, { filtro: { 'dados.numero': 'B-2' } });
+    await emB(c, async (r) => (await entregasPara(assinatura.id, r)) === 0, 'B to apply the new filter');
+    await patchEmA(`/assinatura/${assinatura.id}`, { filtro: { 'dados.valor': { $lte: 10 } } });
+    await emB(c, async (r) => (await entregasPara(assinatura.id, r)) === 1, 'B to apply the filter that matches');
+  });
+
   test('When an event type is switched off on replica A, then B refuses its publications', async () => {
     const { c } = await emCacheEmB();
     await patchEmA(`/tipo-de-evento/${c.tipo.id}`, { ativo: false });

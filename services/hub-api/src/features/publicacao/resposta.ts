@@ -17,12 +17,14 @@ export interface EventoDetalhadoTexto<E = EntregaDto> {
 /**
  * The answer of an accepted publication (no I/O): what was just written, as GET /evento/{id} reads
  * it back, built here instead of read again: a new event's deliveries are all pendente, in the queue.
+ * Its deliveries are the group write's (the subscriptions whose filter matched), each with its subscription.
  */
 export function respostaDaPublicacao(
   { tipo, versao, assinaturas }: AlvoDaPublicacao,
   { evento, entregas }: Gravacao,
 ): EventoDetalhadoTexto {
   const recebidoEm = iso(evento.recebidoEm);
+  const porId = new Map(assinaturas.map((a) => [a.id, a]));
   return {
     evento: {
       id: evento.id,
@@ -41,10 +43,11 @@ export function respostaDaPublicacao(
       entregas_na_fila_de_erro: 0,
     },
     dadosTexto: evento.dadosTexto,
-    entregas: assinaturas
-      .map(
-        (a, i): EntregaDto => ({
-          id: entregas[i]!.id,
+    entregas: entregas
+      .map((e): EntregaDto => {
+        const a = porId.get(e.assinaturaId)!;
+        return {
+          id: e.id,
           evento_id: evento.id,
           evento_recebido_em: recebidoEm,
           entidade_id: evento.entidadeId,
@@ -63,8 +66,8 @@ export function respostaDaPublicacao(
           ultimo_erro: null,
           criada_em: recebidoEm,
           atualizada_em: recebidoEm,
-        }),
-      )
+        };
+      })
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
   };
 }
