@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operationIdOf } from './operation-id';
-import type { RouteSpec } from './route';
+import type { RouteSpec, SecurityScheme } from './route';
 
 export const CONTRACT_VERSION = '0.1.16';
 
@@ -72,6 +72,22 @@ function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query' | '
   });
 }
 
+/**
+ * `bearer`, the default of every operation: a panel user's token (`typ: "usuario"`). `aplicativo`: an
+ * application's token (`typ: "aplicativo"`), for the routes that say so (`security` of their spec).
+ * Both are sent the same way; a route refuses the other kind with 401 `tipo_de_token_invalido`.
+ */
+const SECURITY_SCHEMES: Record<SecurityScheme, object> = {
+  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  aplicativo: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'the token of a registered, active application (typ "aplicativo", its client_id in sub), issued by the identity service',
+  },
+};
+
 /** Builds an OpenAPI 3.1 document from the specs of the routes; the zod schemas are the source. */
 export function buildOpenApi(
   title: string,
@@ -120,7 +136,11 @@ export function buildOpenApi(
           }
         : {}),
       responses,
-      ...(spec.authenticated === false ? { security: [] } : {}),
+      ...(spec.authenticated === false
+        ? { security: [] }
+        : spec.security
+          ? { security: spec.security.map((scheme) => ({ [scheme]: [] })) }
+          : {}),
     };
   }
   return {
@@ -130,7 +150,7 @@ export function buildOpenApi(
     paths,
     components: {
       schemas: { Problema: problemSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: SECURITY_SCHEMES,
     },
     security: [{ bearer: [] }],
   };
