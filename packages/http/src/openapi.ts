@@ -150,10 +150,20 @@ export function buildOpenApi(
     paths,
     components: {
       schemas: { Problema: problemSchema },
-      securitySchemes: SECURITY_SCHEMES,
+      securitySchemes: securitySchemesOf(paths),
     },
     security: [{ bearer: [] }],
   };
+}
+
+/** `bearer` (every document's default) and the other schemes the operations name: none declared unused. */
+function securitySchemesOf(paths: OpenApiDocument['paths']): Record<string, object> {
+  const used = new Set<string>(['bearer']);
+  for (const operations of Object.values(paths))
+    for (const operation of Object.values(operations))
+      for (const requirement of (operation as { security?: Record<string, string[]>[] }).security ?? [])
+        for (const scheme of Object.keys(requirement)) used.add(scheme);
+  return Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([scheme]) => used.has(scheme)));
 }
 
 /** Merges the documents of several services into one (the gateway's /openapi.json). */
@@ -168,6 +178,7 @@ export function mergeOpenApi(
       merged.paths[path] = { ...merged.paths[path], ...operations };
     }
   }
+  merged.components.securitySchemes = securitySchemesOf(merged.paths);
   merged.tags = [
     ...new Set(
       Object.values(merged.paths).flatMap((ops) =>
