@@ -232,7 +232,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       }),
       entregasRoutes({ service: servicoDeEntregas, guards }),
       assinanteRoutes({
-        service: assinanteService({ db: deps.db, entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas }),
+        service: assinanteService({
+          entregas: servicoDeEntregas,
+          assinaturas: servicoDeAssinaturas,
+          donoDaAssinatura: assinaturas,
+        }),
         aplicativo: aplicativoRegistrado(guards, casos.registro.aplicativos),
         admission: admission({
           what: 'requests of applications to /entregas and /assinaturas',

@@ -1,13 +1,14 @@
 import { notFound } from '@hub/http';
-import type { Db } from '../../db';
+import type { AssinaturasRepository } from '../assinaturas/assinaturas.repository';
 import type { AssinaturasService } from '../assinaturas/assinaturas.service';
 import type { EntregasService } from '../entregas/entregas.service';
 
 export interface AssinanteDeps {
-  db: Db;
   /** The panel's services: the same reads, mapping and resend, narrowed to one application here. */
   entregas: EntregasService;
   assinaturas: AssinaturasService;
+  /** Whose a subscription is, for the list's assinatura_id. */
+  donoDaAssinatura: Pick<AssinaturasRepository, 'doAssinante'>;
 }
 
 type ListaDeEntregas = Omit<Parameters<EntregasService['listar']>[0], 'aplicativo_assinante_id'>;
@@ -19,11 +20,10 @@ type ListaDeAssinaturas = Omit<Parameters<AssinaturasService['listar']>[0], 'apl
  * application reads and resends"): the deliveries of its own subscriptions and those subscriptions, by the
  * application of the token. Anything of another application is not found, as if it did not exist.
  */
-export function assinanteService({ db, entregas, assinaturas }: AssinanteDeps) {
+export function assinanteService({ entregas, assinaturas, donoDaAssinatura }: AssinanteDeps) {
   /** A subscription of the application, deleted ones too (their deliveries are still its own). */
   async function exigirAssinaturaPropria(assinaturaId: string, aplicativoId: string): Promise<void> {
-    const propria = await db.assinatura.count({ where: { id: assinaturaId, aplicativoAssinanteId: aplicativoId } });
-    if (!propria) throw notFound('subscription');
+    if (!(await donoDaAssinatura.doAssinante(assinaturaId, aplicativoId))) throw notFound('subscription');
   }
 
   return {

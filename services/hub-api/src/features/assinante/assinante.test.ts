@@ -338,6 +338,32 @@ describe('GET /assinaturas', () => {
   });
 });
 
+describe('a deleted subscription', () => {
+  test('When the application’s subscription is deleted, then GET /assinaturas leaves it out, and its deliveries are still the application’s to list and read', async () => {
+    const c = await criarCenario(ctx);
+    const token = await tokenDoAssinante(c);
+    const evento = await gravarEvento(ctx.hub.db, c, {
+      recebidoEm: new Date(),
+      entregas: ['concluida', 'fila_de_erro'],
+    });
+    expect((await ctx.api().delete(`/assinatura/${c.assinaturaId}`).set(painel())).status).toBe(204);
+
+    expect((await ctx.api().get('/assinaturas').set(auth(token))).body).toMatchObject({ itens: [], total: 0 });
+    const lista = await ctx.api().get(`/entregas?assinatura_id=${c.assinaturaId}`).set(auth(token));
+    expect({ status: lista.status, ids: ids(lista.body.itens).sort() }).toEqual({
+      status: 200,
+      ids: [...evento.entregas].sort(),
+    });
+    const naFila = await ctx.api().get(`/entregas/${evento.entregas[1]}`).set(auth(token));
+    expect({ status: naFila.status, situacao: naFila.body.situacao }).toEqual({ status: 200, situacao: 'cancelada' });
+    const reenvio = await ctx.api().post(`/entregas/${evento.entregas[0]}/reenviar`).set(auth(token));
+    expect({ status: reenvio.status, codigo: reenvio.body.codigo }).toEqual({
+      status: 409,
+      codigo: 'assinatura_inativa',
+    });
+  });
+});
+
 describe('POST /entregas/{id}/reenviar', () => {
   test('When an application resends its delivery in fila_de_erro, then a new cycle starts as the panel’s resend starts it: attempts reset, its job sent to the worker again, its message gone from the error queue', async () => {
     const c = await criarCenario(ctx);
