@@ -1,5 +1,5 @@
 import type { AcessoAtual, Acao, Area } from '@hub/contracts';
-import { forbidden } from '@hub/http';
+import { forbidden, type SecurityScheme } from '@hub/http';
 import type { RequestHandler } from 'express';
 import type { AccessResolver } from './resolver';
 import { type ApplicationClaims, bearerToken, type TokenVerifier, type UserClaims } from './tokens';
@@ -18,6 +18,8 @@ declare global {
 export interface Guarded {
   guards: RequestHandler[];
   permission: string;
+  /** The OpenAPI security schemes of the tokens it takes; a panel user's (`bearer`) when absent. */
+  security?: readonly SecurityScheme[];
 }
 
 export type AcaoExigida = Acao | 'qualquer';
@@ -79,7 +81,11 @@ export function createGuards(verifier: TokenVerifier, resolver: AccessResolver) 
       permission: 'master',
     }),
     /** An application token (publication). */
-    application: (): Guarded => ({ guards: [authenticateApplication], permission: 'an application token' }),
+    application: (): Guarded => ({
+      guards: [authenticateApplication],
+      permission: 'an application token',
+      security: ['aplicativo'],
+    }),
   };
 }
 

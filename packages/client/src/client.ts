@@ -8,6 +8,17 @@ export type EventoCriar = paths['/eventos']['post']['requestBody']['content']['a
 /** An event as the hub answers it (POST /eventos, GET /eventos/{id}). */
 export type Evento = paths['/eventos']['post']['responses'][201]['content']['application/json'];
 
+/** The filters and page of GET /entregas: situacao, assinatura_id, tipo_de_evento_id, evento_id, desde, ate. */
+export type FiltroDeEntregas = NonNullable<paths['/entregas']['get']['parameters']['query']>;
+/** A page of the application's deliveries (GET /entregas). */
+export type PaginaDeEntregas = paths['/entregas']['get']['responses'][200]['content']['application/json'];
+/** One delivery with its attempts (GET /entregas/{id}, POST /entregas/{id}/reenviar). */
+export type Entrega = paths['/entregas/{id}']['get']['responses'][200]['content']['application/json'];
+/** The filters and page of GET /assinaturas: tipo_de_evento_id, versao_do_esquema, ativa. */
+export type FiltroDeAssinaturas = NonNullable<paths['/assinaturas']['get']['parameters']['query']>;
+/** A page of the application's subscriptions (GET /assinaturas). */
+export type PaginaDeAssinaturas = paths['/assinaturas']['get']['responses'][200]['content']['application/json'];
+
 /** Gives the bearer token; called before every request (every retry too), so it may refresh it. */
 export type TokenProvider = () => string | Promise<string>;
 
@@ -52,9 +63,27 @@ export interface HubClient {
   publish(evento: EventoCriar, options?: PublishOptions): Promise<Evento>;
   /** GET /eventos/{id}: one event of the application of the token, with its deliveries. */
   getEvento(id: string, options?: { signal?: AbortSignal }): Promise<Evento>;
+  /**
+   * GET /entregas: a page of the deliveries of the subscriptions of the application of the token,
+   * newest first (an assinatura_id not its own: HubError 404).
+   */
+  listEntregas(filtro?: FiltroDeEntregas, options?: { signal?: AbortSignal }): Promise<PaginaDeEntregas>;
+  /** GET /entregas/{id}: one delivery of the application of the token, with its attempts. */
+  getEntrega(id: string, options?: { signal?: AbortSignal }): Promise<Entrega>;
+  /**
+   * POST /entregas/{id}/reenviar: a new cycle for one delivery of the application of the token.
+   * Retried only on 429 and 503 (the hub did nothing); a 5xx or a network error is thrown at once,
+   * since the resend may have happened: read the delivery to know (a second resend of a delivery
+   * already on its new cycle is 409 entrega_em_andamento).
+   */
+  reenviarEntrega(id: string, options?: { signal?: AbortSignal }): Promise<Entrega>;
+  /** GET /assinaturas: a page of the subscriptions of the application of the token. */
+  listAssinaturas(filtro?: FiltroDeAssinaturas, options?: { signal?: AbortSignal }): Promise<PaginaDeAssinaturas>;
 }
 
 const RETRIED = (status: number) => status === 429 || status >= 500;
+/** What a request that changes something retries when it may not repeat itself: the hub's "come back later". */
+const ONLY_WHEN_NOTHING_DONE = (status: number) => status === 429 || status === 503;
 
 /** Retry-After in milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
@@ -91,20 +120,22 @@ export function createHubClient(options: HubClientOptions): HubClient {
   async function send<T>(
     call: () => Promise<{ data?: T; error?: unknown; response: Response }>,
     signal?: AbortSignal,
+    repeatable = true,
   ): Promise<T> {
+    const retried = repeatable ? RETRIED : ONLY_WHEN_NOTHING_DONE;
     for (let attempt = 1; ; attempt++) {
       let wait: number;
       try {
         const { data, error, response } = await call();
         if (response.ok) return data as T;
         const problem = error && typeof error === 'object' ? (error as Partial<Problema>) : undefined;
-        if (!RETRIED(response.status) || attempt >= retry.maxAttempts)
+        if (!retried(response.status) || attempt >= retry.maxAttempts)
           throw new HubError(response.status, problem, attempt);
         const after = retryAfterMs(response.headers.get('retry-after'));
         wait = after === undefined ? backoff(attempt) : Math.min(after, retry.maxRetryAfterMs);
       } catch (error) {
         if (error instanceof HubError || signal?.aborted) throw error;
-        if (attempt >= retry.maxAttempts) throw new HubNetworkError(attempt, error);
+        if (!repeatable || attempt >= retry.maxAttempts) throw new HubNetworkError(attempt, error);
         wait = backoff(attempt);
       }
       await sleep(wait);
@@ -130,6 +161,18 @@ export function createHubClient(options: HubClientOptions): HubClient {
         () => client.GET('/eventos/{id}', { params: { path: { id } }, signal: getOptions.signal }),
         getOptions.signal,
       );
+    },
+    listEntregas(filtro = {}, { signal } = {}) {
+      return send(() => client.GET('/entregas', { params: { query: filtro }, signal }), signal);
+    },
+    getEntrega(id, { signal } = {}) {
+      return send(() => client.GET('/entregas/{id}', { params: { path: { id } }, signal }), signal);
+    },
+    reenviarEntrega(id, { signal } = {}) {
+      return send(() => client.POST('/entregas/{id}/reenviar', { params: { path: { id } }, signal }), signal, false);
+    },
+    listAssinaturas(filtro = {}, { signal } = {}) {
+      return send(() => client.GET('/assinaturas', { params: { query: filtro }, signal }), signal);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { operationIdOf } from './operation-id';
-import type { RouteSpec } from './route';
+import type { RouteSpec, SecurityScheme } from './route';
 
 export const CONTRACT_VERSION = '0.1.16';
 
@@ -72,6 +72,22 @@ function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query' | '
   });
 }
 
+/**
+ * `bearer`, the default of every operation: a panel user's token (`typ: "usuario"`). `aplicativo`: an
+ * application's token (`typ: "aplicativo"`), for the routes that say so (`security` of their spec).
+ * Both are sent the same way; a route refuses the other kind with 401 `tipo_de_token_invalido`.
+ */
+const SECURITY_SCHEMES: Record<SecurityScheme, object> = {
+  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  aplicativo: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'the token of a registered, active application (typ "aplicativo", its client_id in sub), issued by the identity service',
+  },
+};
+
 /** Builds an OpenAPI 3.1 document from the specs of the routes; the zod schemas are the source. */
 export function buildOpenApi(
   title: string,
@@ -120,7 +136,11 @@ export function buildOpenApi(
           }
         : {}),
       responses,
-      ...(spec.authenticated === false ? { security: [] } : {}),
+      ...(spec.authenticated === false
+        ? { security: [] }
+        : spec.security
+          ? { security: spec.security.map((scheme) => ({ [scheme]: [] })) }
+          : {}),
     };
   }
   return {
@@ -130,10 +150,20 @@ export function buildOpenApi(
     paths,
     components: {
       schemas: { Problema: problemSchema },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: securitySchemesOf(paths),
     },
     security: [{ bearer: [] }],
   };
+}
+
+/** `bearer` (every document's default) and the other schemes the operations name: none declared unused. */
+function securitySchemesOf(paths: OpenApiDocument['paths']): Record<string, object> {
+  const used = new Set<string>(['bearer']);
+  for (const operations of Object.values(paths))
+    for (const operation of Object.values(operations))
+      for (const requirement of (operation as { security?: Record<string, string[]>[] }).security ?? [])
+        for (const scheme of Object.keys(requirement)) used.add(scheme);
+  return Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([scheme]) => used.has(scheme)));
 }
 
 /** Merges the documents of several services into one (the gateway's /openapi.json). */
@@ -148,6 +178,7 @@ export function mergeOpenApi(
       merged.paths[path] = { ...merged.paths[path], ...operations };
     }
   }
+  merged.components.securitySchemes = securitySchemesOf(merged.paths);
   merged.tags = [
     ...new Set(
       Object.values(merged.paths).flatMap((ops) =>

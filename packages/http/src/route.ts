@@ -5,6 +5,9 @@ import { zodErros } from './validation';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** The security schemes of the OpenAPI documents: a panel user's token, an application's token. */
+export type SecurityScheme = 'bearer' | 'aplicativo';
+
 export interface RouteSpec<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
@@ -41,6 +44,11 @@ export interface RouteSpec<
   guards?: RequestHandler[];
   /** What the route asks of the caller, for the documentation: "monitoramento.ler", "master". */
   permission?: string;
+  /**
+   * The OpenAPI security schemes whose tokens the route takes, any one of them (`SECURITY_SCHEMES`):
+   * `bearer` (a user of the panel) unless told, `aplicativo` for an application's token.
+   */
+  security?: readonly SecurityScheme[];
   /** false for public routes. */
   authenticated?: boolean;
   /** Extra refusals worth documenting, e.g. { 409: 'name taken' }. */

@@ -4,13 +4,15 @@ import type { SqlPool } from '@hub/database';
 import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
-import { userOrApplication } from './auth/usuario-ou-aplicativo';
+import { aplicativoRegistrado, userOrApplication } from './auth/usuario-ou-aplicativo';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
+import { assinanteRoutes } from './features/assinante/assinante.routes';
+import { assinanteService } from './features/assinante/assinante.service';
 import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
 import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
@@ -87,6 +89,8 @@ export interface HubApiAppDeps {
   acordarReprocessamento?: () => void;
   /** Publications under way at once in this process; one more is answered 503 sobrecarregado (default 1000). */
   publicacoesEmAndamento?: number;
+  /** Requests of applications to /entregas and /assinaturas under way at once; one more is 503 sobrecarregado (default 200). */
+  consultasDeAplicativosEmAndamento?: number;
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
@@ -141,6 +145,26 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
   const esquecer = casos.registro.aposEscrever;
 
+  // Shared by the panel's routes and the subscribing application's own (assinanteRoutes).
+  const servicoDeAssinaturas = esquecer(
+    assinaturasService({
+      db: deps.db,
+      assinaturas,
+      aplicativos,
+      tipos,
+      versoes,
+      verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
+      garantirDestino: (url, tx) => destinos.garantir(url, tx),
+      aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+    }),
+    ['criar', 'atualizar', 'excluir'],
+  );
+  const servicoDeEntregas = entregasService({
+    db: deps.db,
+    repo: entregasRepository(deps.db),
+    aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+  });
+
   const publicacao = publicacaoRoutes({
     service: casos.publicacao,
     aplicativos: casos.registro.aplicativos,
@@ -190,22 +214,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       }),
       esquemasRoutes({ versoes, leitor: userOrApplication(deps.verifier, deps.resolver, aplicativos) }),
-      assinaturasRoutes({
-        service: esquecer(
-          assinaturasService({
-            db: deps.db,
-            assinaturas,
-            aplicativos,
-            tipos,
-            versoes,
-            verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
-            garantirDestino: (url, tx) => destinos.garantir(url, tx),
-            aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
-          }),
-          ['criar', 'atualizar', 'excluir'],
-        ),
-        guards,
-      }),
+      assinaturasRoutes({ service: servicoDeAssinaturas, guards }),
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
       eventosRoutes({
         service: eventosService({
@@ -221,13 +230,18 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         service: destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }),
         guards,
       }),
-      entregasRoutes({
-        service: entregasService({
-          db: deps.db,
-          repo: entregasRepository(deps.db),
-          aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+      entregasRoutes({ service: servicoDeEntregas, guards }),
+      assinanteRoutes({
+        service: assinanteService({
+          entregas: servicoDeEntregas,
+          assinaturas: servicoDeAssinaturas,
+          donoDaAssinatura: assinaturas,
         }),
-        guards,
+        aplicativo: aplicativoRegistrado(guards, casos.registro.aplicativos),
+        admission: admission({
+          what: 'requests of applications to /entregas and /assinaturas',
+          max: deps.consultasDeAplicativosEmAndamento ?? 200,
+        }),
       }),
       reprocessamentoRoutes({
         service: reprocessamentoService({

@@ -49,6 +49,15 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'publications (POST /eventos, POST /evento) under way at once per instance; one more is answered 503 sobrecarregado with Retry-After: 1, unread (bounds memory and waiting under overload)',
     ),
+  HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(200)
+    .describe(
+      'requests of subscribing applications (GET /entregas, GET /entregas/{id}, POST /entregas/{id}/reenviar, GET /assinaturas) under way at once per instance; one more is answered 503 sobrecarregado with Retry-After: 1, unread (a polling application cannot take every database connection)',
+    ),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(

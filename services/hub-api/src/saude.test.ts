@@ -30,25 +30,30 @@ describe('health, readiness and the OpenAPI document', () => {
     const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m} ${path}`),
     );
-    const count = (prefix: string) => operations.filter((op) => op.split(' ')[1]!.startsWith(prefix)).length;
+    // By first segment: /entrega and /entregas (the subscriber's) are counted apart.
+    const count = (segmento: string) => operations.filter((op) => op.split(' ')[1]!.split('/')[1] === segmento).length;
     expect({
-      aplicativo: count('/aplicativo'),
-      tipo: count('/tipo-de-evento'),
-      versao: count('/versao-de-esquema'),
-      esquema: count('/esquema/'),
-      assinatura: count('/assinatura'),
-      jwks: count('/.well-known/jwks.json'),
-      entrega: count('/entrega'),
-      reprocessamento: count('/reprocessamento'),
-      fila: count('/fila'),
+      aplicativo: count('aplicativo'),
+      tipo: count('tipo-de-evento'),
+      versao: count('versao-de-esquema'),
+      esquema: count('esquema'),
+      assinatura: count('assinatura'),
+      assinaturas: count('assinaturas'),
+      jwks: count('.well-known'),
+      entrega: count('entrega'),
+      entregas: count('entregas'),
+      reprocessamento: count('reprocessamento'),
+      fila: count('fila'),
     }).toEqual({
       aplicativo: 4,
       tipo: 7,
       versao: 7,
       esquema: 1,
       assinatura: 7,
+      assinaturas: 1,
       jwks: 1,
       entrega: 4,
+      entregas: 3,
       reprocessamento: 4,
       fila: 4,
     });
@@ -56,6 +61,9 @@ describe('health, readiness and the OpenAPI document', () => {
     expect(tags('/entrega/{id}/reenviar', 'post')).toEqual(['Entrega']);
     expect(tags('/reprocessamento/{id}', 'delete')).toEqual(['Solicitação de reprocessamento']);
     expect(body.paths['/.well-known/jwks.json'].get.security).toEqual([]);
+    // The subscriber's routes take an application's token, and say so.
+    expect(body.paths['/entregas/{id}/reenviar'].post.security).toEqual([{ aplicativo: [] }]);
+    expect(body.paths['/entrega/{id}/reenviar'].post.security).toBeUndefined();
   });
 
   test('When the routes hub-api really serves are listed, then each is in its /openapi.json and each documented operation is served', async () => {

@@ -203,6 +203,7 @@ export async function startHubApi(
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
+      consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
     },
     casos,
   );

@@ -1,7 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { uuidv7 } from '@hub/database';
+import { criarCenario, gravarEvento, gravarTentativa } from '@hub/hub-api/src/features/eventos/linhas.test-support';
 import { cenario } from '@hub/hub-api/src/features/publicacao/cenario.test-support';
-import { type Contexto, encerrarContexto, iniciarContexto } from '@hub/hub-api/src/contexto.test-support';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '@hub/hub-api/src/contexto.test-support';
 import { createHubClient, HubError, HubNetworkError } from '@hub/client';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -93,6 +95,76 @@ describe('against a real hub-api', () => {
       attempts: 1,
     });
     expect(sent).toHaveLength(2);
+  });
+});
+
+describe('a subscribing application, against a real hub-api', () => {
+  let ctx: Contexto;
+  beforeAll(async () => {
+    ctx = await iniciarContexto();
+  });
+  afterAll(() => encerrarContexto(ctx));
+
+  /** A subscriber with two deliveries of its own, and another subscriber with one. */
+  async function assinantes() {
+    const [meu, outro] = await Promise.all([criarCenario(ctx), criarCenario(ctx)]);
+    const evento = await gravarEvento(ctx.hub.db, meu, {
+      recebidoEm: new Date('2021-01-01T00:00:00.000Z'),
+      entregas: ['concluida', 'fila_de_erro'],
+    });
+    const alheio = await gravarEvento(ctx.hub.db, outro, { recebidoEm: new Date(), entregas: ['concluida'] });
+    const aplicativo = await ctx.api().get(`/aplicativo/${meu.assinanteId}`).set(auth(ctx.todas));
+    const token = await ctx.identity.appToken(aplicativo.body.client_id);
+    return { meu, evento, alheio, client: createHubClient({ baseUrl: ctx.hub.url, token: () => token }) };
+  }
+
+  test('When a subscriber lists and reads its deliveries, then listEntregas and getEntrega answer its own only, filtered and paged', async () => {
+    const { meu, evento, alheio, client } = await assinantes();
+    const [concluida, naFila] = evento.entregas as [string, string];
+    const pagina = await client.listEntregas();
+    expect(pagina).toMatchObject({ pagina: 1, tamanho: 10, total: 2 });
+    expect(pagina.itens.map((e) => e.id).sort()).toEqual([concluida, naFila].sort());
+    const filtrada = await client.listEntregas({
+      situacao: 'fila_de_erro',
+      assinatura_id: meu.assinaturaId,
+      tamanho: 1,
+    });
+    expect(filtrada.itens.map((e) => e.id)).toEqual([naFila]);
+    expect(filtrada.total).toBe(1);
+    await gravarTentativa(ctx.hub.db, naFila, 1, 500);
+    const entrega = await client.getEntrega(naFila);
+    expect(entrega).toMatchObject({ id: naFila, situacao: 'fila_de_erro', assinatura_id: meu.assinaturaId });
+    expect(entrega.tentativas.map((t) => t.status_http)).toEqual([500]);
+    await expect(client.getEntrega(alheio.entregas[0]!)).rejects.toMatchObject({
+      status: 404,
+      codigo: 'nao_encontrado',
+      attempts: 1,
+    });
+    await expect(client.listEntregas({ situacao: 'perdida' as never })).rejects.toMatchObject({
+      status: 400,
+      codigo: 'consulta_invalida',
+    });
+  });
+
+  test('When a subscriber resends its delivery, then reenviarEntrega starts a new cycle; another’s is HubError 404', async () => {
+    const { evento, alheio, client } = await assinantes();
+    const naFila = evento.entregas[1]!;
+    const reenviada = await client.reenviarEntrega(naFila);
+    expect(reenviada).toMatchObject({ id: naFila, situacao: 'pendente', tentativas_no_ciclo_atual: 0 });
+    await expect(client.reenviarEntrega(naFila)).rejects.toMatchObject({ status: 409, codigo: 'entrega_em_andamento' });
+    await expect(client.reenviarEntrega(alheio.entregas[0]!)).rejects.toMatchObject({ status: 404, attempts: 1 });
+    await expect(client.reenviarEntrega(uuidv7())).rejects.toMatchObject({ status: 404 });
+  });
+
+  test('When a subscriber lists its subscriptions, then listAssinaturas answers its own, with its filters', async () => {
+    const { meu, client } = await assinantes();
+    const pagina = await client.listAssinaturas();
+    expect(pagina).toMatchObject({ pagina: 1, total: 1 });
+    expect(pagina.itens).toEqual([
+      expect.objectContaining({ id: meu.assinaturaId, aplicativo_assinante_id: meu.assinanteId, ativa: true }),
+    ]);
+    expect((await client.listAssinaturas({ ativa: 'false' })).itens).toEqual([]);
+    expect((await client.listAssinaturas({ tipo_de_evento_id: meu.tipoId })).total).toBe(1);
   });
 });
 
@@ -234,6 +306,55 @@ describe('retries, against a local server', () => {
     const error = await client.publish(CORPO).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HubNetworkError);
     expect(error).toMatchObject({ attempts: 3 });
+  });
+
+  test('When a resend is answered 503 then 202, then reenviarEntrega retries after Retry-After; a 500 or a dropped connection is thrown at once', async () => {
+    const entrega = { id: EVENTO.id, situacao: 'pendente', tentativas: [] };
+    const ocupado = await scripted([
+      { status: 503, headers: { 'retry-after': '1' }, body: problem(503, 'sobrecarregado') },
+      { status: 202, body: entrega },
+    ]);
+    const waits: number[] = [];
+    const client = createHubClient({
+      baseUrl: ocupado.url,
+      token: () => 't',
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    await expect(client.reenviarEntrega(EVENTO.id)).resolves.toEqual(entrega);
+    expect(ocupado.seen).toHaveLength(2);
+    expect(waits).toEqual([1000]);
+    await ocupado.close();
+
+    const falha = await scripted([
+      { status: 500, body: problem(500, 'erro_interno') },
+      { status: 202, body: entrega },
+    ]);
+    const paraFalha = createHubClient({ baseUrl: falha.url, token: () => 't', sleep: async () => undefined });
+    await expect(paraFalha.reenviarEntrega(EVENTO.id)).rejects.toMatchObject({ status: 500, attempts: 1 });
+    expect(falha.seen).toHaveLength(1);
+    await falha.close();
+
+    const queda = await scripted(['drop', { status: 202, body: entrega }]);
+    const paraQueda = createHubClient({ baseUrl: queda.url, token: () => 't', sleep: async () => undefined });
+    const erro = await paraQueda.reenviarEntrega(EVENTO.id).catch((e: unknown) => e);
+    expect(erro).toBeInstanceOf(HubNetworkError);
+    expect(erro).toMatchObject({ attempts: 1 });
+    expect(queda.seen).toHaveLength(1);
+    await queda.close();
+  });
+
+  test('When a read of the subscriber is answered 500 then 200, then it is retried like getEvento', async () => {
+    const pagina = { itens: [], pagina: 1, tamanho: 10, total: 0 };
+    const server = await scripted([
+      { status: 500, body: problem(500, 'erro_interno') },
+      { status: 200, body: pagina },
+    ]);
+    const client = createHubClient({ baseUrl: server.url, token: () => 't', sleep: async () => undefined });
+    await expect(client.listEntregas({ situacao: 'fila_de_erro', tamanho: 5 })).resolves.toEqual(pagina);
+    expect(server.seen).toHaveLength(2);
+    await server.close();
   });
 
   test('When Retry-After is longer than allowed, then the wait is cut to maxRetryAfterMs', async () => {

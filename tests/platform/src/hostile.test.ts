@@ -54,9 +54,10 @@ afterAll(async () => {
   }
 }, 60_000);
 
-/** Application routes (POST /eventos and its reads) take an application token; the rest a master's. */
+/** Application routes (/eventos, and the subscriber's /entregas and /assinaturas) take an application token; the rest a master's. */
+const APLICATIVO = /^\/(eventos|entregas|assinaturas)(\/|$)/;
 const tokenFor = (operation: Operation) =>
-  !operation.authenticated ? undefined : operation.path.startsWith('/eventos') ? callers.application : callers.master;
+  !operation.authenticated ? undefined : APLICATIVO.test(operation.path) ? callers.application : callers.master;
 
 test('When hostile values reach every query parameter, path parameter and body field of every documented operation, then no answer is a 5xx, slow or a bare 4xx, and a refused request changes nothing', async () => {
   const operations = operationsOf(document);

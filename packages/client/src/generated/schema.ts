@@ -1145,6 +1145,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/entregas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries of the subscriptions of the application of the token, newest first, a page at a time; every filter given must match (an assinatura_id not its own: 404)
+         * @description Requires: the token of a registered, active application
+         */
+        get: operations["listarEntregasDoAplicativo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entregas/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery of the application of the token, with every attempt made, oldest first
+         * @description Requires: the token of a registered, active application
+         */
+        get: operations["obterEntregaDoAplicativo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/entregas/{id}/reenviar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new cycle for one delivery of the application of the token (concluida, fila_de_erro or cancelada), as the panel’s resend: pendente, tentativas_no_ciclo_atual 0, its job queued
+         * @description Requires: the token of a registered, active application
+         */
+        post: operations["reenviarEntregaDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscriptions of the application of the token, by type name and version, a page at a time
+         * @description Requires: the token of a registered, active application
+         */
+        get: operations["listarAssinaturasDoAplicativo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reprocessamento": {
         parameters: {
             query?: never;
@@ -8299,6 +8379,463 @@ export interface operations {
             };
             /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarEntregasDoAplicativo: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                situacao?: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                assinatura_id?: string;
+                evento_id?: string;
+                tipo_de_evento_id?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                desde?: string;
+                /** @description bounds criada_em (the event’s receipt), RFC 3339, inclusive */
+                ate?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            evento_id: string;
+                            evento_recebido_em: string;
+                            entidade_id: string;
+                            assinatura_id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                            quantidade_de_tentativas: number;
+                            tentativas_no_ciclo_atual: number;
+                            maximo_de_tentativas: number;
+                            proxima_tentativa_em: string;
+                            entregue_em?: string | null;
+                            ultimo_erro?: string | null;
+                            criada_em: string;
+                            atualizada_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such delivery or subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterEntregaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        evento_id: string;
+                        evento_recebido_em: string;
+                        entidade_id: string;
+                        assinatura_id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                        quantidade_de_tentativas: number;
+                        tentativas_no_ciclo_atual: number;
+                        maximo_de_tentativas: number;
+                        proxima_tentativa_em: string;
+                        entregue_em?: string | null;
+                        ultimo_erro?: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        /** @description every attempt, oldest first */
+                        tentativas: {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such delivery or subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reenviarEntregaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        evento_id: string;
+                        evento_recebido_em: string;
+                        entidade_id: string;
+                        assinatura_id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "aguardando_nova_tentativa" | "concluida" | "fila_de_erro" | "cancelada";
+                        quantidade_de_tentativas: number;
+                        tentativas_no_ciclo_atual: number;
+                        maximo_de_tentativas: number;
+                        proxima_tentativa_em: string;
+                        entregue_em?: string | null;
+                        ultimo_erro?: string | null;
+                        criada_em: string;
+                        atualizada_em: string;
+                        /** @description every attempt, oldest first */
+                        tentativas: {
+                            id: string;
+                            entrega_id: string;
+                            /** @description 1, 2, 3… over the whole life of the delivery, every cycle */
+                            numero: number;
+                            iniciada_em: string;
+                            duracao_ms: number;
+                            /** @description null when no answer came (timeout, refused connection, unsafe destination) */
+                            status_http: number | null;
+                            sucesso: boolean;
+                            /** @description the receiver's answer, truncated to 64 KiB */
+                            resposta: string | null;
+                            erro: string | null;
+                            /** @description the headers sent, signatures included (never a key) */
+                            cabecalhos: {
+                                [key: string]: string;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such delivery or subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description entrega_em_andamento: the delivery is still in the queue (pendente, em_andamento, aguardando_nova_tentativa); assinatura_inativa: its subscription is switched off or deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarAssinaturasDoAplicativo: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                tipo_de_evento_id?: string;
+                versao_do_esquema?: string;
+                ativa?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            aplicativo_assinante_id: string;
+                            aplicativo_assinante_nome: string;
+                            tipo_de_evento_id: string;
+                            tipo_de_evento_nome: string;
+                            versao_do_esquema: number;
+                            url_de_destino: string;
+                            maximo_de_tentativas: number;
+                            ativa: boolean;
+                            /** @description The content filter (null: every event); see POST /assinatura. */
+                            filtro: {
+                                [key: string]: unknown;
+                            } | null;
+                            criado_em: string;
+                            atualizado_em: string;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such delivery or subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

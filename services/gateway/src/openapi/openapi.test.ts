@@ -81,6 +81,7 @@ const hubSpecs: RouteSpec[] = [
     path: '/eventos',
     summary: 'Publish',
     tag: 'Eventos',
+    security: ['aplicativo'],
     body: z.object({ tipo: z.string(), dados: z.record(z.string(), valor) }),
     response: z.object({ id: z.string(), dados: z.record(z.string(), valor) }),
     status: 201,
@@ -148,6 +149,14 @@ describe('gateway OpenAPI and docs', () => {
       { url: 'http://127.0.0.1:8080', description: 'LOCALHOST' },
       { url: 'https://hub.example', description: 'PRODUCTION' },
     ]);
+  });
+
+  it('When a route takes an application token, then the merged document names the aplicativo scheme on it and declares that scheme', async () => {
+    const document = (await request(gateway.url).get('/openapi.json').expect(200)).body;
+    expect(document.paths['/eventos'].post.security).toEqual([{ aplicativo: [] }]);
+    expect(document.paths['/aplicativo/{id}'].get.security).toBeUndefined();
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['aplicativo', 'bearer']);
+    expect(document.components.securitySchemes.aplicativo).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
   it('When /openapi.json is asked, then it is valid OpenAPI 3.1, every $ref resolves and every schema compiles', async () => {

@@ -17,6 +17,9 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Eventos: 'The publishers’ API: an application publishes an event as itself and reads back what it published.',
   Evento: 'Events as the panel sees them: every event received, its dados, delivery counters and deliveries.',
   'Evento recusado': 'Publications the hub refused: why, what was received and who sent it.',
+  Entregas:
+    'The subscribers’ API: an application reads the deliveries of its own subscriptions, with their attempts, and resends one.',
+  Assinaturas: 'The subscribers’ API: an application reads its own subscriptions.',
   Entrega: 'Deliveries: one per event and subscription, with their state, attempts and resending.',
   Tentativa: 'Attempts of deliveries: when, how long, the answer of the destination.',
   Destino: 'Destination origins of subscriptions: concurrency and rate limits, pause and resume, the circuit breaker.',

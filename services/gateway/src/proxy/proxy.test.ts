@@ -89,6 +89,9 @@ describe.each([
     ['/versao-de-esquema?pagina=3', 'hub-api'],
     ['/esquema/pedido.criado/1', 'hub-api'],
     ['/tipo-de-evento', 'hub-api'],
+    ['/entregas?situacao=fila_de_erro', 'hub-api'],
+    ['/entregas/0193a5b2-7c4e-7d1a-9f3b-2a1c5e8d9f01', 'hub-api'],
+    ['/assinaturas?pagina=2', 'hub-api'],
     ['/.well-known/jwks.json', 'hub-api'],
   ])('When GET %s, then the %s service answers it with the path and query intact', async (path, servico) => {
     const response = await request(gateway.url).get(path).set(headers).expect(200);

@@ -1,6 +1,6 @@
-import { type AccessResolver, bearerToken, type Guarded, type TokenVerifier } from '@hub/auth';
+import { type AccessResolver, bearerToken, type Guarded, type Guards, type TokenVerifier } from '@hub/auth';
 import { forbidden } from '@hub/http';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { AplicativosRepository } from '../features/aplicativos/aplicativos.repository';
 
 /** The `typ` a token claims, read without trusting it: it only picks which check runs. */
@@ -55,5 +55,39 @@ export function userOrApplication(
   return {
     guards: [guard],
     permission: 'an authenticated user with an active access, or the token of a registered active application',
+    security: ['bearer', 'aplicativo'],
   };
+}
+
+/** Applications by client id, as the guards read them (app.ts gives them cached). */
+export interface AplicativosPorClientId {
+  buscarPorClientId(clientId: string): Promise<(AplicativoDoToken & { id: string }) | null>;
+}
+
+/**
+ * The token of a registered, active application (401 for any other token, a panel user's included;
+ * 403 when the application is unknown to the hub or switched off). The application's id is then
+ * `aplicativoDaRequisicao(res)`.
+ */
+export function aplicativoRegistrado(guards: Guards, aplicativos: AplicativosPorClientId): Guarded {
+  const token = guards.application();
+  const registrado: RequestHandler = async (req, res, next) => {
+    const clientId = req.aplicativo!.sub;
+    const aplicativo = exigirRegistrado(await aplicativos.buscarPorClientId(clientId), clientId);
+    exigirAtivo(aplicativo, clientId);
+    res.locals.aplicativoId = aplicativo.id;
+    next();
+  };
+  return {
+    ...token,
+    guards: [...token.guards, registrado],
+    permission: 'the token of a registered, active application',
+  };
+}
+
+/** The id of the application `aplicativoRegistrado` let through. */
+export function aplicativoDaRequisicao(res: Response): string {
+  const id = res.locals.aplicativoId;
+  if (typeof id !== 'string') throw new Error('aplicativoRegistrado did not run before this handler');
+  return id;
 }

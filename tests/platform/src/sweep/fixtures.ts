@@ -126,5 +126,7 @@ export async function createFixtures(
     const id = list.body?.itens?.[0]?.id;
     if (id) fixtures.ids[resource] = id;
   }
+  // The application subscribes to its own type: the event's delivery is one of its own (/entregas).
+  if (fixtures.ids.entrega && !fixtures.ids.entregas) fixtures.ids.entregas = fixtures.ids.entrega;
   return { fixtures, callers };
 }

@@ -55,6 +55,9 @@ export function assinaturasRepository(db: DbClient) {
     },
     filtrar: (filtro: FiltroDeAssinaturas, cliente: DbClient = db) =>
       cliente.assinatura.findMany({ where: where(filtro), include: comNomes, orderBy: ordem, take: FILTRO_MAX }),
+    /** Whether the subscription is the application's, deleted or not (its deliveries stay the application's). */
+    doAssinante: async (id: string, aplicativoAssinanteId: string, cliente: DbClient = db) =>
+      (await cliente.assinatura.count({ where: { id, aplicativoAssinanteId } })) > 0,
     /** A deleted subscription is not found. */
     buscar: (id: string, cliente: DbClient = db) =>
       cliente.assinatura.findFirst({ where: { id, excluidaEm: null }, include: comNomes }),

@@ -117,6 +117,17 @@ export const sqlDoTotal = (f: FiltroDeEntregas) => {
 };
 export const sqlDoFiltro = (f: FiltroDeEntregas) => comNomes(emOrdem(f, 0, FILTRO_ENTREGAS_MAX));
 
+/**
+ * Whose deliveries a read or a resend may reach: all of them (the panel), or one subscribing
+ * application's (its own routes, /entregas): another's is then not found.
+ */
+export interface EscopoDeEntregas {
+  aplicativo_assinante_id?: string;
+}
+
+const noEscopo = (escopo: EscopoDeEntregas, coluna: Prisma.Sql) =>
+  escopo.aplicativo_assinante_id ? Prisma.sql`and ${coluna} = ${escopo.aplicativo_assinante_id}::uuid` : Prisma.empty;
+
 /** What resending needs to know of a delivery, its row locked until the transaction ends. */
 export interface EntregaParaReenvio {
   situacao: Situacao;
@@ -136,9 +147,12 @@ export function entregasRepository(db: DbClient) {
 
     filtrar: async (f: FiltroDeEntregas) => (await db.$queryRaw<LinhaDeEntrega[]>(sqlDoFiltro(f))).map(dto),
 
-    async buscar(id: string, cliente: DbClient = db): Promise<EntregaDto | undefined> {
-      const [linha] = await cliente.$queryRaw<LinhaDeEntrega[]>(
-        comNomes(Prisma.sql`select id, criada_em from entrega where id = ${id}::uuid`),
+    async buscar(id: string, escopo: EscopoDeEntregas = {}): Promise<EntregaDto | undefined> {
+      const [linha] = await db.$queryRaw<LinhaDeEntrega[]>(
+        comNomes(
+          Prisma.sql`select id, criada_em from entrega
+                      where id = ${id}::uuid ${noEscopo(escopo, Prisma.sql`aplicativo_assinante_id`)}`,
+        ),
       );
       return linha && dto(linha);
     },
@@ -149,11 +163,15 @@ export function entregasRepository(db: DbClient) {
     },
 
     /** Locks the delivery's row (a concurrent resend or worker update waits) and reads its subscription. */
-    async travarParaReenvio(id: string, tx: Tx): Promise<EntregaParaReenvio | undefined> {
+    async travarParaReenvio(
+      id: string,
+      tx: Tx,
+      escopo: EscopoDeEntregas = {},
+    ): Promise<EntregaParaReenvio | undefined> {
       const [linha] = await tx.$queryRaw<EntregaParaReenvio[]>`
         select en.situacao, (s.ativa and s.excluida_em is null) as assinatura_ativa
           from entrega en join assinatura s on s.id = en.assinatura_id
-         where en.id = ${id}::uuid
+         where en.id = ${id}::uuid ${noEscopo(escopo, Prisma.sql`en.aplicativo_assinante_id`)}
            for update of en`;
       return linha;
     },

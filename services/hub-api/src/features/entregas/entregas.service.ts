@@ -3,7 +3,7 @@ import { type Db, transacao } from '../../db';
 import { SITUACOES_NA_FILA } from '../eventos/eventos.schemas';
 import { iniciarNovoCiclo } from './ciclo';
 import type { EntregaDetalhadaDto, FiltroDeEntregas } from './entregas.schemas';
-import type { EntregasRepository } from './entregas.repository';
+import type { EntregasRepository, EscopoDeEntregas } from './entregas.repository';
 
 export interface EntregasDeps {
   db: Db;
@@ -18,8 +18,8 @@ export function entregasService(deps: EntregasDeps) {
   const { db, repo } = deps;
   const relogio = deps.relogio ?? (() => new Date());
 
-  async function detalhada(id: string): Promise<EntregaDetalhadaDto> {
-    const entrega = await repo.buscar(id);
+  async function detalhada(id: string, escopo: EscopoDeEntregas = {}): Promise<EntregaDetalhadaDto> {
+    const entrega = await repo.buscar(id, escopo);
     if (!entrega) throw notFound('delivery');
     return { ...entrega, tentativas: await repo.tentativas(id) };
   }
@@ -38,11 +38,12 @@ export function entregasService(deps: EntregasDeps) {
     /**
      * A new cycle for one delivery, its job in the outbox in the same transaction. Refused while the
      * delivery is still in the queue (its job is in flight: a second one would deliver it twice) and
-     * when its subscription is switched off or deleted (nobody would receive it).
+     * when its subscription is switched off or deleted (nobody would receive it). With an `escopo`
+     * (a subscribing application's own route), a delivery outside it is not found.
      */
-    async reenviar(id: string, requestId: string | null): Promise<EntregaDetalhadaDto> {
+    async reenviar(id: string, requestId: string | null, escopo: EscopoDeEntregas = {}): Promise<EntregaDetalhadaDto> {
       const antes = await transacao(db, async (tx) => {
-        const entrega = await repo.travarParaReenvio(id, tx);
+        const entrega = await repo.travarParaReenvio(id, tx, escopo);
         if (!entrega) throw notFound('delivery');
         if (SITUACOES_NA_FILA.includes(entrega.situacao))
           throw conflict(
@@ -55,7 +56,7 @@ export function entregasService(deps: EntregasDeps) {
         return entrega.situacao;
       });
       if (antes === 'fila_de_erro') deps.aoSairDaFilaDeErro();
-      return detalhada(id);
+      return detalhada(id, escopo);
     },
   };
 }
