@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { ERRO_MAXIMO_DA_LATENCIA, horaDoResumo } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
+import pg from 'pg';
 import { api, closeConnections } from './http-client';
 import { type Platform, startPlatform } from './platform';
 
@@ -84,3 +86,80 @@ test('When an application publishes an event, then the subscriber (the demo rece
   });
   expect(recebido.chave_id).toEqual(expect.any(String));
 }, 60_000);
+
+test("When events are delivered through the worker, then the summary's band of the hour gives p50 and p99 of their latencies (acceptance to conclusion) within the buckets' bound", async () => {
+  // Not across an hour's end: every delivery of this test is counted in the hour it started in.
+  const HORA_MS = 3_600_000;
+  const ateAHora = HORA_MS - (Date.now() % HORA_MS);
+  if (ateAHora < 60_000) await new Promise((resolve) => setTimeout(resolve, ateAHora + 1_000));
+  const receiver = platform.urls['demo-receiver'];
+  const master = await platform.userToken('demo@empresa.com.br', { master: true });
+  const aplicativo = await platform.applicationToken('loja-demo');
+  const [tipo] = (
+    await api<{ id: string }[]>(platform.gatewayUrl, master, 'GET', '/tipo-de-evento/filtro?nome=pedido.criado')
+  ).body;
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const publicado = await api<{ id: string }>(platform.gatewayUrl, aplicativo, 'POST', '/eventos', {
+      tipo_de_evento_id: tipo!.id,
+      versao_do_esquema: 1,
+      entidade_id: `L-${i}`,
+      dados: {
+        pedido_id: `L-${i}`,
+        cliente: { nome: 'Ana', email: 'ana@example.com' },
+        itens: [{ sku: 'X', quantidade: 1, preco_centavos: 100 }],
+        total_centavos: 100,
+      },
+    });
+    expect(publicado.status).toBe(201);
+    ids.push(publicado.body.id);
+  }
+  await waitFor(
+    async () => {
+      const lista = (await api<{ corpo: { id: string } }[]>(receiver, undefined, 'GET', '/recebidos')).body;
+      return ids.every((id) => lista.some((r) => r.corpo.id === id));
+    },
+    { timeoutMs: 30_000, what: 'the 12 deliveries at the demo receiver' },
+  );
+
+  // The exact latencies of the hour's concluded deliveries, from the rows the worker wrote.
+  const hora = horaDoResumo(new Date());
+  const banco = new pg.Client({ connectionString: platform.databases['hub-api'] });
+  await banco.connect();
+  const latencias = await waitFor(
+    async () => {
+      const { rows } = await banco.query<{ ms: number; evento_id: string }>(
+        `select (extract(epoch from entregue_em - evento_recebido_em) * 1000)::float8 as ms, evento_id::text
+           from entrega where situacao = 'concluida' and date_trunc('hour', atualizada_em, 'UTC') = $1`,
+        [hora],
+      );
+      return ids.every((id) => rows.some((r) => r.evento_id === id)) ? rows.map((r) => r.ms) : undefined;
+    },
+    { timeoutMs: 10_000, what: 'the concluded deliveries' },
+  ).finally(() => banco.end());
+  const ordenadas = [...latencias].sort((a, b) => a - b);
+  const exato = (p: number) => ordenadas[Math.ceil((p * ordenadas.length) / 100) - 1] as number;
+
+  const resumo = await api<{ por_hora: { hora: string; latencia_p50_ms: number; latencia_p99_ms: number }[] }>(
+    platform.gatewayUrl,
+    master,
+    'GET',
+    '/evento/resumo',
+  );
+  expect(resumo.status).toBe(200);
+  const banda = resumo.body.por_hora.find((b) => b.hora === hora.toISOString());
+  const dentro = (lido: number, certo: number) =>
+    // a latency under 1 ms is bucket 0, read as 0
+    certo < 1 ? lido === 0 : Math.abs(lido - certo) / certo <= ERRO_MAXIMO_DA_LATENCIA;
+  expect(banda).toBeDefined();
+  expect([banda!.latencia_p50_ms, exato(50), dentro(banda!.latencia_p50_ms, exato(50))]).toEqual([
+    banda!.latencia_p50_ms,
+    exato(50),
+    true,
+  ]);
+  expect([banda!.latencia_p99_ms, exato(99), dentro(banda!.latencia_p99_ms, exato(99))]).toEqual([
+    banda!.latencia_p99_ms,
+    exato(99),
+    true,
+  ]);
+}, 150_000);

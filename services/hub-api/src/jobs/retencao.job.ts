@@ -34,6 +34,7 @@ export interface Apagados {
   outbox: number;
   chaves: number;
   recusados: number;
+  /** Rows of resumo_por_hora and resumo_latencia_por_hora. */
   horas: number;
 }
 
@@ -43,8 +44,9 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's count of stored events in one row). Everything goes in small batches, each one statement (its own
- * transaction), so no lock is held for long and publication never waits behind a purge.
+ * summary tallies past 48 h (keeping each old hour's count of stored events in one row) and the
+ * latency histograms of those hours (`horas` counts both). Everything goes in small batches, each one
+ * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
  */
 export function retencaoJob(options: RetencaoOptions) {
   const { db, logger } = options;
@@ -163,6 +165,13 @@ export function retencaoJob(options: RetencaoOptions) {
          where id in (select id from evento_recusado where recebido_em < ${recusados} order by recebido_em limit ${lote})`,
     );
     apagados.horas = await compactarHoras(new Date(agora - RESUMO_MS));
+    // The latency histograms of those hours are read by nothing else: erased, a batch at a time.
+    apagados.horas += await emLotes(
+      () => db.$executeRaw`
+        delete from resumo_latencia_por_hora
+         where (hora, fatia, balde) in (select hora, fatia, balde from resumo_latencia_por_hora
+                                         where hora < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
+    );
     return apagados;
   }
 

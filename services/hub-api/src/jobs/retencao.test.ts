@@ -115,6 +115,10 @@ describe('retention', () => {
     const hora = (h: Date) => db().resumoPorHora.create({ data: { hora: h, fatia: 0, eventos: 1 } });
     const horaVelha = await hora(antes(49 * HORA));
     const horaNova = await hora(antes(47 * HORA));
+    const latencia = (h: Date) =>
+      db().resumoLatenciaPorHora.create({ data: { hora: h, fatia: 3, balde: 40, entregas: 2 } });
+    await latencia(horaVelha.hora);
+    await latencia(horaNova.hora);
 
     // The hub's job: HUB_RECUSADOS_RETENCAO at its default of 30 days.
     await ctx.hub.retencao.runNow();
@@ -125,6 +129,8 @@ describe('retention', () => {
     expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(1);
     expect(await db().resumoPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
     expect(await db().resumoPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
+    expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
+    expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
 
     // A shorter configured time erases the younger one too.
     const curtoPrazo = retencaoJob({
