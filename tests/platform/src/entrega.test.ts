@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ERRO_MAXIMO_DA_LATENCIA, horaDoResumo } from '@hub/hub-data';
@@ -85,6 +86,58 @@ test('When an application publishes an event, then the subscriber (the demo rece
     dados,
   });
   expect(recebido.chave_id).toEqual(expect.any(String));
+}, 60_000);
+
+test("When the seed's printed first publication is pasted into a shell, then the event arrives at the demo receiver, and README shows the same commands", async () => {
+  const urls = {
+    gateway: platform.gatewayUrl,
+    identity: platform.urls['identity-dev'],
+    receiver: platform.urls['demo-receiver'],
+  };
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/scripts/seed-demo.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, GATEWAY_URL: urls.gateway, IDENTITY_URL: urls.identity, DEMO_RECEIVER_URL: urls.receiver },
+  });
+  // The block: the lines indented by 4 after its heading, up to the first line that is not.
+  const linhas = stdout.split('\n');
+  const inicio = linhas.findIndex((l) => l.startsWith('Publish a first event'));
+  expect(inicio).toBeGreaterThanOrEqual(0);
+  const fim = linhas.findIndex((l, i) => i > inicio && !l.startsWith('    '));
+  const comandos = linhas.slice(inicio + 1, fim).map((l) => l.slice(4));
+  expect(comandos.length).toBeGreaterThan(5);
+
+  // Pasted into bash as printed: it publishes (201 with the event) and lists the receiver's deliveries.
+  const { stdout: saida } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', comandos.join('\n')], {
+    cwd: ROOT,
+  });
+  const eventoId = /"id":"([0-9a-f-]{36})"/.exec(saida)?.[1];
+  expect({ eventoId, saida: saida.slice(0, 300) }).toEqual({ eventoId: expect.any(String), saida: expect.any(String) });
+  const recebido = await waitFor(
+    async () => {
+      const lista = (
+        await api<{ corpo: { id: string; entidade_id: string } }[]>(urls.receiver, undefined, 'GET', '/recebidos')
+      ).body;
+      return lista.find((r) => r.corpo.id === eventoId);
+    },
+    { timeoutMs: 20_000, what: 'the first publication at the demo receiver' },
+  );
+  expect(recebido.corpo).toMatchObject({ tipo: 'pedido.criado', entidade_id: 'P-1001' });
+
+  // README's steps 2 and 3 are these lines, at the default addresses, with the id left to the reader.
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const secao = readme.slice(readme.indexOf('## Publishing a first event'));
+  const bloco = secao.slice(secao.indexOf('```sh\n') + 6, secao.indexOf('\n```', secao.indexOf('```sh\n'))).split('\n');
+  const padrao = (l: string) =>
+    l
+      .replace(urls.gateway.replace('127.0.0.1', 'localhost'), 'http://localhost:8080')
+      .replace(urls.identity.replace('127.0.0.1', 'localhost'), 'http://localhost:8085')
+      .replace(urls.receiver.replace('127.0.0.1', 'localhost'), 'http://localhost:8086')
+      .replace(/^TIPO_ID=.*/, 'TIPO_ID=');
+  expect(bloco.slice(0, 2)).toEqual([
+    '# 1. start the platform, and keep it running (Ctrl-C stops everything)',
+    'pnpm start',
+  ]);
+  expect(bloco.slice(2).map(padrao)).toEqual(comandos.map(padrao));
 }, 60_000);
 
 test("When events are delivered through the worker, then the summary's band of the hour gives p50 and p99 of their latencies (acceptance to conclusion) within the buckets' bound", async () => {
