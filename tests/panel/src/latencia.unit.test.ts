@@ -1,4 +1,4 @@
-import { formatarLatencia } from './latencia';
+import { formatarLatencia } from '../../../services/panel/src/latencia';
 
 describe("the summary's latencies on screen", () => {
   it('When a latency is shown, then it is in the unit that suits it, in pt-BR, and an hour without deliveries shows a dash', () => {
