@@ -222,8 +222,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
 
     /**
      * Records attempts and their deliveries' new state, the subscriptions a 410 switched off and the
-     * hour's tallies and latency histogram (@hub/hub-data's latencia.ts), in one statement (one transaction), conditional on each delivery not being
-     * final: an attempt of a delivery another worker already finished changes nothing.
+     * hour's tallies and latency histogram (@hub/hub-data's latencia.ts), in one statement (one
+     * transaction), conditional on each delivery not being final: an attempt of a delivery another
+     * worker already finished changes nothing.
      */
     async registrar(registros: Registro[], agora = new Date()): Promise<Registrada[]> {
       if (registros.length === 0) return [];
