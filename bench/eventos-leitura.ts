@@ -7,6 +7,8 @@
  * Run from the root: npx tsx bench/eventos-leitura.ts [--manter]
  * The database (hub_leitura_bench) is dropped at the end unless --manter is given; a kept one is
  * reused by the next run (seeding takes minutes). Writes its section of docs/benchmarks.md.
+ * BENCH_ONLY=resumo measures GET /evento/resumo alone (and its plans) and only prints them: the
+ * section is left as it is (a run that changes the summary records its figures in the history).
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -19,7 +21,12 @@ import { startAccessForTests } from '../services/access/src/access.test-support'
 import { hubApiConfig } from '../services/hub-api/src/config';
 import type { Prisma } from '../packages/hub-data/src';
 import { SQL_TOTAL, sqlDaPagina, sqlDoFiltro } from '../services/hub-api/src/features/eventos/eventos.repository';
-import { SQL_ATIVOS, SQL_FILA, sqlPorHora } from '../services/hub-api/src/features/eventos/resumo.repository';
+import {
+  SQL_ATIVOS,
+  SQL_FILA,
+  sqlLatenciasPorHora,
+  sqlPorHora,
+} from '../services/hub-api/src/features/eventos/resumo.repository';
 import { startHubApi } from '../services/hub-api/src/start';
 
 process.env.LOG_LEVEL ??= 'warn';
@@ -33,7 +40,22 @@ const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.
 const DATABASE = 'hub_leitura_bench';
 const HEADING = '## Panel reads of events';
 const manter = process.argv.includes('--manter');
+const somenteResumo = process.env.BENCH_ONLY === 'resumo';
+if (process.env.BENCH_ONLY && !somenteResumo)
+  throw new Error(`BENCH_ONLY is resumo or unset, not ${process.env.BENCH_ONLY}`);
 const log = (message: string) => process.stderr.write(`${message}\n`);
+
+/**
+ * The latency histograms of the last 48 h (migration 021) as dense as they get: 60 buckets (20 ms to
+ * about 3.6 s) in every slice of the current and the previous hour, which the workers write, and in
+ * slice 0 of the older hours, which the retention job has folded (docs/decisions.md, "The latency of
+ * deliveries in the summary"): the summary sums 2 × 16 × 60 + 22 × 60 rows.
+ */
+const SEED_DAS_LATENCIAS = `insert into resumo_latencia_por_hora (hora, fatia, balde, entregas)
+     select date_trunc('hour', now(), 'UTC') - h * interval '1 hour', f, b, 1 + (random() * 50)::int
+       from generate_series(0, 47) h
+       cross join lateral generate_series(0, case when h < 2 then 15 else 0 end) f
+       cross join generate_series(35, 94) b`;
 
 /**
  * Applications, types (3 subscriptions each), events over 30 days (the triggers on evento count them
@@ -95,6 +117,7 @@ const SEED = [
      on conflict (hora, fatia) do update
        set eventos = excluded.eventos, entregas_concluidas = excluded.entregas_concluidas,
            tentativas_com_falha = excluded.tentativas_com_falha`,
+  SEED_DAS_LATENCIAS,
   `insert into evento_recusado (id, codigo, status_http, detalhe, recebido_em)
      select pg_temp.uuid7(now() - g * interval '4 minutes'), 'dados_invalidos', 422, 'bench', now() - g * interval '4 minutes'
        from generate_series(0, 9999) g`,
@@ -119,6 +142,10 @@ async function semear(client: PgClient) {
   const n = (await client.query<{ n: number }>('select count(*)::int as n from evento')).rows[0]?.n ?? 0;
   if (n >= EVENTOS) {
     log(`reusing ${DATABASE}: ${n} events already there`);
+    // the latency histograms as this version writes them (a database kept from before has none, or other ones)
+    await client.query('delete from resumo_latencia_por_hora');
+    await client.query(SEED_DAS_LATENCIAS);
+    await client.query('vacuum (analyze) resumo_latencia_por_hora');
     return;
   }
   const inicio = performance.now();
@@ -131,7 +158,7 @@ async function semear(client: PgClient) {
   }
   // Sets the visibility map, so that index-only scans skip the heap, and the planner's statistics.
   await client.query(
-    'vacuum (analyze) evento, entrega, entrega_nao_concluida, resumo_por_hora, evento_recusado, assinatura, aplicativo',
+    'vacuum (analyze) evento, entrega, entrega_nao_concluida, resumo_por_hora, resumo_latencia_por_hora, evento_recusado, assinatura, aplicativo',
   );
   log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
 }
@@ -248,7 +275,7 @@ async function main() {
       { rota: 'GET /evento/resumo', query: '' },
     ];
     const linhas: string[] = [];
-    for (const caso of casos) {
+    for (const caso of somenteResumo ? casos.filter((c) => c.rota === 'GET /evento/resumo') : casos) {
       const r = await medir(`${hub.url}${caso.rota.slice(4)}${caso.query}`, token);
       const linha = `| ${caso.rota} | \`${caso.query.replace(/[0-9a-f-]{36}/g, '{uuid}').replace(/\d{4}-[\dT:.-]+Z/g, '{t}')}\` | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`;
       linhas.push(linha);
@@ -260,11 +287,12 @@ async function main() {
       ['GET /evento: total', SQL_TOTAL],
       ...casos.slice(2, 10).map((c) => [`GET /evento/filtro${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
       ['GET /evento/resumo: por_hora', sqlPorHora(new Date(agora - 23 * hora), new Date(agora))],
+      ['GET /evento/resumo: latencies', sqlLatenciasPorHora(new Date(agora - 23 * hora), new Date(agora))],
       ['GET /evento/resumo: the queue', SQL_FILA],
       ['GET /evento/resumo: active registrations', SQL_ATIVOS],
     ];
     const textos: string[] = [];
-    for (const [titulo, sql] of planos) {
+    for (const [titulo, sql] of somenteResumo ? planos.filter(([t]) => t.startsWith('GET /evento/resumo')) : planos) {
       textos.push(
         `${titulo.replace(/[0-9a-f-]{36}/g, '{uuid}').replace(/\d{4}-[\dT:.-]+Z/g, '{t}')}:`,
         '',
@@ -292,7 +320,7 @@ async function main() {
       '',
       `Data: ${eventos.toLocaleString('en')} events of ${TIPOS} types over 30 days, ${entregas.toLocaleString('en')} deliveries ` +
         '(3 subscriptions per type; the last 10 minutes still in the queue, 2–5 % of older ones retrying, in the error ' +
-        'queue or cancelled), hourly tallies of the last 48 h, the stored events of every hour (resumo_por_hora.eventos_guardados, ' +
+        'queue or cancelled), hourly tallies of the last 48 h with latency histograms as dense as they get (60 buckets an hour, in 16 slices for the last two hours, folded into one before), the stored events of every hour (resumo_por_hora.eventos_guardados, ' +
         'written by the triggers of migration 005 as the events are inserted), 10,000 refused events; made with generate_series, then ' +
         '`VACUUM (ANALYZE)`. hub-api runs in the benchmark process; each row is ' +
         `${AMOSTRAS} requests one after another (after ${AQUECIMENTO} to warm up) with a real user token ` +
@@ -307,6 +335,10 @@ async function main() {
       '',
       ...textos,
     ].join('\n');
+    if (somenteResumo) {
+      log(['', ...linhas, '', ...textos].join('\n'));
+      return;
+    }
     const arquivo = path.resolve(__dirname, '../docs/benchmarks.md');
     const texto = await readFile(arquivo, 'utf8');
     const inicio = texto.indexOf(`${HEADING}\n`);

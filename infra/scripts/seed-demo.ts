@@ -1,6 +1,8 @@
 // The demo of `pnpm start`: an application `Loja demo` (client_id loja-demo), its event type
-// `pedido.criado` with schema version 1, and its subscription to that type at the demo receiver
-// (`/webhooks/{its id}`: the receiver accepts there only deliveries that name that subscription).
+// `pedido.criado` with schema version 1, and its subscriptions to that type at the demo receiver
+// (ASSINATURAS_DA_DEMO; each at `/webhooks/{its id}`: the receiver accepts there only deliveries that
+// name that subscription). Then it prints the first publication of README (a curl with the
+// application's token and a valid body) and where to see it arrive.
 //   npx tsx infra/scripts/seed-demo.ts
 // Idempotent: everything is looked up first, so a second run creates nothing. Goes through the
 // gateway with a master token of identity-dev. Environment: GATEWAY_URL (http://127.0.0.1:8080),
@@ -53,6 +55,14 @@ const PEDIDO_EXEMPLO = {
     { sku: 'CANECA-LOGO', quantidade: 1, preco_centavos: 2990 },
   ],
   total_centavos: 12970,
+};
+
+/** The order of README's first publication: short enough to read in one line of a terminal. */
+const PRIMEIRO_PEDIDO = {
+  pedido_id: 'P-1001',
+  cliente: { nome: 'Ana', email: 'ana@example.com' },
+  itens: [{ sku: 'CANECA', quantidade: 1, preco_centavos: 2990 }],
+  total_centavos: 2990,
 };
 
 interface Aplicativo {
@@ -232,22 +242,60 @@ async function seed(): Promise<void> {
   ];
   report('schema version', `${tipo.item.nome} v${versao.item.versao}`, versao.created, versao.item.id, notasDaVersao);
 
-  // The demo receiver takes deliveries at /webhooks/{assinatura_id} and refuses any whose body names
-  // another subscription. The id is the hub's, so the subscription is made at /webhooks and then
-  // pointed at its own path; an earlier seed's subscription at /webhooks is moved the same way.
+  // The demo's subscriptions, each its own entry of ASSINATURAS_DA_DEMO: one more is one more entry.
+  const assinaturas = [];
+  for (const demo of ASSINATURAS_DA_DEMO) {
+    assinaturas.push(await semearAssinatura(token, demo, { app, tipoId: tipo.item.id, versao: versao.item.versao }));
+  }
+
+  const todos = [aplicativo, tipo, versao, ...assinaturas];
+  const created = todos.filter((x) => x.created).length;
+  process.stdout.write(
+    created
+      ? `  ${created} created, ${todos.length - created} already there\n`
+      : '  nothing to create: the demo was already seeded\n',
+  );
+  // the first publication last: what the screen of pnpm start ends with
+  process.stdout.write(
+    ['', ...maisParaTestar(versao.item.id), '', ...primeiraPublicacao(tipo.item.id), '', ''].join('\n'),
+  );
+}
+
+/**
+ * A subscription of the demo receiver to seed. The receiver takes deliveries at
+ * /webhooks/{assinatura_id} and refuses any whose body names another subscription; the id is the
+ * hub's, so the subscription is made at /webhooks and then pointed at its own path.
+ */
+interface AssinaturaDaDemo {
+  /** What the seed's report calls it. */
+  nome: string;
+  /** Fields of POST /assinatura beyond the subscriber, type, version and URL (e.g. a filter). */
+  campos: Record<string, unknown>;
+  /** Whether a subscription of the demo application to the type is this one (the others are other entries'). */
+  eEsta: (a: Assinatura) => boolean;
+}
+
+const ASSINATURAS_DA_DEMO: AssinaturaDaDemo[] = [
+  // Every pedido.criado: what the first publication of README reaches.
+  { nome: 'every order', campos: {}, eEsta: () => true },
+];
+
+async function semearAssinatura(
+  token: string,
+  demo: AssinaturaDaDemo,
+  de: { app: Aplicativo; tipoId: string; versao: number },
+): Promise<{ item: Assinatura; created: boolean }> {
   const base = `${receiver}/webhooks`;
   const destinoDe = (id: string) => `${base}/${id}`;
   const assinatura = await findOrCreate(
     async () => {
-      const filtro = {
-        aplicativo_assinante_id: app.id,
-        tipo_de_evento_id: tipo.item.id,
-        versao_do_esquema: versao.item.versao,
-      };
+      const filtro = { aplicativo_assinante_id: de.app.id, tipo_de_evento_id: de.tipoId, versao_do_esquema: de.versao };
       const { body } = await api<Assinatura[]>('GET', `/assinatura/filtro?${query(filtro)}`, token);
+      const daDemo = body.filter((a) => demo.eEsta(a));
+      // at its own path; or one an earlier seed left at /webhooks, moved below
       return (
-        body.find((a) => a.url_de_destino === destinoDe(a.id)) ??
-        body.find((a) => a.url_de_destino === base || a.url_de_destino.startsWith(`${base}/`))
+        daDemo.find((a) => a.url_de_destino === destinoDe(a.id)) ??
+        daDemo.find((a) => a.url_de_destino === base || a.url_de_destino.startsWith(`${base}/`))
       );
     },
     () =>
@@ -256,48 +304,65 @@ async function seed(): Promise<void> {
         '/assinatura',
         token,
         {
-          aplicativo_assinante_id: app.id,
-          tipo_de_evento_id: tipo.item.id,
-          versao_do_esquema: versao.item.versao,
+          aplicativo_assinante_id: de.app.id,
+          tipo_de_evento_id: de.tipoId,
+          versao_do_esquema: de.versao,
           url_de_destino: base,
+          ...demo.campos,
         },
         [409],
       ),
   );
   const destino = destinoDe(assinatura.item.id);
-  const notasDaAssinatura = assinatura.item.ativa ? [] : ['switched off'];
+  const notas = assinatura.item.ativa ? [] : ['switched off'];
   if (assinatura.item.url_de_destino !== destino) {
     await api('PATCH', `/assinatura/${assinatura.item.id}`, token, { url_de_destino: destino });
-    if (!assinatura.created) notasDaAssinatura.push(`moved from ${assinatura.item.url_de_destino}`);
+    if (!assinatura.created) notas.push(`moved from ${assinatura.item.url_de_destino}`);
   }
-  report('subscription', `${app.nome} -> ${destino}`, assinatura.created, assinatura.item.id, notasDaAssinatura);
-
-  const created = [aplicativo, tipo, versao, assinatura].filter((x) => x.created).length;
-  process.stdout.write(
-    created
-      ? `  ${created} created, ${4 - created} already there\n`
-      : '  nothing to create: the demo was already seeded\n',
-  );
-  printTryIt(versao.item.id);
+  report('subscription', `${demo.nome}: ${de.app.nome} -> ${destino}`, assinatura.created, assinatura.item.id, notas);
+  return assinatura;
 }
 
-function printTryIt(versaoId: string): void {
+/** An address as a person types it: the loopback address as localhost (README's steps use it). */
+const exibir = (url: string) => url.replace(/^(https?:\/\/)(127\.0\.0\.1|\[::1\])(?=[:/]|$)/, '$1localhost');
+
+/**
+ * The steps 2 and 3 of README's "Publishing a first event", with this demo's type id and addresses:
+ * a shell script (its prose lines are comments), each line indented by 4. README shows the same
+ * lines, with the defaults' addresses and the id left for the reader (tests/platform's entrega.test.ts
+ * runs them and compares them with README).
+ */
+function primeiraPublicacao(tipoId: string): string[] {
+  const comandos = [
+    '# 2. publish as the application loja-demo (identity-dev issues its token)',
+    `TIPO_ID=${tipoId}`,
+    `APP_TOKEN=$(curl -s -X POST ${exibir(identity)}/token/aplicativo -H 'content-type: application/json' \\`,
+    `  -d '{"client_id":"${APLICATIVO.client_id}"}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
+    `curl -s -X POST ${exibir(gateway)}/eventos -H "authorization: Bearer $APP_TOKEN" \\`,
+    `  -H 'content-type: application/json' \\`,
+    `  -d '{"tipo_de_evento_id":"'$TIPO_ID'","versao_do_esquema":1,"entidade_id":"${PRIMEIRO_PEDIDO.pedido_id}",`,
+    // dados on one line: subscribers receive it as written, line breaks included
+    `       "dados":${JSON.stringify(PRIMEIRO_PEDIDO)}}'`,
+    '# 3. see it arrive: the deliveries the demo receiver verified, newest first',
+    `curl -s ${exibir(receiver)}/recebidos`,
+  ];
+  return [
+    'Publish a first event (README.md, "Publishing a first event"; step 1 was pnpm start):',
+    ...comandos.map((l) => `    ${l}`),
+  ];
+}
+
+function maisParaTestar(versaoId: string): string[] {
   const tokenLine =
-    `TOKEN=$(curl -s -X POST ${identity}/token -H 'content-type: application/json' ` +
+    `TOKEN=$(curl -s -X POST ${exibir(identity)}/token -H 'content-type: application/json' ` +
     `-d '{"email":"${email}","master":true}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`;
-  const lines = [
-    '',
+  return [
     'Try the demo schema (a master token, then check a sample pedido against version 1):',
     `  ${tokenLine}`,
-    `  curl -s -X POST ${gateway}/versao-de-esquema/${versaoId}/validar -H "authorization: Bearer $TOKEN" ` +
+    `  curl -s -X POST ${exibir(gateway)}/versao-de-esquema/${versaoId}/validar -H "authorization: Bearer $TOKEN" ` +
       `-H 'content-type: application/json' -d '${JSON.stringify({ dados: PEDIDO_EXEMPLO })}'`,
     '  (set "quantidade" to 0 or drop "itens" to see the erros)',
-    'A token of the application Loja demo (its client_id is the token subject):',
-    `  curl -s -X POST ${identity}/token/aplicativo -H 'content-type: application/json' -d '{"client_id":"${APLICATIVO.client_id}"}'`,
-    `Deliveries the demo receiver verified: curl -s ${receiver}/recebidos`,
-    '',
   ];
-  process.stdout.write(lines.join('\n'));
 }
 
 seed().catch((error: unknown) => {

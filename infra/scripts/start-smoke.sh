@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Smoke test of `pnpm start` on the node first on PATH: it must bring every service up ("Event hub is
-# running.") within START_SMOKE_TIMEOUT seconds (default 300), then stop every one of them on Ctrl-C
-# (SIGINT to its process group, as a terminal sends it).
+# Smoke test of `pnpm start` on the node first on PATH: it must bring every service up and seed the
+# demo ("Ctrl-C stops everything." ends its output) within START_SMOKE_TIMEOUT seconds (default 300);
+# the first publication it prints (README's steps 2 and 3), pasted into bash, must reach the demo
+# receiver's /recebidos; then every service must stop on Ctrl-C (SIGINT to its process group, as a
+# terminal sends it).
 #   infra/scripts/start-smoke.sh [expected node version prefix, e.g. v20.]
 # Ports, databases and RABBITMQ_URL come from the environment, as for `pnpm start`.
 set -euo pipefail
@@ -17,7 +19,7 @@ pnpm start >"$log" 2>&1 &
 pid=$!
 set +m
 deadline=$((SECONDS + ${START_SMOKE_TIMEOUT:-300}))
-until grep -q 'Event hub is running.' "$log"; do
+until grep -q 'Ctrl-C stops everything.' "$log"; do
   if ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
     kill -INT -- "-$pid" 2>/dev/null || true
     wait "$pid" || true
@@ -27,6 +29,31 @@ until grep -q 'Event hub is running.' "$log"; do
   fi
   sleep 1
 done
+
+# The first publication as printed: the lines indented by 4 after its heading (unless START_SEED=false).
+if [ "${START_SEED:-true}" != "false" ]; then
+  block="$(awk '/^Publish a first event/ { on = 1; next } on && /^    / { print substr($0, 5); next } on { exit }' "$log")"
+  published=""
+  if [ -n "$block" ]; then
+    answer="$(bash -euo pipefail -c "$block" 2>&1 || true)"
+    id="$(printf '%s' "$answer" | grep -oE '"id":"[0-9a-f-]{36}"' | head -n 1 | cut -d'"' -f4 || true)"
+    if [ -n "$id" ]; then
+      for _ in $(seq 1 20); do
+        if bash -c "$(printf '%s\n' "$block" | tail -n 1)" | grep -q "$id"; then published="$id"; break; fi
+        sleep 1
+      done
+    fi
+  fi
+  if [ -z "$published" ]; then
+    kill -INT -- "-$pid" 2>/dev/null || true
+    wait "$pid" || true
+    cat "$log" >&2
+    echo "start-smoke: the first publication pnpm start printed did not reach /recebidos: ${answer:-no block printed}" >&2
+    exit 1
+  fi
+  echo "start-smoke: the printed first publication (event $published) reached the demo receiver"
+fi
+
 kill -INT -- "-$pid"
 wait "$pid" || true
 for _ in $(seq 1 30); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 1; done

@@ -1,6 +1,7 @@
 // `pnpm start`: checks PostgreSQL and RabbitMQ, generates the Prisma clients, bundles every service
 // (infra/scripts/build.mjs) and runs each bundle with plain node, as production does; each creates and
-// migrates its own database. It waits until each is ready, seeds a demo and prints where to look.
+// migrates its own database. It waits until each is ready, prints where to look, then seeds a demo
+// and prints its first publication (README's "Publishing a first event").
 // Ctrl-C or SIGTERM stops everything. A service that dies after it was ready is started again, with a
 // pause that doubles up to 30 s (logged with its last lines); one that dies before it was ever
 // ready stops everything (its configuration is wrong: restarting cannot help).
@@ -120,7 +121,6 @@ async function printReady(port, env) {
   );
   say(`  curl -s ${gateway}/auth/acesso -H "authorization: Bearer $TOKEN"`);
   say('');
-  say('Ctrl-C stops everything.');
 }
 
 async function main() {
@@ -194,6 +194,9 @@ async function main() {
     say(`✓ ${s.name} ready on port ${s.port} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
 
+  if (stopping) return;
+  await printReady(port, env);
+  // The demo last, so that its first publication (README's steps 2 and 3) is what the screen ends with.
   const seed = path.join(root, 'infra/scripts/seed-demo.ts');
   if (process.env.START_SEED !== 'false' && existsSync(seed)) {
     say('seeding the demo (infra/scripts/seed-demo.ts)…');
@@ -201,7 +204,7 @@ async function main() {
     const code = await new Promise((resolve) => seeding.once('exit', (c) => resolve(c)));
     if (code !== 0 && !stopping) fail('the demo seed failed (see above); the platform keeps running without it.');
   }
-  if (!stopping) await printReady(port, env);
+  if (!stopping) say('Ctrl-C stops everything.');
 }
 
 main().catch((error) => {

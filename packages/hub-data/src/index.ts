@@ -29,3 +29,4 @@ export * from './duracoes';
  */
 export const CANAL_DO_REGISTRO = 'registro_alterado';
 export * from './resumo';
+export * from './latencia';

@@ -1,6 +1,16 @@
 import { uuidv7 } from '@hub/database';
 import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
-import { createDb, type Db, FATIAS_DO_RESUMO, fatiaDoResumo, HUB_DATA_MIGRATIONS_DIR, horaDoResumo } from './index';
+import {
+  baldeDaLatencia,
+  createDb,
+  type Db,
+  FATIAS_DO_RESUMO,
+  fatiaDoResumo,
+  HUB_DATA_MIGRATIONS_DIR,
+  horaDoResumo,
+  LIMITES_DA_LATENCIA,
+  QUANTIDADE_DE_BALDES,
+} from './index';
 
 // The hour and slice the code writes to resumo_por_hora must be the ones the triggers of migration
 // 005 write for the same instant: GET /evento's total and the summary add them up together.
@@ -70,4 +80,18 @@ test('When the slices are read from the migrations, then they are the FATIAS_DO_
     expect([f.nome, f.def.match(/random\(\) \* (\d+)/)?.[1]]).toEqual([f.nome, String(FATIAS_DO_RESUMO)]);
 
   expect([fatiaDoResumo(() => 0), fatiaDoResumo(() => 0.999_999_999)]).toEqual([0, FATIAS_DO_RESUMO - 1]);
+});
+
+test('When latencies around every bucket bound go through width_bucket with LIMITES_DA_LATENCIA, then PostgreSQL picks the bucket baldeDaLatencia does, within the check of migration 021', async () => {
+  const latencias = [0, 0.4, 0.999, ...LIMITES_DA_LATENCIA.flatMap((l) => [l - 1, l - 0.5, l, l + 0.5]), 2 ** 40];
+  const linhas = await db.$queryRaw<{ ms: number; balde: number }[]>`
+    select ms, width_bucket(greatest(0, floor(ms)), ${LIMITES_DA_LATENCIA}::float8[]) as balde
+      from unnest(${latencias}::float8[]) as ms`;
+  expect(linhas.map((l) => [l.ms, l.balde])).toEqual(latencias.map((ms) => [ms, baldeDaLatencia(ms)]));
+
+  const [restricao] = await db.$queryRaw<{ def: string }[]>`
+    select pg_get_constraintdef(c.oid) as def from pg_constraint c
+     where c.conrelid = 'resumo_latencia_por_hora'::regclass and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%balde%'`;
+  expect(restricao?.def).toBe(`CHECK (((balde >= 0) AND (balde <= ${QUANTIDADE_DE_BALDES - 1})))`);
+  expect(Math.max(...linhas.map((l) => l.balde))).toBe(QUANTIDADE_DE_BALDES - 1);
 });

@@ -1,6 +1,7 @@
 import { createPublicKey, verify } from 'node:crypto';
 import type { ConsumeMessage } from '@hub/broker';
 import { ERROR_QUEUE_HEADERS } from '@hub/contracts';
+import { baldeDaLatencia } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
 import { createVerifier } from '@hub/webhook-verifier';
 import { MAX_RESPOSTA } from './features/entregas/remetente';
@@ -142,6 +143,17 @@ describe('delivery worker: one attempt', () => {
     const [resumo] = await hub.db.$queryRaw<{ concluidas: number }[]>`
       select coalesce(sum(entregas_concluidas), 0)::int as concluidas from resumo_por_hora`;
     expect(resumo!.concluidas).toBeGreaterThanOrEqual(1);
+    // its latency (acceptance to conclusion) in its bucket of the hour's histogram, written by the same
+    // statement as the tally: the histogram holds exactly the concluded deliveries
+    const latencia = linha.entregueEm!.getTime() - linha.eventoRecebidoEm.getTime();
+    const [histograma] = await hub.db.$queryRaw<{ total: number; no_balde: number }[]>`
+      select coalesce(sum(entregas), 0)::int as total,
+             coalesce(sum(entregas) filter (where balde = ${baldeDaLatencia(latencia)}), 0)::int as no_balde
+        from resumo_latencia_por_hora`;
+    const [concluidas] = await hub.db.$queryRaw<{ n: number }[]>`
+      select coalesce(sum(entregas_concluidas), 0)::int as n from resumo_por_hora`;
+    expect(histograma!.no_balde).toBeGreaterThanOrEqual(1);
+    expect(histograma!.total).toBe(concluidas!.n);
 
     const metricas = await (await fetch(`${worker.url}/metrics`)).text();
     expect(metricas).toMatch(/hub_delivery_attempts_total\{resultado="sucesso"[^}]*\} [1-9]/);

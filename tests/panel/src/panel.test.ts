@@ -1,6 +1,7 @@
 import { type Assinante, iniciarAssinante, type Platform, startPlatform } from '@hub/platform-tests';
 import type { Browser, Page } from 'playwright-core';
 import { buildPanel, launch, overflows, saveFigures, screenshot, seriousViolations } from './browser';
+import { formatarLatencia } from '../../../services/panel/src/latencia';
 import { type Api, apiComoMaster, assinar, ateNaApi, cadastrar, MASTER, publicar } from './cenario';
 
 /**
@@ -303,6 +304,43 @@ test('When the master publishes a test event, then its 422 errors sit at their f
   await expect(
     page.getByRole('listitem').filter({ hasText: 'Eventos nas últimas 24 horas' }).locator('strong').textContent(),
   ).resolves.toBe(eventos.toLocaleString('pt-BR'));
+}, 120_000);
+
+test("When deliveries concluded in the hour, then Resumo's table by hour shows that hour's p50 and p99 latency as the API gives them, and the page passes axe", async () => {
+  const cadastro = await cadastrar(api, 'latencia', [assinante.url('/latencia')]);
+  const evento = await publicar(api, cadastro, 'pedido-latencia');
+  await ateNaApi<{ situacao: string }>(
+    api,
+    `/entrega/${evento.entregas[0]?.id}`,
+    (e) => e.situacao === 'concluida',
+    'the delivery concluded',
+  );
+  type Banda = { hora: string; latencia_p50_ms: number | null; latencia_p99_ms: number | null };
+  await signIn(page, MASTER, true);
+  await visit('resumo-latencia', '/', (p) =>
+    p.getByRole('region', { name: 'Por hora: quantidades e latência das entregas' }).waitFor(),
+  );
+  const tabela = page.getByRole('region', { name: 'Por hora: quantidades e latência das entregas' });
+  const cabecalho = await tabela.getByRole('columnheader').allTextContents();
+  expect(cabecalho).toEqual(['Hora', 'Eventos', 'Recusados', 'Entregas com falha', 'Latência p50', 'Latência p99']);
+  // The screen refreshes every 5 s and other tests' deliveries may still conclude: the newest hour
+  // with concluded deliveries, as the API answers it, until the row on the screen shows the same.
+  const fim = Date.now() + 30_000;
+  for (;;) {
+    const { por_hora } = await api<{ por_hora: Banda[] }>('GET', '/evento/resumo');
+    const banda = por_hora.findLast((b) => b.latencia_p50_ms !== null) as Banda;
+    expect(banda).toBeDefined();
+    const hora = new Date(banda.hora).toLocaleTimeString('pt-BR', { hour: '2-digit', minute: '2-digit' });
+    const linha = tabela.getByRole('row').filter({ has: page.getByRole('cell', { name: hora, exact: true }) });
+    const celulas = (await linha.count()) === 1 ? await linha.getByRole('cell').allTextContents() : [];
+    const esperado = [formatarLatencia(banda.latencia_p50_ms), formatarLatencia(banda.latencia_p99_ms)];
+    if (celulas.length === 6 && celulas[4] === esperado[0] && celulas[5] === esperado[1]) {
+      expect(esperado[0]).toMatch(/^\d+(,\d)? (ms|s|min|h)$/);
+      break;
+    }
+    if (Date.now() > fim) expect([hora, celulas.slice(4)]).toEqual([hora, esperado]);
+    await page.waitForTimeout(1_000);
+  }
 }, 120_000);
 
 test('When a test event was published, then the screen shows its delivery concluded; when a subscriber fails, then the Entregas screen lists its delivery in fila_de_erro, and reprocessed from the screen it is concluded', async () => {

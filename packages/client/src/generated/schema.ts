@@ -6537,6 +6537,10 @@ export interface operations {
                             eventos: number;
                             recusados: number;
                             entregas_com_falha: number;
+                            /** @description median latency (ms) of the deliveries concluded in the hour, from the event's acceptance (recebido_em) to the delivery; read from a histogram, within 4.5 % of the exact value; null when none concluded */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile of the same latencies (ms), within 4.5 %; null when none concluded */
+                            latencia_p99_ms: number | null;
                         }[];
                     };
                 };

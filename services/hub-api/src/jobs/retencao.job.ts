@@ -34,6 +34,7 @@ export interface Apagados {
   outbox: number;
   chaves: number;
   recusados: number;
+  /** Rows of resumo_por_hora and resumo_latencia_por_hora erased or folded away. */
   horas: number;
 }
 
@@ -43,8 +44,10 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's count of stored events in one row). Everything goes in small batches, each one statement (its own
- * transaction), so no lock is held for long and publication never waits behind a purge.
+ * summary tallies past 48 h (keeping each old hour's count of stored events in one row) and the
+ * latency histograms of those hours, whose younger ones it folds into one slice an hour once
+ * no worker writes them (`horas` counts all of these rows). Everything goes in small batches, each one
+ * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
  */
 export function retencaoJob(options: RetencaoOptions) {
   const { db, logger } = options;
@@ -141,6 +144,30 @@ export function retencaoJob(options: RetencaoOptions) {
     });
   }
 
+  /**
+   * The latency histograms of the hours that ended over an hour before `agora`, folded into slice 0:
+   * a summary read then sums one row per bucket for those hours instead of one per slice and bucket
+   * (16 times fewer in a busy hour). No worker writes to those hours any more (a batch counts in the
+   * hour of the moment it records, and a statement does not last an hour), so the fold never waits
+   * for one. One statement: what it deletes is what it adds back. Returns the rows folded away.
+   */
+  async function dobrarLatencias(agora: number): Promise<number> {
+    const antesDe = new Date(Math.floor(agora / HORA_MS) * HORA_MS - HORA_MS);
+    const [linha] = await db.$queryRaw<[{ dobradas: number }]>`
+      with dobradas as (
+        delete from resumo_latencia_por_hora
+         where hora >= ${new Date(agora - RESUMO_MS)} and hora < ${antesDe} and fatia <> 0
+        returning hora, balde, entregas
+      ), somadas as (
+        insert into resumo_latencia_por_hora (hora, fatia, balde, entregas)
+        select hora, 0, balde, sum(entregas) from dobradas group by hora, balde order by hora, balde
+        on conflict (hora, fatia, balde) do update
+          set entregas = resumo_latencia_por_hora.entregas + excluded.entregas
+      )
+      select count(*)::int as dobradas from dobradas`;
+    return linha.dobradas;
+  }
+
   async function passar(): Promise<Apagados> {
     const agora = relogio().getTime();
     const apagados: Apagados = { eventos: 0, outbox: 0, chaves: 0, recusados: 0, horas: 0 };
@@ -163,6 +190,14 @@ export function retencaoJob(options: RetencaoOptions) {
          where id in (select id from evento_recusado where recebido_em < ${recusados} order by recebido_em limit ${lote})`,
     );
     apagados.horas = await compactarHoras(new Date(agora - RESUMO_MS));
+    // The latency histograms of those hours are read by nothing else: erased, a batch at a time.
+    apagados.horas += await emLotes(
+      () => db.$executeRaw`
+        delete from resumo_latencia_por_hora
+         where (hora, fatia, balde) in (select hora, fatia, balde from resumo_latencia_por_hora
+                                         where hora < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
+    );
+    apagados.horas += await dobrarLatencias(agora);
     return apagados;
   }
 

@@ -1,4 +1,5 @@
 import { uuidv7 } from '@hub/database';
+import { horaDoResumo, latenciaDoBalde } from '@hub/hub-data';
 import { createLogger } from '@hub/log';
 import { waitFor } from '@hub/testing';
 import { type Cenario, criarCenario, gravarEvento, gravarTentativa } from '../features/eventos/linhas.test-support';
@@ -115,6 +116,10 @@ describe('retention', () => {
     const hora = (h: Date) => db().resumoPorHora.create({ data: { hora: h, fatia: 0, eventos: 1 } });
     const horaVelha = await hora(antes(49 * HORA));
     const horaNova = await hora(antes(47 * HORA));
+    const latencia = (h: Date) =>
+      db().resumoLatenciaPorHora.create({ data: { hora: h, fatia: 3, balde: 40, entregas: 2 } });
+    await latencia(horaVelha.hora);
+    await latencia(horaNova.hora);
 
     // The hub's job: HUB_RECUSADOS_RETENCAO at its default of 30 days.
     await ctx.hub.retencao.runNow();
@@ -125,6 +130,8 @@ describe('retention', () => {
     expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(1);
     expect(await db().resumoPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
     expect(await db().resumoPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
+    expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
+    expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
 
     // A shorter configured time erases the younger one too.
     const curtoPrazo = retencaoJob({
@@ -136,6 +143,58 @@ describe('retention', () => {
     });
     expect((await curtoPrazo.runNow()).recusados).toBeGreaterThanOrEqual(1);
     expect(await db().eventoRecusado.count({ where: { id: recusadoNovo.id } })).toBe(0);
+  });
+
+  test('When latency histograms of an hour that ended over an hour ago are spread over slices, then a pass folds them into one row per bucket, the summary answers the same, and the last two hours stay as written', async () => {
+    const atual = horaDoResumo(agora).getTime();
+    const linhas: [number, number, number, number][] = [
+      // [hour, slice, bucket, deliveries]
+      [atual - 3 * HORA, 0, 40, 2],
+      [atual - 3 * HORA, 4, 40, 3],
+      [atual - 3 * HORA, 9, 41, 5],
+      [atual - 3 * HORA, 9, 80, 1],
+      [atual - HORA, 1, 50, 2],
+      [atual - HORA, 3, 50, 2],
+      [atual, 2, 60, 1],
+      [atual, 5, 60, 1],
+    ];
+    for (const [hora, fatia, balde, entregas] of linhas)
+      await db().resumoLatenciaPorHora.create({ data: { hora: new Date(hora), fatia, balde, entregas } });
+    const resumo = async () => {
+      const resposta = await ctx.api().get('/evento/resumo').set(auth(ctx.leitor));
+      expect(resposta.status).toBe(200);
+      return resposta.body.por_hora;
+    };
+    const antesDaPassagem = await resumo();
+
+    await ctx.hub.retencao.runNow();
+    const daHora = async (hora: number) =>
+      (
+        await db().resumoLatenciaPorHora.findMany({
+          where: { hora: new Date(hora) },
+          orderBy: [{ fatia: 'asc' }, { balde: 'asc' }],
+        })
+      ).map((l) => [l.fatia, l.balde, l.entregas]);
+    expect(await daHora(atual - 3 * HORA)).toEqual([
+      [0, 40, 5],
+      [0, 41, 5],
+      [0, 80, 1],
+    ]);
+    expect(await daHora(atual - HORA)).toEqual([
+      [1, 50, 2],
+      [3, 50, 2],
+    ]);
+    expect(await daHora(atual)).toEqual([
+      [2, 60, 1],
+      [5, 60, 1],
+    ]);
+    expect(await resumo()).toEqual(antesDaPassagem);
+    expect(
+      antesDaPassagem.find((b: { hora: string }) => b.hora === new Date(atual - 3 * HORA).toISOString()),
+    ).toMatchObject({
+      latencia_p50_ms: latenciaDoBalde(41),
+      latencia_p99_ms: latenciaDoBalde(80),
+    });
   });
 
   test('When the job is started, then its passes run on their own every interval until it is stopped', async () => {

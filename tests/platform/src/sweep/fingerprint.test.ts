@@ -18,6 +18,8 @@ beforeAll(async () => {
     create table evento_recusado (id int primary key, codigo text);
     create table resumo_por_hora (hora int, fatia int, eventos int default 0, recusados int default 0,
       entregas_concluidas int default 0, tentativas_com_falha int default 0, primary key (hora, fatia));
+    create table resumo_latencia_por_hora (hora int, fatia int, balde int, entregas int, primary key (hora, fatia, balde));
+    insert into resumo_latencia_por_hora values (1, 3, 40, 2), (1, 7, 40, 1), (1, 7, 41, 1);
     insert into item values (1, 1, 'um'), (2, 1, 'dois');
     insert into sem_chave values ('x');`);
   fingerprints = await DatabaseFingerprints.open({ db: database.url });
@@ -59,4 +61,15 @@ test('When a refusal is stored and counted (evento_recusado, resumo_por_hora.rec
   expect(changedTables(before, await fingerprints.take())).toEqual([]);
   await client.query('insert into resumo_por_hora (hora, fatia, eventos) values (1, 4, 1)');
   expect(changedTables(before, await fingerprints.take())).toEqual(['db:public.resumo_por_hora']);
+});
+
+test("When the retention job folds an hour's latency slices into one, then no table is named; one more delivery in a bucket is", async () => {
+  const before = await fingerprints.take();
+  await client.query(`
+    with dobradas as (delete from resumo_latencia_por_hora where fatia <> 0 returning hora, balde, entregas)
+    insert into resumo_latencia_por_hora select hora, 0, balde, sum(entregas) from dobradas group by hora, balde`);
+  const folded = await fingerprints.take();
+  expect(changedTables(before, folded)).toEqual([]);
+  await client.query('update resumo_latencia_por_hora set entregas = entregas + 1 where balde = 41');
+  expect(changedTables(folded, await fingerprints.take())).toEqual(['db:public.resumo_latencia_por_hora']);
 });

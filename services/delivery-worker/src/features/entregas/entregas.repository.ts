@@ -1,6 +1,9 @@
 import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import type { SqlPool } from '@hub/database';
-import { fatiaDoResumo, horaDoResumo } from '@hub/hub-data';
+import { fatiaDoResumo, horaDoResumo, LIMITES_DA_LATENCIA } from '@hub/hub-data';
+
+/** The latency buckets' lower bounds as a constant of the prepared statement (not a parameter sent each batch). */
+const LIMITES_SQL = `'{${LIMITES_DA_LATENCIA.join(',')}}'::float8[]`;
 
 /** A job asking to claim its delivery: a new token, and the token its job carries from an earlier claim. */
 export interface Pedido {
@@ -219,8 +222,9 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
 
     /**
      * Records attempts and their deliveries' new state, the subscriptions a 410 switched off and the
-     * hour's tallies, in one statement (one transaction), conditional on each delivery not being
-     * final: an attempt of a delivery another worker already finished changes nothing.
+     * hour's tallies and latency histogram (@hub/hub-data's latencia.ts), in one statement (one
+     * transaction), conditional on each delivery not being final: an attempt of a delivery another
+     * worker already finished changes nothing.
      */
     async registrar(registros: Registro[], agora = new Date()): Promise<Registrada[]> {
       if (registros.length === 0) return [];
@@ -260,7 +264,8 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            from d, alvo, assinatura a
            where e.id = d.entrega_id and alvo.id = e.id and e.id = any(array(select entrega_id from d)) -- as above
              and a.id = e.assinatura_id
-           returning e.id, e.assinatura_id, e.situacao, e.quantidade_de_tentativas, e.tentativas_no_ciclo_atual
+           returning e.id, e.assinatura_id, e.situacao, e.quantidade_de_tentativas, e.tentativas_no_ciclo_atual,
+                     e.evento_recebido_em, e.entregue_em
          ),
          tentativas as (
            insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta,
@@ -282,6 +287,19 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            on conflict (hora, fatia) do update
              set entregas_concluidas = resumo_por_hora.entregas_concluidas + excluded.entregas_concluidas,
                  tentativas_com_falha = resumo_por_hora.tentativas_com_falha + excluded.tentativas_com_falha
+         ),
+         -- the latency of each delivery concluded here, acceptance to conclusion, in its bucket of the
+         -- hour's histogram (migration 021): one row per bucket the batch touches, in bucket order
+         latencias as (
+           insert into resumo_latencia_por_hora (hora, fatia, balde, entregas)
+           select $2::timestamptz, $3::int,
+                  width_bucket(greatest(0, floor(extract(epoch from upd.entregue_em - upd.evento_recebido_em) * 1000)),
+                               ${LIMITES_SQL}),
+                  count(*)
+           from upd where upd.situacao = 'concluida'
+           group by 3 order by 3
+           on conflict (hora, fatia, balde) do update
+             set entregas = resumo_latencia_por_hora.entregas + excluded.entregas
          )
          select id::text, situacao, tentativas_no_ciclo_atual from upd`,
         [JSON.stringify(registros), horaDoResumo(agora), fatiaDoResumo()],

@@ -1,4 +1,4 @@
-import { horaDoResumo } from '@hub/hub-data';
+import { horaDoResumo, percentilDaLatencia } from '@hub/hub-data';
 import { type PageRequest, page } from '@hub/http';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
@@ -51,21 +51,30 @@ export function eventosService({ db, repositories, relogio = () => new Date() }:
     async resumo(): Promise<z.infer<typeof resumoSchema>> {
       const atual = horaDoResumo(relogio());
       const primeira = new Date(atual.getTime() - (HORAS_DO_RESUMO - 1) * HORA_MS);
-      const [horas, fila, ativos] = await Promise.all([
+      const [horas, latencias, fila, ativos] = await Promise.all([
         repositories.resumo.porHora(primeira, atual),
+        repositories.resumo.latenciasPorHora(primeira, atual),
         repositories.resumo.fila(),
         repositories.resumo.ativos(),
       ]);
       const porHora = new Map(horas.map((h) => [h.hora.getTime(), h]));
+      const baldesPorHora = new Map<number, Map<number, number>>();
+      for (const l of latencias) {
+        const baldes = baldesPorHora.get(l.hora.getTime()) ?? new Map<number, number>();
+        baldesPorHora.set(l.hora.getTime(), baldes.set(l.balde, l.entregas));
+      }
       const bandas = Array.from({ length: HORAS_DO_RESUMO }, (_, i) => {
         const hora = primeira.getTime() + i * HORA_MS;
         const totais = porHora.get(hora);
+        const baldes = baldesPorHora.get(hora) ?? new Map<number, number>();
         return {
           hora: new Date(hora).toISOString(),
           eventos: totais?.eventos ?? 0,
           recusados: totais?.recusados ?? 0,
           entregas_com_falha: totais?.tentativas_com_falha ?? 0,
           entregues: totais?.entregas_concluidas ?? 0,
+          latencia_p50_ms: percentilDaLatencia(baldes, 50),
+          latencia_p99_ms: percentilDaLatencia(baldes, 99),
         };
       });
       const soma = (campo: 'eventos' | 'recusados' | 'entregas_com_falha' | 'entregues') =>

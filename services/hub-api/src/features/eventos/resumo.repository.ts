@@ -21,6 +21,16 @@ export const sqlPorHora = (desde: Date, ate: Date) => Prisma.sql`
          group by hora`;
 
 /**
+ * The latency histograms of the hours in [desde, ate] (migration 021), their slices summed: one row
+ * per hour and bucket that holds deliveries. At most 24 × 240 rows whatever the number of deliveries.
+ */
+export const sqlLatenciasPorHora = (desde: Date, ate: Date) => Prisma.sql`
+        select hora, balde, sum(entregas)::int as entregas
+          from resumo_latencia_por_hora
+         where hora between ${desde} and ${ate}
+         group by hora, balde`;
+
+/**
  * The open deliveries by state, from entrega_nao_concluida (migration 018), so only the deliveries not
  * concluded are read, however many concluded ones exist: the queue's rows (one fase for three states)
  * with their situacao from entrega, the error queue's counted from its index alone.
@@ -38,11 +48,13 @@ export const SQL_ATIVOS = Prisma.sql`
                (select count(*) from tipo_de_evento where ativo)::int as tipos,
                (select count(*) from assinatura where ativa and excluida_em is null)::int as assinaturas`;
 
-/** The summary's queries (contract §4.3 r4): hourly tallies, the open queue, active registrations. */
+/** The summary's queries (contract §4.3 r4): hourly tallies and latencies, the open queue, active registrations. */
 export function resumoRepository(db: DbClient) {
   return {
     porHora: (desde: Date, ate: Date, cliente: DbClient = db) =>
       cliente.$queryRaw<TotaisDaHora[]>(sqlPorHora(desde, ate)),
+    latenciasPorHora: (desde: Date, ate: Date, cliente: DbClient = db) =>
+      cliente.$queryRaw<{ hora: Date; balde: number; entregas: number }[]>(sqlLatenciasPorHora(desde, ate)),
     fila: async (cliente: DbClient = db) =>
       (await cliente.$queryRaw<[{ pendentes: number; aguardando: number; erro: number }]>(SQL_FILA))[0],
     ativos: async (cliente: DbClient = db) =>

@@ -1,4 +1,5 @@
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { baldeDaLatencia, ERRO_MAXIMO_DA_LATENCIA, latenciaDoBalde } from '@hub/hub-data';
 import { type Cenario, criarCenario, gravarEvento, somarResumo } from './linhas.test-support';
 
 // The summary's clock, driven by the test: 10:20 of a day far from the real one.
@@ -45,24 +46,32 @@ describe('GET /evento/resumo', () => {
       eventos: 2,
       recusados: 0,
       entregas_com_falha: 0,
+      latencia_p50_ms: null,
+      latencia_p99_ms: null,
     });
     expect(corpo.por_hora[16]).toEqual({
       hora: '2030-01-15T03:00:00.000Z',
       eventos: 10,
       recusados: 3,
       entregas_com_falha: 5,
+      latencia_p50_ms: null,
+      latencia_p99_ms: null,
     });
     expect(corpo.por_hora[23]).toEqual({
       hora: '2030-01-15T10:00:00.000Z',
       eventos: 1,
       recusados: 0,
       entregas_com_falha: 4,
+      latencia_p50_ms: null,
+      latencia_p99_ms: null,
     });
     expect(corpo.por_hora[1]).toEqual({
       hora: '2030-01-14T12:00:00.000Z',
       eventos: 0,
       recusados: 0,
       entregas_com_falha: 0,
+      latencia_p50_ms: null,
+      latencia_p99_ms: null,
     });
     const horas = corpo.por_hora.map((b: { hora: string }) => Date.parse(b.hora));
     expect(horas.slice(1).every((h: number, i: number) => h - horas[i] === 3_600_000)).toBe(true);
@@ -72,6 +81,48 @@ describe('GET /evento/resumo', () => {
       entregues_nas_ultimas_24_horas: 12,
       tentativas_com_falha_nas_ultimas_24_horas: 9,
     });
+  });
+
+  test("When an hour's latency histogram is spread over slices, then its band gives p50 and p99 of the slices summed, and hours without concluded deliveries give null", async () => {
+    const hora = new Date('2030-01-15T07:00:00.000Z');
+    // 60 deliveries at 20 ms and 39 at 300 ms in slice 2, 1 at 90 s in slice 9: p50 = 20 ms,
+    // p99 = the 99th of 100 = 300 ms; the window's first hour outside (an hour too old) counts nothing.
+    const linhas: [Date, number, number, number][] = [
+      [hora, 2, baldeDaLatencia(20), 40],
+      [hora, 9, baldeDaLatencia(20), 20],
+      [hora, 2, baldeDaLatencia(300), 39],
+      [hora, 9, baldeDaLatencia(90_000), 1],
+      [new Date('2030-01-14T10:00:00.000Z'), 0, baldeDaLatencia(5), 1_000],
+    ];
+    for (const [h, fatia, balde, entregas] of linhas)
+      await ctx.hub.db.resumoLatenciaPorHora.create({ data: { hora: h, fatia, balde, entregas } });
+
+    const corpo = await resumo();
+    const banda = corpo.por_hora.find((b: { hora: string }) => b.hora === hora.toISOString());
+    const perto = (ms: number) => [ms * (1 - ERRO_MAXIMO_DA_LATENCIA), ms * (1 + ERRO_MAXIMO_DA_LATENCIA)];
+    expect(banda.latencia_p50_ms).toBe(latenciaDoBalde(baldeDaLatencia(20)));
+    expect(banda.latencia_p99_ms).toBe(latenciaDoBalde(baldeDaLatencia(300)));
+    const [p50min, p50max] = perto(20);
+    const [p99min, p99max] = perto(300);
+    expect(banda.latencia_p50_ms).toBeGreaterThanOrEqual(p50min as number);
+    expect(banda.latencia_p50_ms).toBeLessThanOrEqual(p50max as number);
+    expect(banda.latencia_p99_ms).toBeGreaterThanOrEqual(p99min as number);
+    expect(banda.latencia_p99_ms).toBeLessThanOrEqual(p99max as number);
+    expect(corpo.por_hora[0]).toMatchObject({
+      hora: '2030-01-14T11:00:00.000Z',
+      latencia_p50_ms: null,
+      latencia_p99_ms: null,
+    });
+
+    // 2 more at 90 s: 102 in all, the 51st is still 20 ms, the 101st (99 %) now 90 s
+    await ctx.hub.db.resumoLatenciaPorHora.create({
+      data: { hora, fatia: 4, balde: baldeDaLatencia(90_000), entregas: 2 },
+    });
+    const depois = (await resumo()).por_hora.find((b: { hora: string }) => b.hora === hora.toISOString());
+    expect([depois.latencia_p50_ms, depois.latencia_p99_ms]).toEqual([
+      latenciaDoBalde(baldeDaLatencia(20)),
+      latenciaDoBalde(baldeDaLatencia(90_000)),
+    ]);
   });
 
   test('When deliveries are open, then pendentes counts pendente and em_andamento, and the waiting and error queues are counted apart; final ones are not counted', async () => {
@@ -153,6 +204,12 @@ describe('GET /evento/resumo', () => {
         ),
       ).toBe(true);
       expect(response.body.eventos_nas_ultimas_24_horas).toBe(0);
+      expect(
+        response.body.por_hora.every(
+          (b: { latencia_p50_ms: number | null; latencia_p99_ms: number | null }) =>
+            b.latencia_p50_ms === null && b.latencia_p99_ms === null,
+        ),
+      ).toBe(true);
     } finally {
       await encerrarContexto(outro);
     }
