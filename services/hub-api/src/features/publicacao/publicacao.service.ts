@@ -1,4 +1,5 @@
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
+import { iniciarTrecho, type Rastro, type Trecho } from '@hub/tracing';
 import type { Db } from '../../db';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
 import type { EventoCriar } from '../eventos/eventos.schemas';
@@ -28,6 +29,8 @@ export interface Publicacao {
   publicador: Publicador;
   idempotencia?: Idempotencia;
   requestId: string | null;
+  /** The trace context it came with (a request's or a message's headers). */
+  rastro?: Rastro;
 }
 
 /** What a repository's lookup gives. */
@@ -118,6 +121,26 @@ export function publicacaoService(deps: PublicacaoDeps) {
     },
 
     async publicar(p: Publicacao): Promise<EventoDetalhadoTexto> {
+      // Its span (when tracing records) is the parent of its delivery jobs' messages; the batch
+      // that writes it links to it (gravacao-em-grupo.ts).
+      const trecho = iniciarTrecho('publicacao', {
+        pai: p.rastro,
+        herdarAtivo: true,
+        atributos: { 'hub.tipo_de_evento_id': p.corpo.tipo_de_evento_id },
+      });
+      try {
+        const resposta = await publicarNoTrecho(p, trecho);
+        trecho.fim();
+        return resposta;
+      } catch (error) {
+        trecho.fim(error);
+        throw error;
+      }
+    },
+  };
+
+  async function publicarNoTrecho(p: Publicacao, trecho: Trecho): Promise<EventoDetalhadoTexto> {
+    {
       const recebidoEm = new Date();
       if (p.idempotencia) {
         const anterior = await repetir(p.idempotencia, recebidoEm);
@@ -131,7 +154,9 @@ export function publicacaoService(deps: PublicacaoDeps) {
         ...(p.idempotencia ? { chave: p.idempotencia } : {}),
         requestId: p.requestId,
         recebidoEm,
+        trecho,
       });
+      trecho.atributos({ 'hub.evento_id': gravacao.evento.id, 'hub.entregas': gravacao.entregas.length });
       // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
       // another publication holds (committed, or in a statement still in flight, which this one
       // waits for) writes nothing: the answer is that publication's.
@@ -146,8 +171,8 @@ export function publicacaoService(deps: PublicacaoDeps) {
       }
       deps.aoAceitar?.();
       return respostaDaPublicacao(alvo, gravacao);
-    },
-  };
+    }
+  }
 }
 export type PublicacaoService = ReturnType<typeof publicacaoService>;
 
