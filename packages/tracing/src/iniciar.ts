@@ -1,5 +1,5 @@
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
+import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { marcarLigado } from './estado';
@@ -48,7 +48,8 @@ export function iniciarRastreamento(servico: string): boolean {
         // copy into an object and break: it carries the context itself (rastroDeSaida).
         ignoreOutgoingRequestHook: (options) => Array.isArray(options.headers),
       }),
-      new ExpressInstrumentation(),
+      // Routes and handlers; a span per middleware of every request would be most of the spans.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       new PgInstrumentation({ requireParentSpan: true }),
     ],
   });
