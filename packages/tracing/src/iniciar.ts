@@ -6,7 +6,7 @@ import { marcarLigado } from './estado';
 
 let sdk: NodeSDK | undefined;
 
-const definida = (nome: string) => (process.env[nome] ?? '').trim() !== '';
+const definida = (nome: string, env: NodeJS.ProcessEnv = process.env) => (env[nome] ?? '').trim() !== '';
 
 /**
  * Whether this process records and exports spans: only when the standard variables ask for an
@@ -20,7 +20,7 @@ export function exportacaoPedida(env: NodeJS.ProcessEnv = process.env): boolean 
     .map((e) => e.trim())
     .filter((e) => e !== '');
   if (exportadores.length > 0) return exportadores.some((e) => e !== 'none');
-  return definida('OTEL_EXPORTER_OTLP_ENDPOINT') || definida('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  return definida('OTEL_EXPORTER_OTLP_ENDPOINT', env) || definida('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env);
 }
 
 /** Requests that are the platform's own plumbing, not work: health, readiness and metrics. */
