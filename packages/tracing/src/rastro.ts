@@ -27,6 +27,7 @@ export const TRACESTATE = 'tracestate';
 
 /** version-traceid-parentid-flags; a later version may add fields after a dash (W3C Trace Context). */
 const FORMATO = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+const TRACESTATE_VALIDO = /^[\x20-\x7e]+$/;
 const ZEROS_32 = '0'.repeat(32);
 const ZEROS_16 = '0'.repeat(16);
 
@@ -51,8 +52,11 @@ export function rastroDe(cabecalhos: Portador | null | undefined): Rastro | unde
   if (!cabecalhos) return undefined;
   const traceparent = traceparentValido(cabecalhos[TRACEPARENT]);
   if (!traceparent) return undefined;
-  const tracestate = texto(cabecalhos[TRACESTATE]);
-  return tracestate && tracestate.length <= 512 ? { traceparent, tracestate } : { traceparent };
+  // Printable ASCII only, as W3C allows (anything else could not be sent on as a header), at most 512.
+  const tracestate = texto(cabecalhos[TRACESTATE])?.trim();
+  return tracestate && tracestate.length <= 512 && TRACESTATE_VALIDO.test(tracestate)
+    ? { traceparent, tracestate }
+    : { traceparent };
 }
 
 /** A new trace: random ids, not sampled (nothing recorded it). */

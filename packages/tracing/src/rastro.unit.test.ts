@@ -40,6 +40,9 @@ describe('The context carried when nothing records', () => {
       tracestate: 'a=1',
     });
     expect(rastroDe({ traceparent: VALIDO })).toEqual({ traceparent: VALIDO });
+    // a tracestate that is not printable ASCII, or too long, is dropped; the traceparent stays
+    expect(rastroDe({ traceparent: VALIDO, tracestate: 'a=ç' })).toEqual({ traceparent: VALIDO });
+    expect(rastroDe({ traceparent: VALIDO, tracestate: `a=${'x'.repeat(600)}` })).toEqual({ traceparent: VALIDO });
     expect(rastroDe(undefined)).toBeUndefined();
     expect(rastroDe(null)).toBeUndefined();
   });
