@@ -6,7 +6,15 @@ import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
-import { comRastro, iniciarTrecho, rastroDe, SpanKind, TRACEPARENT, type Trecho } from '@hub/tracing';
+import {
+  comRastro,
+  iniciarTrecho,
+  rastreamentoLigado,
+  rastroDe,
+  SpanKind,
+  TRACEPARENT,
+  type Trecho,
+} from '@hub/tracing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
 import { type Destinos, type Regras, retido } from '../destinos/destinos';
@@ -387,17 +395,19 @@ export function entregasService(deps: EntregasDeps) {
     // The attempt's span (when tracing records): a child of the job's message (its context in the
     // headers), linked to the delivery's previous attempt; the POST is its child, and the subscriber
     // gets a traceparent of the trace either way.
-    const trecho = iniciarTrecho('entrega.tentativa', {
-      tipo: SpanKind.CONSUMER,
-      pai: message.properties.headers,
-      links: [rastroDe({ [TRACEPARENT]: message.properties.headers?.[CABECALHO_TENTATIVA_ANTERIOR] })],
-      atributos: {
-        'hub.entrega_id': trabalho.entrega_id,
-        'hub.evento_id': trabalho.evento_id,
-        'hub.tentativa': reivindicada.tentativas_no_ciclo_atual + 1,
-        'server.address': origem,
-      },
-    });
+    const trecho = rastreamentoLigado()
+      ? iniciarTrecho('entrega.tentativa', {
+          tipo: SpanKind.CONSUMER,
+          pai: message.properties.headers,
+          links: [rastroDe({ [TRACEPARENT]: message.properties.headers?.[CABECALHO_TENTATIVA_ANTERIOR] })],
+          atributos: {
+            'hub.entrega_id': trabalho.entrega_id,
+            'hub.evento_id': trabalho.evento_id,
+            'hub.tentativa': reivindicada.tentativas_no_ciclo_atual + 1,
+            'server.address': origem,
+          },
+        })
+      : iniciarTrecho('entrega.tentativa', { pai: message.properties.headers });
     try {
       await tentarNoTrecho(trabalho, url, message, reivindicada, liberar, origem, posse, trecho);
       trecho.fim();
@@ -422,8 +432,10 @@ export function entregasService(deps: EntregasDeps) {
     const resultado = await trecho.ativo(() =>
       deps.remetente.enviar(url, trabalho.corpo, cabecalhos, paragem.signal, trecho.rastro),
     );
-    trecho.atributos({ 'hub.resultado': resultado.sucesso ? 'sucesso' : 'falha' });
-    if (resultado.statusHttp !== null) trecho.atributos({ 'http.response.status_code': resultado.statusHttp });
+    if (trecho.span) {
+      trecho.atributos({ 'hub.resultado': resultado.sucesso ? 'sucesso' : 'falha' });
+      if (resultado.statusHttp !== null) trecho.atributos({ 'http.response.status_code': resultado.statusHttp });
+    }
     metricas.emVoo.dec();
     liberar(); // the destination's turn is over with the POST; recording does not hold it
     if (paragem.signal.aborted && !resultado.sucesso) {

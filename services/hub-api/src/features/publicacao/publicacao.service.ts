@@ -133,45 +133,49 @@ export function publicacaoService(deps: PublicacaoDeps) {
         trecho.fim();
         return resposta;
       } catch (error) {
-        trecho.fim(error);
+        // A refusal is an answer, not a failure of the span (as a 4xx is not for an HTTP server span).
+        if (isRecusa(error)) {
+          trecho.atributos({ 'hub.recusa': error.codigo });
+          trecho.fim();
+        } else trecho.fim(error);
         throw error;
       }
     },
   };
 
+  /** publicar's work, inside its span. */
   async function publicarNoTrecho(p: Publicacao, trecho: Trecho): Promise<EventoDetalhadoTexto> {
-    {
-      const recebidoEm = new Date();
-      if (p.idempotencia) {
-        const anterior = await repetir(p.idempotencia, recebidoEm);
-        if (anterior) return anterior;
-      }
-      const alvo = await conferir(p);
-      const gravacao = montarGravacao(alvo, {
-        corpo: p.corpo,
-        dadosTexto: p.dadosTexto,
-        publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
-        ...(p.idempotencia ? { chave: p.idempotencia } : {}),
-        requestId: p.requestId,
-        recebidoEm,
-        trecho,
-      });
-      trecho.atributos({ 'hub.evento_id': gravacao.evento.id, 'hub.entregas': gravacao.entregas.length });
-      // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
-      // another publication holds (committed, or in a statement still in flight, which this one
-      // waits for) writes nothing: the answer is that publication's.
-      if (!(await gravador.gravar(gravacao))) {
-        const anterior = p.idempotencia && (await repetir(p.idempotencia, new Date()));
-        if (anterior) return anterior;
-        throw new AppError(
-          409,
-          'chave_de_idempotencia_em_uso',
-          'this Idempotency-Key is being used by another request; retry',
-        );
-      }
-      deps.aoAceitar?.();
-      return respostaDaPublicacao(alvo, gravacao);
+    const recebidoEm = new Date();
+    if (p.idempotencia) {
+      const anterior = await repetir(p.idempotencia, recebidoEm);
+      if (anterior) return anterior;
     }
+    const alvo = await conferir(p);
+    const gravacao = montarGravacao(alvo, {
+      corpo: p.corpo,
+      dadosTexto: p.dadosTexto,
+      publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
+      ...(p.idempotencia ? { chave: p.idempotencia } : {}),
+      requestId: p.requestId,
+      recebidoEm,
+      trecho,
+    });
+    if (trecho.span)
+      trecho.atributos({ 'hub.evento_id': gravacao.evento.id, 'hub.entregas': gravacao.entregas.length });
+    // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
+    // another publication holds (committed, or in a statement still in flight, which this one
+    // waits for) writes nothing: the answer is that publication's.
+    if (!(await gravador.gravar(gravacao))) {
+      const anterior = p.idempotencia && (await repetir(p.idempotencia, new Date()));
+      if (anterior) return anterior;
+      throw new AppError(
+        409,
+        'chave_de_idempotencia_em_uso',
+        'this Idempotency-Key is being used by another request; retry',
+      );
+    }
+    deps.aoAceitar?.();
+    return respostaDaPublicacao(alvo, gravacao);
   }
 }
 export type PublicacaoService = ReturnType<typeof publicacaoService>;
