@@ -15,3 +15,4 @@ export function rastrearEmMemoria(): InMemorySpanExporter {
   marcarLigado();
   return exportador;
 }
+export type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
