@@ -37,6 +37,33 @@ const sourceDirname = (outdir) => ({
 });
 
 /**
+ * OpenTelemetry's instrumentations of express and pg patch those packages as Node's `require` loads
+ * them (docs/decisions.md "Tracing with OpenTelemetry"); bundled, they would never be required and
+ * never patched. So they stay outside the bundle: each import of them becomes a require of the file
+ * it resolved to, relative to the bundle (like `sourceDirname`, the tree must be whole).
+ */
+export const INSTRUMENTED = ['express', 'pg'];
+const instrumentedOutside = (outdir) => ({
+  name: 'instrumented-outside',
+  setup(build) {
+    const filter = new RegExp(`^(${INSTRUMENTED.join('|')})$`);
+    build.onResolve({ filter }, async (args) => {
+      if (args.pluginData?.outside) return undefined;
+      const resolved = await build.resolve(args.path, {
+        resolveDir: args.resolveDir,
+        // Node's require loads them (the bundle is CommonJS): their CommonJS entry, not an ESM one.
+        kind: 'require-call',
+        importer: args.importer,
+        pluginData: { outside: true },
+      });
+      if (resolved.errors.length > 0) return { errors: resolved.errors };
+      const relative = path.relative(outdir, resolved.path).split(path.sep).join('/');
+      return { path: relative.startsWith('.') ? relative : `./${relative}`, external: true };
+    });
+  },
+});
+
+/**
  * Prisma 7 compiles its queries with a 3.4 MB WebAssembly module. On the first query V8's dynamic
  * tiering recompiles most of it with TurboFan, and the compiler's memory stays in the process:
  * about 100 MB more RSS for good. A budget 50 times V8's default keeps the start-up queries on the
@@ -77,7 +104,7 @@ export async function buildService(name, outdir = path.join(root, 'services', na
     logLevel: 'warning',
     absWorkingDir: root,
     tsconfig: path.join(root, 'tsconfig.json'),
-    plugins: [sourceDirname(outdir)],
+    plugins: [sourceDirname(outdir), instrumentedOutside(outdir)],
     metafile: true,
   });
   const testCode = Object.keys(metafile.inputs).filter(isTestCode);

@@ -3,6 +3,7 @@ import { CONEXAO } from '@hub/database';
 import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import { NotificationListener } from '@hub/database';
+import { publicando } from '@hub/tracing';
 import pg from 'pg';
 import { outboxTable } from './table';
 
@@ -283,10 +284,21 @@ export class OutboxRelay {
   }
 
   /** Publishes a row to the route `rotear` gives, or when none (or nothing bound to it) to its own. */
-  private async publishRouted(row: Row): Promise<void> {
+  private publishRouted(row: Row): Promise<void> {
+    // The relay's publish is a PRODUCER span of the trace the row's headers carry (when tracing
+    // records); otherwise they go as they are.
+    return publicando(
+      `publish ${row.exchange}`,
+      row.headers,
+      { 'messaging.message.id': row.message_id, 'hub.outbox': true },
+      (headers) => this.publishRoutedWith(row, headers),
+    );
+  }
+
+  private async publishRoutedWith(row: Row, headers: Record<string, unknown> | undefined): Promise<void> {
     const { broker } = this.options;
     const content = Buffer.from(row.body);
-    const properties = { messageId: row.message_id, ...(row.headers ? { headers: row.headers } : {}) };
+    const properties = { messageId: row.message_id, ...(headers ? { headers } : {}) };
     const rota = this.options.rotear?.(row);
     if (rota) {
       try {

@@ -1,5 +1,7 @@
+import './rastreamento';
 import { listen, runMain } from '@hub/http';
 import { createLogger } from '@hub/log';
+import { pararRastreamento } from '@hub/tracing/iniciar';
 import { createGatewayApp } from './app';
 import { readConfig } from './config';
 import { upstreamsFrom } from './routes';
@@ -18,6 +20,7 @@ runMain(logger, async () => {
       await server.close();
       await metrics.close();
       gateway.close();
+      await pararRastreamento();
     },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT,
   };

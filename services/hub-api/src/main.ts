@@ -1,5 +1,7 @@
+import './rastreamento';
 import { runMain } from '@hub/http';
 import { createLogger } from '@hub/log';
+import { pararRastreamento } from '@hub/tracing/iniciar';
 import { readConfig } from './config';
 import { startHubApi } from './start';
 
@@ -9,5 +11,11 @@ runMain(logger, async () => {
   const config = readConfig();
   const running = await startHubApi(config, logger);
   logger.info({ url: running.url }, 'hub-api listening');
-  return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
+  return {
+    stop: async () => {
+      await running.stop();
+      await pararRastreamento();
+    },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT,
+  };
 });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { REQUEST_ID_HEADER } from '@hub/http';
+import { rastroDeSaida, TRACEPARENT, TRACESTATE } from '@hub/tracing';
 
 /**
  * Headers that describe one connection, not the message (RFC 9110 §7.6.1): never passed on, in
@@ -34,8 +35,10 @@ function namedByConnection(values: string | undefined): Set<string> | undefined 
 /**
  * The request's headers as the service gets them, a flat [name, value, …] list built from the raw
  * ones (names keep their case, repeated headers stay repeated): hop-by-hop headers dropped, the
- * request id the gateway settled on, and X-Forwarded-For/-Port/-Proto/-Host saying who called. A
- * body the gateway read whole (`bodyLength`) goes with its own Content-Length.
+ * request id the gateway settled on, X-Forwarded-For/-Port/-Proto/-Host saying who called, and the
+ * trace context (the caller's `traceparent` as it came, or the gateway's span when tracing records,
+ * or a new trace: docs/decisions.md "Tracing with OpenTelemetry"). A body the gateway read whole
+ * (`bodyLength`) goes with its own Content-Length.
  */
 export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyLength?: number): string[] {
   const raw = req.rawHeaders;
@@ -46,6 +49,8 @@ export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyL
   let forwardedProto: string | undefined;
   let forwardedHost: string | undefined;
   let host: string | undefined;
+  let traceparent: string | undefined;
+  let tracestate: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const value = raw[i + 1]!;
@@ -74,6 +79,12 @@ export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyL
       case 'host':
         host ??= value;
         break;
+      case TRACEPARENT:
+        traceparent ??= value;
+        continue;
+      case TRACESTATE:
+        tracestate ??= value;
+        continue;
       default:
         if (HOP_BY_HOP.has(lower)) continue;
     }
@@ -93,6 +104,7 @@ export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyL
     'x-forwarded-host',
     forwardedHost ?? host ?? '',
   );
+  for (const [name, value] of Object.entries(rastroDeSaida({ traceparent, tracestate }))) kept.push(name, value);
   if (bodyLength !== undefined) kept.push('content-length', String(bodyLength));
   return kept;
 }

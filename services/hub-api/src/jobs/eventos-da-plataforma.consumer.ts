@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { rastroDe } from '@hub/tracing';
 import { type Broker, consumeMessages } from '@hub/broker';
 import { type EventoDaPlataforma, eventoDaPlataforma, QUEUES } from '@hub/contracts';
 import { bancoIndisponivel, invalidField, unprocessable, zodErros } from '@hub/http';
@@ -75,6 +76,7 @@ export function consumeEventosDaPlataforma(deps: EventosDaPlataformaDeps): Promi
             impressao: createHash('sha256').update(message.content).digest('hex'),
           },
           requestId: null,
+          rastro: rastroDe(message.properties.headers),
         });
       } catch (error) {
         if (!isRecusa(error)) throw error;

@@ -6,6 +6,15 @@ import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import { type Logger, withRequestContext } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
+import {
+  comRastro,
+  iniciarTrecho,
+  rastreamentoLigado,
+  rastroDe,
+  SpanKind,
+  TRACEPARENT,
+  type Trecho,
+} from '@hub/tracing';
 import { Lote } from '../../lote';
 import type { Metricas } from '../../metricas';
 import { type Destinos, type Regras, retido } from '../destinos/destinos';
@@ -49,6 +58,12 @@ export interface EntregasDeps {
  */
 export const CABECALHO_REIVINDICACAO = 'hub-reivindicacao';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The header with the `traceparent` of a delivery's last attempt that its retry carries: the next
+ * attempt's span links to it (docs/decisions.md "Tracing with OpenTelemetry").
+ */
+export const CABECALHO_TENTATIVA_ANTERIOR = 'hub-tentativa-anterior';
 
 /** The claim token a job carries, if any (anything else in the header is ignored). */
 function tokenDe(message: ConsumeMessage): string | null {
@@ -107,14 +122,25 @@ export function entregasService(deps: EntregasDeps) {
   setMaxListeners(0, paragem.signal); // one listener per POST under way
   let parando = false;
 
-  /** The job as it came (body unchanged), message id = delivery id, mandatory and confirmed. */
-  const publicar = (exchange: string, routingKey: string, message: ConsumeMessage, extra: object) =>
-    broker.publish(exchange, routingKey, message.content, {
+  /**
+   * The job as it came (body unchanged), message id = delivery id, mandatory and confirmed, with the
+   * trace context it came with.
+   */
+  const publicar = (
+    exchange: string,
+    routingKey: string,
+    message: ConsumeMessage,
+    extra: { headers?: Record<string, unknown>; expiration?: string },
+  ) => {
+    const headers = comRastro(extra.headers, rastroDe(message.properties.headers));
+    return broker.publish(exchange, routingKey, message.content, {
       messageId: decode(trabalhoDeEntrega, message).entrega_id,
       contentType: 'application/json',
       mandatory: true,
       ...extra,
+      ...(headers ? { headers } : {}),
     });
+  };
 
   /** The destination stayed at its limit for the whole wait: the job waits in the shortest delay queue instead. */
   async function adiar(message: ConsumeMessage, token: string, origem: string): Promise<void> {
@@ -366,9 +392,50 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
   ): Promise<void> {
     metricas.trabalhos.inc({ desfecho: 'tentado' });
+    // The attempt's span (when tracing records): a child of the job's message (its context in the
+    // headers), linked to the delivery's previous attempt; the POST is its child, and the subscriber
+    // gets a traceparent of the trace either way.
+    const trecho = rastreamentoLigado()
+      ? iniciarTrecho('entrega.tentativa', {
+          tipo: SpanKind.CONSUMER,
+          pai: message.properties.headers,
+          links: [rastroDe({ [TRACEPARENT]: message.properties.headers?.[CABECALHO_TENTATIVA_ANTERIOR] })],
+          atributos: {
+            'hub.entrega_id': trabalho.entrega_id,
+            'hub.evento_id': trabalho.evento_id,
+            'hub.tentativa': reivindicada.tentativas_no_ciclo_atual + 1,
+            'server.address': origem,
+          },
+        })
+      : iniciarTrecho('entrega.tentativa', { pai: message.properties.headers });
+    try {
+      await tentarNoTrecho(trabalho, url, message, reivindicada, liberar, origem, posse, trecho);
+      trecho.fim();
+    } catch (error) {
+      trecho.fim(error);
+      throw error;
+    }
+  }
+
+  async function tentarNoTrecho(
+    trabalho: TrabalhoDeEntrega,
+    url: string,
+    message: ConsumeMessage,
+    reivindicada: Reivindicada,
+    liberar: () => void,
+    origem: string,
+    posse: Posse,
+    trecho: Trecho,
+  ): Promise<void> {
     const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
     metricas.emVoo.inc();
-    const resultado = await deps.remetente.enviar(url, trabalho.corpo, cabecalhos, paragem.signal);
+    const resultado = await trecho.ativo(() =>
+      deps.remetente.enviar(url, trabalho.corpo, cabecalhos, paragem.signal, trecho.rastro),
+    );
+    if (trecho.span) {
+      trecho.atributos({ 'hub.resultado': resultado.sucesso ? 'sucesso' : 'falha' });
+      if (resultado.statusHttp !== null) trecho.atributos({ 'http.response.status_code': resultado.statusHttp });
+    }
     metricas.emVoo.dec();
     liberar(); // the destination's turn is over with the POST; recording does not hold it
     if (paragem.signal.aborted && !resultado.sucesso) {
@@ -437,8 +504,10 @@ export function entregasService(deps: EntregasDeps) {
     if (registrada.situacao === 'cancelada') {
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
+      const anterior = trecho.span ? trecho.rastro?.[TRACEPARENT] : undefined;
       await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(atraso.passoMs), message, {
         expiration: String(atraso.expiracaoMs),
+        ...(anterior ? { headers: { [CABECALHO_TENTATIVA_ANTERIOR]: anterior } } : {}),
       });
     } else if (registrada.situacao === 'fila_de_erro') {
       await publicar(topologia.entregasErro, '', message, {

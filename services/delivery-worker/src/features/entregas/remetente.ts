@@ -4,6 +4,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Ambiente } from '@hub/config';
 import { type Cidr, createSafeLookup, isForbiddenAddress, origemDaUrl } from '@hub/destinations';
+import type { Rastro } from '@hub/tracing';
 
 /** At most this much of an answer is read and kept on the attempt (architecture §5). */
 export const MAX_RESPOSTA = 64 * 1024;
@@ -107,12 +108,17 @@ export class Remetente {
     return resultado;
   }
 
-  /** Sends one attempt. Never throws: every failure is a result (the attempt is recorded). */
+  /**
+   * Sends one attempt. Never throws: every failure is a result (the attempt is recorded). `rastro`:
+   * the trace context the subscriber gets (the HTTP instrumentation, when it records, puts its own
+   * span's in its place).
+   */
   enviar(
     destino: string,
     corpo: string,
     cabecalhos: Record<string, string>,
     sinal?: AbortSignal,
+    rastro?: Rastro,
   ): Promise<ResultadoDoEnvio> {
     const iniciadaEm = new Date();
     const inicio = performance.now();
@@ -160,6 +166,7 @@ export class Remetente {
         method: 'POST',
         agent: alvo.agente,
         headers: {
+          ...rastro,
           ...cabecalhos,
           'content-type': 'application/json',
           'content-length': String(conteudo.length),

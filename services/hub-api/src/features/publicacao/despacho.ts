@@ -2,6 +2,7 @@ import { type Broker, UnroutableError } from '@hub/broker';
 import type { SqlPool } from '@hub/database';
 import type { Logger } from '@hub/log';
 import { type OutboxMessage, outboxInsert } from '@hub/outbox';
+import { publicando, rastreamentoLigado } from '@hub/tracing';
 
 export interface DespachanteOptions {
   /** Absent (a process without RabbitMQ): every job goes to the outbox, for a relay to publish. */
@@ -46,8 +47,18 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
   let parado = false;
 
   function publicar(t: OutboxMessage, prazo: Promise<never>): Promise<void> {
+    // When tracing records, each job gets a PRODUCER span, child of its publication's (whose
+    // context its headers carry); otherwise the headers go as they are.
+    if (rastreamentoLigado())
+      return publicando(`publish ${t.exchange}`, t.headers, { 'messaging.message.id': t.messageId }, (headers) =>
+        publicarCom(t, headers, prazo),
+      );
+    return publicarCom(t, t.headers, prazo);
+  }
+
+  function publicarCom(t: OutboxMessage, headers: OutboxMessage['headers'], prazo: Promise<never>): Promise<void> {
     const conteudo = Buffer.from(JSON.stringify(t.body));
-    const propriedades = { messageId: t.messageId, ...(t.headers ? { headers: t.headers } : {}) };
+    const propriedades = { messageId: t.messageId, ...(headers ? { headers } : {}) };
     const propria = () => broker!.publish(t.exchange, t.routingKey, conteudo, propriedades);
     const rota = options.rotear?.(t);
     const publicando = rota

@@ -1,5 +1,6 @@
 import { GroupCommit } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
+import { iniciarTrecho, rastreamentoLigado } from '@hub/tracing';
 import type { Gravacao } from './gravacao';
 import type { PublicacaoRepository } from './publicacao.repository';
 
@@ -26,7 +27,7 @@ export function gravadorEmGrupo(
 ) {
   const grupo = new GroupCommit<Gravacao, boolean>(
     async (lote) => {
-      const escritos = await repo.gravar(lote);
+      const escritos = rastreamentoLigado() ? await gravarNoTrecho(repo, lote) : await repo.gravar(lote);
       despachar(lote.filter((g) => escritos.has(g.evento.id)).flatMap((g) => g.trabalhos));
       return lote.map((g) => escritos.has(g.evento.id));
     },
@@ -41,3 +42,26 @@ export function gravadorEmGrupo(
   };
 }
 export type GravadorEmGrupo = ReturnType<typeof gravadorEmGrupo>;
+
+/**
+ * The batch's statement in a span of its own (when tracing records): a child of the publication
+ * that opened the batch, linked to every other publication in it, each of which links back to it.
+ * The statement's pg span is its child. One trace per publication, however many share a commit.
+ */
+async function gravarNoTrecho(repo: Pick<PublicacaoRepository, 'gravar'>, lote: Gravacao[]) {
+  const primeira = lote[0]?.trecho;
+  const trecho = iniciarTrecho('publicacao.gravacao_em_grupo', {
+    pai: primeira?.rastro,
+    links: lote.slice(1).map((g) => g.trecho),
+    atributos: { 'hub.publicacoes': lote.length },
+  });
+  for (const g of lote.slice(1)) g.trecho?.ligar(trecho);
+  try {
+    const escritos = await trecho.ativo(() => repo.gravar(lote));
+    trecho.fim();
+    return escritos;
+  } catch (error) {
+    trecho.fim(error);
+    throw error;
+  }
+}

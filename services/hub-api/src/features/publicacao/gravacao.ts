@@ -2,6 +2,7 @@ import { corposDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub
 import { uuidv7 } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
 import type { Predicado } from '../assinaturas/filtro';
+import type { Trecho } from '@hub/tracing';
 import type { EventoCriar } from '../eventos/eventos.schemas';
 
 /** How long an Idempotency-Key answers with its first event; an older one is replaced. */
@@ -49,6 +50,8 @@ export interface Gravacao {
   trabalhos: OutboxMessage[];
   /** Its Idempotency-Key: the event is written only if the statement claims the key. */
   chave?: ChaveNova;
+  /** The publication's span (or, when nothing records, the trace context it came with). */
+  trecho?: Trecho;
 }
 
 /** The type, version and subscriptions a publication was checked against (as the repositories read them). */
@@ -75,6 +78,8 @@ export interface PedidoDeGravacao {
   chave?: ChaveNova;
   requestId: string | null;
   recebidoEm: Date;
+  /** The publication's span: its context goes in each job's headers (docs/decisions.md "Tracing with OpenTelemetry"). */
+  trecho?: Trecho;
 }
 
 /**
@@ -147,10 +152,12 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     p.dadosTexto,
   );
   // Typed, not parsed: every field is built right here (a parse cost 3 zod runs per event).
+  const rastro = p.trecho?.rastro;
   const trabalhos: OutboxMessage[] = entregas.map((e) => ({
     exchange: trabalhoDeEntrega.exchange,
     routingKey: trabalhoDeEntrega.routingKey,
     messageId: e.id,
+    ...(rastro ? { headers: { ...rastro } } : {}),
     body: {
       entrega_id: e.id,
       evento_id: id,
@@ -175,5 +182,6 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     entregas,
     trabalhos,
     ...(p.chave ? { chave: p.chave } : {}),
+    ...(p.trecho ? { trecho: p.trecho } : {}),
   };
 }

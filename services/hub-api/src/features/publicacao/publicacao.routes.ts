@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { rastroDe } from '@hub/tracing';
 import type { Guards } from '@hub/auth';
 import { ApiRouter, badRequest, idParams, invalidField } from '@hub/http';
 import { currentRequestId } from '@hub/log';
@@ -124,6 +125,7 @@ export function publicacaoRoutes({
       publicador,
       idempotencia,
       requestId: currentRequestId() ?? null,
+      rastro: rastroDe(req.headers),
     });
   }
 

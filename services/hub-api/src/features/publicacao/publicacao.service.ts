@@ -1,4 +1,5 @@
 import { AppError, conflict, forbidden, invalidField, notFound, unprocessable } from '@hub/http';
+import { iniciarTrecho, type Rastro, type Trecho } from '@hub/tracing';
 import type { Db } from '../../db';
 import type { ValidadorDeEsquemas } from '../../validation/esquemas';
 import type { EventoCriar } from '../eventos/eventos.schemas';
@@ -28,6 +29,8 @@ export interface Publicacao {
   publicador: Publicador;
   idempotencia?: Idempotencia;
   requestId: string | null;
+  /** The trace context it came with (a request's or a message's headers). */
+  rastro?: Rastro;
 }
 
 /** What a repository's lookup gives. */
@@ -118,36 +121,62 @@ export function publicacaoService(deps: PublicacaoDeps) {
     },
 
     async publicar(p: Publicacao): Promise<EventoDetalhadoTexto> {
-      const recebidoEm = new Date();
-      if (p.idempotencia) {
-        const anterior = await repetir(p.idempotencia, recebidoEm);
-        if (anterior) return anterior;
-      }
-      const alvo = await conferir(p);
-      const gravacao = montarGravacao(alvo, {
-        corpo: p.corpo,
-        dadosTexto: p.dadosTexto,
-        publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
-        ...(p.idempotencia ? { chave: p.idempotencia } : {}),
-        requestId: p.requestId,
-        recebidoEm,
+      // Its span (when tracing records) is the parent of its delivery jobs' messages; the batch
+      // that writes it links to it (gravacao-em-grupo.ts).
+      const trecho = iniciarTrecho('publicacao', {
+        pai: p.rastro,
+        herdarAtivo: true,
+        atributos: { 'hub.tipo_de_evento_id': p.corpo.tipo_de_evento_id },
       });
-      // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
-      // another publication holds (committed, or in a statement still in flight, which this one
-      // waits for) writes nothing: the answer is that publication's.
-      if (!(await gravador.gravar(gravacao))) {
-        const anterior = p.idempotencia && (await repetir(p.idempotencia, new Date()));
-        if (anterior) return anterior;
-        throw new AppError(
-          409,
-          'chave_de_idempotencia_em_uso',
-          'this Idempotency-Key is being used by another request; retry',
-        );
+      try {
+        const resposta = await publicarNoTrecho(p, trecho);
+        trecho.fim();
+        return resposta;
+      } catch (error) {
+        // A refusal is an answer, not a failure of the span (as a 4xx is not for an HTTP server span).
+        if (isRecusa(error)) {
+          trecho.atributos({ 'hub.recusa': error.codigo });
+          trecho.fim();
+        } else trecho.fim(error);
+        throw error;
       }
-      deps.aoAceitar?.();
-      return respostaDaPublicacao(alvo, gravacao);
     },
   };
+
+  /** publicar's work, inside its span. */
+  async function publicarNoTrecho(p: Publicacao, trecho: Trecho): Promise<EventoDetalhadoTexto> {
+    const recebidoEm = new Date();
+    if (p.idempotencia) {
+      const anterior = await repetir(p.idempotencia, recebidoEm);
+      if (anterior) return anterior;
+    }
+    const alvo = await conferir(p);
+    const gravacao = montarGravacao(alvo, {
+      corpo: p.corpo,
+      dadosTexto: p.dadosTexto,
+      publicadoPeloEmail: 'email' in p.publicador ? p.publicador.email : null,
+      ...(p.idempotencia ? { chave: p.idempotencia } : {}),
+      requestId: p.requestId,
+      recebidoEm,
+      trecho,
+    });
+    if (trecho.span)
+      trecho.atributos({ 'hub.evento_id': gravacao.evento.id, 'hub.entregas': gravacao.entregas.length });
+    // Grouped with the publications arriving meanwhile: one statement, one commit for all. A key
+    // another publication holds (committed, or in a statement still in flight, which this one
+    // waits for) writes nothing: the answer is that publication's.
+    if (!(await gravador.gravar(gravacao))) {
+      const anterior = p.idempotencia && (await repetir(p.idempotencia, new Date()));
+      if (anterior) return anterior;
+      throw new AppError(
+        409,
+        'chave_de_idempotencia_em_uso',
+        'this Idempotency-Key is being used by another request; retry',
+      );
+    }
+    deps.aoAceitar?.();
+    return respostaDaPublicacao(alvo, gravacao);
+  }
 }
 export type PublicacaoService = ReturnType<typeof publicacaoService>;
 
