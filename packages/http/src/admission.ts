@@ -64,7 +64,10 @@ const unauthenticated = (error: unknown) => (error as { status?: unknown } | nul
  * chain (`guardsAfterAdmission`), after the body is read: a route that looks at the body of what it
  * refuses (hub-api records refused publications) still sees it.
  */
-export function admissionChain(guards: RequestHandler[], limiter: RequestHandler): RequestHandler[] {
+export function admissionChain(
+  guards: RequestHandler[],
+  limiter: RequestHandler,
+): (RequestHandler | ErrorRequestHandler)[] {
   const passed: RequestHandler = (req, _res, next) => {
     (req as Ahead)[AHEAD] = {};
     next();
@@ -75,7 +78,7 @@ export function admissionChain(guards: RequestHandler[], limiter: RequestHandler
     (req as Ahead)[AHEAD] = { refusal: error };
     next();
   };
-  return [...guards, passed, limiter, deferred as unknown as RequestHandler];
+  return [...guards, passed, limiter, deferred];
 }
 
 /**
