@@ -4,7 +4,7 @@
  * reconciliation pass that republishes every delivery in fila_de_erro (the seed has no messages),
  * a reprocessing request of all of them (batches of HUB_REPROCESSAMENTO_LOTE, jobs through the
  * outbox), and the pass that follows it, emptying the error queue. Data: 1,000,000 events and
- * 3,000,000 deliveries over 30 days (the seed of bench/eventos-leitura.ts, copied).
+ * 3,000,000 deliveries over 30 days (the seed of bench/eventos-leitura.ts, bench/semente.ts).
  *
  * Run from the root: npx tsx bench/entregas-leitura.ts [--manter]
  * Uses a RabbitMQ virtual host of its own (made and deleted with rabbitmqctl) and a scratch
@@ -25,12 +25,11 @@ import type { Prisma } from '../packages/hub-data/src';
 import { sqlDaPagina, sqlDoFiltro, sqlDoTotal } from '../services/hub-api/src/features/entregas/entregas.repository';
 import { verificarConcordancia } from '../services/hub-api/src/features/fila/fila-de-erro.test-support';
 import { startHubApi } from '../services/hub-api/src/start';
+import { type PgClient, pg, semearLeituras } from './semente';
 
 process.env.LOG_LEVEL ??= 'warn';
 
 const EVENTOS = 1_000_000;
-const TIPOS = 20;
-const APLICATIVOS = 10;
 const AMOSTRAS = 200;
 const AQUECIMENTO = 20;
 const LOTE = 500;
@@ -43,103 +42,6 @@ const manter = process.argv.includes('--manter');
 const MIGRACOES = readdirSync(path.resolve(__dirname, '../packages/hub-data/migrations')).sort().at(-1) ?? '';
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const ctl = (...args: string[]) => execFileSync('rabbitmqctl', ['-q', ...args], { encoding: 'utf8' });
-
-/** Applications, types (3 subscriptions each), events over 30 days, 3 deliveries each, tallies. */
-const SEED = [
-  `insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
-     select gen_random_uuid(), 'Bench ' || g, 'bench_' || g, true, now(), now() from generate_series(1, ${APLICATIVOS}) g`,
-  `insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
-     select gen_random_uuid(), 'bench' || g || '.criado',
-            (select id from aplicativo where client_id = 'bench_' || (1 + g % ${APLICATIVOS})), true, 90, now(), now()
-       from generate_series(1, ${TIPOS}) g`,
-  `insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
-     select gen_random_uuid(), id, 1, '{"type":"object"}', true, now(), now() from tipo_de_evento where nome like 'bench%'`,
-  // Three subscribers per type, none of them its owner.
-  `insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino,
-                           maximo_de_tentativas, ativa, criado_em, atualizado_em)
-     select gen_random_uuid(), a.id, t.id, 1, 'https://recebedor.example/' || a.client_id, 8, true, now(), now()
-       from generate_series(1, ${TIPOS}) g
-       cross join generate_series(1, 3) k
-       join tipo_de_evento t on t.nome = 'bench' || g || '.criado'
-       join aplicativo a on a.client_id = 'bench_' || (1 + (g + k) % ${APLICATIVOS})`,
-  // Time-ordered ids like the hub's UUIDv7: 48 bits of milliseconds, version 7, random rest.
-  `create or replace function pg_temp.uuid7(t timestamptz) returns uuid language sql volatile as $$
-     select (lpad(to_hex((extract(epoch from t) * 1000)::bigint), 12, '0') || '7' ||
-             substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$`,
-  `insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id, ocorrido_em,
-                       recebido_em, dados)
-     select pg_temp.uuid7(r), t.id, 1, t.aplicativo_id, 'pedido-' || (g % 200000), r, r,
-            json_build_object('numero', g::text, 'valor', g % 1000)
-       from generate_series(0, ${EVENTOS - 1}) g
-       cross join lateral (select now() - g * interval '2.592 seconds' as r) tempo
-       join (select id, aplicativo_id, row_number() over (order by nome) - 1 as n from tipo_de_evento
-              where nome like 'bench%') t on t.n = g % ${TIPOS}`,
-  // Situacao by age: the last 10 minutes still in the queue, the last day retrying a little, the
-  // rest final (2.5 % in the error queue).
-  `insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
-                        tipo_de_evento_id, versao_do_esquema, url_de_destino, situacao, quantidade_de_tentativas,
-                        maximo_de_tentativas, proxima_tentativa_em, entregue_em, criada_em, atualizada_em)
-     select pg_temp.uuid7(e.recebido_em), e.id, e.recebido_em, e.entidade_id, s.id, s.aplicativo_assinante_id,
-            e.tipo_de_evento_id, 1, s.url_de_destino, x.situacao, 1, 8, e.recebido_em,
-            case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
-       from evento e
-       join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
-       cross join lateral (select random() as p where e.id is not null) sorte
-       cross join lateral (select case
-         when e.recebido_em > now() - interval '10 minutes' then
-           case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
-         when e.recebido_em > now() - interval '1 day' then
-           case when p < 0.95 then 'concluida' when p < 0.97 then 'aguardando_nova_tentativa'
-                when p < 0.98 then 'fila_de_erro' else 'concluida' end
-         else case when p < 0.97 then 'concluida' when p < 0.995 then 'fila_de_erro' else 'cancelada' end
-       end as situacao) x`,
-  `insert into resumo_por_hora (hora, fatia, eventos, recusados, entregas_concluidas, tentativas_com_falha)
-     select date_trunc('hour', evento_recebido_em), 0, count(distinct evento_id),
-            0, count(*) filter (where situacao = 'concluida'), count(*) filter (where situacao <> 'concluida')
-       from entrega where evento_recebido_em > now() - interval '48 hours' group by 1
-     on conflict (hora, fatia) do update
-       set eventos = excluded.eventos, entregas_concluidas = excluded.entregas_concluidas,
-           tentativas_com_falha = excluded.tentativas_com_falha`,
-  `insert into evento_recusado (id, codigo, status_http, detalhe, recebido_em)
-     select pg_temp.uuid7(now() - g * interval '4 minutes'), 'dados_invalidos', 422, 'bench', now() - g * interval '4 minutes'
-       from generate_series(0, 9999) g`,
-];
-
-interface PgClient {
-  connect(): Promise<void>;
-  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
-  end(): Promise<void>;
-}
-
-async function pg(url: string): Promise<PgClient> {
-  const { createRequire } = await import('node:module');
-  const require = createRequire(path.resolve(__dirname, '../packages/database/package.json'));
-  const { Client } = require('pg') as { Client: new (o: { connectionString: string }) => PgClient };
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  return client;
-}
-
-async function semear(client: PgClient) {
-  const n = (await client.query<{ n: number }>('select count(*)::int as n from evento')).rows[0]?.n ?? 0;
-  if (n >= EVENTOS) {
-    log(`reusing ${DATABASE}: ${n} events already there`);
-    return;
-  }
-  const inicio = performance.now();
-  await client.query('set synchronous_commit = off');
-  await client.query("set maintenance_work_mem = '256MB'");
-  for (const sql of SEED) {
-    const t = performance.now();
-    await client.query(sql);
-    log(`  ${sql.trim().split('\n')[0]?.slice(0, 70)}… ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  }
-  // Sets the visibility map, so that index-only scans skip the heap, and the planner's statistics.
-  await client.query(
-    'vacuum (analyze) evento, entrega, entrega_nao_concluida, resumo_por_hora, evento_recusado, assinatura, aplicativo',
-  );
-  log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
-}
 
 const quantil = (ordenados: number[], q: number) =>
   ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)] ?? Number.NaN;
@@ -197,7 +99,7 @@ async function main() {
   );
   const client = await pg(databaseUrl);
   try {
-    await semear(client);
+    await semearLeituras(client, EVENTOS, log);
     const token = await access.userWith(`monitor.bench@${access.companyDomain}`, {
       monitoramento: { ler: true, editar: true },
     });

@@ -18,7 +18,7 @@ import { withDatabase } from '../packages/database/src';
 import { createLogger } from '../packages/log/src';
 import { connectTestBroker, startTestIdentity, uniqueName, waitFor } from '../packages/testing/src';
 // Access through its public entry (services meet only through those).
-import { startAccessForTests } from '../services/access/src/index';
+import { startAccessForTests } from '../services/access/src/access.test-support';
 import { functionConfig } from '../services/function/src/config';
 import { createDb } from '../services/function/src/db';
 import { startFunction } from '../services/function/src/start';

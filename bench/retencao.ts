@@ -12,7 +12,6 @@
 // WAL is read back with pg_walinspect and counted only for this database's relations (the cluster is
 // shared). The passes run on a copy of the seeded database; --manter keeps the seeded one for the next run.
 import { cpus, loadavg } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrate, uuidv7, withDatabase } from '../packages/database/src';
 import { createDb, HUB_DATA_MIGRATIONS_DIR } from '../packages/hub-data/src';
@@ -21,12 +20,11 @@ import { sqlDaPagina } from '../services/hub-api/src/features/eventos/eventos.re
 import { SQL_DA_GRAVACAO, valoresDaGravacao } from '../services/hub-api/src/features/publicacao/publicacao.repository';
 import { retencaoJob } from '../services/hub-api/src/jobs/retencao.job';
 import { runSection } from './report';
+import { pg, semear, sqlDaSemente } from './semente';
 
 export const HEADING = '## Retention: erasing an expired day of 1,000,000 events (issue 19)';
 const EVENTOS = Number(process.env.BENCH_RETENCAO_EVENTOS ?? 1_000_000);
 const DIAS = 10;
-const TIPOS = 20;
-const APLICATIVOS = 10;
 const ANTES_MS = 10_000;
 const DIA_MS = 86_400_000;
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -36,88 +34,19 @@ const SEMENTE = `hub_retencao_semente_${EVENTOS}`;
 const manter = process.argv.includes('--manter');
 const SLOT = `hub_retencao_bench_${process.pid}`;
 
-interface PgClient {
-  connect(): Promise<void>;
-  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
-  end(): Promise<void>;
-}
-
-async function pg(url: string): Promise<PgClient> {
-  const { createRequire } = await import('node:module');
-  const require = createRequire(path.resolve(__dirname, '../packages/database/package.json'));
-  const { Client } = require('pg') as { Client: new (o: { connectionString: string }) => PgClient };
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  return client;
-}
-
 /**
- * The shapes of bench/eventos-leitura.ts over 10 days instead of 30 (so a day is 100,000 events):
- * 3 deliveries per event, final ones older than 10 minutes but 2.5 % in the error queue and 0.5 %
- * cancelled, then one attempt per delivery as the worker records it. Every type keeps its events
- * 9 days, so the oldest day is expired.
+ * The shapes of bench/eventos-leitura.ts over 10 days instead of 30 (so a day is 100,000 events), every
+ * delivery older than 10 minutes final, then one attempt per delivery as the worker records it. Every
+ * type keeps its events 9 days, so the oldest day is expired.
  */
 const SEED = [
-  `insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
-     select gen_random_uuid(), 'Bench ' || g, 'bench_' || g, true, now(), now() from generate_series(1, ${APLICATIVOS}) g`,
-  `insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
-     select gen_random_uuid(), 'bench' || g || '.criado',
-            (select id from aplicativo where client_id = 'bench_' || (1 + g % ${APLICATIVOS})), true, ${DIAS - 1}, now(), now()
-       from generate_series(1, ${TIPOS}) g`,
-  `insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
-     select gen_random_uuid(), id, 1, '{"type":"object"}', true, now(), now() from tipo_de_evento where nome like 'bench%'`,
-  `insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino,
-                           maximo_de_tentativas, ativa, criado_em, atualizado_em)
-     select gen_random_uuid(), a.id, t.id, 1, 'https://recebedor.example/' || a.client_id, 8, true, now(), now()
-       from generate_series(1, ${TIPOS}) g
-       cross join generate_series(1, 3) k
-       join tipo_de_evento t on t.nome = 'bench' || g || '.criado'
-       join aplicativo a on a.client_id = 'bench_' || (1 + (g + k) % ${APLICATIVOS})`,
-  `create or replace function pg_temp.uuid7(t timestamptz) returns uuid language sql volatile as $$
-     select (lpad(to_hex((extract(epoch from t) * 1000)::bigint), 12, '0') || '7' ||
-             substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$`,
-  `insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id, ocorrido_em,
-                       recebido_em, dados)
-     select pg_temp.uuid7(r), t.id, 1, t.aplicativo_id, 'pedido-' || (g % 200000), r, r,
-            json_build_object('numero', g::text, 'valor', g % 1000)
-       from generate_series(0, ${EVENTOS - 1}) g
-       cross join lateral (select now() - g * (interval '${DIAS} days' / ${EVENTOS}) as r) tempo
-       join (select id, aplicativo_id, row_number() over (order by nome) - 1 as n from tipo_de_evento
-              where nome like 'bench%') t on t.n = g % ${TIPOS}`,
-  `insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
-                        tipo_de_evento_id, versao_do_esquema, url_de_destino, situacao, quantidade_de_tentativas,
-                        maximo_de_tentativas, proxima_tentativa_em, entregue_em, criada_em, atualizada_em)
-     select pg_temp.uuid7(e.recebido_em), e.id, e.recebido_em, e.entidade_id, s.id, s.aplicativo_assinante_id,
-            e.tipo_de_evento_id, 1, s.url_de_destino, x.situacao, 1, 8, e.recebido_em,
-            case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
-       from evento e
-       join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
-       cross join lateral (select random() as p, e.id) sorte
-       cross join lateral (select case
-         when e.recebido_em > now() - interval '10 minutes' then
-           case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end
-         else case when p < 0.97 then 'concluida' when p < 0.995 then 'fila_de_erro' else 'cancelada' end
-       end as situacao) x`,
+  ...sqlDaSemente({ eventos: EVENTOS, dias: DIAS, retencaoEmDias: DIAS - 1, retentativasNoUltimoDia: false }),
   `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta, cabecalhos)
      select pg_temp.uuid7(en.criada_em), en.id, 1, en.criada_em, 40, case when en.situacao = 'concluida' then 200 else 500 end,
             en.situacao = 'concluida', case when en.situacao = 'concluida' then 'ok' else 'erro interno' end,
             '{"webhook-id":"x","webhook-timestamp":"1","webhook-signature":"v1,abc"}'
        from entrega en where en.situacao not in ('pendente', 'em_andamento')`,
 ];
-
-async function semear(client: PgClient, log: (line: string) => void) {
-  const inicio = performance.now();
-  await client.query('set synchronous_commit = off');
-  await client.query("set maintenance_work_mem = '256MB'");
-  for (const sql of SEED) {
-    const t = performance.now();
-    await client.query(sql);
-    log(`  ${sql.trim().split('\n')[0]?.slice(0, 70)}… ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  }
-  await client.query('vacuum (analyze) evento, entrega, tentativa, entrega_nao_concluida, resumo_por_hora');
-  await client.query('checkpoint');
-  log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
-}
 
 const quantil = (ordenados: number[], q: number) =>
   ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)] ?? Number.NaN;
@@ -173,7 +102,8 @@ export async function retencao(log: (line: string) => void): Promise<string> {
     await migrate(url, HUB_DATA_MIGRATIONS_DIR);
     const semeador = await pg(url);
     try {
-      await semear(semeador, log);
+      await semear(semeador, SEED, ['evento', 'entrega', 'tentativa', 'entrega_nao_concluida', 'resumo_por_hora'], log);
+      await semeador.query('checkpoint');
     } finally {
       await semeador.end();
     }

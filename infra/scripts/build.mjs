@@ -5,7 +5,7 @@
 // those; `--outdir <dir>` (one service) writes the bundle elsewhere, e.g. for a test.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -85,10 +85,14 @@ export function services() {
  */
 export const isTestCode = (input) => /\.test(-support)?\.ts$|(^|\/)packages\/testing\//.test(input);
 
-/** Bundles one service into `outdir` (its dist/ by default); returns the bundle's path. */
+/**
+ * Bundles one service into `outdir` (its dist/ by default); returns the bundle's path. A refused
+ * bundle (test code in it) is never written: esbuild builds in memory, and the files are written
+ * once the bundle is accepted.
+ */
 export async function buildService(name, outdir = path.join(root, 'services', name, 'dist')) {
   const dir = path.join(root, 'services', name);
-  const { metafile } = await build({
+  const { metafile, outputFiles } = await build({
     entryPoints: [path.join(dir, 'src', 'main.ts')],
     outfile: path.join(outdir, 'main.js'),
     bundle: true,
@@ -106,9 +110,12 @@ export async function buildService(name, outdir = path.join(root, 'services', na
     tsconfig: path.join(root, 'tsconfig.json'),
     plugins: [sourceDirname(outdir), instrumentedOutside(outdir)],
     metafile: true,
+    write: false,
   });
   const testCode = Object.keys(metafile.inputs).filter(isTestCode);
   if (testCode.length) throw new Error(`the bundle of ${name} holds test code: ${testCode.join(', ')}`);
+  await mkdir(outdir, { recursive: true });
+  await Promise.all(outputFiles.map((file) => writeFile(file.path, file.contents)));
   return path.join(outdir, 'main.js');
 }
 

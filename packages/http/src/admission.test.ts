@@ -1,8 +1,11 @@
+import { connect } from 'node:net';
 import { createLogger } from '@hub/log';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import request from 'supertest';
 import { z } from 'zod';
 import { admission } from './admission';
 import { createHttpApp, listen } from './app';
+import { type AppError, forbidden, unauthorized } from './errors';
 import { ApiRouter } from './route';
 
 /** Two routes under one limiter of one request at a time, a third without; the handlers wait until released. */
@@ -55,6 +58,143 @@ test('When a route declares admission, then a request beyond the limit of its ro
     expect((await request(server.url).post('/evento').send({})).status).toBe(200);
     expect(t.lidos()).toBe(2);
   } finally {
+    await server.close();
+  }
+});
+
+/** A request written by hand on its own connection: headers and the start of a body that never ends. */
+function corpoLento(url: string, caminho: string, cabecalhos: Record<string, string> = {}) {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1');
+  let recebido = '';
+  socket.on('data', (parte) => {
+    recebido += String(parte);
+  });
+  socket.on('error', () => undefined);
+  const linhas = Object.entries({ 'content-type': 'application/json', 'content-length': '1000', ...cabecalhos });
+  socket.write(`POST ${caminho} HTTP/1.1\r\nhost: x\r\n${linhas.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n{"a":`);
+  const fechado = new Promise<string>((resolve) => socket.on('close', () => resolve(recebido)));
+  /** Resolves once what came back holds `texto`. */
+  const recebeu = (texto: string) =>
+    new Promise<string>((resolve) => {
+      const ver = () => {
+        if (!recebido.includes(texto) && !socket.destroyed) return;
+        socket.off('data', ver);
+        socket.off('close', ver);
+        resolve(recebido);
+      };
+      socket.on('data', ver);
+      socket.on('close', ver);
+      ver();
+    });
+  return { socket, fechado, recebeu, recebido: () => recebido };
+}
+
+/** Polls until `check` holds (the test's own timeout bounds it). */
+async function ateQue(check: () => Promise<boolean>) {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** Who has the key in its headers passes; 'proibido' is authenticated but not allowed. */
+const chave: RequestHandler = (req, _res, next) => {
+  const dada = req.get('authorization');
+  if (dada === 'Bearer proibido') throw forbidden('not this one');
+  if (dada !== 'Bearer certa') throw unauthorized('no valid token');
+  next();
+};
+
+function appComChave(max: number) {
+  const corpos: unknown[] = [];
+  const recusas: unknown[] = [];
+  const limite = admission({ what: 'publications', max });
+  const router = new ApiRouter().route(
+    {
+      method: 'post',
+      path: '/eventos',
+      summary: 'a',
+      tag: 't',
+      admission: limite,
+      guards: [chave],
+      body: z.object({}),
+    },
+    ({ body }) => {
+      corpos.push(body);
+      return body;
+    },
+  );
+  // A route that looks at what it refuses (as hub-api records refused publications).
+  router.router.use(((error, req, _res, next) => {
+    recusas.push({ status: (error as AppError).status, corpo: req.body });
+    next(error);
+  }) as ErrorRequestHandler);
+  const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router] });
+  return { app, corpos, recusas };
+}
+
+test('When requests without a valid token send their bodies slowly, then they take no admission slot: each is answered 401 before its body and its connection closed, and an honest request is admitted', async () => {
+  const t = appComChave(2);
+  const server = await listen(t.app, 0);
+  const lentos = [
+    corpoLento(server.url, '/eventos'),
+    corpoLento(server.url, '/eventos'),
+    corpoLento(server.url, '/eventos', { authorization: 'Bearer falsa' }),
+    corpoLento(server.url, '/eventos', { authorization: 'Bearer falsa' }),
+  ];
+  try {
+    for (const lento of lentos) {
+      const resposta = await lento.fechado;
+      expect(resposta).toMatch(/^HTTP\/1\.1 401 /);
+      expect(resposta).toMatch(/application\/problem\+json/);
+      expect(resposta).toContain('"codigo":"nao_autenticado"');
+    }
+    const honestas = await Promise.all(
+      [1, 2].map(() => request(server.url).post('/eventos').set('authorization', 'Bearer certa').send({ n: 1 })),
+    );
+    expect(honestas.map((r) => r.status)).toEqual([200, 200]);
+  } finally {
+    for (const lento of lentos) lento.socket.destroy();
+    await server.close();
+  }
+});
+
+test('When an authenticated caller is refused by a guard (403), then it takes no slot, and the route still sees the refusal with the body once it arrives', async () => {
+  const t = appComChave(1);
+  const server = await listen(t.app, 0);
+  const lento = corpoLento(server.url, '/eventos', { authorization: 'Bearer proibido', 'content-length': '12' });
+  try {
+    // Admitted while the refused one is still sending.
+    const honesta = await request(server.url).post('/eventos').set('authorization', 'Bearer certa').send({ n: 1 });
+    expect(honesta.status).toBe(200);
+    expect(lento.recebido()).toBe('');
+    lento.socket.write('"b"}   ');
+    expect(await lento.recebeu('"codigo":"sem_permissao"')).toMatch(/^HTTP\/1\.1 403 /);
+    expect(t.recusas).toEqual([{ status: 403, corpo: { a: 'b' } }]);
+  } finally {
+    lento.socket.destroy();
+    await server.close();
+  }
+});
+
+test('When an admitted body does not arrive within the request timeout, then it is answered 408 tempo_esgotado in problem+json, its connection closed and its slot freed', async () => {
+  const t = appComChave(1);
+  const server = await listen(t.app, 0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+  const lento = corpoLento(server.url, '/eventos', { authorization: 'Bearer certa' });
+  try {
+    // It holds the one slot while it sends.
+    await ateQue(
+      async () =>
+        (await request(server.url).post('/eventos').set('authorization', 'Bearer certa').send({})).status === 503,
+    );
+    const resposta = await lento.fechado;
+    expect(resposta).toMatch(/^HTTP\/1\.1 408 /);
+    expect(resposta).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(resposta.slice(resposta.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 408,
+      codigo: 'tempo_esgotado',
+    });
+    const depois = await request(server.url).post('/eventos').set('authorization', 'Bearer certa').send({ n: 2 });
+    expect(depois.status).toBe(200);
+  } finally {
+    lento.socket.destroy();
     await server.close();
   }
 });

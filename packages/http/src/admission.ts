@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError } from './errors';
 
 export interface AdmissionOptions {
@@ -20,7 +20,8 @@ export interface AdmissionOptions {
  * grows as long as the overload lasts. Clients retry after Retry-After (as @hub/client does).
  *
  * Declared on the routes it is for (`admission` of their RouteSpec); `createHttpApp` runs it for
- * them ahead of the body parser. One limiter on several routes counts their requests together.
+ * them ahead of the body parser, after their guards (`admissionChain`): only a request whose token
+ * passed takes a slot. One limiter on several routes counts their requests together.
  */
 export function admission(options: AdmissionOptions): RequestHandler {
   let underWay = 0;
@@ -44,4 +45,55 @@ export function admission(options: AdmissionOptions): RequestHandler {
     });
     next();
   };
+}
+
+const AHEAD = Symbol('guards run ahead of admission');
+/** On a request whose route has admission: its guards ran ahead, and what they refused (if they did). */
+type Ahead = { [AHEAD]?: { refusal?: unknown } };
+
+const unauthenticated = (error: unknown) => (error as { status?: unknown } | null)?.status === 401;
+
+/**
+ * What `createHttpApp` runs for a route with admission before anything reads the body: the route's
+ * guards (the bearer token is in the headers), then the limiter. So a request without a valid token
+ * never holds a slot: one that sends its body slowly, or never, cannot fill them and have honest
+ * publications refused for overload (docs/decisions.md, "Admission after authentication").
+ *
+ * A 401 is answered at once, the body unread. Any other refusal of the guards (403: authenticated,
+ * not allowed) takes no slot either, but is raised again where the guards stand in the route's own
+ * chain (`guardsAfterAdmission`), after the body is read: a route that looks at the body of what it
+ * refuses (hub-api records refused publications) still sees it.
+ */
+export function admissionChain(
+  guards: RequestHandler[],
+  limiter: RequestHandler,
+): (RequestHandler | ErrorRequestHandler)[] {
+  const passed: RequestHandler = (req, _res, next) => {
+    (req as Ahead)[AHEAD] = {};
+    next();
+  };
+  const deferred: ErrorRequestHandler = (error, req, _res, next) => {
+    // The limiter's refusal (the guards passed), or no valid token: answered now.
+    if ((req as Ahead)[AHEAD] || unauthenticated(error)) return next(error);
+    (req as Ahead)[AHEAD] = { refusal: error };
+    next();
+  };
+  return [...guards, passed, limiter, deferred];
+}
+
+/**
+ * The guards in the route's own chain when the route has admission: when they ran ahead
+ * (`admissionChain`) they are not run again, and a refusal of theirs is raised here; when they did
+ * not (a router used outside `createHttpApp`), they run as usual.
+ */
+export function guardsAfterAdmission(guards: RequestHandler[]): RequestHandler[] {
+  const refusal: RequestHandler = (req, _res, next) => next((req as Ahead)[AHEAD]?.refusal);
+  return [
+    refusal,
+    ...guards.map(
+      (guard): RequestHandler =>
+        (req, res, next) =>
+          (req as Ahead)[AHEAD] ? next() : guard(req, res, next),
+    ),
+  ];
 }

@@ -1,9 +1,10 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { handleClientErrors } from './client-error';
+import { admissionChain } from './admission';
+import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
 import { problemHandler, requestId, routeNotFound } from './middleware';
@@ -71,11 +72,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
     });
     next();
   });
-  // Admission control of the routes that declare one, before anything reads the request: matched
-  // by express on the routes' own method and path.
+  // Admission control of the routes that declare one, after their guards and before anything reads
+  // the body: matched by express on the routes' own method and path.
   const admitted = express.Router();
   for (const spec of options.routers.flatMap((r) => r.specs))
-    if (spec.admission) admitted[spec.method](spec.path, spec.admission);
+    if (spec.admission) admitted[spec.method](spec.path, ...admissionChain(spec.guards ?? [], spec.admission));
   app.use(admitted);
   app.use(urlGuard);
   app.use(
@@ -125,6 +126,21 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * How long a request may take to arrive whole, headers and body (Node's requestTimeout; its default
+ * is 300 s): past it the request is answered 408 `tempo_esgotado` and its connection closed, so a
+ * client sending slowly holds a connection (and, authenticated, an admission slot) for this long at
+ * most. 1 MB, the largest body, takes 30 s at 33 KB/s.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How long the headers alone may take (Node's headersTimeout; default 60 s): they are a few hundred bytes. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+export interface ListenOptions {
+  /** REQUEST_TIMEOUT_MS unless given (tests); the headers get the lesser of it and HEADERS_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
+}
+
 export interface RunningServer {
   server: Server;
   port: number;
@@ -135,10 +151,27 @@ export interface RunningServer {
 /**
  * Listens on the port (0 for any) of `host` (the service's HOST setting; 127.0.0.1 when not given)
  * with an express app (or any request listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
- * problem+json answer (see answerClientError).
+ * problem+json answer (see answerClientError), as do requests that do not arrive within REQUEST_TIMEOUT_MS
+ * (408). An answer sent before its request's body arrived leaves the rest DRAIN_MS to come (drainAfterEarlyAnswer).
  */
-export async function listen(app: Express | RequestListener, port: number, host = '127.0.0.1'): Promise<RunningServer> {
-  const server = handleClientErrors(createServer(app));
+export async function listen(
+  app: Express | RequestListener,
+  port: number,
+  host = '127.0.0.1',
+  options: ListenOptions = {},
+): Promise<RunningServer> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const server = handleClientErrors(
+    createServer(
+      {
+        requestTimeout,
+        headersTimeout: Math.min(requestTimeout, HEADERS_TIMEOUT_MS),
+        // How often Node looks for requests past those times (default 30 s, as long as the timeout itself).
+        connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+      },
+      app,
+    ),
+  );
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -147,10 +180,13 @@ export async function listen(app: Express | RequestListener, port: number, host 
   server.keepAliveTimeout = 65_000;
   const answering = new Set<ServerResponse>();
   let closing = false;
-  server.on('request', (_req, res: ServerResponse) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing) res.shouldKeepAlive = false;
     answering.add(res);
-    res.once('close', () => answering.delete(res));
+    res.once('close', () => {
+      answering.delete(res);
+      if (res.writableFinished) drainAfterEarlyAnswer(req);
+    });
   });
   const actual = (server.address() as AddressInfo).port;
   return {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AppError, problemOf } from './errors';
 
@@ -56,17 +56,67 @@ const answered = new WeakSet<Socket>();
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (answered.has(socket)) return;
   answered.add(socket);
+  // The request was answered before its body arrived (see drainAfterEarlyAnswer): the client has its
+  // answer, and only the rest of its body is cut.
+  if ((socket as Socket & EarlyAnswered)[EARLY_ANSWER]) {
+    socket.destroy();
+    return;
+  }
+  const inFlight = (socket as Socket & InFlight)._httpMessage as ServerResponse | null | undefined;
+  // A body that did not arrive in time (the server's requestTimeout) while its answer has not
+  // started: 408 on its own response, and the connection closes.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && inFlight && !inFlight.headersSent && socket.writable) {
+    const refusal = refusalOf(error.code);
+    const body = JSON.stringify(problemOf(refusal));
+    inFlight.shouldKeepAlive = false;
+    inFlight.writeHead(refusal.status, {
+      'Content-Type': 'application/problem+json',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+    });
+    inFlight.end(body);
+    cutAfterDrain(socket);
+    return;
+  }
   // While an earlier request on this connection is still being answered, anything written now
   // would be read as its answer (or land inside it), so the connection is only cut.
-  const inFlight = (socket as Socket & InFlight)._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
     socket.destroy();
     return;
   }
   socket.end(clientErrorResponse(error.code));
+  cutAfterDrain(socket);
+}
+
+function cutAfterDrain(socket: Socket): void {
   const cut = setTimeout(() => socket.destroy(), DRAIN_MS);
   cut.unref();
   socket.once('close', () => clearTimeout(cut));
+}
+
+const EARLY_ANSWER = Symbol('answered before its body arrived');
+type EarlyAnswered = { [EARLY_ANSWER]?: true };
+
+/**
+ * For an answer sent before its request's body arrived (a 401 or a 503 of admission, which do not
+ * read it): Node reads and discards the rest, and the connection stays for the next request if it
+ * comes within DRAIN_MS; otherwise the connection is cut. A client that sends its body slowly, or
+ * never, keeps nothing of the server once it has its answer. listen() calls this for every answer.
+ */
+export function drainAfterEarlyAnswer(req: IncomingMessage): void {
+  if (req.complete) return;
+  const socket = req.socket as Socket & EarlyAnswered;
+  socket[EARLY_ANSWER] = true;
+  const cut = setTimeout(() => socket.destroy(), DRAIN_MS);
+  cut.unref();
+  const done = () => {
+    clearTimeout(cut);
+    delete socket[EARLY_ANSWER];
+    req.off('end', done);
+    socket.off('close', done);
+  };
+  req.once('end', done);
+  socket.once('close', done);
 }
 
 /** Installs answerClientError on a server (listen() does it; a server made elsewhere calls this). */

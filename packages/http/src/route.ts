@@ -1,5 +1,6 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { z } from 'zod';
+import { guardsAfterAdmission } from './admission';
 import { AppError, badRequest, notFound, unprocessable } from './errors';
 import { zodErros } from './validation';
 
@@ -36,8 +37,8 @@ export interface RouteSpec<
   /** Success status; 204 when the handler returns nothing. */
   status?: number;
   /**
-   * Admission control (see `admission`): run for this route before anything reads the request,
-   * ahead of the body parser and the guards.
+   * Admission control (see `admission`): run for this route before anything reads the body, after
+   * its guards (see `admissionChain`), ahead of the body parser.
    */
   admission?: RequestHandler;
   /** Guards run before parsing (authentication, permissions). */
@@ -98,7 +99,8 @@ export class ApiRouter {
         res.status(spec.status ?? 200).json(result);
       }
     };
-    this.router[spec.method](spec.path, ...(spec.guards ?? []), parse);
+    const guards = spec.guards ?? [];
+    this.router[spec.method](spec.path, ...(spec.admission ? guardsAfterAdmission(guards) : guards), parse);
     return this;
   }
 }

@@ -160,6 +160,17 @@ describe('periodicJob', () => {
     await expect(job.runNow()).rejects.toThrow('boom');
     expect(linhas).toHaveLength(1);
   });
+  test('When runNow is called after stop, then no run starts and it rejects at once, saying so', async () => {
+    const { logger } = loggerEmMemoria();
+    let runs = 0;
+    const job = periodicJob({ name: 'teste', logger, pauseMs: 1_000, run: async () => ++runs });
+    expect(await job.runNow()).toBe(1);
+    await job.stop();
+    await expect(job.runNow()).rejects.toThrow('teste: the job is stopped; runNow() starts no run');
+    await job.idle();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(runs).toBe(1);
+  });
 });
 
 describe('periodicJob.wake', () => {

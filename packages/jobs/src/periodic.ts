@@ -28,6 +28,9 @@ export interface PeriodicJob<T> extends RunContext {
   /**
    * A run that begins after this call: now, or right after the one under way (calls made meanwhile
    * share that one run). Rejects with the run's error (which is logged too). Works without `start()`.
+   * Once `stop()` was called it starts nothing and rejects at once (a stopped job runs no more, and a
+   * caller that awaits a result must not take "nothing ran" for one); `wake()` is the call that may
+   * come late without care.
    */
   runNow(): Promise<T>;
   /** `runNow()` for a caller that does not wait: a failure is only logged. Nothing once stopped. */
@@ -92,6 +95,7 @@ export function periodicJob<T>(options: PeriodicJobOptions<T>): PeriodicJob<T> {
       return job;
     },
     runNow() {
+      if (stopped) return Promise.reject(new Error(`${name}: the job is stopped; runNow() starts no run`));
       if (!current) return begin();
       if (!next) {
         let settle!: (run: Promise<T>) => void;

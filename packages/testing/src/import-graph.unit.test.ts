@@ -5,7 +5,9 @@ import { importsOf } from './imports';
 /**
  * Services meet over HTTP and RabbitMQ only. In code that means: a service (its tests too) uses another
  * service only through that service's public entry (package.json `main`/`exports`), never its src/;
- * a package never uses a service; and the workspace dependencies have no cycle.
+ * a package never uses a service; and the workspace dependencies have no cycle. And test support stays
+ * out of production code: no file but a test, a test-support file or @hub/testing imports one (so no
+ * main entry re-exports a `startXForTests`; tests take it from the `./testing` or `./test-support` export).
  */
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -20,6 +22,12 @@ interface Workspace {
 const isService = (dir: string) => dir.startsWith('services/');
 /** Tests and their support files: the only code of a service that may start another one. */
 const isTestCode = (file: string) => /\.test\.ts$|\.test-support\.ts$/.test(file);
+/** @hub/testing is test code as a whole. */
+const isTestPackage = (dir: string) => dir === 'packages/testing';
+/** What only tests may import: a test or test-support file, @hub/testing, a package's test-support export. */
+const isTestSupport = (specifier: string) =>
+  /\.test(-support)?(\.ts)?$/.test(specifier) ||
+  /^@hub\/testing(\/|$)|^@hub\/[^/]+\/(testing|test-support)$/.test(specifier);
 
 /** Subpaths a package declares public besides its main entry (`exports` keys like "./verify"). */
 function publicSubpaths(exports: unknown): string[] {
@@ -34,6 +42,10 @@ export function violations(workspace: Workspace): string[] {
     const ownDir = [...workspace.manifests.keys()].find((dir) => file.startsWith(`${dir}/`));
     if (!ownDir) continue;
     for (const specifier of importsOf(text)) {
+      if (isTestSupport(specifier) && !isTestCode(file) && !isTestPackage(ownDir)) {
+        found.push(`${file}: production code imports test support ('${specifier}'); tests import it themselves`);
+        continue;
+      }
       let targetDir: string | undefined;
       let subpath = '';
       if (specifier.startsWith('.')) {
@@ -131,7 +143,7 @@ describe('the import graph', () => {
 
   describe('its rules', () => {
     const manifests: Workspace['manifests'] = new Map([
-      ['services/access', { name: '@hub/access' }],
+      ['services/access', { name: '@hub/access', exports: { '.': './src/index.ts', './testing': './src/t.ts' } }],
       ['services/hub-api', { name: '@hub/hub-api', devDependencies: { '@hub/access': 'workspace:*' } }],
       ['packages/signing', { name: '@hub/signing', exports: { '.': './src/index.ts', './verify': './src/verify.ts' } }],
       ['packages/testing', { name: '@hub/testing' }],
@@ -139,7 +151,9 @@ describe('the import graph', () => {
     const check = (file: string, text: string) => violations({ manifests, files: new Map([[file, text]]) });
 
     it('When a service imports another service through its public entry, then it passes', () => {
-      expect(check('services/hub-api/src/a.test.ts', "import { startAccessForTests } from '@hub/access';")).toEqual([]);
+      expect(
+        check('services/hub-api/src/a.test.ts', "import { startAccessForTests } from '@hub/access/testing';"),
+      ).toEqual([]);
       expect(check('services/access/src/a.ts', "import { verifyWebhook } from '@hub/signing/verify';")).toEqual([]);
     });
 
@@ -152,6 +166,25 @@ describe('the import graph', () => {
       ["import '../../../../packages/testing/src/wait';", /by path instead of its package name/],
     ])('When a hub-api test file holds %j, then it is reported', (text, problem) => {
       expect(check('services/hub-api/src/x/y.test.ts', text)).toEqual([expect.stringMatching(problem)]);
+    });
+
+    it.each([
+      ['services/access/src/index.ts', "export { startAccessForTests } from './access.test-support';"],
+      ['services/access/src/app.ts', "import { fixture } from './features/x/x.test';"],
+      // (@hub/testing itself is not written here: the unit project's own check would read it as an import.)
+      ['services/access/src/main.ts', "import { refusal } from '@hub/config/test-support';"],
+      ['packages/signing/src/index.ts', "export * from '@hub/config/test-support';"],
+      ['services/hub-api/src/features/x/x.service.ts', "import { startAccessForTests } from '@hub/access/testing';"],
+    ])('When production code %s imports test support (%j), then it is reported', (file, text) => {
+      expect(check(file, text)).toEqual([expect.stringMatching(/production code imports test support/)]);
+    });
+
+    it('When a test, a test-support file or @hub/testing imports test support, then it passes', () => {
+      expect(check('services/access/src/x.test.ts', "import { a } from './access.test-support';")).toEqual([]);
+      expect(check('services/access/src/y.test-support.ts', "import { b } from '@hub/config/test-support';")).toEqual(
+        [],
+      );
+      expect(check('packages/testing/src/index.ts', "export * from '@hub/config/test-support';")).toEqual([]);
     });
 
     it('When the running code of a service imports another service, or lists it in dependencies, then it is reported', () => {

@@ -1,4 +1,4 @@
-import type { TestAccess } from '@hub/access';
+import type { TestAccess } from '@hub/access/testing';
 import type { ColaboradorSincronizado } from '@hub/contracts';
 import { createLogger } from '@hub/log';
 import { createTestDatabase, type TestIdentity, uniqueName, waitFor } from '@hub/testing';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import {
   dropDatabase,
   type SpawnedService,

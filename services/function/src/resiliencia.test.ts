@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { withDatabase } from '@hub/database';
 import {
   type PrivatePostgres,

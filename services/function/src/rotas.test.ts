@@ -1,4 +1,4 @@
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { rotasContraDocumento, startTestIdentity, type TestIdentity } from '@hub/testing';
 import { startFunctionForTests, type TestFunction } from './function.test-support';
 

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { dropDatabase, startTestIdentity, type TestIdentity, unusedTestDatabase, waitFor } from '@hub/testing';
 
 // Production runs the esbuild bundle with plain node (infra/scripts/build.mjs). What a bundle can

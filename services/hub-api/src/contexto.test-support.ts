@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import request from 'supertest';
 import { startHubApiForTests, type TestHubApi } from './hub-api.test-support';

@@ -2,7 +2,7 @@ import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestAccess } from '@hub/access';
+import type { TestAccess } from '@hub/access/testing';
 import type { Ambiente } from '@hub/config';
 import { createLogger } from '@hub/log';
 import { generateKey, writeKeyFile } from '@hub/signing';

@@ -271,6 +271,34 @@ describe.each([
     await request(gateway.url).post('/aplicativo').set(headers).send({ depois: true }).expect(200);
   });
 
+  it('When the service answers before the body has arrived (a 401 that does not read it), then the client gets the answer and the gateway stops sending the rest to the service', async () => {
+    const path = `/aplicativo/recusa-cedo?lento=${Date.now()}`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: 20000\r\n${Object.entries(
+      headers,
+    )
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    const socket = startRawRequest(gateway.url, head, Buffer.alloc(100, 'a'));
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += String(chunk);
+    });
+    const seenBefore = gateway.upstreams.hubApi.afterEarlyAnswer.length;
+    try {
+      await waitFor(() => answer.includes('nao_autenticado'), { what: 'the early 401 at the client' });
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      // The rest of the body, sent by a client that did not stop: none of it reaches the service.
+      socket.write(Buffer.alloc(19_900, 'b'));
+      const atService = await waitFor(() => gateway.upstreams.hubApi.afterEarlyAnswer[seenBefore], {
+        what: 'the service to see its request end or close',
+      });
+      expect(atService).toEqual({ bytes: expect.any(Number), ended: false });
+      expect(atService.bytes).toBeLessThan(20_000);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('When the service is down (restarting), then 503 servico_indisponivel in problem+json with Retry-After', async () => {
     const other = await gatewayWith();
     await other.upstreams.function.close();

@@ -251,7 +251,19 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     exchangeOf(this).upstreamRes?.resume();
   }
   function onUpstreamEnd(this: IncomingMessage) {
-    exchangeOf(this).res.end();
+    const ex = exchangeOf(this);
+    ex.res.end();
+    // The service answered before the body was all here (a 401 before reading it, a 503 of its
+    // admission): the rest has nowhere to go, and the upstream connection is let go now rather than
+    // held while a slow client keeps sending (the client's own connection is drained, then cut: listen()).
+    if (!ex.req.complete && ex.upstreamReq) {
+      ex.req.off('data', onClientData);
+      ex.req.off('end', onClientEnd);
+      ex.req.resume();
+      const out = ex.upstreamReq;
+      ex.upstreamReq = undefined;
+      out.destroy();
+    }
   }
   function onUpstreamClose(this: IncomingMessage) {
     if (!this.complete) exchangeOf(this).res.destroy();

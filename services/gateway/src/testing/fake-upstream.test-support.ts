@@ -16,13 +16,15 @@ export interface FakeUpstream extends RunningServer {
   started: string[];
   /** Paths of requests whose connection closed before their answer was written. */
   interrupted: string[];
+  /** …/recusa-cedo: body bytes received after its early 401, when its request ended or its connection closed. */
+  afterEarlyAnswer: { bytes: number; ended: boolean }[];
   ready: boolean;
 }
 
 /**
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
- * …/reinicia resets the connection before answering, …/cabecalhos answers with hop-by-hop headers,
+ * …/reinicia resets the connection before answering, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
  * repeated Set-Cookie and a Vary of its own (and the request's headers in the body).
  */
 export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
@@ -39,6 +41,19 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
     res.on('close', () => {
       if (!res.writableFinished) upstream.interrupted.push(req.originalUrl);
     });
+    if (req.path.endsWith('/recusa-cedo')) {
+      let bytes = 0;
+      req.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      req.on('end', () => upstream.afterEarlyAnswer.push({ bytes, ended: true }));
+      // Answered already, the request is not told when its connection goes: the socket is.
+      req.socket.once('close', () => {
+        if (!req.complete) upstream.afterEarlyAnswer.push({ bytes, ended: false });
+      });
+      res.status(401).json({ status: 401, codigo: 'nao_autenticado' });
+      return;
+    }
     let bodyBytes = 0;
     req.on('data', (chunk: Buffer) => {
       bodyBytes += chunk.length;
@@ -82,6 +97,7 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
     seen: [] as SeenRequest[],
     started: [] as string[],
     interrupted: [] as string[],
+    afterEarlyAnswer: [] as { bytes: number; ended: boolean }[],
     ready: true,
   });
   return upstream;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado } from '@hub/contracts';
 import { startTestIdentity, type TestIdentity } from '@hub/testing';

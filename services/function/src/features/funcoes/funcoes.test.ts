@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { todasAsPermissoes } from '@hub/contracts';
 import { startTestIdentity, type TestIdentity, unsignedToken } from '@hub/testing';
 import request from 'supertest';

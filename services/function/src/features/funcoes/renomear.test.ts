@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startAccessForTests, type TestAccess } from '@hub/access';
+import { startAccessForTests, type TestAccess } from '@hub/access/testing';
 import { type Broker, publishMessage } from '@hub/broker';
 import { type ColaboradorSincronizado, colaboradorSincronizado, EXCHANGES, eventoDaPlataforma } from '@hub/contracts';
 import { connectTestBroker, startTestIdentity, type TestIdentity, uniqueName, waitFor } from '@hub/testing';
