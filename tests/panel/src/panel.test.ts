@@ -570,9 +570,10 @@ test('When a bearer token is given under Authorize in /docs, then it is kept in 
   const authorize = docs.locator('.swagger-ui button.authorize').first();
   await authorize.click({ timeout: 60_000 });
   const dialog = docs.locator('.swagger-ui .dialog-ux');
+  // One form per security scheme (a person's token, an application's): the first is the person's.
   await dialog.locator('input').first().fill('um.token.qualquer');
-  await dialog.locator('.auth-btn-wrapper button.authorize').click();
-  await dialog.locator('.auth-btn-wrapper button.btn-done').click();
+  await dialog.locator('.auth-btn-wrapper button.authorize').first().click();
+  await dialog.locator('.auth-btn-wrapper button.btn-done').first().click();
   const authorized = () => docs.evaluate('JSON.stringify(window.ui.authSelectors.authorized().toJS())');
   await expect(authorized()).resolves.toContain('um.token.qualquer');
   await expect(docs.evaluate('JSON.stringify(Object.keys(localStorage))')).resolves.toBe('[]');
