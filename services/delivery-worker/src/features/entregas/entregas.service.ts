@@ -14,7 +14,9 @@ import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento'
 import { proximoAtraso } from './atrasos';
 import {
   type EntregasRepository,
+  type Final,
   type Pedido,
+  type Perdida,
   type Registrada,
   type Registro,
   type Reivindicada,
@@ -84,10 +86,47 @@ export function entregasService(deps: EntregasDeps) {
   destinos.aoMudar(() => limite.reavaliar());
   // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
   isolamento.aoIsolar((origem) => limite.dispensar(origem));
+  /**
+   * Ordered delivery (docs/decisions.md "Ordered delivery per entity"): the deliveries of an ordered
+   * subscription that these statements made final pass their entity's turn to the next delivery,
+   * whose job, held back since its publication, is published now. Done before the job that made
+   * them final is acked; a turn not passed (this process dies, the database or the broker fails) is
+   * the sweeper's: a released delivery whose job is lost is due now, a turn not passed is found by
+   * recolherVezesPerdidas.
+   */
+  async function passarAVez(
+    linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
+  ): Promise<void> {
+    const finais: Final[] = [];
+    for (const l of linhas)
+      if (l.sequencia !== null)
+        finais.push({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia });
+    if (finais.length === 0) return;
+    try {
+      await publicarLiberadas(await repo.passarAVez(finais));
+    } catch (error) {
+      logger.warn({ err: error, entregas: finais.length }, 'turn of an ordered entity not passed; the sweeper will');
+    }
+  }
+
+  /** The jobs of deliveries released for their turn, rebuilt from the database, to the work exchange (confirmed). */
+  async function publicarLiberadas(liberadas: readonly Perdida[]): Promise<void> {
+    for (const l of liberadas)
+      await broker.publish(
+        topologia.entregas,
+        trabalhoDeEntrega.routingKey,
+        Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
+        { messageId: l.entrega_id, contentType: 'application/json', mandatory: true },
+      );
+    if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
+  }
+
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
     // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
     const unicos = new Map(pedidos.map((p) => [p.id, p]));
     const linhas = await repo.reivindicar([...unicos.values()]);
+    // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
+    await passarAVez(linhas.filter((l) => l.situacao !== 'em_andamento'));
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
   });
@@ -98,6 +137,7 @@ export function entregasService(deps: EntregasDeps) {
   });
   const registros = new Lote<Registro, Registrada | undefined>(async (lote) => {
     const linhas = await repo.registrar(lote);
+    await passarAVez(linhas.filter((l) => l.situacao !== 'aguardando_nova_tentativa'));
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return lote.map((r) => porId.get(r.entrega_id));
   });
@@ -319,13 +359,17 @@ export function entregasService(deps: EntregasDeps) {
     const tentativa = Number(message.properties.headers?.[ATTEMPT_HEADER]) || 1;
     if (tentativa >= deps.tentativasDoConsumidor) {
       const motivo = error instanceof Error ? error.message : String(error);
-      await repo
+      const envenenada = await repo
         .envenenar(
           trabalho.entrega_id,
           posse.token ?? null,
           `poison job: the worker failed on it ${tentativa} times (${motivo.slice(0, 500)})`,
         )
-        .catch((e) => logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked'));
+        .catch((e) => {
+          logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked');
+          return [];
+        });
+      await passarAVez(envenenada);
     } else if (posse.token) {
       // The consumer's retry publishes the job with its headers: the claim travels with it.
       message.properties.headers = { ...(message.properties.headers ?? {}), [CABECALHO_REIVINDICACAO]: posse.token };
@@ -346,6 +390,7 @@ export function entregasService(deps: EntregasDeps) {
         ? await repo.envenenar(id, null, `poison job: its message could not be read (${motivo.slice(0, 500)})`)
         : [];
     if (!linha) throw error;
+    await passarAVez([linha]);
     await broker.publish(topologia.entregasErro, '', Buffer.from(JSON.stringify(trabalhoDaLinha(linha))), {
       messageId: linha.entrega_id,
       contentType: 'application/json',

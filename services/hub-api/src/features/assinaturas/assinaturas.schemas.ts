@@ -21,6 +21,13 @@ export const urlDeDestino = z
   })
   .meta({ format: 'uri', maxLength: MAX_URL });
 const tentativas = z.number().int().min(1).max(50);
+/** Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"). */
+const entregaOrdenada = z
+  .boolean()
+  .describe(
+    'deliveries of one entidade_id attempted one at a time, in the order their events were accepted; ' +
+      'each delivery body carries sequencia (1, 2, 3… per entity)',
+  );
 /** A schema version number: the column is an integer (int4). */
 const versaoDoEsquema = z.number().int().min(1).max(INT4_MAX);
 
@@ -31,6 +38,7 @@ export const assinaturaCriar = z
     versao_do_esquema: versaoDoEsquema,
     url_de_destino: urlDeDestino,
     maximo_de_tentativas: tentativas.optional().default(TENTATIVAS_PADRAO),
+    entrega_ordenada: entregaOrdenada.optional().default(false),
   })
   .strict();
 
@@ -39,6 +47,7 @@ export const assinaturaAtualizar = z
     url_de_destino: urlDeDestino.nullish(),
     ativa: z.boolean().nullish(),
     maximo_de_tentativas: tentativas.nullish(),
+    entrega_ordenada: entregaOrdenada.nullish(),
   })
   .strict();
 
@@ -66,6 +75,7 @@ export const assinaturaSchema = z.object({
   versao_do_esquema: versaoDoEsquema,
   url_de_destino: z.string(),
   maximo_de_tentativas: tentativas,
+  entrega_ordenada: entregaOrdenada,
   ativa: z.boolean(),
   criado_em: z.string(),
   atualizado_em: z.string(),

@@ -17,6 +17,7 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   versao_do_esquema: a.versaoDoEsquema,
   url_de_destino: a.urlDeDestino,
   maximo_de_tentativas: a.maximoDeTentativas,
+  entrega_ordenada: a.entregaOrdenada,
   ativa: a.ativa,
   criado_em: iso(a.criadoEm),
   atualizado_em: iso(a.atualizadoEm),
@@ -93,6 +94,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
       versao_do_esquema: number;
       url_de_destino: string;
       maximo_de_tentativas: number;
+      entrega_ordenada?: boolean;
     }) {
       await deps.verificarDestino(input.url_de_destino);
       const agora = new Date();
@@ -119,6 +121,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             versaoDoEsquema: input.versao_do_esquema,
             urlDeDestino: input.url_de_destino,
             maximoDeTentativas: input.maximo_de_tentativas,
+            entregaOrdenada: input.entrega_ordenada ?? false,
             ativa: true,
             criadoEm: agora,
             atualizadoEm: agora,
@@ -131,7 +134,12 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     async atualizar(
       id: string,
-      input: { url_de_destino?: string | null; ativa?: boolean | null; maximo_de_tentativas?: number | null },
+      input: {
+        url_de_destino?: string | null;
+        ativa?: boolean | null;
+        maximo_de_tentativas?: number | null;
+        entrega_ordenada?: boolean | null;
+      },
     ) {
       if (input.url_de_destino != null)
         await deps.verificarDestino(input.url_de_destino, (await existente(id)).urlDeDestino);
@@ -141,6 +149,8 @@ export function assinaturasService(deps: AssinaturasDeps) {
           ...(input.url_de_destino == null ? {} : { urlDeDestino: input.url_de_destino }),
           ...(input.ativa == null ? {} : { ativa: input.ativa }),
           ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
+          // Deliveries already written keep what they were given; only the next publications change.
+          ...(input.entrega_ordenada == null ? {} : { entregaOrdenada: input.entrega_ordenada }),
         };
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);

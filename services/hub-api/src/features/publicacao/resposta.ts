@@ -63,6 +63,7 @@ export function respostaDaPublicacao(
           ultimo_erro: null,
           criada_em: recebidoEm,
           atualizada_em: recebidoEm,
+          sequencia: entregas[i]!.sequencia ?? null,
         }),
       )
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
