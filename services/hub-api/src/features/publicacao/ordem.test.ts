@@ -1,3 +1,4 @@
+import { waitFor } from '@hub/testing';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { assinar, cenario, publicar } from './cenario.test-support';
 import { observarTrabalhos } from './trabalhos.test-support';
@@ -172,5 +173,50 @@ test('When events of three entities are published one by one and many at once, t
   ).toEqual([
     ['livre', null],
     ['ordenada', 2],
+  ]);
+});
+
+test('When an ordered delivery is resent or reprocessed, then its new job goes at once with its original sequencia', async () => {
+  const c = await cenario(ctx);
+  const ordenada = await assinar(ctx, c.tipo.id, 1, { entrega_ordenada: true });
+  const eventoIds: string[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    const r = await publicar(
+      ctx,
+      c.tokenDoDono,
+      c.corpo({ entidade_id: 'pedido-r', dados: { numero: `r${i}`, valor: i } }),
+    );
+    eventoIds.push(r.body.id);
+  }
+  const porSequencia = new Map((await entregasDe(eventoIds)).map((e) => [e.sequencia, e.id]));
+  const [primeira, segunda] = [porSequencia.get(1)!, porSequencia.get(2)!];
+  // As the worker leaves them: the first in the error queue (its turn passed), the second in the error queue too.
+  await ctx.hub.db.entrega.update({ where: { id: primeira }, data: { situacao: 'fila_de_erro' } });
+  await ctx.hub.db.entrega.update({ where: { id: segunda }, data: { situacao: 'fila_de_erro', emEspera: false } });
+
+  const reenvio = await ctx.api().post(`/entrega/${primeira}/reenviar`).set(auth(ctx.todas));
+  expect(reenvio.status).toBe(202);
+  expect({ situacao: reenvio.body.situacao, sequencia: reenvio.body.sequencia }).toEqual({
+    situacao: 'pendente',
+    sequencia: 1,
+  });
+  const pedido = await ctx
+    .api()
+    .post('/reprocessamento')
+    .set(auth(ctx.todas))
+    .send({ entrega_ids: [segunda] });
+  expect(pedido.status).toBe(202);
+
+  // Publication's job of the first, then the resend's; the second's only job is the reprocessing's.
+  await waitFor(() => (publicados.recebidos.get(primeira)?.length ?? 0) >= 2 && publicados.recebidos.has(segunda), {
+    what: 'the jobs of the resend and the reprocessing',
+  });
+  const sequenciaDe = (id: string) => publicados.recebidos.get(id)!.map((t) => JSON.parse(t.corpo).sequencia);
+  expect(sequenciaDe(primeira)).toEqual([1, 1]);
+  expect(sequenciaDe(segunda)).toEqual([2]);
+  const linhas = await ctx.hub.db.entrega.findMany({ where: { id: { in: [primeira, segunda] } } });
+  expect(linhas.map((l) => [l.situacao, l.emEspera])).toEqual([
+    ['pendente', false],
+    ['pendente', false],
   ]);
 });
