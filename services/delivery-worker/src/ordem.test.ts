@@ -1,9 +1,14 @@
 import type http from 'node:http';
 import path from 'node:path';
 import type { Broker } from '@hub/broker';
-import { deleteDeliveryTopology } from '@hub/contracts';
 import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
-import { cenario, createTestHub, startDeliveryWorkerForTests, type TestHub } from './delivery-worker.test-support';
+import {
+  cenario,
+  createTestHub,
+  deleteTestTopology,
+  startDeliveryWorkerForTests,
+  type TestHub,
+} from './delivery-worker.test-support';
 import { iniciarReceptor, type Receptor, type Recebido } from './receptor.test-support';
 
 /**
@@ -32,7 +37,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const s of servicos) await s.kill();
-  await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [20, 40])).catch(() => undefined);
+  // The destination queue the paused one got included.
+  if (hub) await deleteTestTopology(hub, [20, 40]).catch(() => undefined);
   await broker?.close();
   await receptor?.fechar();
   await hub?.close();
@@ -255,3 +261,47 @@ test('When two worker processes deliver ordered entities and one is killed with 
   expect(await hub.db.entrega.count({ where: { id: { in: ids }, emEspera: true } })).toBe(0);
   expect(await segundo.stop()).toBe(0);
 }, 90_000);
+
+test('When the destination of an ordered entity is paused, then only its head waits in the destination queue, the rest wait with no job, and once resumed all arrive in order', async () => {
+  const pausado = await iniciarReceptor({ '/pausa': (_req, res) => res.writeHead(200).end() });
+  const worker = await startDeliveryWorkerForTests(hub, { DELIVERY_DESTINOS_REFRESH: '100ms' });
+  try {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(pausado.url('/pausa'), 3, { ordenada: true });
+    const origem = new URL(assinatura.url).origin;
+    // What hub-api's pausar writes (the scenario's subscription was inserted directly: no row yet).
+    const agora = new Date();
+    await hub.db.destino.create({
+      data: { id: crypto.randomUUID(), origem, pausado: true, criadoEm: agora, atualizadoEm: agora },
+    });
+    await waitFor(() => worker.destinos.regras(origem).pausado, { what: 'the worker obeying the pause' });
+    const entidade = `pausa-${Date.now()}`;
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n += 1)
+      ids.push((await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) }))[0]!.entrega_id);
+    const destino = await hub.db.destino.findUniqueOrThrow({ where: { origem } });
+    await waitFor(
+      async () =>
+        (
+          await worker.broker
+            .withChannel((ch) => ch.checkQueue(hub.topologia.filaDoDestino(destino.id)))
+            .catch(() => undefined)
+        )?.messageCount === 1,
+      { what: 'the head resting in the destination queue' },
+    );
+    const linhas = await hub.db.entrega.findMany({ where: { id: { in: ids } }, orderBy: { sequencia: 'asc' } });
+    expect(linhas.map((l) => [l.situacao, l.emEspera])).toEqual([
+      ['pendente', false],
+      ['pendente', true],
+      ['pendente', true],
+    ]);
+    expect(await hub.db.tentativa.count({ where: { entregaId: { in: ids } } })).toBe(0);
+
+    await hub.db.destino.update({ where: { origem }, data: { pausado: false, atualizadoEm: new Date() } });
+    await waitFor(() => todasConcluidas(ids), { timeoutMs: 20_000, what: 'the 3 deliveries once resumed' });
+    expect(pausado.de('/pausa').map((r) => ler(r).sequencia)).toEqual([1, 2, 3]);
+  } finally {
+    await worker.close();
+    await pausado.fechar();
+  }
+}, 40_000);
