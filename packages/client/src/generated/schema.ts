@@ -5419,6 +5419,8 @@ export interface operations {
                             versao_do_esquema: number;
                             url_de_destino: string;
                             maximo_de_tentativas: number;
+                            /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                            entrega_ordenada: boolean;
                             ativa: boolean;
                             criado_em: string;
                             atualizado_em: string;
@@ -5495,6 +5497,11 @@ export interface operations {
                     url_de_destino: string;
                     /** @default 8 */
                     maximo_de_tentativas?: number;
+                    /**
+                     * @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity)
+                     * @default false
+                     */
+                    entrega_ordenada?: boolean;
                 };
             };
         };
@@ -5514,6 +5521,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         criado_em: string;
                         atualizado_em: string;
@@ -5605,6 +5614,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         criado_em: string;
                         atualizado_em: string;
@@ -5770,6 +5781,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         criado_em: string;
                         atualizado_em: string;
@@ -5903,6 +5916,7 @@ export interface operations {
                     url_de_destino?: string | null;
                     ativa?: boolean | null;
                     maximo_de_tentativas?: number | null;
+                    entrega_ordenada?: boolean | null;
                 };
             };
         };
@@ -5922,6 +5936,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         criado_em: string;
                         atualizado_em: string;
@@ -6141,6 +6157,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                     };
                 };
@@ -7808,6 +7826,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                         pagina: number;
                         tamanho: number;
@@ -7908,6 +7928,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                     }[];
                 };
             };
@@ -7996,6 +8018,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -8103,6 +8127,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -9200,6 +9226,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                     };
                 };
