@@ -5,7 +5,8 @@
 // Then a third of the subscribers failing (bench/terco.ts, issue 19) and one destination's outage or
 // burst beside healthy subscribers (bench/isolamento.ts, issue 24), each its own section.
 // Then retention erasing an expired day of 1,000,000 events (bench/retencao.ts, issue 19).
-// BENCH_ONLY=access, floor, terco, isolamento or retencao runs that section alone.
+// Then ordered delivery per entity beside unordered (bench/ordem.ts, issue 20).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao or ordem runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -15,6 +16,7 @@ import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { HEADING as ISOLAMENTO_HEADING, isolar } from './isolamento';
+import { HEADING as ORDEM_HEADING, ordem } from './ordem';
 import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
 import { retencao, HEADING as RETENCAO_HEADING } from './retencao';
@@ -189,6 +191,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   retencao: async () => {
     log('retention erasing an expired day of 1,000,000 events (bench/retencao.ts)');
     publishSection(await retencao(log), RETENCAO_HEADING, log);
+  },
+  ordem: async () => {
+    log('ordered delivery per entity beside unordered (bench/ordem.ts)');
+    publishSection(await ordem(log), ORDEM_HEADING, log);
   },
 };
 

@@ -142,6 +142,8 @@ export async function cenario(hub: TestHub) {
 
   return {
     nomeDoTipo,
+    /** The rows' ids (a benchmark publishes through publication's own statement with them). */
+    ids: { publicador, assinante, tipo },
     /** Publishes a job again (a redelivery, a duplicate on the wire). */
     republicar: (t: TrabalhoDeEntrega, broker: RunningDeliveryWorker['broker']) =>
       publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
