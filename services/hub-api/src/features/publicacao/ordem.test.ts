@@ -178,7 +178,7 @@ test('When events of three entities are published one by one and many at once, t
 
 test('When an ordered delivery is resent or reprocessed, then its new job goes at once with its original sequencia', async () => {
   const c = await cenario(ctx);
-  const ordenada = await assinar(ctx, c.tipo.id, 1, { entrega_ordenada: true });
+  await assinar(ctx, c.tipo.id, 1, { entrega_ordenada: true });
   const eventoIds: string[] = [];
   for (let i = 0; i < 3; i += 1) {
     const r = await publicar(
