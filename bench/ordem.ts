@@ -13,6 +13,8 @@
 //
 //   BENCH_ONLY=ordem pnpm bench          this section alone (`pnpm bench` runs it after the others)
 //   npx tsx bench/ordem.ts               the same
+// BENCH_ORDEM_DIAG=1 also prints, every 2 s while a run drains, the deliveries concluded, the work
+// queue's depth and the destinations' rows (isolation, circuit, pause).
 import os from 'node:os';
 import path from 'node:path';
 import type { Broker } from '../packages/broker/src';
@@ -163,14 +165,29 @@ async function medir(ordenada: boolean, log: (line: string) => void): Promise<Me
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
+    const alimentado = performance.now() - inicio;
     const escritos = await Promise.all(emVoo);
     if (escritos.some((e) => !e)) throw new Error('a publication was not written');
+    if (process.env.BENCH_ORDEM_DIAG)
+      log(
+        `fed in ${Math.round(alimentado)} ms, written in ${Math.round(performance.now() - inicio)} ms; outbox ${await hub.db.outbox.count()}; concluded ${await hub.db.entrega.count({ where: { situacao: 'concluida' } })}`,
+      );
     const concluidas = () => hub.db.entrega.count({ where: { situacao: 'concluida' } });
+    const amostra = process.env.BENCH_ORDEM_DIAG
+      ? setInterval(async () => {
+          const d = await hub.db.destino.findMany({ select: { isolamento: true, circuito: true, pausado: true } });
+          const q = await broker.withChannel((ch) => ch.checkQueue(hub.topologia.filaDeEntregas));
+          log(
+            `t=${Math.round(performance.now() - inicio)} concluded=${await concluidas()} work=${q.messageCount}/${q.consumerCount} destinos=${JSON.stringify(d)}`,
+          );
+        }, 2000)
+      : undefined;
     await waitFor(async () => ((await concluidas()) >= total ? true : undefined), {
       timeoutMs: 600_000,
       intervalMs: 100,
       what: `${total} deliveries concluded`,
     });
+    clearInterval(amostra);
     const [janela] = await hub.db.$queryRaw<{ segundos: number; p50: number; p99: number }[]>`
       with fim as (
         select en.id, ev.recebido_em, t.iniciada_em + t.duracao_ms * interval '1 millisecond' as acabou

@@ -16,7 +16,6 @@ import {
   type EntregasRepository,
   type Final,
   type Pedido,
-  type Perdida,
   type Registrada,
   type Registro,
   type Reivindicada,
@@ -87,46 +86,53 @@ export function entregasService(deps: EntregasDeps) {
   // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
   isolamento.aoIsolar((origem) => limite.dispensar(origem));
   /**
-   * Ordered delivery (docs/decisions.md "Ordered delivery per entity"): the deliveries of an ordered
-   * subscription that these statements made final pass their entity's turn to the next delivery,
-   * whose job, held back since its publication, is published now. Done before the job that made
-   * them final is acked; a turn not passed (this process dies, the database or the broker fails) is
-   * the sweeper's: a released delivery whose job is lost is due now, a turn not passed is found by
+   * Ordered delivery (docs/decisions.md "Ordered delivery per entity"): a delivery of an ordered
+   * subscription made final here passes its entity's turn to the next delivery, whose job, held back
+   * since its publication, is published now. Batched like the claims and records (one
+   * liberar_seguintes for the turns passed together, their jobs published at once, confirmed), apart
+   * from the record's own batch, which it would otherwise hold; the job that made the delivery final
+   * is acked after. A turn not passed (this process dies, the database or the broker fails) is the
+   * sweeper's: a released delivery whose job is lost is due now, a turn not passed is found by
    * recolherVezesPerdidas.
    */
-  async function passarAVez(
-    linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
-  ): Promise<void> {
-    const finais: Final[] = [];
-    for (const l of linhas)
-      if (l.sequencia !== null)
-        finais.push({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia });
-    if (finais.length === 0) return;
+  const vezes = new Lote<Final, undefined>(async (finais) => {
     try {
-      await publicarLiberadas(await repo.passarAVez(finais));
+      const liberadas = await repo.passarAVez(finais);
+      await Promise.all(
+        liberadas.map((l) =>
+          broker.publish(
+            topologia.entregas,
+            trabalhoDeEntrega.routingKey,
+            Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
+            {
+              messageId: l.entrega_id,
+              contentType: 'application/json',
+              mandatory: true,
+            },
+          ),
+        ),
+      );
+      if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
     } catch (error) {
       logger.warn({ err: error, entregas: finais.length }, 'turn of an ordered entity not passed; the sweeper will');
     }
-  }
-
-  /** The jobs of deliveries released for their turn, rebuilt from the database, to the work exchange (confirmed). */
-  async function publicarLiberadas(liberadas: readonly Perdida[]): Promise<void> {
-    for (const l of liberadas)
-      await broker.publish(
-        topologia.entregas,
-        trabalhoDeEntrega.routingKey,
-        Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
-        { messageId: l.entrega_id, contentType: 'application/json', mandatory: true },
-      );
-    if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
+    return finais.map(() => undefined);
+  });
+  /** Passes the turn of the ordered deliveries among these that are final (an unordered one has no sequencia). */
+  async function passarAVez(
+    linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
+  ): Promise<void> {
+    await Promise.all(
+      linhas
+        .filter((l) => l.sequencia !== null)
+        .map((l) => vezes.add({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia! })),
+    );
   }
 
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
     // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
     const unicos = new Map(pedidos.map((p) => [p.id, p]));
     const linhas = await repo.reivindicar([...unicos.values()]);
-    // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
-    await passarAVez(linhas.filter((l) => l.situacao !== 'em_andamento'));
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
   });
@@ -137,7 +143,6 @@ export function entregasService(deps: EntregasDeps) {
   });
   const registros = new Lote<Registro, Registrada | undefined>(async (lote) => {
     const linhas = await repo.registrar(lote);
-    await passarAVez(linhas.filter((l) => l.situacao !== 'aguardando_nova_tentativa'));
     const porId = new Map(linhas.map((l) => [l.id, l]));
     return lote.map((r) => porId.get(r.entrega_id));
   });
@@ -269,6 +274,8 @@ export function entregasService(deps: EntregasDeps) {
       );
       return;
     }
+    // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
+    if (reivindicada.situacao !== 'em_andamento') await passarAVez([reivindicada]);
     if (reivindicada.situacao === 'cancelada') {
       metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
@@ -479,6 +486,7 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
+    if (registrada.situacao !== 'aguardando_nova_tentativa') await passarAVez([registrada]);
     if (registrada.situacao === 'cancelada') {
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
