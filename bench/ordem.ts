@@ -85,7 +85,8 @@ async function medir(ordenada: boolean, log: (line: string) => void): Promise<Me
   // After RABBITMQ_URL is set: the helpers read it when loaded.
   const { cenario, createTestHub } = await import('../services/delivery-worker/src/delivery-worker.test-support');
   const { iniciarReceptor } = await import('../services/delivery-worker/src/receptor.test-support');
-  const { connectTestBroker, spawnService, waitFor } = await import('../packages/testing/src');
+  const { spawnService, waitFor } = await import('../packages/testing/src');
+  const { Broker } = await import('../packages/broker/src');
   const { declareDeliveryTopology, deleteDeliveryTopology } = await import('../packages/contracts/src');
   const { SqlPool } = await import('../packages/database/src');
   const { createLogger } = await import('../packages/log/src');
@@ -97,7 +98,12 @@ async function medir(ordenada: boolean, log: (line: string) => void): Promise<Me
   const modo = ordenada ? 'ordered' : 'unordered';
 
   const hub: TestHub = await createTestHub();
-  const broker: Broker = await connectTestBroker('bench-ordem');
+  // On this run's virtual host by name: under `pnpm bench`, bench/run.ts has loaded the test helpers
+  // (whose broker URL is read once, at load) before RABBITMQ_URL was set, and their broker would
+  // publish to another vhost than the worker's (whose jobs would then come only from its sweeper).
+  const broker: Broker = await new Broker(process.env.RABBITMQ_URL!, createLogger('bench-ordem'), {
+    name: 'bench-ordem',
+  }).start();
   const receptores = await Promise.all(
     Array.from({ length: RECEPTORES }, () => iniciarReceptor({ '/ok': (_req, res) => res.writeHead(200).end() })),
   );
