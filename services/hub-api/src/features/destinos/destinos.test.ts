@@ -337,20 +337,12 @@ describe('migration of existing subscriptions', () => {
         const [tipo] = await db.$queryRaw<{ id: string }[]>`select id::text from tipo_de_evento limit 1`;
         const [aplicativo] = await db.$queryRaw<{ id: string }[]>`select id::text from aplicativo limit 1`;
         const agora = new Date();
+        // In SQL: the Prisma client knows the columns of later migrations (it would read them back).
         for (const url of ['https://velha.example/a', 'https://velha.example/b', 'http://outra.example:81/c'])
-          await db.assinatura.create({
-            data: {
-              id: uuidv7(),
-              aplicativoAssinanteId: aplicativo!.id,
-              tipoDeEventoId: tipo!.id,
-              versaoDoEsquema: 1,
-              urlDeDestino: url,
-              maximoDeTentativas: 8,
-              ativa: true,
-              criadoEm: agora,
-              atualizadoEm: agora,
-            },
-          });
+          await db.$executeRaw`
+            insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema, url_de_destino,
+                                    maximo_de_tentativas, ativa, criado_em, atualizado_em)
+            values (${uuidv7()}::uuid, ${aplicativo!.id}::uuid, ${tipo!.id}::uuid, 1, ${url}, 8, true, ${agora}, ${agora})`;
         await migrate(database.url, HUB_DATA_MIGRATIONS_DIR);
         const linhas = await db.destino.findMany({ orderBy: { origem: 'asc' } });
         expect(linhas.map((l) => l.origem)).toEqual(['http://outra.example:81', 'https://velha.example']);
