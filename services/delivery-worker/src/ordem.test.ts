@@ -173,6 +173,33 @@ describe('with one worker', () => {
     ).toBe(0);
   }, 30_000);
 
+  test('When an ordered subscription is switched off, then its head is cancelled when claimed and passes the turn, and each waiting delivery follows, cancelled, none sent', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/deixada'), 3, { ordenada: true });
+    const entidade = `desligada-${Date.now()}`;
+    rotas.set('/deixada', (_req, res) => res.writeHead(200).end());
+    const trabalhos = [];
+    for (let n = 1; n <= 3; n += 1)
+      trabalhos.push(
+        (await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n), publicar: false }))[0]!,
+      );
+    await hub.db.assinatura.update({ where: { id: assinatura.id }, data: { ativa: false } });
+    // The head's job, as publication would have sent it: its claim finds the subscription off.
+    await c.republicar(trabalhos[0]!, worker.broker);
+    const ids = trabalhos.map((t) => t.entrega_id);
+    await waitFor(async () => Object.values(await situacoes(ids)).every((s) => s === 'cancelada'), {
+      timeoutMs: 20_000,
+      what: 'the 3 deliveries cancelled',
+    });
+    expect(daEntidade('/deixada', entidade)).toEqual([]);
+    expect(
+      await hub.db.sequenciaDeEntidade.findUniqueOrThrow({
+        where: { assinaturaId_entidadeId: { assinaturaId: assinatura.id, entidadeId: entidade } },
+        select: { ultima: true, pronta: true },
+      }),
+    ).toEqual({ ultima: 3n, pronta: 4n });
+  }, 30_000);
+
   test('When a process made the head final and died before passing the turn, then the sweeper passes it and the rest go in order', async () => {
     const c = await cenario(hub);
     const assinatura = await c.assinar(receptor.url('/deixada'), 3, { ordenada: true });
