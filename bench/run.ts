@@ -5,8 +5,9 @@
 // Then a third of the subscribers failing (bench/terco.ts, issue 19) and one destination's outage or
 // burst beside healthy subscribers (bench/isolamento.ts, issue 24), each its own section.
 // Then retention erasing an expired day of 1,000,000 events (bench/retencao.ts, issue 19).
-// Then tracing on against off (bench/rastreamento.ts, issue 21).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao or rastreamento runs that section alone.
+// Then tracing on against off (bench/rastreamento.ts, issue 21), and ordered delivery per entity beside
+// unordered (bench/ordem.ts, issue 20).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento or ordem runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -16,6 +17,7 @@ import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { HEADING as ISOLAMENTO_HEADING, isolar } from './isolamento';
+import { HEADING as ORDEM_HEADING, ordem } from './ordem';
 import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
 import { HEADING as RASTREAMENTO_HEADING, rastreamento } from './rastreamento';
@@ -195,6 +197,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   rastreamento: async () => {
     log('tracing on against off (bench/rastreamento.ts)');
     publishSection(await rastreamento(log), RASTREAMENTO_HEADING, log);
+  },
+  ordem: async () => {
+    log('ordered delivery per entity beside unordered (bench/ordem.ts)');
+    publishSection(await ordem(log), ORDEM_HEADING, log);
   },
 };
 

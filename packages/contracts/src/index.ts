@@ -83,7 +83,8 @@ export const trabalhoDeEntrega = defineMessage({
     url_de_destino: z.string(),
     /**
      * The delivery body (architecture §5: id, tipo, versao_do_esquema, entidade_id, ocorrido_em,
-     * recebido_em, aplicativo_publicador_id, assinatura_id, teste when true, dados) as JSON text,
+     * recebido_em, aplicativo_publicador_id, assinatura_id, sequencia when ordered, teste when true,
+     * dados) as JSON text,
      * signed and sent as it is: dados inside it are the publisher's text verbatim (a 20-digit
      * integer keeps every digit). Built by corpoDaEntrega.
      */
@@ -116,7 +117,10 @@ export interface CabecaDaEntrega {
  * it would round a 20-digit integer. Publication, resend, reprocessing and the worker's sweeper all
  * build bodies here, so a rebuilt job is the job publication wrote.
  */
-export function corposDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): (assinaturaId: string) => string {
+export function corposDaEntrega(
+  evento: CabecaDaEntrega,
+  dadosTexto: string,
+): (assinaturaId: string, sequencia?: number | null) => string {
   const cabeca = JSON.stringify({
     id: evento.evento_id,
     tipo: evento.tipo,
@@ -127,13 +131,20 @@ export function corposDaEntrega(evento: CabecaDaEntrega, dadosTexto: string): (a
     aplicativo_publicador_id: evento.aplicativo_publicador_id,
   }).slice(0, -1);
   const cauda = `${evento.teste ? ',"teste":true' : ''},"dados":${dadosTexto}}`;
-  // The recipient is signed with the rest: a delivery captured at one subscriber names another.
-  return (assinaturaId) => `${cabeca},"assinatura_id":${JSON.stringify(assinaturaId)}${cauda}`;
+  // The recipient is signed with the rest: a delivery captured at one subscriber names another. An
+  // ordered subscription's delivery says its place among its entity's (docs/decisions.md "Ordered
+  // delivery per entity"); an unordered one's body has no sequencia at all.
+  return (assinaturaId, sequencia) =>
+    `${cabeca},"assinatura_id":${JSON.stringify(assinaturaId)}${sequencia == null ? '' : `,"sequencia":${sequencia}`}${cauda}`;
 }
 
-/** The body of one delivery: corposDaEntrega for a single subscription. */
-export const corpoDaEntrega = (evento: CabecaDaEntrega, assinaturaId: string, dadosTexto: string): string =>
-  corposDaEntrega(evento, dadosTexto)(assinaturaId);
+/** The body of one delivery: corposDaEntrega for a single subscription (and its sequencia, when ordered). */
+export const corpoDaEntrega = (
+  evento: CabecaDaEntrega,
+  assinaturaId: string,
+  dadosTexto: string,
+  sequencia?: number | null,
+): string => corposDaEntrega(evento, dadosTexto)(assinaturaId, sequencia);
 
 // `.v2`: the queues declared before these had no dead-lettering, and RabbitMQ refuses to redeclare
 // a queue with other arguments (docs/decisions.md, "Queues with dead letters").

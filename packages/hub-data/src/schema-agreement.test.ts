@@ -118,6 +118,7 @@ it('When every model is written and read through Prisma, then the migrated table
       urlDeDestino: 'https://r.example/h',
       maximoDeTentativas: 8,
       ativa: true,
+      entregaOrdenada: true,
       excluidaEm: now,
       criadoEm: now,
       atualizadoEm: now,
@@ -181,8 +182,18 @@ it('When every model is written and read through Prisma, then the migrated table
       ultimoErro: 'HTTP 500',
       criadaEm: now,
       atualizadaEm: now,
+      sequencia: 7n,
+      emEspera: false,
     },
   });
+  const cadeia = await db.sequenciaDeEntidade.create({
+    data: { assinaturaId: assinatura.id, entidadeId: 'pedido-1', ultima: 7n, pronta: 7n },
+  });
+  expect(
+    await db.sequenciaDeEntidade.findUniqueOrThrow({
+      where: { assinaturaId_entidadeId: { assinaturaId: assinatura.id, entidadeId: 'pedido-1' } },
+    }),
+  ).toEqual(cadeia);
   // Not concluded: its copy in entrega_nao_concluida, written by the triggers of migration 018.
   expect(await db.entregaNaoConcluida.findUniqueOrThrow({ where: { entregaId: entrega.id } })).toEqual({
     entregaId: entrega.id,

@@ -111,6 +111,8 @@ export interface Assinatura {
   id: string;
   url: string;
   maximoDeTentativas: number;
+  /** Ordered delivery per entity (entrega_ordenada). */
+  ordenada?: boolean;
 }
 
 /**
@@ -140,14 +142,17 @@ export async function cenario(hub: TestHub) {
 
   return {
     nomeDoTipo,
+    /** The rows' ids (a benchmark publishes through publication's own statement with them). */
+    ids: { publicador, assinante, tipo },
     /** Publishes a job again (a redelivery, a duplicate on the wire). */
     republicar: (t: TrabalhoDeEntrega, broker: RunningDeliveryWorker['broker']) =>
       publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
         messageId: t.entrega_id,
         mandatory: true,
       }),
-    async assinar(url: string, maximoDeTentativas = 3): Promise<Assinatura> {
+    async assinar(url: string, maximoDeTentativas = 3, opcoes: { ordenada?: boolean } = {}): Promise<Assinatura> {
       const id = uuidv7();
+      const ordenada = opcoes.ordenada ?? false;
       await hub.db.assinatura.create({
         data: {
           id,
@@ -157,10 +162,11 @@ export async function cenario(hub: TestHub) {
           urlDeDestino: url,
           maximoDeTentativas,
           ativa: true,
+          entregaOrdenada: ordenada,
           ...base,
         },
       });
-      return { id, url, maximoDeTentativas };
+      return { id, url, maximoDeTentativas, ordenada };
     },
 
     /**
@@ -175,17 +181,14 @@ export async function cenario(hub: TestHub) {
         broker?: RunningDeliveryWorker['broker'];
         /** The publication's request id the jobs carry (null unless given). */
         requestId?: string;
+        /** The event's entidade_id (a new one unless given). */
+        entidade?: string;
       } = {},
     ): Promise<TrabalhoDeEntrega[]> {
       const recebidoEm = new Date();
       const eventoId = uuidv7(recebidoEm.getTime());
       const dados = opcoes.dados ?? '{"valor": 12345678901234567890, "nome": "Ação"}';
-      const entidade = uniqueName('entidade');
-      await hub.db.$executeRaw`
-        insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                            ocorrido_em, recebido_em, dados)
-        values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
-                ${dados}::json)`;
+      const entidade = opcoes.entidade ?? uniqueName('entidade');
       const corpoPara = corposDaEntrega(
         {
           evento_id: eventoId,
@@ -198,41 +201,73 @@ export async function cenario(hub: TestHub) {
         },
         dados,
       );
-      const trabalhos = assinaturas.map((a) => ({
-        entrega_id: uuidv7(recebidoEm.getTime()),
-        evento_id: eventoId,
-        assinatura_id: a.id,
-        url_de_destino: a.url,
-        corpo: corpoPara(a.id),
-        request_id: opcoes.requestId ?? null,
-      }));
-      await hub.db.entrega.createMany({
-        data: trabalhos.map((t, i) => ({
-          id: t.entrega_id,
-          eventoId,
-          eventoRecebidoEm: recebidoEm,
-          entidadeId: entidade,
-          assinaturaId: t.assinatura_id,
-          aplicativoAssinanteId: assinante,
-          tipoDeEventoId: tipo,
-          versaoDoEsquema: 1,
-          urlDeDestino: t.url_de_destino,
-          situacao: 'pendente',
-          maximoDeTentativas: assinaturas[i]!.maximoDeTentativas,
-          proximaTentativaEm: recebidoEm,
-          criadaEm: recebidoEm,
-          atualizadaEm: recebidoEm,
-        })),
+      // As publication's statement does (docs/decisions.md "Ordered delivery per entity"), in one
+      // transaction: an ordered subscription's delivery takes the next sequencia of its entity from
+      // the chain's row (locked until the commit), and waits unless it is the chain's turn.
+      const { trabalhos, esperando } = await hub.db.$transaction(async (tx) => {
+        await tx.$executeRaw`
+          insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                              ocorrido_em, recebido_em, dados)
+          values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
+                  ${dados}::json)`;
+        const lugares = new Map<string, { sequencia: number; emEspera: boolean }>();
+        for (const a of assinaturas.filter((a) => a.ordenada)) {
+          const [cadeia] = await tx.$queryRaw<{ ultima: bigint; pronta: bigint }[]>`
+            insert into sequencia_de_entidade as s (assinatura_id, entidade_id, ultima, pronta)
+            values (${a.id}::uuid, ${entidade}, 1, 1)
+            on conflict (assinatura_id, entidade_id) do update set ultima = s.ultima + 1
+            returning s.ultima, s.pronta`;
+          lugares.set(a.id, { sequencia: Number(cadeia!.ultima), emEspera: cadeia!.ultima !== cadeia!.pronta });
+        }
+        const trabalhos = assinaturas.map((a) => ({
+          entrega_id: uuidv7(recebidoEm.getTime()),
+          evento_id: eventoId,
+          assinatura_id: a.id,
+          url_de_destino: a.url,
+          corpo: corpoPara(a.id, lugares.get(a.id)?.sequencia),
+          request_id: opcoes.requestId ?? null,
+        }));
+        await tx.entrega.createMany({
+          data: trabalhos.map((t, i) => ({
+            id: t.entrega_id,
+            eventoId,
+            eventoRecebidoEm: recebidoEm,
+            entidadeId: entidade,
+            assinaturaId: t.assinatura_id,
+            aplicativoAssinanteId: assinante,
+            tipoDeEventoId: tipo,
+            versaoDoEsquema: 1,
+            urlDeDestino: t.url_de_destino,
+            situacao: 'pendente',
+            maximoDeTentativas: assinaturas[i]!.maximoDeTentativas,
+            proximaTentativaEm: recebidoEm,
+            criadaEm: recebidoEm,
+            atualizadaEm: recebidoEm,
+            ...(lugares.has(t.assinatura_id)
+              ? {
+                  sequencia: BigInt(lugares.get(t.assinatura_id)!.sequencia),
+                  emEspera: lugares.get(t.assinatura_id)!.emEspera,
+                }
+              : {}),
+          })),
+        });
+        const esperando = new Set(
+          trabalhos.filter((t) => lugares.get(t.assinatura_id)?.emEspera).map((t) => t.entrega_id),
+        );
+        return { trabalhos, esperando };
       });
       if (opcoes.publicar !== false && opcoes.broker) {
         const broker = opcoes.broker;
+        // A waiting delivery's job is not published: whoever finishes the one before it sends it.
         await Promise.all(
-          trabalhos.map((t) =>
-            publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
-              messageId: t.entrega_id,
-              mandatory: true,
-            }),
-          ),
+          trabalhos
+            .filter((t) => !esperando.has(t.entrega_id))
+            .map((t) =>
+              publishMessage(broker, { ...trabalhoDeEntrega, exchange: hub.topologia.entregas }, t, {
+                messageId: t.entrega_id,
+                mandatory: true,
+              }),
+            ),
         );
       }
       return trabalhos;

@@ -19,7 +19,7 @@ export function criarMetricas() {
   const trabalhos = new Counter({
     registers: [],
     name: 'hub_delivery_jobs_total',
-    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, circuito: its circuit open, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue)",
+    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, circuito: its circuit open, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue; liberado: not taken but published, an ordered delivery whose entity's turn came)",
     labelNames: ['desfecho'] as const,
   });
   // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as

@@ -5519,6 +5519,8 @@ export interface operations {
                             versao_do_esquema: number;
                             url_de_destino: string;
                             maximo_de_tentativas: number;
+                            /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                            entrega_ordenada: boolean;
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {
@@ -5603,6 +5605,11 @@ export interface operations {
                     filtro?: {
                         [key: string]: unknown;
                     } | null;
+                    /**
+                     * @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity)
+                     * @default false
+                     */
+                    entrega_ordenada?: boolean;
                 };
             };
         };
@@ -5622,6 +5629,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -5717,6 +5726,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -5965,6 +5976,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6106,6 +6119,7 @@ export interface operations {
                     filtro?: {
                         [key: string]: unknown;
                     } | null;
+                    entrega_ordenada?: boolean | null;
                 };
             };
         };
@@ -6125,6 +6139,8 @@ export interface operations {
                         versao_do_esquema: number;
                         url_de_destino: string;
                         maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6348,6 +6364,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                     };
                 };
@@ -8019,6 +8037,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                         pagina: number;
                         tamanho: number;
@@ -8119,6 +8139,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                     }[];
                 };
             };
@@ -8207,6 +8229,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -8314,6 +8338,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -8442,6 +8468,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                         pagina: number;
                         tamanho: number;
@@ -8543,6 +8571,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -8659,6 +8689,8 @@ export interface operations {
                         ultimo_erro?: string | null;
                         criada_em: string;
                         atualizada_em: string;
+                        /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                        sequencia: number | null;
                         /** @description every attempt, oldest first */
                         tentativas: {
                             id: string;
@@ -8779,6 +8811,8 @@ export interface operations {
                             versao_do_esquema: number;
                             url_de_destino: string;
                             maximo_de_tentativas: number;
+                            /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                            entrega_ordenada: boolean;
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {
@@ -9868,6 +9902,8 @@ export interface operations {
                             ultimo_erro?: string | null;
                             criada_em: string;
                             atualizada_em: string;
+                            /** @description its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, as the body it delivers says; null for an unordered subscription */
+                            sequencia: number | null;
                         }[];
                     };
                 };

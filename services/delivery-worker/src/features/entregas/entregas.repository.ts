@@ -24,6 +24,21 @@ export interface Reivindicada {
   /** The subscription's url_de_destino now: where this attempt goes (a PATCH after the job was written counts). */
   url_de_destino: string;
   ultimo_erro: string | null;
+  /** Of an ordered subscription's delivery (a bigint, as text): cancelada or fila_de_erro here passes its entity's turn. */
+  sequencia: string | null;
+  assinatura_id: string;
+  entidade_id: string;
+}
+
+/**
+ * A delivery of an ordered subscription that became final: the turn of its entity passes to the
+ * next one (docs/decisions.md "Ordered delivery per entity").
+ */
+export interface Final {
+  assinatura_id: string;
+  entidade_id: string;
+  /** bigint, as text */
+  sequencia: string;
 }
 
 /** One attempt to record. */
@@ -50,6 +65,10 @@ export interface Registrada {
   id: string;
   situacao: 'concluida' | 'aguardando_nova_tentativa' | 'fila_de_erro' | 'cancelada';
   tentativas_no_ciclo_atual: number;
+  /** Of an ordered subscription's delivery (bigint, as text); null otherwise. */
+  sequencia: string | null;
+  assinatura_id: string;
+  entidade_id: string;
 }
 
 /** A job the sweeper sends again, rebuilt from the database. */
@@ -69,6 +88,8 @@ export interface Perdida {
   teste: boolean;
   tentativas_no_ciclo_atual: number;
   ultimo_erro: string | null;
+  /** Its place among its entity's deliveries when its subscription is ordered (bigint, as text). */
+  sequencia: string | null;
 }
 
 /** The job of a delivery, rebuilt from the database as publication writes it. */
@@ -82,6 +103,7 @@ export function trabalhoDaLinha(p: Perdida): TrabalhoDeEntrega {
       { ...p, tipo: p.evento_tipo, ocorrido_em: new Date(p.ocorrido_em), recebido_em: new Date(p.recebido_em) },
       p.assinatura_id,
       p.dados,
+      p.sequencia === null ? null : Number(p.sequencia),
     ),
     request_id: null,
   });
@@ -92,7 +114,7 @@ const TRABALHO_DAS_MARCADAS = `
   select m.id::text as entrega_id, m.evento_id::text, m.assinatura_id::text, m.url_de_destino,
          t.nome as evento_tipo, ev.versao_do_esquema, ev.entidade_id, ev.ocorrido_em, ev.recebido_em,
          ev.aplicativo_publicador_id::text, ev.dados::text as dados, ev.publicado_pelo_email is not null as teste,
-         m.tentativas_no_ciclo_atual, m.ultimo_erro
+         m.tentativas_no_ciclo_atual, m.ultimo_erro, m.sequencia::text
   from marcadas m
   join evento ev on ev.id = m.evento_id
   join tipo_de_evento t on t.id = ev.tipo_de_evento_id`;
@@ -141,6 +163,8 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            where e.id = any(array(select id from p))
              -- "not final", written as a negation so the planner looks rows up by id alone
              and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada')
+             -- an ordered delivery waiting for its turn has no job: a stray copy is dropped
+             and not e.em_espera
              and (e.situacao <> 'aguardando_nova_tentativa' or e.proxima_tentativa_em <= now() + interval '1 second')
              and (e.situacao <> 'em_andamento' or e.reivindicacao = p.anterior
                   or coalesce(e.reivindicada_ate, e.atualizada_em + $2::int * interval '1 millisecond') < now())
@@ -171,7 +195,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
          -- the ids again, so the planner reaches e by its primary key rather than hashing the table
          where e.id = d.id and e.id = any(array(select id from p))
          returning e.id::text, e.situacao, e.tentativas_no_ciclo_atual, e.maximo_de_tentativas, e.url_de_destino,
-                   e.ultimo_erro`,
+                   e.ultimo_erro, e.sequencia::text, e.assinatura_id::text, e.entidade_id`,
         [JSON.stringify(pedidos), prazos.reivindicacaoMs, prazos.reivindicacoesAteVeneno],
       ),
 
@@ -214,7 +238,8 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            set situacao = 'fila_de_erro', ultimo_erro = left($3::text, 2000), reivindicacao = null,
                reivindicada_ate = null, reivindicacoes_sem_tentativa = 0, atualizada_em = now()
            from alvo where e.id = alvo.id
-           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro
+           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro,
+                     e.sequencia
          )
          ${TRABALHO_DAS_MARCADAS}`,
         [id, token, erro, prazos.reivindicacaoMs],
@@ -265,7 +290,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            where e.id = d.entrega_id and alvo.id = e.id and e.id = any(array(select entrega_id from d)) -- as above
              and a.id = e.assinatura_id
            returning e.id, e.assinatura_id, e.situacao, e.quantidade_de_tentativas, e.tentativas_no_ciclo_atual,
-                     e.evento_recebido_em, e.entregue_em
+                     e.evento_recebido_em, e.entregue_em, e.entidade_id, e.sequencia
          ),
          tentativas as (
            insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta,
@@ -301,7 +326,8 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            on conflict (hora, fatia, balde) do update
              set entregas = resumo_latencia_por_hora.entregas + excluded.entregas
          )
-         select id::text, situacao, tentativas_no_ciclo_atual from upd`,
+         select id::text, situacao, tentativas_no_ciclo_atual, sequencia::text, assinatura_id::text, entidade_id
+           from upd`,
         [JSON.stringify(registros), horaDoResumo(agora), fatiaDoResumo()],
       );
     },
@@ -322,6 +348,8 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
         `with alvo as (
            select e.id from entrega_nao_concluida q join entrega e on e.id = q.entrega_id
            where q.fase = 'fila' and e.situacao in ('pendente', 'aguardando_nova_tentativa', 'em_andamento')
+             -- waiting for its entity's turn (its copy is due at 'infinity': never met here anyway)
+             and not e.em_espera
              -- proxima_tentativa_em is never after the others: the queue's index by due time
              -- (entrega_nao_concluida_vencimento, a copy of it) narrows first
              and q.proxima_tentativa_em < now() - $1::int * interval '1 millisecond'
@@ -350,10 +378,43 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
              -- the dead claim's lease ends now: the job sent again takes it over
              reivindicada_ate = case when e.situacao = 'em_andamento' then now() - interval '1 millisecond' end
            from alvo where e.id = alvo.id
-           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro
+           returning e.id, e.evento_id, e.assinatura_id, e.url_de_destino, e.tentativas_no_ciclo_atual, e.ultimo_erro,
+                     e.sequencia
          )
          ${TRABALHO_DAS_MARCADAS}`,
         [idadeMs, retomadaMs, limite, prazos.reivindicacaoMs],
+      ),
+
+    /**
+     * Passes the turn of each entity whose ordered delivery became final to its next delivery
+     * (liberar_seguintes, migration 020: the chain's row locked first, then read afresh); the
+     * deliveries it released, with what rebuilding their jobs needs, for the caller to publish.
+     * Harmless twice: a turn already passed is not passed again.
+     */
+    passarAVez: (finais: Final[]) =>
+      sql.consultar<Perdida>('entrega_passar_a_vez', 'select * from liberar_seguintes($1::jsonb)', [
+        JSON.stringify(finais),
+      ]),
+
+    /**
+     * The sweeper's side of ordered delivery: chains whose turn sits on a delivery that is final (or
+     * gone: erased by retention) because the process that finished it died before passing the turn,
+     * or finished it without passing it (a hub-api path). Their turn is passed now, as `passarAVez`.
+     */
+    recolherVezesPerdidas: (limite: number) =>
+      sql.consultar<Perdida>(
+        'entrega_recolher_vezes_perdidas',
+        `select * from liberar_seguintes((
+           select coalesce(jsonb_agg(jsonb_build_object('assinatura_id', c.assinatura_id, 'entidade_id', c.entidade_id,
+                                                        'sequencia', c.pronta)), '[]'::jsonb)
+             from (select c.assinatura_id, c.entidade_id, c.pronta from sequencia_de_entidade c
+                    where c.pronta <= c.ultima
+                      and not exists (select 1 from entrega e
+                                       where e.assinatura_id = c.assinatura_id and e.entidade_id = c.entidade_id
+                                         and e.sequencia = c.pronta
+                                         and e.situacao not in ('concluida', 'fila_de_erro', 'cancelada'))
+                    limit $1::int) c))`,
+        [limite],
       ),
   };
 }

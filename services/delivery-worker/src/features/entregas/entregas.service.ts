@@ -23,6 +23,7 @@ import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento'
 import { proximoAtraso } from './atrasos';
 import {
   type EntregasRepository,
+  type Final,
   type Pedido,
   type Registrada,
   type Registro,
@@ -99,6 +100,50 @@ export function entregasService(deps: EntregasDeps) {
   destinos.aoMudar(() => limite.reavaliar());
   // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
   isolamento.aoIsolar((origem) => limite.dispensar(origem));
+  /**
+   * Ordered delivery (docs/decisions.md "Ordered delivery per entity"): a delivery of an ordered
+   * subscription made final here passes its entity's turn to the next delivery, whose job, held back
+   * since its publication, is published now. Batched like the claims and records (one
+   * liberar_seguintes for the turns passed together, their jobs published at once, confirmed), apart
+   * from the record's own batch, which it would otherwise hold; the job that made the delivery final
+   * is acked after. A turn not passed (this process dies, the database or the broker fails) is the
+   * sweeper's: a released delivery whose job is lost is due now, a turn not passed is found by
+   * recolherVezesPerdidas.
+   */
+  const vezes = new Lote<Final, undefined>(async (finais) => {
+    try {
+      const liberadas = await repo.passarAVez(finais);
+      await Promise.all(
+        liberadas.map((l) =>
+          broker.publish(
+            topologia.entregas,
+            trabalhoDeEntrega.routingKey,
+            Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
+            {
+              messageId: l.entrega_id,
+              contentType: 'application/json',
+              mandatory: true,
+            },
+          ),
+        ),
+      );
+      if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
+    } catch (error) {
+      logger.warn({ err: error, entregas: finais.length }, 'turn of an ordered entity not passed; the sweeper will');
+    }
+    return finais.map(() => undefined);
+  });
+  /** Passes the turn of the ordered deliveries among these that are final (an unordered one has no sequencia). */
+  async function passarAVez(
+    linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
+  ): Promise<void> {
+    await Promise.all(
+      linhas
+        .filter((l) => l.sequencia !== null)
+        .map((l) => vezes.add({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia! })),
+    );
+  }
+
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
     // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
     const unicos = new Map(pedidos.map((p) => [p.id, p]));
@@ -255,6 +300,8 @@ export function entregasService(deps: EntregasDeps) {
       );
       return;
     }
+    // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
+    if (reivindicada.situacao !== 'em_andamento') await passarAVez([reivindicada]);
     if (reivindicada.situacao === 'cancelada') {
       metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
@@ -345,13 +392,17 @@ export function entregasService(deps: EntregasDeps) {
     const tentativa = Number(message.properties.headers?.[ATTEMPT_HEADER]) || 1;
     if (tentativa >= deps.tentativasDoConsumidor) {
       const motivo = error instanceof Error ? error.message : String(error);
-      await repo
+      const envenenada = await repo
         .envenenar(
           trabalho.entrega_id,
           posse.token ?? null,
           `poison job: the worker failed on it ${tentativa} times (${motivo.slice(0, 500)})`,
         )
-        .catch((e) => logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked'));
+        .catch((e) => {
+          logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked');
+          return [];
+        });
+      await passarAVez(envenenada);
     } else if (posse.token) {
       // The consumer's retry publishes the job with its headers: the claim travels with it.
       message.properties.headers = { ...(message.properties.headers ?? {}), [CABECALHO_REIVINDICACAO]: posse.token };
@@ -372,6 +423,7 @@ export function entregasService(deps: EntregasDeps) {
         ? await repo.envenenar(id, null, `poison job: its message could not be read (${motivo.slice(0, 500)})`)
         : [];
     if (!linha) throw error;
+    await passarAVez([linha]);
     await broker.publish(topologia.entregasErro, '', Buffer.from(JSON.stringify(trabalhoDaLinha(linha))), {
       messageId: linha.entrega_id,
       contentType: 'application/json',
@@ -501,6 +553,7 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
+    if (registrada.situacao !== 'aguardando_nova_tentativa') await passarAVez([registrada]);
     if (registrada.situacao === 'cancelada') {
       logger.info({ entrega_id: trabalho.entrega_id }, 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {

@@ -22,6 +22,13 @@ export const urlDeDestino = z
   })
   .meta({ format: 'uri', maxLength: MAX_URL });
 const tentativas = z.number().int().min(1).max(50);
+/** Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"). */
+const entregaOrdenada = z
+  .boolean()
+  .describe(
+    'deliveries of one entidade_id attempted one at a time, in the order their events were accepted; ' +
+      'each delivery body carries sequencia (1, 2, 3… per entity)',
+  );
 /** A schema version number: the column is an integer (int4). */
 const versaoDoEsquema = z.number().int().min(1).max(INT4_MAX);
 
@@ -34,6 +41,7 @@ export const assinaturaCriar = z
     maximo_de_tentativas: tentativas.optional().default(TENTATIVAS_PADRAO),
     // The content filter (filtro.ts): absent or null, every event.
     filtro: filtroEntrada.optional(),
+    entrega_ordenada: entregaOrdenada.optional().default(false),
   })
   .strict();
 
@@ -44,6 +52,7 @@ export const assinaturaAtualizar = z
     maximo_de_tentativas: tentativas.nullish(),
     // The content filter (filtro.ts): absent, unchanged; null, removed (every event).
     filtro: filtroEntrada.optional(),
+    entrega_ordenada: entregaOrdenada.nullish(),
   })
   .strict();
 
@@ -71,6 +80,7 @@ export const assinaturaSchema = z.object({
   versao_do_esquema: versaoDoEsquema,
   url_de_destino: z.string(),
   maximo_de_tentativas: tentativas,
+  entrega_ordenada: entregaOrdenada,
   ativa: z.boolean(),
   filtro: filtroSaida,
   criado_em: z.string(),

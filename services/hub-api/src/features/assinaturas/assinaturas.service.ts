@@ -19,6 +19,7 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   versao_do_esquema: a.versaoDoEsquema,
   url_de_destino: a.urlDeDestino,
   maximo_de_tentativas: a.maximoDeTentativas,
+  entrega_ordenada: a.entregaOrdenada,
   ativa: a.ativa,
   filtro: a.filtro as Record<string, unknown> | null,
   criado_em: iso(a.criadoEm),
@@ -111,6 +112,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
       url_de_destino: string;
       maximo_de_tentativas: number;
       filtro?: unknown;
+      entrega_ordenada?: boolean;
     }) {
       compilar(input.filtro);
       await deps.verificarDestino(input.url_de_destino);
@@ -139,6 +141,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             urlDeDestino: input.url_de_destino,
             maximoDeTentativas: input.maximo_de_tentativas,
             filtro: colunaDoFiltro(input.filtro),
+            entregaOrdenada: input.entrega_ordenada ?? false,
             ativa: true,
             criadoEm: agora,
             atualizadoEm: agora,
@@ -156,6 +159,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
         ativa?: boolean | null;
         maximo_de_tentativas?: number | null;
         filtro?: unknown;
+        entrega_ordenada?: boolean | null;
       },
     ) {
       compilar(input.filtro);
@@ -168,6 +172,8 @@ export function assinaturasService(deps: AssinaturasDeps) {
           ...(input.ativa == null ? {} : { ativa: input.ativa }),
           ...(input.maximo_de_tentativas == null ? {} : { maximoDeTentativas: input.maximo_de_tentativas }),
           ...(input.filtro === undefined ? {} : { filtro: colunaDoFiltro(input.filtro) }),
+          // Deliveries already written keep what they were given; only the next publications change.
+          ...(input.entrega_ordenada == null ? {} : { entregaOrdenada: input.entrega_ordenada }),
         };
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);

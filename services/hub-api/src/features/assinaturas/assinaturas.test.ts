@@ -86,6 +86,7 @@ describe('/assinatura', () => {
       versao_do_esquema: 1,
       url_de_destino: 'https://recebedor.example/webhook',
       maximo_de_tentativas: 8,
+      entrega_ordenada: false,
       ativa: true,
       filtro: null,
       criado_em: expect.stringMatching(ISO_MS),

@@ -8,12 +8,15 @@ import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
  * the subscription's current url_de_destino and maximo_de_tentativas (an operator who fixed the
  * address reprocesses towards the new one), and one job per delivery in the outbox, so the jobs are
  * published if and only if the cycle commits. The caller has locked the rows and checked their state.
+ * An ordered delivery goes at once, waiting for no earlier one, with its original sequencia (one
+ * cancelled while it waited is no longer em_espera: the sweeper may send its job again if it is lost);
+ * the turn of its entity is not touched (docs/decisions.md "Ordered delivery per entity").
  */
 export async function iniciarNovoCiclo(tx: Tx, ids: readonly string[], agora: Date, requestId: string | null) {
   if (ids.length === 0) return;
   await tx.$executeRaw`
     update entrega en
-       set situacao = 'pendente', tentativas_no_ciclo_atual = 0, proxima_tentativa_em = ${agora},
+       set situacao = 'pendente', tentativas_no_ciclo_atual = 0, proxima_tentativa_em = ${agora}, em_espera = false,
            atualizada_em = ${agora}, url_de_destino = s.url_de_destino, maximo_de_tentativas = s.maximo_de_tentativas
       from assinatura s
      where s.id = en.assinatura_id and en.id = any(${ids}::uuid[])`;

@@ -27,6 +27,7 @@ interface LinhaDeEntrega {
   ultimo_erro: string | null;
   criada_em: Date;
   atualizada_em: Date;
+  sequencia: number | null;
 }
 
 const dto = (l: LinhaDeEntrega): EntregaDto => ({
@@ -44,7 +45,7 @@ const comNomes = (ids: Prisma.Sql) => Prisma.sql`
          en.aplicativo_assinante_id::text, a.nome as aplicativo_assinante_nome, t.nome as tipo_de_evento_nome,
          en.versao_do_esquema, en.url_de_destino, en.situacao, en.quantidade_de_tentativas,
          en.tentativas_no_ciclo_atual, en.maximo_de_tentativas, en.proxima_tentativa_em, en.entregue_em,
-         en.ultimo_erro, en.criada_em, en.atualizada_em
+         en.ultimo_erro, en.criada_em, en.atualizada_em, en.sequencia::int
     from (${ids}) p
     join entrega en on en.id = p.id
     join aplicativo a on a.id = en.aplicativo_assinante_id

@@ -106,6 +106,7 @@ describe('GET /entrega and GET /entrega/filtro', () => {
       ultimo_erro: null,
       criada_em: '2020-01-01T00:00:03.000Z',
       atualizada_em: '2020-01-01T00:00:03.000Z',
+      sequencia: null,
     });
   });
 

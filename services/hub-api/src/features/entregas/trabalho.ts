@@ -16,6 +16,7 @@ interface LinhaDoTrabalho {
   aplicativo_publicador_id: string;
   dados: string;
   teste: boolean;
+  sequencia: number | null;
 }
 
 /**
@@ -34,7 +35,7 @@ export async function trabalhosDasEntregas(
     select en.id::text as entrega_id, en.evento_id::text, en.assinatura_id::text, en.url_de_destino,
            t.nome as tipo, e.versao_do_esquema, e.entidade_id, e.ocorrido_em, e.recebido_em,
            e.aplicativo_publicador_id::text, e.dados::text as dados,
-           e.publicado_pelo_email is not null as teste
+           e.publicado_pelo_email is not null as teste, en.sequencia::int
       from entrega en
       join evento e on e.id = en.evento_id
       join tipo_de_evento t on t.id = e.tipo_de_evento_id
@@ -47,7 +48,8 @@ export async function trabalhosDasEntregas(
         evento_id: l.evento_id,
         assinatura_id: l.assinatura_id,
         url_de_destino: l.url_de_destino,
-        corpo: corpoDaEntrega(l, l.assinatura_id, l.dados),
+        // An ordered delivery keeps its sequencia: a resend goes at once, in its original place.
+        corpo: corpoDaEntrega(l, l.assinatura_id, l.dados, l.sequencia),
         request_id: requestId,
       }),
     );

@@ -86,6 +86,14 @@ export const entregaSchema = z.object({
   ultimo_erro: z.string().nullable().optional(),
   criada_em: z.string(),
   atualizada_em: z.string(),
+  sequencia: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      'its place among the deliveries of its entidade_id to an ordered subscription (entrega_ordenada): 1, 2, 3…, ' +
+        'as the body it delivers says; null for an unordered subscription',
+    ),
 });
 export type EntregaDto = z.infer<typeof entregaSchema>;
 

@@ -60,6 +60,7 @@ export async function lerEventoDetalhado(db: DbClient, id: string): Promise<Even
         ultimo_erro: en.ultimoErro,
         criada_em: iso(en.criadaEm),
         atualizada_em: iso(en.atualizadaEm),
+        sequencia: en.sequencia === null ? null : Number(en.sequencia),
       }),
     ),
   };

@@ -1,14 +1,38 @@
 import { GroupCommit } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
 import { iniciarTrecho, rastreamentoLigado } from '@hub/tracing';
+import type { TrabalhoDeEntrega } from '@hub/contracts';
 import type { Gravacao } from './gravacao';
-import type { PublicacaoRepository } from './publicacao.repository';
+import type { Escritos, PublicacaoRepository } from './publicacao.repository';
 
 export interface GravadorOptions {
   /** Publications per statement at most. */
   maximo?: number;
   /** Statements in flight at once (connections of the pool the writer may hold). */
   paralelos?: number;
+}
+
+/**
+ * The jobs of a batch with ordered deliveries: each ordered one's body gets the sequencia the
+ * statement gave it, and the job of one that waits for an earlier delivery of its entity is not
+ * sent (docs/decisions.md "Ordered delivery per entity": whoever makes that earlier one final sends it).
+ */
+function trabalhosDe(gravados: Gravacao[], escritos: Escritos): OutboxMessage[] {
+  const trabalhos: OutboxMessage[] = [];
+  for (const g of gravados)
+    g.entregas.forEach((e, i) => {
+      const trabalho = g.trabalhos[i]!;
+      const lugar = e.ordenada ? escritos.ordenadas.get(e.id) : undefined;
+      if (!lugar) {
+        trabalhos.push(trabalho);
+        return;
+      }
+      e.sequencia = lugar.sequencia;
+      if (lugar.emEspera) return;
+      const corpo = trabalho.body as TrabalhoDeEntrega;
+      trabalhos.push({ ...trabalho, body: { ...corpo, corpo: g.corpoPara!(e.assinaturaId, lugar.sequencia) } });
+    });
+  return trabalhos;
 }
 
 /**
@@ -28,8 +52,9 @@ export function gravadorEmGrupo(
   const grupo = new GroupCommit<Gravacao, boolean>(
     async (lote) => {
       const escritos = rastreamentoLigado() ? await gravarNoTrecho(repo, lote) : await repo.gravar(lote);
-      despachar(lote.filter((g) => escritos.has(g.evento.id)).flatMap((g) => g.trabalhos));
-      return lote.map((g) => escritos.has(g.evento.id));
+      const gravados = lote.filter((g) => escritos.eventos.has(g.evento.id));
+      despachar(escritos.ordenadas.size === 0 ? gravados.flatMap((g) => g.trabalhos) : trabalhosDe(gravados, escritos));
+      return lote.map((g) => escritos.eventos.has(g.evento.id));
     },
     { maximo: options.maximo ?? 200, paralelos: options.paralelos ?? 2, inicio: 'imediato', repeticao: 'em-ordem' },
   );

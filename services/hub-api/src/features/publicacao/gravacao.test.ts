@@ -16,6 +16,7 @@ const alvo: AlvoDaPublicacao = {
     aplicativoAssinanteId: `0190a000-0000-7000-8000-0000000000${s}${s}`,
     urlDeDestino: `https://${s}.example/webhook`,
     maximoDeTentativas: 5,
+    entregaOrdenada: false,
     aplicativoAssinante: { nome: `Assinante ${s}` },
     filtro: null,
   })),

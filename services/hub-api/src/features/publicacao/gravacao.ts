@@ -34,6 +34,14 @@ export interface NovaEntrega {
   versaoDoEsquema: number;
   urlDeDestino: string;
   maximoDeTentativas: number;
+  /**
+   * Its subscription keeps order per entity (docs/decisions.md "Ordered delivery per entity"): the
+   * statement gives it a sequencia, and its job is published only if it is its entity's turn.
+   * Absent: unordered.
+   */
+  ordenada?: boolean;
+  /** Set once written, for an ordered delivery: its place among its entity's deliveries. */
+  sequencia?: number;
 }
 
 /** The Idempotency-Key a publication claims in its statement. */
@@ -47,7 +55,13 @@ export interface ChaveNova {
 export interface Gravacao {
   evento: NovoEvento;
   entregas: NovaEntrega[];
+  /**
+   * One job per delivery, in the order of `entregas`. An ordered delivery's body is written once the
+   * statement has given it its sequencia (`corpoPara`); a waiting one's job is not sent.
+   */
   trabalhos: OutboxMessage[];
+  /** The body of a delivery of this event to a subscription, with its sequencia (required when one is ordered). */
+  corpoPara?: (assinaturaId: string, sequencia?: number | null) => string;
   /** Its Idempotency-Key: the event is written only if the statement claims the key. */
   chave?: ChaveNova;
   /** The publication's span (or, when nothing records, the trace context it came with). */
@@ -63,6 +77,7 @@ export interface AlvoDaPublicacao {
     aplicativoAssinanteId: string;
     urlDeDestino: string;
     maximoDeTentativas: number;
+    entregaOrdenada: boolean;
     aplicativoAssinante: { nome: string };
     /** Its content filter, compiled (null: every event). */
     filtro: Predicado | null;
@@ -135,6 +150,7 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     versaoDoEsquema: versao.versao,
     urlDeDestino: a.urlDeDestino,
     maximoDeTentativas: a.maximoDeTentativas,
+    ordenada: a.entregaOrdenada,
   }));
   // The event's part of the bodies is serialized once; each delivery's names its subscription.
   const corpoPara = corposDaEntrega(
@@ -163,7 +179,8 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
       evento_id: id,
       assinatura_id: e.assinaturaId,
       url_de_destino: e.urlDeDestino,
-      corpo: corpoPara(e.assinaturaId),
+      // An ordered delivery's body waits for its sequencia (gravacao-em-grupo.ts).
+      corpo: e.ordenada ? '' : corpoPara(e.assinaturaId),
       request_id: p.requestId,
     } satisfies TrabalhoDeEntrega,
   }));
@@ -181,6 +198,7 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     },
     entregas,
     trabalhos,
+    corpoPara,
     ...(p.chave ? { chave: p.chave } : {}),
     ...(p.trecho ? { trecho: p.trecho } : {}),
   };

@@ -19,6 +19,16 @@ const isos = (datas: Date[]) => datas.map((d) => d.toISOString());
  * value is an array parameter, whatever the batch's size (dados: one JSON array, joined to the
  * events by position).
  *
+ * An ordered subscription's deliveries (docs/decisions.md "Ordered delivery per entity") get their
+ * sequencia here: the batch's deliveries are counted per (subscription, entity) first (an upsert
+ * cannot touch one row twice in a statement), each counter row of sequencia_de_entidade is advanced
+ * once, in key order (as liberar_seguintes locks them: no deadlock), and each delivery numbered from
+ * it in the batch's order. The counter's row lock orders every writer of a chain, and its RETURNING
+ * is the row as it is after any publication or release that held it first: a delivery whose
+ * sequencia is the chain's `pronta` goes now, every later one waits (em_espera, its job not sent).
+ * Besides the events written, the statement answers each ordered delivery's sequencia and whether
+ * it waits. With no ordered delivery in the batch ($27 empty) those steps see no row.
+ *
  * A keyed publication's event (with its deliveries) is written only when its key is
  * claimed: inserted, or taking the place of one older than 24 h (`on conflict … do update … where`
  * returns only those). A key held by another publication, committed or in flight, is not claimed:
@@ -48,18 +58,39 @@ export const SQL_DA_GRAVACAO = `
         join json_array_elements($16::json) with ordinality as d(dados, n) using (n)
        where e.id in (select id from aceitos)
       returning id
+    ), ordenadas as (
+      select o.id, o.assinatura_id, o.entidade_id,
+             row_number() over (partition by o.assinatura_id, o.entidade_id order by o.n) as r
+        from unnest($17::uuid[], $18::uuid[], $20::text[], $21::uuid[]) with ordinality
+             as o(id, evento_id, entidade_id, assinatura_id, n)
+       where o.id = any($27::uuid[]) and o.evento_id in (select id from aceitos)
+    ), contagem as (
+      select assinatura_id, entidade_id, count(*) as k from ordenadas group by assinatura_id, entidade_id
+    ), contadores as (
+      insert into sequencia_de_entidade as s (assinatura_id, entidade_id, ultima, pronta)
+      select assinatura_id, entidade_id, k, 1 from contagem order by assinatura_id, entidade_id
+      on conflict (assinatura_id, entidade_id) do update set ultima = s.ultima + excluded.ultima
+      returning s.assinatura_id, s.entidade_id, s.ultima, s.pronta
+    ), numeradas as (
+      select o.id, c.ultima - g.k + o.r as sequencia, c.pronta
+        from ordenadas o
+        join contagem g on g.assinatura_id = o.assinatura_id and g.entidade_id = o.entidade_id
+        join contadores c on c.assinatura_id = o.assinatura_id and c.entidade_id = o.entidade_id
     ), entregas as (
       insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
                            tipo_de_evento_id, versao_do_esquema, url_de_destino, maximo_de_tentativas,
-                           situacao, proxima_tentativa_em, criada_em, atualizada_em)
-      select n.*, 'pendente', n.recebido, n.recebido, n.recebido
+                           situacao, proxima_tentativa_em, criada_em, atualizada_em, sequencia, em_espera)
+      select n.*, 'pendente', n.recebido, n.recebido, n.recebido, q.sequencia, coalesce(q.sequencia <> q.pronta, false)
         from unnest($17::uuid[], $18::uuid[], $19::timestamptz[], $20::text[], $21::uuid[], $22::uuid[],
                     $23::uuid[], $24::int[], $25::text[], $26::int[])
              as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
                   versao_do_esquema, url_de_destino, maximo_de_tentativas)
+        left join numeradas q on q.id = n.id
        where n.evento_id in (select id from aceitos)
     )
-    select id::text from eventos`;
+    select id::text, null::text as sequencia, null::boolean as em_espera from eventos
+    union all
+    select id::text, sequencia::text, sequencia <> pronta from numeradas`;
 
 /** The parameters of SQL_DA_GRAVACAO for a batch of publications: one array per column. */
 export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
@@ -96,7 +127,14 @@ export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
     en.map((e) => e.versaoDoEsquema),
     en.map((e) => e.urlDeDestino),
     en.map((e) => e.maximoDeTentativas),
+    en.filter((e) => e.ordenada).map((e) => e.id),
   ];
+}
+
+/** What SQL_DA_GRAVACAO wrote: the events, and the place of each ordered delivery (by delivery id). */
+export interface Escritos {
+  eventos: Set<string>;
+  ordenadas: Map<string, { sequencia: number; emEspera: boolean }>;
 }
 
 export interface ChaveGuardada {
@@ -118,10 +156,21 @@ export interface ChaveGuardada {
  */
 export function publicacaoRepository(db: DbClient, sql: SqlPool) {
   return {
-    /** Writes a batch of publications in one statement (SQL_DA_GRAVACAO); the ids of the events it wrote. */
-    async gravar(lote: Gravacao[]): Promise<Set<string>> {
-      const linhas = await sql.consultar<{ id: string }>('publicacao_gravar', SQL_DA_GRAVACAO, valoresDaGravacao(lote));
-      return new Set(linhas.map((l) => l.id));
+    /**
+     * Writes a batch of publications in one statement (SQL_DA_GRAVACAO): the ids of the events it
+     * wrote, and each ordered delivery's sequencia and whether it waits for an earlier one.
+     */
+    async gravar(lote: Gravacao[]): Promise<Escritos> {
+      const linhas = await sql.consultar<{ id: string; sequencia: string | null; em_espera: boolean | null }>(
+        'publicacao_gravar',
+        SQL_DA_GRAVACAO,
+        valoresDaGravacao(lote),
+      );
+      const escritos: Escritos = { eventos: new Set(), ordenadas: new Map() };
+      for (const l of linhas)
+        if (l.sequencia === null) escritos.eventos.add(l.id);
+        else escritos.ordenadas.set(l.id, { sequencia: Number(l.sequencia), emEspera: l.em_espera === true });
+      return escritos;
     },
 
     /**
@@ -139,6 +188,7 @@ export function publicacaoRepository(db: DbClient, sql: SqlPool) {
           urlDeDestino: true,
           maximoDeTentativas: true,
           filtro: true,
+          entregaOrdenada: true,
           aplicativoAssinante: { select: { nome: true } },
         },
         orderBy: { id: 'asc' },

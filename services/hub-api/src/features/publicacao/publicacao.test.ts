@@ -223,6 +223,7 @@ describe('deliveries', () => {
         ultimo_erro: null,
         criada_em: evento.recebido_em,
         atualizada_em: evento.recebido_em,
+        sequencia: null,
       },
     ]);
     // Published to hub.entregas with the work queue's key (the observer's binding), as the relay would.

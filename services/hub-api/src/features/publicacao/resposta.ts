@@ -66,6 +66,7 @@ export function respostaDaPublicacao(
           ultimo_erro: null,
           criada_em: recebidoEm,
           atualizada_em: recebidoEm,
+          sequencia: e.sequencia ?? null,
         };
       })
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),

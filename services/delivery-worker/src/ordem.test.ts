@@ -1,0 +1,334 @@
+import type http from 'node:http';
+import path from 'node:path';
+import type { Broker } from '@hub/broker';
+import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
+import {
+  cenario,
+  createTestHub,
+  deleteTestTopology,
+  startDeliveryWorkerForTests,
+  type TestHub,
+} from './delivery-worker.test-support';
+import { iniciarReceptor, type Receptor, type Recebido } from './receptor.test-support';
+
+/**
+ * Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"): with a real worker
+ * (and, for the kill -9, two real worker processes), an ordered subscription's deliveries of one
+ * entity reach the receiver one at a time in sequencia order, through retries, the error queue, a
+ * dead worker and a turn left behind by a dead process, while other entities and unordered
+ * subscriptions never wait for them.
+ */
+const MAIN = path.join(__dirname, 'main.ts');
+
+let hub: TestHub;
+let broker: Broker;
+let receptor: Receptor;
+/** Behaviour of each receiver path, set by each test. */
+const rotas = new Map<string, (req: http.IncomingMessage, res: http.ServerResponse, corpo: string) => void>();
+const servicos: SpawnedService[] = [];
+
+beforeAll(async () => {
+  hub = await createTestHub();
+  broker = await connectTestBroker('delivery-worker-ordem');
+  const caminhos = ['/falha-cedo', '/erro', '/livre', '/matar', '/deixada'];
+  receptor = await iniciarReceptor(
+    Object.fromEntries(caminhos.map((c) => [c, (req, res, corpo) => rotas.get(c)!(req, res, corpo)])),
+  );
+});
+afterAll(async () => {
+  for (const s of servicos) await s.kill();
+  // The destination queue the paused one got included.
+  if (hub) await deleteTestTopology(hub, [20, 40]).catch(() => undefined);
+  await broker?.close();
+  await receptor?.fechar();
+  await hub?.close();
+});
+
+/** What a request carried: its entity, its sequencia (absent when unordered) and its webhook-id. */
+const ler = (r: Recebido) => {
+  const corpo = JSON.parse(r.corpo) as { entidade_id: string; sequencia?: number; dados: { n: number } };
+  return {
+    entidade: corpo.entidade_id,
+    sequencia: corpo.sequencia,
+    n: corpo.dados.n,
+    id: String(r.cabecalhos['webhook-id']),
+  };
+};
+const daEntidade = (caminho: string, entidade: string) =>
+  receptor
+    .de(caminho)
+    .map(ler)
+    .filter((r) => r.entidade === entidade);
+const situacoes = async (ids: string[]) =>
+  Object.fromEntries(
+    (await hub.db.entrega.findMany({ where: { id: { in: ids } }, select: { id: true, situacao: true } })).map((e) => [
+      e.id,
+      e.situacao,
+    ]),
+  );
+const todasConcluidas = async (ids: string[]) =>
+  (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } })) === ids.length;
+const dados = (n: number) => `{"n": ${n}}`;
+
+describe('with one worker', () => {
+  let worker: Awaited<ReturnType<typeof startDeliveryWorkerForTests>>;
+  beforeAll(async () => {
+    worker = await startDeliveryWorkerForTests(hub, { DELIVERY_SWEEP_AGE: '0ms' });
+  });
+  afterAll(() => worker?.close());
+
+  test('When the receiver fails the first event of an entity until another entity is done, then that entity gets 1, 2, 3 in order after its retries while the other entity goes meanwhile', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/falha-cedo'), 50, { ordenada: true });
+    const [lenta, rapida] = [`lenta-${Date.now()}`, `rapida-${Date.now()}`];
+    // The first of `lenta` fails at least twice, and for as long as `rapida` has not received all 3:
+    // if `rapida` waited behind `lenta`, that head would fail until its attempts ran out.
+    rotas.set('/falha-cedo', (_req, res, corpo) => {
+      const { entidade_id, sequencia } = JSON.parse(corpo) as { entidade_id: string; sequencia: number };
+      const falhas = daEntidade('/falha-cedo', lenta).filter((r) => r.sequencia === 1).length;
+      const rapidas = daEntidade('/falha-cedo', rapida).length;
+      if (entidade_id === lenta && sequencia === 1 && (falhas <= 2 || rapidas < 3)) res.writeHead(500).end();
+      else res.writeHead(200).end();
+    });
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n += 1) {
+      for (const entidade of [lenta, rapida]) {
+        const [t] = await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) });
+        ids.push(t!.entrega_id);
+      }
+    }
+    await waitFor(() => todasConcluidas(ids), { timeoutMs: 30_000, what: 'all 6 deliveries concluida' });
+
+    const daLenta = daEntidade('/falha-cedo', lenta);
+    // Event n of the entity is sequencia n; the head was tried at least three times (same webhook-id),
+    // and nothing after it arrived before it succeeded.
+    const primeiras = daLenta.filter((r) => r.sequencia === 1);
+    expect(primeiras.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(primeiras.map((r) => r.id)).size).toBe(1);
+    expect(daLenta.map((r) => [r.sequencia, r.n])).toEqual([...primeiras.map(() => [1, 1]), [2, 2], [3, 3]]);
+    expect(daEntidade('/falha-cedo', rapida).map((r) => [r.sequencia, r.n])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+    // The other entity was done while the head of the first still failed.
+    const ordem = receptor.de('/falha-cedo').map(ler);
+    const ultimaRapida = ordem.findLastIndex((r) => r.entidade === rapida);
+    const sucessoDaLenta = ordem.findLastIndex((r) => r.entidade === lenta && r.sequencia === 1);
+    expect(ultimaRapida).toBeLessThan(sucessoDaLenta);
+    const linhas = await hub.db.entrega.findMany({ where: { id: { in: ids } }, select: { emEspera: true } });
+    expect(linhas.every((l) => !l.emEspera)).toBe(true);
+    expect(
+      await hub.db.sequenciaDeEntidade.findMany({
+        where: { assinaturaId: assinatura.id },
+        select: { ultima: true, pronta: true },
+      }),
+    ).toEqual([
+      { ultima: 3n, pronta: 4n },
+      { ultima: 3n, pronta: 4n },
+    ]);
+  }, 40_000);
+
+  test('When the head of an entity runs out of attempts, then it goes to the error queue and the next ones go, leaving a gap the receiver can see', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/erro'), 2, { ordenada: true });
+    const entidade = `erro-${Date.now()}`;
+    rotas.set('/erro', (_req, res, corpo) => {
+      res.writeHead((JSON.parse(corpo) as { sequencia: number }).sequencia === 1 ? 503 : 200).end();
+    });
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n += 1)
+      ids.push((await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) }))[0]!.entrega_id);
+    await waitFor(async () => (await situacoes(ids))[ids[2]!] === 'concluida', {
+      timeoutMs: 20_000,
+      what: 'the third delivered',
+    });
+    expect(await situacoes(ids)).toEqual({ [ids[0]!]: 'fila_de_erro', [ids[1]!]: 'concluida', [ids[2]!]: 'concluida' });
+    // Two failed attempts of 1, then 2 and 3: the receiver never got a 2xx for 1 — its gap.
+    expect(daEntidade('/erro', entidade).map((r) => r.sequencia)).toEqual([1, 1, 2, 3]);
+    const erro = await broker.withChannel((ch) => ch.checkQueue(hub.topologia.filaDeErro));
+    expect(erro.messageCount).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  test('When an unordered subscription gets three events of one entity and fails the first, then the others arrive while it retries and no body carries sequencia', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/livre'), 50);
+    const entidade = `livre-${Date.now()}`;
+    // The first fails until the other two have arrived: were they waiting for it, it would never succeed.
+    rotas.set('/livre', (_req, res, corpo) => {
+      const primeira = (JSON.parse(corpo) as { dados: { n: number } }).dados.n === 1;
+      res.writeHead(primeira && daEntidade('/livre', entidade).filter((r) => r.n !== 1).length < 2 ? 500 : 200).end();
+    });
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n += 1)
+      ids.push((await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) }))[0]!.entrega_id);
+    await waitFor(() => todasConcluidas(ids), { timeoutMs: 20_000, what: 'the 3 deliveries concluida' });
+    const recebidas = daEntidade('/livre', entidade);
+    expect(recebidas.every((r) => r.sequencia === undefined)).toBe(true);
+    expect(recebidas.at(-1)!.n).toBe(1);
+    expect(
+      await hub.db.entrega.count({
+        where: { id: { in: ids }, OR: [{ sequencia: { not: null } }, { emEspera: true }] },
+      }),
+    ).toBe(0);
+  }, 30_000);
+
+  test('When an ordered subscription is switched off, then its head is cancelled when claimed and passes the turn, and each waiting delivery follows, cancelled, none sent', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/deixada'), 3, { ordenada: true });
+    const entidade = `desligada-${Date.now()}`;
+    rotas.set('/deixada', (_req, res) => res.writeHead(200).end());
+    const trabalhos = [];
+    for (let n = 1; n <= 3; n += 1)
+      trabalhos.push(
+        (await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n), publicar: false }))[0]!,
+      );
+    await hub.db.assinatura.update({ where: { id: assinatura.id }, data: { ativa: false } });
+    // The head's job, as publication would have sent it: its claim finds the subscription off.
+    await c.republicar(trabalhos[0]!, worker.broker);
+    const ids = trabalhos.map((t) => t.entrega_id);
+    await waitFor(async () => Object.values(await situacoes(ids)).every((s) => s === 'cancelada'), {
+      timeoutMs: 20_000,
+      what: 'the 3 deliveries cancelled',
+    });
+    expect(daEntidade('/deixada', entidade)).toEqual([]);
+    expect(
+      await hub.db.sequenciaDeEntidade.findUniqueOrThrow({
+        where: { assinaturaId_entidadeId: { assinaturaId: assinatura.id, entidadeId: entidade } },
+        select: { ultima: true, pronta: true },
+      }),
+    ).toEqual({ ultima: 3n, pronta: 4n });
+  }, 30_000);
+
+  test('When a process made the head final and died before passing the turn, then the sweeper passes it and the rest go in order', async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/deixada'), 3, { ordenada: true });
+    const entidade = `deixada-${Date.now()}`;
+    rotas.set('/deixada', (_req, res) => res.writeHead(200).end());
+    const ids: string[] = [];
+    // The head's job is not published: it is made concluida here, as a process that recorded it and
+    // died before passing the turn would leave it.
+    for (let n = 1; n <= 3; n += 1)
+      ids.push(
+        (await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n), publicar: n > 1 }))[0]!
+          .entrega_id,
+      );
+    await hub.db.entrega.update({ where: { id: ids[0]! }, data: { situacao: 'concluida', entregueEm: new Date() } });
+    expect(
+      (await hub.db.entrega.findMany({ where: { id: { in: ids } }, orderBy: { sequencia: 'asc' } })).map(
+        (e) => e.emEspera,
+      ),
+    ).toEqual([false, true, true]);
+    // Passes of the sweeper until the turn is passed; the rest follow, each released by the one before.
+    await waitFor(
+      async () => {
+        await worker.varredura.runNow();
+        return todasConcluidas(ids);
+      },
+      { timeoutMs: 20_000, what: 'the waiting deliveries concluida' },
+    );
+    expect(daEntidade('/deixada', entidade).map((r) => r.sequencia)).toEqual([2, 3]);
+  }, 30_000);
+});
+
+test('When two worker processes deliver ordered entities and one is killed with SIGKILL mid-way, then every delivery ends concluida and each entity was received in sequencia order', async () => {
+  let aberto = false;
+  const presos: http.ServerResponse[] = [];
+  rotas.set('/matar', (_req, res) => {
+    if (aberto) res.writeHead(200).end();
+    else presos.push(res);
+  });
+  const env = {
+    ...hub.env,
+    DELIVERY_WORKER_PORT: '0',
+    DELIVERY_RETRY_DELAYS: '20ms,40ms',
+    DELIVERY_TIMEOUT: '1s',
+    DELIVERY_STOP_TIMEOUT: '2s',
+    DELIVERY_CONCURRENCY_PER_DESTINATION: '50',
+    DELIVERY_SWEEP_INTERVAL: '300ms',
+    DELIVERY_SWEEP_AGE: '500ms',
+    // A dead worker's claim is taken over once its lease (this wait plus twice the timeout) ends.
+    DELIVERY_DESTINATION_WAIT: '500ms',
+    HUB_SIGNING_KEYS: undefined,
+  };
+  const iniciar = async () => {
+    const s = spawnService(MAIN, env);
+    servicos.push(s);
+    const url = await s.url('delivery-worker');
+    await waitFor(async () => (await fetch(`${url}/saude/prontidao`)).status === 200, {
+      timeoutMs: 15_000,
+      what: 'the worker ready',
+    });
+    return s;
+  };
+  const primeiro = await iniciar();
+  const c = await cenario(hub);
+  const assinatura = await c.assinar(receptor.url('/matar'), 5, { ordenada: true });
+  const entidades = Array.from({ length: 8 }, (_, i) => `matar-${i}-${Date.now()}`);
+  const ids: string[] = [];
+  for (let n = 1; n <= 4; n += 1)
+    for (const entidade of entidades)
+      ids.push((await c.entregar([assinatura], { broker, entidade, dados: dados(n) }))[0]!.entrega_id);
+
+  // The heads are under way in the first worker (held by the receiver) when it dies.
+  await waitFor(() => presos.length >= entidades.length, { timeoutMs: 20_000, what: 'the heads under way' });
+  const segundo = await iniciar();
+  await primeiro.kill();
+  aberto = true;
+  for (const res of presos.splice(0)) res.destroy();
+  await waitFor(() => todasConcluidas(ids), { timeoutMs: 40_000, what: 'all 32 deliveries concluida' });
+
+  for (const entidade of entidades) {
+    const recebidas = daEntidade('/matar', entidade).map((r) => r.sequencia!);
+    // Each sequencia arrived, at least once (a copy of the head cut by the kill, again), never one
+    // before an earlier one was done: the order received is non-decreasing.
+    expect(recebidas).toEqual([...recebidas].sort((a, b) => a - b));
+    expect([...new Set(recebidas)]).toEqual([1, 2, 3, 4]);
+  }
+  expect(await hub.db.entrega.count({ where: { id: { in: ids }, emEspera: true } })).toBe(0);
+  expect(await segundo.stop()).toBe(0);
+}, 90_000);
+
+test('When the destination of an ordered entity is paused, then only its head waits in the destination queue, the rest wait with no job, and once resumed all arrive in order', async () => {
+  const pausado = await iniciarReceptor({ '/pausa': (_req, res) => res.writeHead(200).end() });
+  const worker = await startDeliveryWorkerForTests(hub, { DELIVERY_DESTINOS_REFRESH: '100ms' });
+  try {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(pausado.url('/pausa'), 3, { ordenada: true });
+    const origem = new URL(assinatura.url).origin;
+    // What hub-api's pausar writes (the scenario's subscription was inserted directly: no row yet).
+    const agora = new Date();
+    await hub.db.destino.create({
+      data: { id: crypto.randomUUID(), origem, pausado: true, criadoEm: agora, atualizadoEm: agora },
+    });
+    await waitFor(() => worker.destinos.regras(origem).pausado, { what: 'the worker obeying the pause' });
+    const entidade = `pausa-${Date.now()}`;
+    const ids: string[] = [];
+    for (let n = 1; n <= 3; n += 1)
+      ids.push((await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) }))[0]!.entrega_id);
+    const destino = await hub.db.destino.findUniqueOrThrow({ where: { origem } });
+    await waitFor(
+      async () =>
+        (
+          await worker.broker
+            .withChannel((ch) => ch.checkQueue(hub.topologia.filaDoDestino(destino.id)))
+            .catch(() => undefined)
+        )?.messageCount === 1,
+      { what: 'the head resting in the destination queue' },
+    );
+    const linhas = await hub.db.entrega.findMany({ where: { id: { in: ids } }, orderBy: { sequencia: 'asc' } });
+    expect(linhas.map((l) => [l.situacao, l.emEspera])).toEqual([
+      ['pendente', false],
+      ['pendente', true],
+      ['pendente', true],
+    ]);
+    expect(await hub.db.tentativa.count({ where: { entregaId: { in: ids } } })).toBe(0);
+
+    await hub.db.destino.update({ where: { origem }, data: { pausado: false, atualizadoEm: new Date() } });
+    await waitFor(() => todasConcluidas(ids), { timeoutMs: 20_000, what: 'the 3 deliveries once resumed' });
+    expect(pausado.de('/pausa').map((r) => ler(r).sequencia)).toEqual([1, 2, 3]);
+  } finally {
+    await worker.close();
+    await pausado.fechar();
+  }
+}, 40_000);
