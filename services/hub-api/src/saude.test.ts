@@ -49,7 +49,8 @@ describe('health, readiness and the OpenAPI document', () => {
       tipo: 7,
       versao: 7,
       esquema: 1,
-      assinatura: 7,
+      // and POST /assinatura/testar-filtro
+      assinatura: 8,
       assinaturas: 1,
       jwks: 1,
       entrega: 4,
