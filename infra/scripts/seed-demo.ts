@@ -64,6 +64,13 @@ const PRIMEIRO_PEDIDO = {
   itens: [{ sku: 'CANECA', quantidade: 1, preco_centavos: 2990 }],
   total_centavos: 2990,
 };
+/** A large order: it also matches the filtered, ordered subscription. */
+const PEDIDO_GRANDE = {
+  pedido_id: 'P-1002',
+  cliente: { nome: 'Bruno', email: 'bruno@example.com' },
+  itens: [{ sku: 'CAFETEIRA', quantidade: 1, preco_centavos: 15900 }],
+  total_centavos: 15900,
+};
 
 interface Aplicativo {
   id: string;
@@ -89,6 +96,8 @@ interface Assinatura {
   url_de_destino: string;
   ativa: boolean;
   versao_do_esquema: number;
+  filtro: unknown;
+  entrega_ordenada: boolean;
 }
 
 class SeedError extends Error {}
@@ -257,7 +266,16 @@ async function seed(): Promise<void> {
   );
   // the first publication last: what the screen of pnpm start ends with
   process.stdout.write(
-    ['', ...maisParaTestar(versao.item.id), '', ...primeiraPublicacao(tipo.item.id), '', ''].join('\n'),
+    [
+      '',
+      ...maisParaTestar(versao.item.id),
+      '',
+      ...primeiraPublicacao(tipo.item.id),
+      '',
+      ...pedidoGrande(),
+      '',
+      '',
+    ].join('\n'),
   );
 }
 
@@ -275,9 +293,23 @@ interface AssinaturaDaDemo {
   eEsta: (a: Assinatura) => boolean;
 }
 
+/** The filtered, ordered subscription's filter: orders of R$ 100.00 or more. */
+const PEDIDOS_GRANDES = { 'dados.total_centavos': { $gte: 10_000 } };
+
 const ASSINATURAS_DA_DEMO: AssinaturaDaDemo[] = [
   // Every pedido.criado: what the first publication of README reaches.
-  { nome: 'every order', campos: {}, eEsta: () => true },
+  {
+    nome: 'every order',
+    campos: {},
+    eEsta: (a) => a.filtro === null && !a.entrega_ordenada,
+  },
+  // Only large orders (a filter), one at a time and in order per order (entidade_id): the first
+  // publication (R$ 29.90) does not reach it; the second one the seed prints does.
+  {
+    nome: 'orders of R$ 100 or more, in order per order',
+    campos: { filtro: PEDIDOS_GRANDES, entrega_ordenada: true },
+    eEsta: (a) => a.entrega_ordenada && JSON.stringify(a.filtro) === JSON.stringify(PEDIDOS_GRANDES),
+  },
 ];
 
 async function semearAssinatura(
@@ -332,23 +364,37 @@ const exibir = (url: string) => url.replace(/^(https?:\/\/)(127\.0\.0\.1|\[::1\]
  * lines, with the defaults' addresses and the id left for the reader (tests/platform's entrega.test.ts
  * runs them and compares them with README).
  */
+/** The curl of POST /eventos for one pedido (after step 2's TIPO_ID and APP_TOKEN). */
+const publicar = (pedido: typeof PRIMEIRO_PEDIDO) => [
+  `curl -s -X POST ${exibir(gateway)}/eventos -H "authorization: Bearer $APP_TOKEN" \\`,
+  `  -H 'content-type: application/json' \\`,
+  `  -d '{"tipo_de_evento_id":"'$TIPO_ID'","versao_do_esquema":1,"entidade_id":"${pedido.pedido_id}",`,
+  // dados on one line: subscribers receive it as written, line breaks included
+  `       "dados":${JSON.stringify(pedido)}}'`,
+];
+
 function primeiraPublicacao(tipoId: string): string[] {
   const comandos = [
     '# 2. publish as the application loja-demo (identity-dev issues its token)',
     `TIPO_ID=${tipoId}`,
     `APP_TOKEN=$(curl -s -X POST ${exibir(identity)}/token/aplicativo -H 'content-type: application/json' \\`,
     `  -d '{"client_id":"${APLICATIVO.client_id}"}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
-    `curl -s -X POST ${exibir(gateway)}/eventos -H "authorization: Bearer $APP_TOKEN" \\`,
-    `  -H 'content-type: application/json' \\`,
-    `  -d '{"tipo_de_evento_id":"'$TIPO_ID'","versao_do_esquema":1,"entidade_id":"${PRIMEIRO_PEDIDO.pedido_id}",`,
-    // dados on one line: subscribers receive it as written, line breaks included
-    `       "dados":${JSON.stringify(PRIMEIRO_PEDIDO)}}'`,
+    ...publicar(PRIMEIRO_PEDIDO),
     '# 3. see it arrive: the deliveries the demo receiver verified, newest first',
     `curl -s ${exibir(receiver)}/recebidos`,
   ];
   return [
     'Publish a first event (README.md, "Publishing a first event"; step 1 was pnpm start):',
     ...comandos.map((l) => `    ${l}`),
+  ];
+}
+
+/** The second subscription at work: a large order matches its filter and carries its sequencia. */
+function pedidoGrande(): string[] {
+  return [
+    'A large order also reaches the second subscription (filtro: dados.total_centavos >= 10000, entrega_ordenada:',
+    'one at a time per entidade_id), whose delivery carries "sequencia": 1, then 2, 3 for the same order:',
+    ...publicar(PEDIDO_GRANDE).map((l) => `    ${l}`),
   ];
 }
 

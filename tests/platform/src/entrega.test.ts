@@ -138,6 +138,44 @@ test("When the seed's printed first publication is pasted into a shell, then the
     'pnpm start',
   ]);
   expect(bloco.slice(2).map(padrao)).toEqual(comandos.map(padrao));
+
+  // The large order the seed prints next, after step 2's TIPO_ID and APP_TOKEN: it matches the second
+  // subscription's filter too, which is ordered, so its delivery there carries a sequencia.
+  const grande = linhas.findIndex((l) => l.startsWith('A large order'));
+  expect(grande).toBeGreaterThan(fim);
+  const inicioDoGrande = linhas.findIndex((l, i) => i > grande && l.startsWith('    '));
+  const fimDoGrande = linhas.findIndex((l, i) => i > inicioDoGrande && !l.startsWith('    '));
+  const passo2 = comandos.slice(
+    0,
+    comandos.findIndex((l) => l.startsWith('curl')),
+  );
+  const { stdout: saidaGrande } = await promisify(execFile)(
+    'bash',
+    [
+      '-euo',
+      'pipefail',
+      '-c',
+      [...passo2, ...linhas.slice(inicioDoGrande, fimDoGrande).map((l) => l.slice(4))].join('\n'),
+    ],
+    { cwd: ROOT },
+  );
+  const grandeId = /"id":"([0-9a-f-]{36})"/.exec(saidaGrande)?.[1];
+  expect(grandeId).toEqual(expect.any(String));
+  const duas = await waitFor(
+    async () => {
+      const lista = (
+        await api<{ corpo: { id: string; sequencia?: number } }[]>(urls.receiver, undefined, 'GET', '/recebidos')
+      ).body.filter((r) => r.corpo.id === grandeId);
+      return lista.length === 2 ? lista : undefined;
+    },
+    { timeoutMs: 20_000, what: "the large order's two deliveries at the demo receiver" },
+  );
+  expect(duas.map((r) => r.corpo.sequencia ?? null).sort()).toEqual([1, null]);
+  // The first order (R$ 29.90) reached only the unfiltered subscription.
+  const doPrimeiro = (
+    await api<{ corpo: { id: string } }[]>(urls.receiver, undefined, 'GET', '/recebidos')
+  ).body.filter((r) => r.corpo.id === eventoId);
+  expect(doPrimeiro).toHaveLength(1);
 }, 60_000);
 
 test("When events are delivered through the worker, then the summary's band of the hour gives p50 and p99 of their latencies (acceptance to conclusion) within the buckets' bound", async () => {
