@@ -260,6 +260,34 @@ test('When the master types a subscription filter, then the test box answers whe
   expect((await publicarValor(10)).entregas).toEqual([]);
 }, 120_000);
 
+test("When the master creates an ordered subscription, then the list says so, and each delivery shows its place in its entity's order", async () => {
+  const cadastro = await cadastrar(api, 'ordenado');
+  await signIn(page, MASTER, true);
+  await visit('assinaturas-ordenada', '/assinaturas');
+  const assinatura = form('Nova assinatura');
+  await assinatura.getByLabel('Aplicativo assinante').selectOption({ label: 'Estoque ordenado (estoque-ordenado)' });
+  await assinatura.getByLabel('Tipo de evento').selectOption({ label: cadastro.tipo.nome });
+  await assinatura.getByLabel('versao_do_esquema').fill('1');
+  const destino = assinante.url('/ordenado');
+  await assinatura.getByLabel('url_de_destino').fill(destino);
+  await assinatura.getByLabel('entrega_ordenada').check();
+  await assinatura.getByRole('button', { name: 'Criar' }).click();
+  const linha = page.getByRole('row').filter({ has: page.getByRole('cell', { name: destino, exact: true }) });
+  await linha.waitFor();
+  // The columns after url_de_destino: Máx. tentativas, filtro, entrega_ordenada.
+  await expect(linha.getByRole('cell').nth(5).textContent()).resolves.toBe('sim');
+  await check('assinaturas-ordenada');
+
+  // Two events of one entity: numbered 1 and 2 at publication; the detail of the second says so.
+  const primeiro = await publicar(api, cadastro, 'pedido-77');
+  const segundo = await publicar(api, cadastro, 'pedido-77');
+  const [entrega] = segundo.entregas;
+  expect(primeiro.entregas).toHaveLength(1);
+  await visit('entrega-ordenada', `/entregas/${entrega!.id}`, (p) => p.locator('dl.detalhe').waitFor());
+  await page.getByText('2 na ordem de pedido-77').waitFor();
+  await check('entrega-ordenada');
+}, 120_000);
+
 test('When the master publishes a test event, then its 422 errors sit at their fields, and the event is listed with its delivery', async () => {
   // A subscriber in the test process that answers 204: the event published here is seen delivered.
   const cadastro = await cadastrar(api, 'publicado', [assinante.url('/publicado')]);

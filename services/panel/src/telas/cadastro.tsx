@@ -140,6 +140,12 @@ export function TelaAssinaturas(props: { permite: Permite }) {
               ajuda: 'opcional; vazio: todos os eventos. Ex.: {"dados.cliente.uf": {"$in": ["SP", "RJ"]}}',
               aoMudar: setFiltro,
             },
+            {
+              nome: 'entrega_ordenada',
+              rotulo: 'entrega_ordenada',
+              tipo: 'booleano',
+              ajuda: 'uma entrega de cada entidade_id por vez, na ordem em que os eventos foram aceitos',
+            },
           ]}
           enviar={(corpo: Corpo<'/assinatura', 'post'>) => dados(cliente.POST('/assinatura', { body: corpo }))}
           aoConcluir={() => {
@@ -160,6 +166,7 @@ export function TelaAssinaturas(props: { permite: Permite }) {
           { rotulo: 'url_de_destino', valor: (a) => a.url_de_destino },
           { rotulo: 'Máx. tentativas', valor: (a) => a.maximo_de_tentativas },
           { rotulo: 'filtro', valor: (a) => <ResumoDoFiltro filtro={a.filtro} /> },
+          { rotulo: 'entrega_ordenada', valor: (a) => simNao(a.entrega_ordenada) },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
           {
             rotulo: 'Ações',

@@ -32,6 +32,8 @@ export const colunasDeEntrega: Coluna<Entrega>[] = [
   { rotulo: 'situacao', valor: (e) => <Situacao valor={e.situacao} /> },
   { rotulo: 'Assinante', valor: (e) => e.aplicativo_assinante_nome },
   { rotulo: 'Tipo', valor: (e) => `${e.tipo_de_evento_nome} v${e.versao_do_esquema}` },
+  // An ordered subscription's place of the delivery in its entity's order (— when unordered).
+  { rotulo: 'sequencia', valor: (e) => (e.sequencia === null ? '—' : `${e.entidade_id} #${e.sequencia}`) },
   { rotulo: 'Destino', valor: (e) => e.url_de_destino },
   {
     rotulo: 'Tentativas',
@@ -211,6 +213,12 @@ export function TelaEntrega(props: { id: string; podeReenviar: boolean }) {
               </dd>
               <dt>Assinante</dt>
               <dd>{e.aplicativo_assinante_nome}</dd>
+              <dt>sequencia</dt>
+              <dd>
+                {e.sequencia === null
+                  ? '— (assinatura sem entrega ordenada)'
+                  : `${e.sequencia} na ordem de ${e.entidade_id}`}
+              </dd>
               <dt>Destino</dt>
               <dd>{e.url_de_destino}</dd>
               <dt>Tentativas</dt>
