@@ -28,6 +28,12 @@ export const LIMITES_DO_FILTRO = {
   literais: 100,
   /** Characters of one `$regex`. */
   regex: 256,
+  /**
+   * `$regex` operators in the whole filter. A regex without a literal to look for scans a long string
+   * at about 30–90 ms per MB in re2js; 64 of them on one field of a 1 MB body held the event loop
+   * for seconds per publication (docs/decisions.md, "The cost of a filter's regexes").
+   */
+  regexes: 4,
 } as const;
 
 /** A compiled filter: does the delivery body match? */
@@ -124,6 +130,7 @@ function pertence(lista: unknown[]): (v: unknown) => boolean {
 
 class Compilador {
   private condicoes = 0;
+  private regexes = 0;
 
   private contar(partes: Parte[]): void {
     this.condicoes += 1;
@@ -196,6 +203,9 @@ class Compilador {
         if (typeof operando !== 'string') throw new FiltroInvalido(partes, '$regex takes a string');
         if (operando.length > LIMITES_DO_FILTRO.regex)
           throw new FiltroInvalido(partes, `$regex takes at most ${LIMITES_DO_FILTRO.regex} characters`);
+        this.regexes += 1;
+        if (this.regexes > LIMITES_DO_FILTRO.regexes)
+          throw new FiltroInvalido(partes, `a filter holds at most ${LIMITES_DO_FILTRO.regexes} $regex operators`);
         let re: RE2JS;
         try {
           re = RE2JS.compile(operando);

@@ -255,6 +255,25 @@ describe('refusals: where and why', () => {
     });
   });
 
+  test('When a filter holds more than 4 $regex operators, anywhere, then the fifth is refused; 4 are accepted', () => {
+    const regexes = (n: number) => ({
+      $or: Array.from({ length: n }, () => ({ 'dados.s': { $regex: '[^x]{200}[^a]' } })),
+    });
+    expect(compilarFiltro(regexes(LIMITES_DO_FILTRO.regexes))).not.toBeNull();
+    expect(recusa(regexes(LIMITES_DO_FILTRO.regexes + 1))).toEqual({
+      caminho: `/filtro/$or/${LIMITES_DO_FILTRO.regexes}/dados.s/$regex`,
+      mensagem: expect.stringContaining('at most 4 $regex'),
+    });
+    // Counted across paths and levels, not per path.
+    expect(
+      recusa({
+        a: { $regex: 'a' },
+        b: { $regex: 'b' },
+        $not: { c: { $regex: 'c' }, $and: [{ d: { $regex: 'd' } }, { e: { $regex: 'e' } }] },
+      }).caminho,
+    ).toBe('/filtro/$not/$and/1/e/$regex');
+  });
+
   test('When a $in or $nin holds more than 100 literals, then it is refused; 100 are accepted', () => {
     const cem = Array.from({ length: 100 }, (_, i) => i);
     expect(corresponde({ 'dados.valor': { $in: cem } })).toBe(false);
