@@ -77,6 +77,26 @@ const ehDeOperadores = (v: unknown): v is Record<string, unknown> => {
   return chaves.length > 0 && chaves.every((k) => k.startsWith('$'));
 };
 
+/**
+ * The key counts of the objects met during one evaluation of a filter (compilarFiltro's predicate
+ * sets it, evaluation is synchronous). A literal `{}` compared with an object of the body must count
+ * that object's keys; without this, every such literal (a hundred in one `$in`, dozens of `$in`)
+ * counted the same object again: a 1 MB object of 100,000 keys took seconds per publication.
+ */
+let avaliando = false;
+let contagens: Map<object, number> | undefined;
+
+function quantasChaves(o: object): number {
+  if (!avaliando) return Object.keys(o).length;
+  contagens ??= new Map();
+  let n = contagens.get(o);
+  if (n === undefined) {
+    n = Object.keys(o).length;
+    contagens.set(o, n);
+  }
+  return n;
+}
+
 /** Deep equality of JSON values (the key order of objects does not matter). */
 export function iguais(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -87,10 +107,10 @@ export function iguais(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const chavesA = Object.keys(a);
-  if (chavesA.length !== Object.keys(b).length) return false;
-  for (const k of chavesA)
-    if (!Object.hasOwn(b, k) || !iguais((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  if (quantasChaves(a) !== quantasChaves(b)) return false;
+  // Same number of keys: each of b's in a, with an equal value, makes them equal.
+  for (const k of Object.keys(b))
+    if (!Object.hasOwn(a, k) || !iguais((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
       return false;
   return true;
 }
@@ -239,7 +259,16 @@ export function compilarFiltro(filtro: unknown): Predicado | null {
       [],
       `a filter takes at most ${LIMITES_DO_FILTRO.bytes} bytes as JSON (this one, ${bytes})`,
     );
-  return new Compilador().filtro(filtro, [], 1);
+  const predicado = new Compilador().filtro(filtro, [], 1);
+  return (corpo) => {
+    avaliando = true;
+    try {
+      return predicado(corpo);
+    } finally {
+      avaliando = false;
+      contagens = undefined;
+    }
+  };
 }
 
 /**

@@ -336,3 +336,45 @@ describe('iguais', () => {
     expect(iguais(1, '1')).toBe(false);
   });
 });
+
+describe('the work of an evaluation', () => {
+  /** An object of the body whose key listings are counted. */
+  function contado(alvo: Record<string, unknown>) {
+    const contagem = { listagens: 0 };
+    const proxy = new Proxy(alvo, {
+      ownKeys(t) {
+        contagem.listagens += 1;
+        return Reflect.ownKeys(t);
+      },
+    });
+    return { proxy, contagem };
+  }
+
+  test('When many object literals are compared with one object of the body, then its keys are listed once per evaluation, not once per literal', () => {
+    const literais = Array.from({ length: LIMITES_DO_FILTRO.literais }, (_, i) => ({ [`x${i}`]: i }));
+    const filtro = {
+      $or: [
+        { 'dados.o': { $in: literais } },
+        { 'dados.o': { $in: literais.map((l) => ({ ...l, y: 0 })) } },
+        ...Array.from({ length: 20 }, () => ({ 'dados.o': {} })),
+      ],
+    };
+    const predicado = compilarFiltro(filtro)!;
+    const { proxy, contagem } = contado({ a: 1, b: 2, c: 3 });
+    expect(predicado({ dados: { o: proxy } })).toBe(false);
+    expect(contagem.listagens).toBe(1);
+    expect(predicado({ dados: { o: proxy } })).toBe(false);
+    expect(contagem.listagens).toBe(2);
+  });
+
+  test('When an object of the body changes between evaluations, then each evaluation counts its keys as they are', () => {
+    const predicado = compilarFiltro({ 'dados.o': { $in: [{ a: 1 }, { a: 1, b: 2 }] }, 'dados.p': { a: 1 } })!;
+    const o: Record<string, number> = { a: 1 };
+    expect(predicado({ dados: { o, p: o } })).toBe(true);
+    o.b = 2;
+    expect(predicado({ dados: { o, p: { a: 1 } } })).toBe(true);
+    expect(predicado({ dados: { o, p: o } })).toBe(false);
+    expect(iguais(o, { a: 1 })).toBe(false);
+    expect(iguais({ b: 2, a: 1 }, o)).toBe(true);
+  });
+});
