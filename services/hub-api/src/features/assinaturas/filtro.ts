@@ -34,6 +34,12 @@ export const LIMITES_DO_FILTRO = {
    * for seconds per publication (docs/decisions.md, "The cost of a filter's regexes").
    */
   regexes: 4,
+  /**
+   * Instructions one `$regex` compiles to (re2js' programSize). A scan's cost grows with it, and a
+   * counted repetition multiplies it (`(?:a?){1000}a{1000}`: 3,002, 0.7 s per MB); any regex of 256
+   * characters without one compiles to fewer than this (about one instruction per character).
+   */
+  programa: 512,
 } as const;
 
 /** A compiled filter: does the delivery body match? */
@@ -232,6 +238,11 @@ class Compilador {
         } catch (error) {
           throw new FiltroInvalido(partes, `not an RE2 regular expression: ${(error as Error).message}`);
         }
+        if (re.programSize() > LIMITES_DO_FILTRO.programa)
+          throw new FiltroInvalido(
+            partes,
+            `$regex compiles to ${re.programSize()} instructions, more than ${LIMITES_DO_FILTRO.programa}: use smaller counted repetitions ({n})`,
+          );
         return (x) => typeof x === 'string' && re.test(x);
       }
       default: {

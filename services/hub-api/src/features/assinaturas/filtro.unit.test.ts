@@ -274,6 +274,19 @@ describe('refusals: where and why', () => {
     ).toBe('/filtro/$not/$and/1/e/$regex');
   });
 
+  test('When a $regex compiles to more than 512 instructions (counted repetitions), then it is refused; 256 characters without one are accepted', () => {
+    expect(compilarFiltro({ a: { $regex: '(?:a?){170}a{170}' } })).not.toBeNull();
+    expect(recusa({ a: { $regex: '(?:a?){171}a{171}' } })).toEqual({
+      caminho: '/filtro/a/$regex',
+      mensagem: expect.stringContaining('more than 512'),
+    });
+    expect(recusa({ a: { $regex: '[^x]{1000}' } }).caminho).toBe('/filtro/a/$regex');
+    expect(compilarFiltro({ a: { $regex: '[^x]{500}' } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: 'a'.repeat(LIMITES_DO_FILTRO.regex) } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: '(a|b)'.repeat(51) } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: '(?i)' + 'a'.repeat(252) } })).not.toBeNull();
+  });
+
   test('When a $in or $nin holds more than 100 literals, then it is refused; 100 are accepted', () => {
     const cem = Array.from({ length: 100 }, (_, i) => i);
     expect(corresponde({ 'dados.valor': { $in: cem } })).toBe(false);
