@@ -25,8 +25,12 @@ export type Portador = Readonly<Record<string, unknown>>;
 export const TRACEPARENT = 'traceparent';
 export const TRACESTATE = 'tracestate';
 
-/** version-traceid-parentid-flags; a later version may add fields after a dash (W3C Trace Context). */
-const FORMATO = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+/**
+ * version-traceid-parentid-flags; a later version may add fields after a dash (W3C Trace Context).
+ * Those fields are passed on to every subscriber as they came, so they are held to visible ASCII
+ * (no space, tab or Latin-1 byte a publisher could have a subscriber's header carry).
+ */
+const FORMATO = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/;
 const TRACESTATE_VALIDO = /^[\x20-\x7e]+$/;
 const ZEROS_32 = '0'.repeat(32);
 const ZEROS_16 = '0'.repeat(16);

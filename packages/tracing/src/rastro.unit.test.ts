@@ -19,6 +19,15 @@ describe('traceparent as W3C Trace Context reads it', () => {
     expect(traceparentValido(`${VALIDO}-extra`)).toBeUndefined();
   });
 
+  test('When a later version’s fields hold a space, a tab or a byte past ASCII, then it is not passed on', () => {
+    for (const campos of ['-a b', '-a\tb', '-\u00ff', '-caf\u00e9', '-\u007f'])
+      expect({ campos, rastro: rastroDe({ traceparent: `01-${VALIDO.slice(3)}${campos}` }) }).toEqual({
+        campos,
+        rastro: undefined,
+      });
+    expect(traceparentValido(`01-${VALIDO.slice(3)}-a=b;c~d`)).toBe(`01-${VALIDO.slice(3)}-a=b;c~d`);
+  });
+
   test.each([
     ['version ff', `ff-${VALIDO.slice(3)}`],
     ['a zero trace id', `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`],

@@ -91,6 +91,12 @@ export interface HubApiAppDeps {
   publicacoesEmAndamento?: number;
   /** Requests of applications to /entregas and /assinaturas under way at once; one more is 503 sobrecarregado (default 200). */
   consultasDeAplicativosEmAndamento?: number;
+  /**
+   * The connections of those requests (`db` unless given): a pool of their own, so that reads of a
+   * subscribing application waiting on the database never take the panel's, readiness' or
+   * publication's lookups' connections.
+   */
+  dbDeAplicativos?: Db;
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
@@ -145,25 +151,40 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
   const esquecer = casos.registro.aposEscrever;
 
-  // Shared by the panel's routes and the subscribing application's own (assinanteRoutes).
-  const servicoDeAssinaturas = esquecer(
-    assinaturasService({
-      db: deps.db,
-      assinaturas,
-      aplicativos,
-      tipos,
-      versoes,
-      verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
-      garantirDestino: (url, tx) => destinos.garantir(url, tx),
-      aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
-    }),
-    ['criar', 'atualizar', 'excluir'],
-  );
+  const depsDeAssinaturas: Parameters<typeof assinaturasService>[0] = {
+    db: deps.db,
+    assinaturas,
+    aplicativos,
+    tipos,
+    versoes,
+    verificarDestino: verificadorDeDestino(deps.destinos, deps.logger),
+    garantirDestino: (url, tx) => destinos.garantir(url, tx),
+    aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+  };
+  const servicoDeAssinaturas = esquecer(assinaturasService(depsDeAssinaturas), ['criar', 'atualizar', 'excluir']);
   const servicoDeEntregas = entregasService({
     db: deps.db,
     repo: entregasRepository(deps.db),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   });
+  /**
+   * The same services on the subscribing applications' own pool (`dbDeAplicativos`): their reads
+   * and resends waiting on the database never hold the connections of the panel, of readiness or
+   * of publication's lookups. Only reads and the resend are used there (nothing of the registry is
+   * written, so its caches need no word).
+   */
+  const noPoolDosAplicativos = (db: Db) => {
+    const dono = assinaturasRepository(db);
+    return {
+      entregas: entregasService({
+        db,
+        repo: entregasRepository(db),
+        aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
+      }),
+      assinaturas: assinaturasService({ ...depsDeAssinaturas, db, assinaturas: dono }),
+      donoDaAssinatura: dono,
+    };
+  };
 
   const publicacao = publicacaoRoutes({
     service: casos.publicacao,
@@ -232,11 +253,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       }),
       entregasRoutes({ service: servicoDeEntregas, guards }),
       assinanteRoutes({
-        service: assinanteService({
-          entregas: servicoDeEntregas,
-          assinaturas: servicoDeAssinaturas,
-          donoDaAssinatura: assinaturas,
-        }),
+        service: assinanteService(
+          deps.dbDeAplicativos
+            ? noPoolDosAplicativos(deps.dbDeAplicativos)
+            : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
+        ),
         aplicativo: aplicativoRegistrado(guards, casos.registro.aplicativos),
         admission: admission({
           what: 'requests of applications to /entregas and /assinaturas',

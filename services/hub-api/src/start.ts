@@ -113,6 +113,9 @@ export async function startHubApi(
 
   const db = createDb(config.HUB_DATABASE_URL);
   const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
+  // The subscribing applications' routes (/entregas, /assinaturas) on connections of their own: up to
+  // HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of them wait here, never in the panel's pool.
+  const dbDeAplicativos = createDb(config.HUB_DATABASE_URL, 4);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
@@ -204,6 +207,7 @@ export async function startHubApi(
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
+      dbDeAplicativos,
     },
     casos,
   );
@@ -246,6 +250,7 @@ export async function startHubApi(
       await avisos.stop();
       await broker.close();
       await sql.fechar();
+      await dbDeAplicativos.$disconnect();
       await db.$disconnect();
     },
   };

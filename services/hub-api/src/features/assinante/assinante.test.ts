@@ -458,6 +458,9 @@ describe('admission', () => {
   test('When as many application requests as allowed are under way, then one more is 503 sobrecarregado with Retry-After; the panel is not limited; once they end, they are answered again', async () => {
     const c = await criarCenario(ctx);
     const token = await tokenDoAssinante(c);
+    // The application known and its routes' pool connected first: a first read slower than the two
+    // resends' admission would take one of the two places meanwhile, and one resend be refused.
+    expect((await ctx.api().get('/entregas').set(auth(token))).status).toBe(200);
     const lentos = [reenvioLento(token, uuidv7()), reenvioLento(token, uuidv7())];
     try {
       const recusada = await waitFor(

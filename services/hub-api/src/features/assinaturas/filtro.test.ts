@@ -85,6 +85,12 @@ describe('assinatura.filtro on the subscription routes', () => {
       ['101 literals', { 'dados.uf': { $in: [...cem, 'x'] } }, '/filtro/dados.uf/$in'],
       ['a 257-character regex', { 'dados.uf': { $regex: 'a'.repeat(257) } }, '/filtro/dados.uf/$regex'],
       ['a backreference', { 'dados.uf': { $regex: '(S)\\1' } }, '/filtro/dados.uf/$regex'],
+      [
+        '5 regexes',
+        { $or: Array.from({ length: 5 }, () => ({ 'dados.s': { $regex: '[^x]{200}[^a]' } })) },
+        '/filtro/$or/4/dados.s/$regex',
+      ],
+      ['a regex of 1,002 instructions', { 'dados.s': { $regex: '[^x]{1000}' } }, '/filtro/dados.s/$regex'],
       ['9 levels', aninhado(9), `/filtro${'/$not'.repeat(8)}`],
       ['65 conditions', condicoes(65), '/filtro/dados.c64'],
       ['more than 4 KiB', { 'dados.nota': 'x'.repeat(4096) }, '/filtro'],

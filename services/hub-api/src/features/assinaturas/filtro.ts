@@ -28,6 +28,18 @@ export const LIMITES_DO_FILTRO = {
   literais: 100,
   /** Characters of one `$regex`. */
   regex: 256,
+  /**
+   * `$regex` operators in the whole filter. A regex without a literal to look for scans a long string
+   * at about 30–90 ms per MB in re2js; 64 of them on one field of a 1 MB body held the event loop
+   * for seconds per publication (docs/decisions.md, "The cost of a filter's regexes").
+   */
+  regexes: 4,
+  /**
+   * Instructions one `$regex` compiles to (re2js' programSize). A scan's cost grows with it, and a
+   * counted repetition multiplies it (`(?:a?){1000}a{1000}`: 3,002, 0.7 s per MB); any regex of 256
+   * characters without one compiles to fewer than this (about one instruction per character).
+   */
+  programa: 512,
 } as const;
 
 /** A compiled filter: does the delivery body match? */
@@ -71,6 +83,26 @@ const ehDeOperadores = (v: unknown): v is Record<string, unknown> => {
   return chaves.length > 0 && chaves.every((k) => k.startsWith('$'));
 };
 
+/**
+ * The key counts of the objects met during one evaluation of a filter (compilarFiltro's predicate
+ * sets it, evaluation is synchronous). A literal `{}` compared with an object of the body must count
+ * that object's keys; without this, every such literal (a hundred in one `$in`, dozens of `$in`)
+ * counted the same object again: a 1 MB object of 100,000 keys took seconds per publication.
+ */
+let avaliando = false;
+let contagens: Map<object, number> | undefined;
+
+function quantasChaves(o: object): number {
+  if (!avaliando) return Object.keys(o).length;
+  contagens ??= new Map();
+  let n = contagens.get(o);
+  if (n === undefined) {
+    n = Object.keys(o).length;
+    contagens.set(o, n);
+  }
+  return n;
+}
+
 /** Deep equality of JSON values (the key order of objects does not matter). */
 export function iguais(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -81,10 +113,10 @@ export function iguais(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const chavesA = Object.keys(a);
-  if (chavesA.length !== Object.keys(b).length) return false;
-  for (const k of chavesA)
-    if (!Object.hasOwn(b, k) || !iguais((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  if (quantasChaves(a) !== quantasChaves(b)) return false;
+  // Same number of keys: each of b's in a, with an equal value, makes them equal.
+  for (const k of Object.keys(b))
+    if (!Object.hasOwn(a, k) || !iguais((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
       return false;
   return true;
 }
@@ -124,6 +156,7 @@ function pertence(lista: unknown[]): (v: unknown) => boolean {
 
 class Compilador {
   private condicoes = 0;
+  private regexes = 0;
 
   private contar(partes: Parte[]): void {
     this.condicoes += 1;
@@ -196,12 +229,20 @@ class Compilador {
         if (typeof operando !== 'string') throw new FiltroInvalido(partes, '$regex takes a string');
         if (operando.length > LIMITES_DO_FILTRO.regex)
           throw new FiltroInvalido(partes, `$regex takes at most ${LIMITES_DO_FILTRO.regex} characters`);
+        this.regexes += 1;
+        if (this.regexes > LIMITES_DO_FILTRO.regexes)
+          throw new FiltroInvalido(partes, `a filter holds at most ${LIMITES_DO_FILTRO.regexes} $regex operators`);
         let re: RE2JS;
         try {
           re = RE2JS.compile(operando);
         } catch (error) {
           throw new FiltroInvalido(partes, `not an RE2 regular expression: ${(error as Error).message}`);
         }
+        if (re.programSize() > LIMITES_DO_FILTRO.programa)
+          throw new FiltroInvalido(
+            partes,
+            `$regex compiles to ${re.programSize()} instructions, more than ${LIMITES_DO_FILTRO.programa}: use smaller counted repetitions ({n})`,
+          );
         return (x) => typeof x === 'string' && re.test(x);
       }
       default: {
@@ -229,7 +270,16 @@ export function compilarFiltro(filtro: unknown): Predicado | null {
       [],
       `a filter takes at most ${LIMITES_DO_FILTRO.bytes} bytes as JSON (this one, ${bytes})`,
     );
-  return new Compilador().filtro(filtro, [], 1);
+  const predicado = new Compilador().filtro(filtro, [], 1);
+  return (corpo) => {
+    avaliando = true;
+    try {
+      return predicado(corpo);
+    } finally {
+      avaliando = false;
+      contagens = undefined;
+    }
+  };
 }
 
 /**

@@ -255,6 +255,38 @@ describe('refusals: where and why', () => {
     });
   });
 
+  test('When a filter holds more than 4 $regex operators, anywhere, then the fifth is refused; 4 are accepted', () => {
+    const regexes = (n: number) => ({
+      $or: Array.from({ length: n }, () => ({ 'dados.s': { $regex: '[^x]{200}[^a]' } })),
+    });
+    expect(compilarFiltro(regexes(LIMITES_DO_FILTRO.regexes))).not.toBeNull();
+    expect(recusa(regexes(LIMITES_DO_FILTRO.regexes + 1))).toEqual({
+      caminho: `/filtro/$or/${LIMITES_DO_FILTRO.regexes}/dados.s/$regex`,
+      mensagem: expect.stringContaining('at most 4 $regex'),
+    });
+    // Counted across paths and levels, not per path.
+    expect(
+      recusa({
+        a: { $regex: 'a' },
+        b: { $regex: 'b' },
+        $not: { c: { $regex: 'c' }, $and: [{ d: { $regex: 'd' } }, { e: { $regex: 'e' } }] },
+      }).caminho,
+    ).toBe('/filtro/$not/$and/1/e/$regex');
+  });
+
+  test('When a $regex compiles to more than 512 instructions (counted repetitions), then it is refused; 256 characters without one are accepted', () => {
+    expect(compilarFiltro({ a: { $regex: '(?:a?){170}a{170}' } })).not.toBeNull();
+    expect(recusa({ a: { $regex: '(?:a?){171}a{171}' } })).toEqual({
+      caminho: '/filtro/a/$regex',
+      mensagem: expect.stringContaining('more than 512'),
+    });
+    expect(recusa({ a: { $regex: '[^x]{1000}' } }).caminho).toBe('/filtro/a/$regex');
+    expect(compilarFiltro({ a: { $regex: '[^x]{500}' } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: 'a'.repeat(LIMITES_DO_FILTRO.regex) } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: '(a|b)'.repeat(51) } })).not.toBeNull();
+    expect(compilarFiltro({ a: { $regex: '(?i)' + 'a'.repeat(252) } })).not.toBeNull();
+  });
+
   test('When a $in or $nin holds more than 100 literals, then it is refused; 100 are accepted', () => {
     const cem = Array.from({ length: 100 }, (_, i) => i);
     expect(corresponde({ 'dados.valor': { $in: cem } })).toBe(false);
@@ -315,5 +347,47 @@ describe('iguais', () => {
     expect(iguais({ 0: 1 }, [1])).toBe(false);
     expect(iguais(null, {})).toBe(false);
     expect(iguais(1, '1')).toBe(false);
+  });
+});
+
+describe('the work of an evaluation', () => {
+  /** An object of the body whose key listings are counted. */
+  function contado(alvo: Record<string, unknown>) {
+    const contagem = { listagens: 0 };
+    const proxy = new Proxy(alvo, {
+      ownKeys(t) {
+        contagem.listagens += 1;
+        return Reflect.ownKeys(t);
+      },
+    });
+    return { proxy, contagem };
+  }
+
+  test('When many object literals are compared with one object of the body, then its keys are listed once per evaluation, not once per literal', () => {
+    const literais = Array.from({ length: LIMITES_DO_FILTRO.literais }, (_, i) => ({ [`x${i}`]: i }));
+    const filtro = {
+      $or: [
+        { 'dados.o': { $in: literais } },
+        { 'dados.o': { $in: literais.map((l) => ({ ...l, y: 0 })) } },
+        ...Array.from({ length: 20 }, () => ({ 'dados.o': {} })),
+      ],
+    };
+    const predicado = compilarFiltro(filtro)!;
+    const { proxy, contagem } = contado({ a: 1, b: 2, c: 3 });
+    expect(predicado({ dados: { o: proxy } })).toBe(false);
+    expect(contagem.listagens).toBe(1);
+    expect(predicado({ dados: { o: proxy } })).toBe(false);
+    expect(contagem.listagens).toBe(2);
+  });
+
+  test('When an object of the body changes between evaluations, then each evaluation counts its keys as they are', () => {
+    const predicado = compilarFiltro({ 'dados.o': { $in: [{ a: 1 }, { a: 1, b: 2 }] }, 'dados.p': { a: 1 } })!;
+    const o: Record<string, number> = { a: 1 };
+    expect(predicado({ dados: { o, p: o } })).toBe(true);
+    o.b = 2;
+    expect(predicado({ dados: { o, p: { a: 1 } } })).toBe(true);
+    expect(predicado({ dados: { o, p: o } })).toBe(false);
+    expect(iguais(o, { a: 1 })).toBe(false);
+    expect(iguais({ b: 2, a: 1 }, o)).toBe(true);
   });
 });
