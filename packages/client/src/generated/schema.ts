@@ -5799,7 +5799,7 @@ export interface operations {
                     filtro: {
                         [key: string]: unknown;
                     } | null;
-                    dados: components["schemas"]["schema0_5cc2e19f"];
+                    dados: JsonValue;
                     entidade_id?: string;
                 };
             };

@@ -19,11 +19,25 @@ export const filtroSaida = z
   .nullable()
   .meta({ description: 'The content filter (null: every event); see POST /assinatura.' });
 
+/**
+ * The largest `dados` testar-filtro evaluates, as JSON text. A sample is enough to test a filter, and
+ * a filter at its limits costs up to about 85 ms per MB of text it scans: without a bound, one reader
+ * at the per-user rate limit could keep an instance's CPU busy (docs/decisions.md, "Filters: what a
+ * regex may cost").
+ */
+export const MAXIMO_DOS_DADOS_DE_TESTE = 64 * 1024;
+
 /** Body of POST /assinatura/testar-filtro. */
 export const testarFiltroCorpo = z
   .object({
     filtro: filtroEntrada,
-    dados: z.json().refine((v) => v !== undefined, 'is required'),
+    dados: z
+      .json()
+      .refine((v) => v !== undefined, 'is required')
+      .refine(
+        (v) => Buffer.byteLength(JSON.stringify(v) ?? '') <= MAXIMO_DOS_DADOS_DE_TESTE,
+        `is larger than ${MAXIMO_DOS_DADOS_DE_TESTE / 1024} KiB as JSON text: test the filter on a smaller sample`,
+      ),
     entidade_id: entidadeId.optional(),
   })
   .strict();

@@ -230,6 +230,17 @@ describe('POST /assinatura/testar-filtro', () => {
     expect((await testar({ filtro: {}, dados: {}, extra: 1 })).status).toBe(422);
   });
 
+  test('When dados is over 64 KiB as JSON text, then 422 dados_invalidos at /dados, and at 64 KiB the filter runs', async () => {
+    // {"t":"…"}: 8 bytes around the string.
+    const comTexto = (bytes: number) => ({ t: 'x'.repeat(bytes - 8) });
+    const grande = await testar({ filtro: { 'dados.t': { $exists: true } }, dados: comTexto(64 * 1024 + 1) });
+    expect(grande.status).toBe(422);
+    expect(grande.body).toMatchObject({ codigo: 'dados_invalidos', erros: [{ caminho: '/dados' }] });
+    expect(grande.body.erros[0].mensagem).toContain('64 KiB');
+    const noLimite = await testar({ filtro: { 'dados.t': { $exists: true } }, dados: comTexto(64 * 1024) });
+    expect(noLimite).toMatchObject({ status: 200, body: { corresponde: true } });
+  });
+
   test('When the caller lacks monitoramento.ler, then 403; without a token, 401; nothing is written either way', async () => {
     const antes = await ctx.hub.db.assinatura.count();
     expect((await testar({ filtro: {}, dados: {} }, ctx.semMonitoramento)).status).toBe(403);
