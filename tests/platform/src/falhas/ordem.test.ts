@@ -44,7 +44,10 @@ beforeAll(async () => {
     env: {
       // hub-api comes back on the address the gateway and the worker know.
       'hub-api': { HUB_API_PORT: String(await portaLivre()) },
-      'delivery-worker': ENTREGADOR_RAPIDO,
+      // Circuits off: the always-failing path shares the subscriber's origin, and its failures would
+      // open the origin's circuit and hold every path's deliveries for its backoff (30 s, 60 s…),
+      // which is the circuit's test, not this one's.
+      'delivery-worker': { ...ENTREGADOR_RAPIDO, DELIVERY_CIRCUIT_MIN_FAILURES: '0' },
     },
   });
   // The stage's own connection to hub-api's database dies with PostgreSQL; it is not what is tested.
