@@ -90,6 +90,48 @@ async function assinar(platform: Platform, assinante: Assinante) {
   return { tipoId, token: await platform.applicationToken('loja-ordem'), assinaturas };
 }
 
+/**
+ * Watches, twice a second, the chains whose turn sits on a delivery already final (the turn not
+ * passed yet): how long the longest stayed so, in the figures (FALHAS_NUMEROS), not asserted (the
+ * database is down for part of the drill and the sweeper with it).
+ */
+function vigiarVezes(url: string) {
+  const vistas = new Map<string, [number, number]>();
+  let ativo = true;
+  const laco = (async () => {
+    while (ativo) {
+      const db = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+      db.on('error', () => undefined);
+      try {
+        await db.connect();
+        while (ativo) {
+          const { rows } = await db.query<{ chave: string }>(
+            `select c.assinatura_id || ' ' || c.entidade_id || ' ' || c.pronta as chave
+               from sequencia_de_entidade c join entrega e
+                 on e.assinatura_id = c.assinatura_id and e.entidade_id = c.entidade_id and e.sequencia = c.pronta
+              where c.pronta <= c.ultima and e.situacao in ('concluida', 'fila_de_erro', 'cancelada')`,
+          );
+          const agora = Date.now();
+          for (const { chave } of rows) vistas.set(chave, [vistas.get(chave)?.[0] ?? agora, agora]);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      } finally {
+        await db.end().catch(() => undefined);
+      }
+    }
+  })();
+  return {
+    parar: async () => {
+      ativo = false;
+      await laco;
+      const duracoes = [...vistas.values()].map(([a, b]) => b - a);
+      return { quantas: duracoes.length, maisLongaMs: Math.max(0, ...duracoes) };
+    },
+  };
+}
+
 const pausa = () => new Promise((resolve) => setTimeout(resolve, PAUSA_MS));
 
 /**
@@ -114,6 +156,7 @@ test('When PostgreSQL, RabbitMQ, the worker and hub-api fail in turn under load,
   const { platform, assinante } = palco;
   const { tipoId, token, assinaturas } = await assinar(platform, assinante);
   const janelas: Record<string, [number, number]> = {};
+  const vigia = vigiarVezes(platform.databases['hub-api']);
   const falha = async (nome: string, acao: () => Promise<void>) => {
     const inicio = Date.now();
     await acao();
@@ -264,6 +307,7 @@ test('When PostgreSQL, RabbitMQ, the worker and hub-api fail in turn under load,
       .filter((p) => !p.running)
       .map((p) => p.name);
 
+    const vezes = await vigia.parar();
     if (finais !== 'todas finais') {
       const cabecas = await db.query(
         `select c.entidade_id, c.pronta, c.ultima, e.situacao, e.em_espera, e.quantidade_de_tentativas, e.proxima_tentativa_em,
@@ -303,7 +347,7 @@ test('When PostgreSQL, RabbitMQ, the worker and hub-api fail in turn under load,
     };
     if (process.env.FALHAS_NUMEROS)
       console.log(
-        `ordem: ${JSON.stringify({ janelas: Object.fromEntries(Object.entries(janelas).map(([k, [a, b]]) => [k, b - a])), recusas: resultado.recusas.length, recebidas: [ORDENADA, LIVRE, FILTRADA, RECUSA].map((c) => assinante.de(c).length) })}`,
+        `ordem: ${JSON.stringify({ janelas: Object.fromEntries(Object.entries(janelas).map(([k, [a, b]]) => [k, b - a])), recusas: resultado.recusas.length, vezParadaMaisLongaMs: vezes.maisLongaMs, vezesParadas: vezes.quantas, recebidas: [ORDENADA, LIVRE, FILTRADA, RECUSA].map((c) => assinante.de(c).length) })}`,
       );
     expect(resumo).toEqual({
       falhas: [
