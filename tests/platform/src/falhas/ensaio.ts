@@ -25,6 +25,15 @@ export interface Cenario {
   falha: () => Promise<void>;
   /** How long the deliveries may take to arrive after the burst (default 90 s). */
   entregasEmMs?: number;
+  /** The entity of event n (default `pedido-n`: one event per entity). */
+  entidadeDe?: (n: number) => string;
+  /** The dados of event n (default `{ n }`). */
+  dadosDe?: (n: number) => Record<string, unknown>;
+  /**
+   * Whether the fault itself kills and restarts services (default false): then a service not running
+   * for a moment is the fault, and publishers keep retrying instead of giving up.
+   */
+  reiniciaServicos?: boolean;
 }
 
 /** A publication answered with anything but 2xx. */
@@ -92,15 +101,15 @@ export async function rajadaComFalha(
   const falha: Resultado['falha'] = { inicio: 0, fim: 0 };
   let emFalha: Promise<void> | undefined;
   const inicio = Date.now();
-  const algumSaiu = () => platform.processos().some((p) => !p.running);
+  const algumSaiu = () => !cenario.reiniciaServicos && platform.processos().some((p) => !p.running);
 
   const publicar = async (n: number) => {
     const corpo = Buffer.from(
       JSON.stringify({
         tipo_de_evento_id: publicacao.tipoId,
         versao_do_esquema: 1,
-        entidade_id: `pedido-${n}`,
-        dados: { n },
+        entidade_id: cenario.entidadeDe?.(n) ?? `pedido-${n}`,
+        dados: cenario.dadosDe?.(n) ?? { n },
       }),
     );
     // Long enough to outlast any outage the scenarios provoke; an event still refused then is given
