@@ -34,9 +34,13 @@ export function criarMetricas() {
       const { filas } = fontes;
       if (!filas) return;
       let leitura: ReturnType<FilasDaTopologia['listar']> | undefined;
-      // One read of RabbitMQ per scrape for both gauges.
+      // One read of RabbitMQ per scrape for both gauges: a scrape starts every collect() at once,
+      // so the second finds the first's read in flight. Dropped as soon as it settles: kept 500 ms
+      // longer, a scrape right after RabbitMQ went away showed the depths read before it did.
       const filasAgora = () => {
-        leitura ??= filas.listar().finally(() => setTimeout(() => (leitura = undefined), 500).unref());
+        leitura ??= filas.listar().finally(() => {
+          leitura = undefined;
+        });
         return leitura;
       };
       const porFila = (name: string, help: string, valor: (f: Fila) => number) =>
