@@ -192,12 +192,18 @@ describe('with one worker', () => {
       what: 'the 3 deliveries cancelled',
     });
     expect(daEntidade('/deixada', entidade)).toEqual([]);
-    expect(
-      await hub.db.sequenciaDeEntidade.findUniqueOrThrow({
+    // The last cancellation's turn is passed in the worker's batch of turns, just after its record
+    // commits: the chain goes idle (pronta = ultima + 1) a moment after the third is cancelada.
+    const cadeia = () =>
+      hub.db.sequenciaDeEntidade.findUniqueOrThrow({
         where: { assinaturaId_entidadeId: { assinaturaId: assinatura.id, entidadeId: entidade } },
         select: { ultima: true, pronta: true },
-      }),
-    ).toEqual({ ultima: 3n, pronta: 4n });
+      });
+    await waitFor(async () => ((await cadeia()).pronta === 4n ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the chain idle after its last delivery',
+    });
+    expect(await cadeia()).toEqual({ ultima: 3n, pronta: 4n });
   }, 30_000);
 
   test('When a process made the head final and died before passing the turn, then the sweeper passes it and the rest go in order', async () => {
