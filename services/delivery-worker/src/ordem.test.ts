@@ -118,12 +118,18 @@ describe('with one worker', () => {
     expect(ultimaRapida).toBeLessThan(sucessoDaLenta);
     const linhas = await hub.db.entrega.findMany({ where: { id: { in: ids } }, select: { emEspera: true } });
     expect(linhas.every((l) => !l.emEspera)).toBe(true);
-    expect(
-      await hub.db.sequenciaDeEntidade.findMany({
+    // Each chain goes idle (pronta = ultima + 1) once its last turn is passed, in the worker's batch
+    // of turns a moment after the third delivery's record commits.
+    const cadeias = () =>
+      hub.db.sequenciaDeEntidade.findMany({
         where: { assinaturaId: assinatura.id },
         select: { ultima: true, pronta: true },
-      }),
-    ).toEqual([
+      });
+    await waitFor(async () => ((await cadeias()).every((l) => l.pronta === 4n) ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'both chains idle after their last delivery',
+    });
+    expect(await cadeias()).toEqual([
       { ultima: 3n, pronta: 4n },
       { ultima: 3n, pronta: 4n },
     ]);
