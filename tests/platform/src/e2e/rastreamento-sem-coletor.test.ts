@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { waitFor } from '@hub/testing';
 import { closeConnections, sendRaw } from '../http-client';
 import { type Platform, startPlatform } from '../platform';
+import { type Criar, registrarRastreamento } from './rastreamento.test-support';
 
 /**
  * The trace context without a collector (issue 21, docs/decisions.md "Tracing with OpenTelemetry"):
@@ -61,23 +62,20 @@ beforeAll(async () => {
     },
   });
   const master = await platform.userToken('master.sem-coletor@empresa.com.br', { master: true });
-  const gw = async (path: string, body: unknown) => {
+  const gw: Criar = async (path, body) => {
     const r = await post(master, path, body);
     if (r.status >= 300) throw new Error(`POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string };
   };
-  const loja = await gw('/aplicativo', { nome: 'Loja sem coletor', client_id: 'loja-sem-coletor' });
-  const erp = await gw('/aplicativo', { nome: 'ERP sem coletor', client_id: 'erp-sem-coletor' });
-  tipoId = (await gw('/tipo-de-evento', { nome: 'pedido.sem_coletor', aplicativo_id: loja.id })).id;
-  await gw('/versao-de-esquema', { tipo_de_evento_id: tipoId, esquema: { type: 'object' } });
-  for (const caminho of ['/ok', '/uma-falha'])
-    await gw('/assinatura', {
-      aplicativo_assinante_id: erp.id,
-      tipo_de_evento_id: tipoId,
-      versao_do_esquema: 1,
-      url_de_destino: `${base}${caminho}`,
-      maximo_de_tentativas: 3,
-    });
+  tipoId = await registrarRastreamento(
+    gw,
+    {
+      loja: ['Loja sem coletor', 'loja-sem-coletor'],
+      erp: ['ERP sem coletor', 'erp-sem-coletor'],
+      tipo: 'pedido.sem_coletor',
+    },
+    ['/ok', '/uma-falha'].map((caminho) => `${base}${caminho}`),
+  );
   publicador = await platform.applicationToken('loja-sem-coletor');
 }, 240_000);
 

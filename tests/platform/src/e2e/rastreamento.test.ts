@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { waitFor } from '@hub/testing';
 import { closeConnections, sendRaw } from '../http-client';
 import { type Platform, startPlatform } from '../platform';
+import { type Criar, registrarRastreamento } from './rastreamento.test-support';
 
 /**
  * OpenTelemetry from the publisher to the subscriber (issue 21, docs/decisions.md "Tracing with
@@ -121,23 +122,16 @@ beforeAll(async () => {
     },
   });
   const master = await platform.userToken('master.rastro@empresa.com.br', { master: true });
-  const gw = async (path: string, body: unknown) => {
+  const gw: Criar = async (path, body) => {
     const r = await apiJson(platform.gatewayUrl, master, path, body);
     if (r.status >= 300) throw new Error(`POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string };
   };
-  const loja = await gw('/aplicativo', { nome: 'Loja do rastro', client_id: 'loja-rastro' });
-  const erp = await gw('/aplicativo', { nome: 'ERP do rastro', client_id: 'erp-rastro' });
-  tipoId = (await gw('/tipo-de-evento', { nome: 'pedido.rastreado', aplicativo_id: loja.id })).id;
-  await gw('/versao-de-esquema', { tipo_de_evento_id: tipoId, esquema: { type: 'object' } });
-  for (const caminho of ['/ok', '/uma-falha'])
-    await gw('/assinatura', {
-      aplicativo_assinante_id: erp.id,
-      tipo_de_evento_id: tipoId,
-      versao_do_esquema: 1,
-      url_de_destino: assinante.url(caminho),
-      maximo_de_tentativas: 3,
-    });
+  tipoId = await registrarRastreamento(
+    gw,
+    { loja: ['Loja do rastro', 'loja-rastro'], erp: ['ERP do rastro', 'erp-rastro'], tipo: 'pedido.rastreado' },
+    ['/ok', '/uma-falha'].map((caminho) => assinante.url(caminho)),
+  );
   publicador = await platform.applicationToken('loja-rastro');
 }, 240_000);
 
