@@ -28,6 +28,12 @@ export interface RouteSpec<
   query?: Q;
   body?: B;
   /**
+   * Parses the body in place of `body`, which then only describes it (the OpenAPI document): a
+   * schema that leaves out a check the frame has already made of every body (bodyGuard), where that
+   * check costs, with the same output and the same refusals.
+   */
+  bodyParser?: z.ZodType;
+  /**
    * Request headers the route reads, for the OpenAPI document only (names as sent, e.g.
    * `Idempotency-Key`; optional unless required by the schema): the handler parses them itself.
    */
@@ -106,7 +112,7 @@ export class ApiRouter {
       const input = {
         params: spec.params ? parseParams(spec.params, req.params) : undefined,
         query: spec.query ? parseQuery(spec.query, req.query) : undefined,
-        body: spec.body ? parseBody(spec.body, req) : undefined,
+        body: spec.body ? parseBody(spec.bodyParser ?? spec.body, req) : undefined,
         req,
         res,
       } as RouteInput<Output<P>, Output<Q>, Output<B>>;

@@ -10,6 +10,7 @@ import type { AplicativosRepository } from '../aplicativos/aplicativos.repositor
 import {
   type EventoCriar,
   eventoCriar,
+  eventoCriarDoCorpo,
   eventoDetalhadoSchema,
   eventoDoPublicadorSchema,
 } from '../eventos/eventos.schemas';
@@ -149,6 +150,7 @@ export function publicacaoRoutes({
         admission,
         headers: cabecalhos,
         body: eventoCriar,
+        bodyParser: eventoCriarDoCorpo,
         response: eventoDoPublicadorSchema,
         status: 201,
         refusals,
@@ -191,6 +193,7 @@ export function publicacaoRoutes({
         admission,
         headers: cabecalhos,
         body: eventoCriar,
+        bodyParser: eventoCriarDoCorpo,
         response: eventoDetalhadoSchema,
         status: 201,
         refusals,
