@@ -161,7 +161,10 @@ function readJson(
 ): void {
   // Gone before its body was read (the guards wait for a token's check): as body-parser, nothing
   // is read and the route's chain goes on without a body (its 415, which nobody is left to read).
-  if (finished(req)) return done();
+  if (finished(req)) {
+    done();
+    return;
+  }
   const chunks: Buffer[] = [];
   let received = 0;
   const onData = (chunk: Buffer) => {
@@ -195,7 +198,8 @@ function readJson(
       verifyUtf8(req, res, body, 'utf-8');
       withBody.body = parseJson(body.toString('utf8'));
     } catch (error) {
-      return fail(error);
+      fail(error);
+      return;
     }
     run([bodyGuard], req, res, fail, done);
   };
@@ -212,7 +216,7 @@ function readJson(
 }
 
 /** on-finished's `isFinished` of a request, which body-parser asks first. */
-const finished = (req: IncomingMessage) => !req.socket || !req.socket.readable || (req.complete && !req.readable);
+const finished = (req: IncomingMessage) => !req.socket?.readable || (req.complete && !req.readable);
 
 /** JSON.parse as express.json's strict parser: {} for nothing, an object or array only. */
 function parseJson(text: string): unknown {
