@@ -18,7 +18,7 @@
 // prints the WAL records per relation and type, BENCH_PG_EXPLICAR=A|B prints auto_explain's plans of one
 // batch of that side (the triggers' statements and the foreign keys' checks included) and stops.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { dadosDe1KiB } from './evento';
@@ -46,6 +46,8 @@ interface Modulos {
   createTestDatabase(prefixo: string, dir: string): Promise<{ url: string; drop(): Promise<void> }>;
   uuidv7(): string;
   SQL_DA_GRAVACAO: string;
+  /** Since issue 19's second part: the text of a batch with no ordered delivery, its first 26 parameters. */
+  SQL_DA_GRAVACAO_SEM_ORDEM?: string;
   valoresDaGravacao(lote: unknown[]): unknown[];
   entregasRepository(
     sql: unknown,
@@ -100,11 +102,20 @@ async function abrir(nome: string, m: Modulos, extra: string | undefined): Promi
   await pub.connect();
   await wrk.connect();
   if (extra) await pub.query(extra);
+  // A session setting on both connections of side B (plan_cache_mode…).
+  const sessao = nome === 'B' ? process.env.BENCH_PG_SESSAO_B : undefined;
+  if (sessao) for (const c of [pub, wrk]) await c.query(sessao);
   const pid = async (c: Cliente) =>
     Number((await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
+  // An experiment on the worker's statements: <dir>/<name>.sql replaces that statement's text on side B.
+  const textos = nome === 'B' ? process.env.BENCH_PG_TEXTOS_B : undefined;
   const sql = {
-    consultar: async (n: string, texto: string, valores: unknown[]) =>
-      (await wrk.query({ name: n, text: texto, values: valores })).rows,
+    consultar: async (n: string, texto: string, valores: unknown[]) => {
+      const arquivo = textos && path.join(textos, `${n}.sql`);
+      const t = arquivo && existsSync(arquivo) ? readFileSync(arquivo, 'utf8') : texto;
+      if (process.env.BENCH_PG_DUMP) writeFileSync(path.join(process.env.BENCH_PG_DUMP, `${n}.sql`), texto);
+      return (await wrk.query({ name: n, text: t, values: valores })).rows;
+    },
   };
   return {
     nome,
@@ -121,6 +132,14 @@ async function abrir(nome: string, m: Modulos, extra: string | undefined): Promi
 }
 
 async function fechar(l: Lado) {
+  if (process.env.BENCH_PG_PLANOS)
+    for (const c of [l.pub, l.wrk])
+      for (const p of (
+        await c.query<{ name: string; generic_plans: number; custom_plans: number }>(
+          'select name, generic_plans, custom_plans from pg_prepared_statements',
+        )
+      ).rows)
+        process.stdout.write(`${l.nome} ${p.name}: ${p.generic_plans} generic plans, ${p.custom_plans} custom plans\n`);
   await l.pub.end();
   await l.wrk.end();
   await l.banco.drop();
@@ -136,8 +155,15 @@ async function lote(l: Lado) {
     l.cpu[etapa] += cpuDe(pid) - c0;
   };
   const gravacoes = Array.from({ length: LOTE }, () => gravacao(l.m.uuidv7, l.ids));
+  // As publicacao.repository.ts's gravar chooses (no delivery here is ordered).
+  const valores = l.m.valoresDaGravacao(gravacoes);
+  const semOrdem = l.m.SQL_DA_GRAVACAO_SEM_ORDEM;
   await medir('gravar', l.pids.pub, () =>
-    l.pub.query({ name: 'publicacao_gravar', text: l.m.SQL_DA_GRAVACAO, values: l.m.valoresDaGravacao(gravacoes) }),
+    l.pub.query(
+      semOrdem
+        ? { name: 'publicacao_gravar_sem_ordem', text: semOrdem, values: valores.slice(0, 26) }
+        : { name: 'publicacao_gravar', text: l.m.SQL_DA_GRAVACAO, values: valores },
+    ),
   );
   const entregas = gravacoes.flatMap((g) => g.entregas.map((e) => e.id));
   await medir('reivindicar', l.pids.wrk, () =>
@@ -191,10 +217,7 @@ async function explicar(l: Lado) {
 async function main() {
   const raizes = [process.argv[2], process.argv[3]].map((r) => path.resolve(r ?? path.join(__dirname, '..')));
   const extras = [process.env.BENCH_PG_SQL_A, process.env.BENCH_PG_SQL_B];
-  const modulos = [await carregar(raizes[0]!), { ...(await carregar(raizes[1]!)) }];
-  // An experiment on publication's statement: side B runs this text instead (the same parameters).
-  if (process.env.BENCH_PG_GRAVACAO_B)
-    modulos[1]!.SQL_DA_GRAVACAO = readFileSync(process.env.BENCH_PG_GRAVACAO_B, 'utf8');
+  const modulos = [await carregar(raizes[0]!), await carregar(raizes[1]!)];
   for (const [i, r] of raizes.entries()) {
     const commit = execFileSync('git', ['-C', r, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
     process.stdout.write(`${'AB'[i]}: ${r} (${commit.slice(0, 80)})${extras[i] ? ' + SQL' : ''}\n`);
