@@ -229,6 +229,9 @@ async function main() {
     const lados = [await abrir('A', modulos[0]!, extras[0]), await abrir('B', modulos[1]!, extras[1])];
     try {
       for (let i = 0; i < 10; i++) for (const l of lados) await lote(l); // plans cached, pages in
+      // The generic plans were made on tables of a few rows (seq scans of entrega by id, soon
+      // dearer than its primary key); an ANALYZE, as autovacuum would make, has them made again.
+      if (process.env.BENCH_PG_ANALISAR) for (const l of lados) await l.pub.query('analyze');
       const alvo = process.env.BENCH_PG_EXPLICAR;
       if (alvo) {
         await explicar(lados[alvo === 'B' ? 1 : 0]!);
