@@ -25,12 +25,19 @@ export const CONEXAO = {
  * else keeps using Prisma.
  *
  * A name must always go with the same text (the statement is prepared under it on each connection).
+ *
+ * Their connections plan without sequential scans (`enable_seqscan=off`). A generic plan is kept
+ * until the table's statistics change, and one made while `entrega` held a few pages scans it whole:
+ * after a burst of 100,000 deliveries a claim took 20–40 ms instead of 0.5, until autovacuum's next
+ * ANALYZE (up to a minute), and the worker's throughput fell with it (docs/decisions.md, "Plans that
+ * do not go stale"). Each of these statements reaches its rows by key, so an index is right at any
+ * size; a statement with no index to use still gets its sequential scan.
  */
 export class SqlPool {
   private readonly pool: pg.Pool;
 
   constructor(url: string, max = 4, logger?: Logger) {
-    this.pool = new pg.Pool({ connectionString: url, max, ...CONEXAO });
+    this.pool = new pg.Pool({ connectionString: url, max, ...CONEXAO, options: '-c enable_seqscan=off' });
     // An idle connection that breaks (database restarted) is dropped; the next query opens another.
     this.pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
   }
