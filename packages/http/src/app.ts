@@ -7,7 +7,7 @@ import { admissionChain } from './admission';
 import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
-import { problemHandler, requestId, routeNotFound } from './middleware';
+import { problemHandler, requestId, requestIdWithoutContext, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter } from './route';
 
@@ -25,6 +25,12 @@ export interface HttpAppOptions {
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
   metrics?: (registry: Registry) => void;
+  /**
+   * Whether the request id is in the context of the request's log lines (an AsyncLocalStorage;
+   * default true). false: only on the request and its answer, for an app of health and metrics in a
+   * process that keeps AsyncLocalStorage off (on Node 20 it hooks every promise of the process).
+   */
+  requestContext?: boolean;
 }
 
 /**
@@ -63,7 +69,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     registers: [registry],
   });
 
-  app.use(requestId);
+  app.use(options.requestContext === false ? requestIdWithoutContext : requestId);
   app.use((req, res, next) => {
     const end = duration.startTimer();
     res.on('finish', () => {

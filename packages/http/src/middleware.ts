@@ -12,12 +12,27 @@ export function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Keeps the caller's request id when it is sane, or makes one; every log line carries it. */
-export const requestId: RequestHandler = (req, res, next) => {
+/** Keeps the caller's request id when it is sane, or makes one, on the request and its answer. */
+const keepRequestId = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]): string => {
   const id = requestIdOf(req.get(REQUEST_ID_HEADER));
   req.headers[REQUEST_ID_HEADER] = id;
   res.setHeader(REQUEST_ID_HEADER, id);
-  withRequestContext(id, next);
+  return id;
+};
+
+/** Keeps the caller's request id when it is sane, or makes one; every log line carries it. */
+export const requestId: RequestHandler = (req, res, next) => {
+  withRequestContext(keepRequestId(req, res), next);
+};
+
+/**
+ * The same request id on the request and its answer, but not in the log lines' context: for an
+ * app that serves only health and metrics in a process that must keep AsyncLocalStorage (and with
+ * it, on Node 20, a hook on every promise) off — the delivery worker.
+ */
+export const requestIdWithoutContext: RequestHandler = (req, res, next) => {
+  keepRequestId(req, res);
+  next();
 };
 
 export const routeNotFound: RequestHandler = (req) => {

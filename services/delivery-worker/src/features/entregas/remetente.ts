@@ -2,6 +2,7 @@ import type { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import type { Ambiente } from '@hub/config';
 import { type Cidr, createSafeLookup, isForbiddenAddress, origemDaUrl } from '@hub/destinations';
 import type { Rastro } from '@hub/tracing';
@@ -48,8 +49,9 @@ const corta = (texto: string, max: number) => (texto.length > max ? `${texto.sli
 interface Destino {
   url: URL;
   host: string;
-  agente: http.Agent;
   modulo: typeof http | typeof https;
+  /** What every POST to it starts from (its URL's parts, the pool, the method): worked out once. */
+  pedido: http.RequestOptions;
 }
 
 /** Destination URLs whose parsing is kept: as many as a worker's subscriptions usually point at. */
@@ -58,6 +60,8 @@ const DESTINOS_CONHECIDOS = 10_000;
 export class Remetente {
   private readonly agentes = new Map<string, http.Agent>();
   private readonly destinos = new Map<string, Destino | string>();
+  /** How to cut each POST under way (`cortar`): a set, not a listener per POST on an AbortSignal. */
+  private readonly emCurso = new Set<() => void>();
   private readonly seguro: boolean;
   private readonly lookup;
 
@@ -102,55 +106,63 @@ export class Remetente {
       resultado = `url_de_destino must use http or https, not ${url.protocol}`;
     else if (this.seguro && isIP(host) && isForbiddenAddress(host, this.opcoes.allowlist))
       resultado = `destino_proibido: deliveries may not go to ${host} (internal or reserved)`;
-    else resultado = { url, host, agente: this.agenteDe(url), modulo: url.protocol === 'https:' ? https : http };
+    else
+      resultado = {
+        url,
+        host,
+        modulo: url.protocol === 'https:' ? https : http,
+        pedido: { ...urlToHttpOptions(url), method: 'POST', agent: this.agenteDe(url) },
+      };
     if (this.destinos.size >= DESTINOS_CONHECIDOS) this.destinos.clear();
     this.destinos.set(destino, resultado);
     return resultado;
   }
 
   /**
-   * Sends one attempt. Never throws: every failure is a result (the attempt is recorded). `rastro`:
-   * the trace context the subscriber gets (the HTTP instrumentation, when it records, puts its own
-   * span's in its place).
+   * Sends one attempt of `corpo` (the bytes signed). Never throws: every failure is a result (the
+   * attempt is recorded). `rastro`: the trace context the subscriber gets (the HTTP instrumentation,
+   * when it records, puts its own span's in its place).
    */
   enviar(
     destino: string,
-    corpo: string,
+    corpo: Buffer,
     cabecalhos: Record<string, string>,
-    sinal?: AbortSignal,
     rastro?: Rastro,
   ): Promise<ResultadoDoEnvio> {
     const iniciadaEm = new Date();
     const inicio = performance.now();
-    const falha = (erro: string, statusHttp: number | null = null, resposta: string | null = null) => ({
-      iniciadaEm,
-      duracaoMs: Math.round(performance.now() - inicio),
-      statusHttp,
-      sucesso: false,
-      resposta,
-      erro: corta(erro, MAX_ERRO),
-    });
     const alvo = this.destinoDe(destino);
-    if (typeof alvo === 'string') return Promise.resolve(falha(alvo));
+    if (typeof alvo === 'string')
+      return Promise.resolve({
+        iniciadaEm,
+        duracaoMs: Math.round(performance.now() - inicio),
+        statusHttp: null,
+        sucesso: false,
+        resposta: null,
+        erro: corta(alvo, MAX_ERRO),
+      });
     const { url, host } = alvo;
 
-    const conteudo = Buffer.from(corpo, 'utf8');
     return new Promise<ResultadoDoEnvio>((resolve) => {
       let terminou = false;
       let status: number | null = null;
       let retryAfterMs: number | undefined;
       let localizacao: string | undefined;
-      const pedacos: Buffer[] = [];
+      let pedacos: Buffer[] | undefined;
       let lidos = 0;
       const resposta = () => {
         if (status === null) return null;
-        return Buffer.concat(pedacos).subarray(0, MAX_RESPOSTA).toString('utf8').replaceAll('\u0000', '');
+        if (pedacos === undefined) return '';
+        const texto = (pedacos.length === 1 ? pedacos[0]! : Buffer.concat(pedacos))
+          .subarray(0, MAX_RESPOSTA)
+          .toString('utf8');
+        return texto.includes('\u0000') ? texto.replaceAll('\u0000', '') : texto;
       };
       const concluir = (erro: string | null) => {
         if (terminou) return;
         terminou = true;
         clearTimeout(relogio);
-        sinal?.removeEventListener('abort', abortar);
+        this.emCurso.delete(abortar);
         const sucesso = erro === null && status !== null && status >= 200 && status < 300;
         resolve({
           iniciadaEm,
@@ -162,14 +174,13 @@ export class Remetente {
           ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
         });
       };
-      const pedido = alvo.modulo.request(url, {
-        method: 'POST',
-        agent: alvo.agente,
+      const pedido = alvo.modulo.request({
+        ...alvo.pedido,
         headers: {
           ...rastro,
           ...cabecalhos,
           'content-type': 'application/json',
-          'content-length': String(conteudo.length),
+          'content-length': String(corpo.length),
           'user-agent': 'event-hub-delivery-worker',
         },
       });
@@ -183,14 +194,17 @@ export class Remetente {
         concluir('aborted: the worker is stopping');
         pedido.destroy();
       };
-      sinal?.addEventListener('abort', abortar, { once: true });
+      this.emCurso.add(abortar);
       pedido.on('response', (res) => {
         status = res.statusCode ?? null;
         if (status === 429 || status === 503) retryAfterMs = lerRetryAfter(res.headers['retry-after']);
         localizacao = res.headers.location;
         res.on('data', (pedaco: Buffer) => {
           if (terminou) return;
-          if (lidos < MAX_RESPOSTA) pedacos.push(pedaco);
+          if (lidos < MAX_RESPOSTA) {
+            pedacos ??= [];
+            pedacos.push(pedaco);
+          }
           lidos += pedaco.length;
           if (lidos >= MAX_RESPOSTA) {
             // Enough: the rest of the answer is not read (an endless answer must not hold the worker).
@@ -199,9 +213,9 @@ export class Remetente {
             pedido.destroy();
           }
         });
-        res.on('end', () => fimComStatus());
-        res.on('error', () => fimComStatus());
-        res.on('aborted', () => fimComStatus());
+        res.on('end', fimComStatus);
+        res.on('error', fimComStatus);
+        res.on('aborted', fimComStatus);
       });
       const fimComStatus = () => {
         if (status !== null && status >= 300 && status < 400)
@@ -216,8 +230,13 @@ export class Remetente {
         const texto = endereco && endereco !== host ? error.message.replaceAll(endereco, url.hostname) : error.message;
         concluir(`${codigo}: ${texto}`);
       });
-      pedido.end(conteudo);
+      pedido.end(corpo);
     });
+  }
+
+  /** Cuts every POST under way now (the worker's stop, once its deadline passed): each ends as aborted. */
+  cortar(): void {
+    for (const abortar of [...this.emCurso]) abortar();
   }
 
   /** Closes every pool. */
