@@ -25,7 +25,8 @@
 // BENCH_ISOLAMENTO_RETRY_DELAYS (1s,5s): the platform's DELIVERY_TIMEOUT and DELIVERY_RETRY_DELAYS, so
 // that timeouts and retries happen within the phases and a teardown drains in seconds;
 // BENCH_ISOLAMENTO_ATTEMPTS: the noisy subscription's maximo_de_tentativas (unset: the platform's
-// default, 8); BENCH_TRACE_DIR: where each phase's trace goes (bench/rastro.ts; none when unset).
+// default, 8); BENCH_ISOLAMENTO_SCENARIOS: the letters of the scenarios to run (unset: abcd; a diagnosis,
+// since the target wants all four); BENCH_TRACE_DIR: where each phase's trace goes (bench/rastro.ts; none when unset).
 // Everything else goes through the platform's HTTP routes (gateway, master token),
 // whatever the worker does inside. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
@@ -90,6 +91,17 @@ const CENARIOS: Cenario[] = [
     concorrencia: CONCORRENCIA_LENTA,
   },
 ];
+
+/** The scenarios run: all four unless BENCH_ISOLAMENTO_SCENARIOS names some by letter ("a", "bd"). */
+const ESCOLHIDOS = CENARIOS.filter((c) =>
+  (process.env.BENCH_ISOLAMENTO_SCENARIOS ?? 'abcd').includes(c.nome.charAt(1)),
+);
+
+/** Where a run writes: a run of some scenarios only is a diagnosis, kept apart from the target's section. */
+export const SECAO =
+  ESCOLHIDOS.length === CENARIOS.length
+    ? HEADING
+    : `## Isolation, scenarios ${ESCOLHIDOS.map((c) => c.nome.charAt(1)).join('')} only (a diagnosis, issue 24)`;
 
 /** What the platform's routes say of the noisy subscription, and of the error queue. */
 interface Contas {
@@ -444,7 +456,7 @@ export async function isolar(log: (line: string) => void): Promise<string> {
       ritmo,
       run: Date.now().toString(36),
     };
-    for (const [i, cenario] of CENARIOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
+    for (const [i, cenario] of ESCOLHIDOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
       fase: await medirFase(
         saudaveis,
@@ -495,7 +507,7 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
   const comRuido = linhas.filter((l) => l.ruido);
   const atingida = comRuido.every((l) => razao(l.fase) <= ALVO_DA_META);
   return [
-    ...cabecalho(HEADING, info.cargaAntes, 'isolamento'),
+    ...cabecalho(SECAO, info.cargaAntes, 'isolamento'),
     `Healthy load: POST /eventos through the gateway (the ~1 KiB benchmark event, bench/evento.ts), open loop at ` +
       `${info.ritmo.toFixed(1)} events/s ` +
       (info.saturado === undefined
@@ -532,4 +544,4 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
   ].join('\n');
 }
 
-if (require.main === module) runSection(isolar, HEADING);
+if (require.main === module) runSection(isolar, SECAO);

@@ -16,7 +16,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
-import { HEADING as ISOLAMENTO_HEADING, isolar } from './isolamento';
+import { isolar, SECAO as ISOLAMENTO_SECAO } from './isolamento';
 import { HEADING as ORDEM_HEADING, ordem } from './ordem';
 import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
@@ -188,7 +188,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   },
   isolamento: async () => {
     log("one destination's outage or burst beside healthy subscribers (bench/isolamento.ts)");
-    publishSection(await isolar(log), ISOLAMENTO_HEADING, log);
+    publishSection(await isolar(log), ISOLAMENTO_SECAO, log);
   },
   retencao: async () => {
     log('retention erasing an expired day of 1,000,000 events (bench/retencao.ts)');

@@ -44,8 +44,10 @@ export function createGuards(verifier: TokenVerifier, resolver: AccessResolver) 
     next();
   };
 
+  // Reads the header from node's request, not with req.get: it also guards POST /eventos on
+  // hub-api's fast path (createHttpApp), where the request is node's own.
   const authenticateApplication: RequestHandler = async (req, _res, next) => {
-    req.aplicativo = await verifier.application(bearerToken(req.get('authorization')));
+    req.aplicativo = await verifier.application(bearerToken(req.headers.authorization));
     next();
   };
 

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { createLogger } from '@hub/log';
-import { Broker, RequeueMessage, UnroutableError } from './broker';
+import amqp from 'amqplib';
+import { agruparEscritas, Broker, RequeueMessage, UnroutableError } from './broker';
 
 // infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; every address below derives from it.
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
@@ -49,6 +50,40 @@ describe('Broker', () => {
     expect(seen).toEqual(['um']);
     const depth = await broker.withChannel((ch) => ch.checkQueue(queue));
     expect(depth.messageCount).toBe(0);
+  });
+
+  it('When amqplib is the version this package knows, then its multiplexer and socket are where agruparEscritas looks', async () => {
+    const connection = await amqp.connect(RABBITMQ_URL);
+    try {
+      expect(agruparEscritas(connection)).toBe(true);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('When writes are grouped, then many messages published at once, small and over 2 KiB, arrive whole and in order', async () => {
+    const agrupado = await new Broker(RABBITMQ_URL, logger, {
+      name: 'broker-test-agrupado',
+      groupWrites: true,
+    }).start();
+    try {
+      const queue = name('grouped');
+      await agrupado.declare(async (ch) => {
+        await ch.assertQueue(queue, { autoDelete: true, durable: false });
+      });
+      const seen: string[] = [];
+      await agrupado.consume(queue, async (message) => {
+        seen.push(message.content.toString());
+      });
+      // 300 messages, a third over amqplib's 2 KiB single-chunk threshold: more than one turn's
+      // worth of the socket's buffer, so the multiplexer also waits for 'drain' while corked.
+      const sent = Array.from({ length: 300 }, (_, i) => `${i}:${'x'.repeat(i % 3 === 0 ? 3000 : 100)}`);
+      await Promise.all(sent.map((text) => agrupado.publish('', queue, Buffer.from(text))));
+      await until(() => seen.length === sent.length);
+      expect(seen).toEqual(sent);
+    } finally {
+      await agrupado.close();
+    }
   });
 
   it('When acks are batched, then every message is acked once and an ack with multiple never covers one still being handled', async () => {

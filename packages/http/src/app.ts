@@ -5,11 +5,12 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { admissionChain } from './admission';
 import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
+import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
 import { problemHandler, requestId, requestIdWithoutContext, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
-import type { ApiRouter } from './route';
+import type { ApiRouter, RouteSpec } from './route';
 
 /** A readiness check: resolves when the dependency answers. */
 export type ReadinessCheck = () => Promise<unknown>;
@@ -19,8 +20,8 @@ export interface HttpAppOptions {
   logger: Logger;
   routers: ApiRouter[];
   readiness?: Record<string, ReadinessCheck>;
-  /** Largest JSON body accepted; larger is a 413. */
-  bodyLimit?: string;
+  /** Largest JSON body accepted, in bytes (BODY_LIMIT unless given); larger is a 413. */
+  bodyLimit?: number;
   /** Called with the app before the routers, for service-specific middleware. */
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
@@ -33,15 +34,26 @@ export interface HttpAppOptions {
   requestContext?: boolean;
 }
 
-/**
- * The frame every service shares: request ids, JSON bodies, metrics, health, OpenAPI, then the
- * service's routers, then 404 and the problem+json error handler. No I/O happens here.
- */
-export function createHttpApp(options: HttpAppOptions): Express {
-  const app = express();
+/** The largest JSON body of every service, 1 MiB (as express.json's '1mb'). */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** The settings of every express app of the platform (a service's, and the fast path's errors'). */
+function configured(app: Express): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'simple');
+  return app;
+}
+
+/**
+ * The frame every service shares: request ids, JSON bodies, metrics, health, OpenAPI, then the
+ * service's routers, then 404 and the problem+json error handler. No I/O happens here. Routes
+ * marked `fast` are also served ahead of all of it on node:http (fast-path.ts): the app's handle
+ * takes them first, so every server of the app (listen, a test's supertest) has them.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = configured(express());
+  const bodyLimit = options.bodyLimit ?? BODY_LIMIT;
 
   const checks = Object.entries(options.readiness ?? {});
   const verificar = () =>
@@ -69,25 +81,32 @@ export function createHttpApp(options: HttpAppOptions): Express {
     registers: [registry],
   });
 
+  /** Times a request under the label its route gives when it is answered. */
+  const time = (req: IncomingMessage, res: ServerResponse, route: () => string) => {
+    const end = duration.startTimer();
+    res.on('finish', () => end({ method: req.method, route: route(), status: res.statusCode }));
+  };
+
   app.use(options.requestContext === false ? requestIdWithoutContext : requestId);
   app.use((req, res, next) => {
-    const end = duration.startTimer();
-    res.on('finish', () => {
-      const route = req.route?.path ? req.baseUrl + req.route.path : 'unmatched';
-      end({ method: req.method, route, status: res.statusCode });
-    });
+    time(req, res, () => (req.route?.path ? req.baseUrl + req.route.path : 'unmatched'));
     next();
   });
   // Admission control of the routes that declare one, after their guards and before anything reads
   // the body: matched by express on the routes' own method and path.
   const admitted = express.Router();
+  const ahead = new Map<RouteSpec, ReturnType<typeof admissionChain>>();
   for (const spec of options.routers.flatMap((r) => r.specs))
-    if (spec.admission) admitted[spec.method](spec.path, ...admissionChain(spec.guards ?? [], spec.admission));
+    if (spec.admission) {
+      const chain = admissionChain(spec.guards ?? [], spec.admission);
+      ahead.set(spec, chain);
+      admitted[spec.method](spec.path, ...chain);
+    }
   app.use(admitted);
   app.use(urlGuard);
   app.use(
     express.json({
-      limit: options.bodyLimit ?? '1mb',
+      limit: bodyLimit,
       type: ['application/json', 'application/*+json'],
       verify: verifyUtf8,
     }),
@@ -120,8 +139,28 @@ export function createHttpApp(options: HttpAppOptions): Express {
   options.before?.(app);
   for (const router of options.routers) app.use(router.router);
   app.use(routeNotFound);
-  app.use(problemHandler(options.logger));
+  const problems = problemHandler(options.logger);
+  app.use(problems);
+
+  const fastRoutes = options.routers.flatMap((r) => r.fastRoutes);
+  if (fastRoutes.length > 0) {
+    const serveFast = createFastPath({
+      routes: fastRoutes.map((route) => ({ route, ahead: ahead.get(route.spec) ?? [] })),
+      bodyLimit,
+      time,
+      answerError: (handlers) => configured(express()).use(raiseFastPathFailure, ...handlers, problems),
+    });
+    const handle = (app as unknown as Handles).handle;
+    (app as unknown as Handles).handle = function (req, res, callback) {
+      if (!serveFast(req, res)) handle.call(this, req, res, callback);
+    };
+  }
   return app;
+}
+
+/** Express's entry point, which the app calls for every request (`app(req, res)`). */
+interface Handles {
+  handle(this: unknown, req: IncomingMessage, res: ServerResponse, callback?: unknown): void;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRepeatLimiter, type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, problemOf } from './errors';
@@ -12,17 +13,17 @@ export function requestIdOf(given: string | string[] | undefined): string {
   return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** Keeps the caller's request id when it is sane, or makes one, on the request and its answer. */
-const keepRequestId = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]): string => {
-  const id = requestIdOf(req.get(REQUEST_ID_HEADER));
+/** The request's id (requestIdOf), put in its headers, for what reads them on, and in its answer's. */
+export function stampRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const id = requestIdOf(req.headers[REQUEST_ID_HEADER]);
   req.headers[REQUEST_ID_HEADER] = id;
   res.setHeader(REQUEST_ID_HEADER, id);
   return id;
-};
+}
 
 /** Keeps the caller's request id when it is sane, or makes one; every log line carries it. */
 export const requestId: RequestHandler = (req, res, next) => {
-  withRequestContext(keepRequestId(req, res), next);
+  withRequestContext(stampRequestId(req, res), next);
 };
 
 /**
@@ -31,7 +32,7 @@ export const requestId: RequestHandler = (req, res, next) => {
  * it, on Node 20, a hook on every promise) off — the delivery worker.
  */
 export const requestIdWithoutContext: RequestHandler = (req, res, next) => {
-  keepRequestId(req, res);
+  stampRequestId(req, res);
   next();
 };
 

@@ -1,4 +1,4 @@
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type ErrorRequestHandler, type Request, type RequestHandler, type Response, Router } from 'express';
 import { z } from 'zod';
 import { guardsAfterAdmission } from './admission';
 import { AppError, badRequest, notFound, unprocessable } from './errors';
@@ -28,6 +28,12 @@ export interface RouteSpec<
   query?: Q;
   body?: B;
   /**
+   * Parses the body in place of `body`, which then only describes it (the OpenAPI document): a
+   * schema that leaves out a check the frame has already made of every body (bodyGuard), where that
+   * check costs, with the same output and the same refusals.
+   */
+  bodyParser?: z.ZodType;
+  /**
    * Request headers the route reads, for the OpenAPI document only (names as sent, e.g.
    * `Idempotency-Key`; optional unless required by the schema): the handler parses them itself.
    */
@@ -54,6 +60,22 @@ export interface RouteSpec<
   authenticated?: boolean;
   /** Extra refusals worth documenting, e.g. { 409: 'name taken' }. */
   refusals?: Record<number, string>;
+  /**
+   * Served on node:http ahead of express when the request is plain (fast-path.ts): a hot route
+   * (POST /eventos). Its guards, admission, handler and error handlers then get node's request and
+   * response with only `req.body`, `req.rawBody`, what the guards set and `res.locals` added: no
+   * `req.get`, no `res.status`/`res.json`. The handler answers itself (returns nothing).
+   */
+  fast?: boolean;
+}
+
+/** A route served on node:http ahead of express (`fast` in its spec): what runs once its body is read. */
+export interface FastRoute {
+  spec: RouteSpec;
+  /** The route's own chain, as express runs it: its guards (after admission) and the handler. */
+  chain: RequestHandler[];
+  /** The router's error handlers (`catch`), which see the route's errors before the problem handler. */
+  errorHandlers: readonly ErrorRequestHandler[];
 }
 
 export interface RouteInput<P, Q, B> {
@@ -73,6 +95,9 @@ type Output<T extends z.ZodType | undefined> = T extends z.ZodType ? z.output<T>
 export class ApiRouter {
   readonly router = Router();
   readonly specs: RouteSpec[] = [];
+  /** The routes with `fast` in their spec, for createHttpApp's fast path. */
+  readonly fastRoutes: FastRoute[] = [];
+  private readonly errorHandlers: ErrorRequestHandler[] = [];
 
   route<
     P extends z.ZodType | undefined = undefined,
@@ -87,7 +112,7 @@ export class ApiRouter {
       const input = {
         params: spec.params ? parseParams(spec.params, req.params) : undefined,
         query: spec.query ? parseQuery(spec.query, req.query) : undefined,
-        body: spec.body ? parseBody(spec.body, req) : undefined,
+        body: spec.body ? parseBody(spec.bodyParser ?? spec.body, req) : undefined,
         req,
         res,
       } as RouteInput<Output<P>, Output<Q>, Output<B>>;
@@ -100,7 +125,19 @@ export class ApiRouter {
       }
     };
     const guards = spec.guards ?? [];
-    this.router[spec.method](spec.path, ...(spec.admission ? guardsAfterAdmission(guards) : guards), parse);
+    const chain = [...(spec.admission ? guardsAfterAdmission(guards) : guards), parse];
+    this.router[spec.method](spec.path, ...chain);
+    if (spec.fast) this.fastRoutes.push({ spec: spec as RouteSpec, chain, errorHandlers: this.errorHandlers });
+    return this;
+  }
+
+  /**
+   * An error handler of this router's routes, run before the problem handler, on the express path
+   * and on the fast path alike (it must then use node's request and response only, as `fast` says).
+   */
+  catch(handler: ErrorRequestHandler): this {
+    this.router.use(handler);
+    this.errorHandlers.push(handler);
     return this;
   }
 }

@@ -10,6 +10,7 @@ import type { AplicativosRepository } from '../aplicativos/aplicativos.repositor
 import {
   type EventoCriar,
   eventoCriar,
+  eventoCriarDoCorpo,
   eventoDetalhadoSchema,
   eventoDoPublicadorSchema,
 } from '../eventos/eventos.schemas';
@@ -43,7 +44,8 @@ const cabecalhos = z.object({
 });
 
 function chaveDeIdempotencia(req: Request): string | undefined {
-  const valor = req.get('idempotency-key');
+  // node's header (as req.get reads it): POST /eventos runs on node's request (`fast`).
+  const valor = req.headers['idempotency-key'] as string | undefined;
   if (valor === undefined) return undefined;
   const chave = valor.length >= 2 && valor.startsWith('"') && valor.endsWith('"') ? valor.slice(1, -1) : valor;
   if (!CHAVE.test(chave))
@@ -70,14 +72,20 @@ const impressao = (req: Request) =>
     .update(req.rawBody ?? JSON.stringify(req.body ?? null))
     .digest('hex');
 
+/** The Content-Type express's `type('application/json')` sets. */
+const JSON_UTF8 = 'application/json; charset=utf-8';
+
 function responder(res: Response, status: number, evento: EventoDetalhadoTexto<object>): void {
   const json = jsonDoDetalhado(evento);
-  res.status(status).type('application/json');
-  // A new event's 201 is written as it is (node sets its Content-Length): express's send would hash
-  // it for an ETag no client can use (the event is new), 1–2 % of hub-api's CPU per publication.
+  // A new event's 201 is written with node's own calls (node sets its Content-Length): express's
+  // send would hash it for an ETag no client can use (the event is new), 1–2 % of hub-api's CPU per
+  // publication, and POST /eventos runs on node's response (`fast`), without express's methods.
   // The reads keep send, and with it ETag and 304.
-  if (status === 201) res.end(json);
-  else res.send(json);
+  if (status === 201) {
+    res.statusCode = 201;
+    res.setHeader('Content-Type', JSON_UTF8);
+    res.end(json);
+  } else res.status(status).type('application/json').send(json);
 }
 
 /** Who is publishing, as far as the request has told so far (for a refusal's record). */
@@ -142,9 +150,13 @@ export function publicacaoRoutes({
         admission,
         headers: cabecalhos,
         body: eventoCriar,
+        bodyParser: eventoCriarDoCorpo,
         response: eventoDoPublicadorSchema,
         status: 201,
         refusals,
+        // The hot route: served on node:http ahead of express (docs/decisions.md "hub-api's
+        // publication on node:http"), so what runs here uses node's request and response.
+        fast: true,
       },
       async ({ req, res, body }) => {
         const aplicativo = await aplicativoDoToken(req, res);
@@ -181,6 +193,7 @@ export function publicacaoRoutes({
         admission,
         headers: cabecalhos,
         body: eventoCriar,
+        bodyParser: eventoCriarDoCorpo,
         response: eventoDetalhadoSchema,
         status: 201,
         refusals,
@@ -219,6 +232,5 @@ export function publicacaoRoutes({
       enviou.aplicativoId = (await aplicativos.buscarPorClientId(enviou.clientId).catch(() => null))?.id ?? null;
     return enviou;
   }
-  router.router.use(guardarRecusa);
-  return router;
+  return router.catch(guardarRecusa);
 }
