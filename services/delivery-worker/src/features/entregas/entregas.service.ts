@@ -157,11 +157,16 @@ export function entregasService(deps: EntregasDeps) {
     }
     return finais.map(() => undefined);
   });
-  /** Passes the turn of the ordered deliveries among these that are final (an unordered one has no sequencia). */
-  async function passarAVez(
+  /**
+   * Passes the turn of the ordered deliveries among these that are final (an unordered one has no
+   * sequencia). Nearly every delivery is unordered: then nothing is made, not even a promise (an
+   * allocation profile found an empty filter and Promise.all here for every delivery).
+   */
+  function passarAVez(
     linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
-  ): Promise<void> {
-    await Promise.all(
+  ): Promise<unknown> | undefined {
+    if (!linhas.some((l) => l.sequencia !== null)) return undefined;
+    return Promise.all(
       linhas
         .filter((l) => l.sequencia !== null)
         .map((l) => vezes.add({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia! })),
@@ -334,7 +339,7 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
-    if (reivindicada.situacao !== 'em_andamento') await passarAVez([reivindicada]);
+    if (reivindicada.situacao !== 'em_andamento' && reivindicada.sequencia !== null) await passarAVez([reivindicada]);
     if (reivindicada.situacao === 'cancelada') {
       metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
@@ -584,7 +589,8 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
-    if (registrada.situacao !== 'aguardando_nova_tentativa') await passarAVez([registrada]);
+    if (registrada.situacao !== 'aguardando_nova_tentativa' && registrada.sequencia !== null)
+      await passarAVez([registrada]);
     if (registrada.situacao === 'cancelada') {
       logger.info(doTrabalho(trabalho), 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
@@ -637,15 +643,13 @@ export function entregasService(deps: EntregasDeps) {
       logger.debug(doTrabalho(trabalho), 'a job of this delivery is under way here: waiting for it');
     }
     const posse: Posse = {};
-    const trabalhar = async () => {
-      if (anterior) {
-        await anterior.catch(() => undefined);
-        if (parando) throw new RequeueMessage('the worker is stopping');
-      }
+    const depoisDoAnterior = async (primeiro: Promise<void>) => {
+      await primeiro.catch(() => undefined);
+      if (parando) throw new RequeueMessage('the worker is stopping');
       await tentar(trabalho, message, posse);
     };
     // Every log line of the job carries the request id of the publication that caused it (doTrabalho).
-    const atual = trabalhar();
+    const atual = anterior ? depoisDoAnterior(anterior) : tentar(trabalho, message, posse);
     emCurso.set(trabalho.entrega_id, atual);
     try {
       await atual;
