@@ -79,7 +79,8 @@ async function atualizar(sql: (tx: Parameters<Parameters<Db['$transaction']>[0]>
 async function expectCopiaExata() {
   const diferencas = await db.$queryRaw<{ n: number }[]>`
     with esperada as (
-      select id as entrega_id, fase_da_entrega(situacao) as fase, proxima_tentativa_em, criada_em, assinatura_id,
+      select id as entrega_id, fase_da_entrega(situacao) as fase,
+             vencimento_da_entrega(proxima_tentativa_em, em_espera) as proxima_tentativa_em, criada_em, assinatura_id,
              tipo_de_evento_id, aplicativo_assinante_id
         from entrega where situacao <> 'concluida'
     )
@@ -132,6 +133,28 @@ describe('entrega_nao_concluida (migration 018)', () => {
     );
     expect(record).toEqual({ upd: 2, hot: 2 });
     expect(await copias(ids)).toEqual([]);
+    await expectCopiaExata();
+  });
+
+  test('When one statement releases a waiting delivery, claims another and cancels a third, then each copy follows its own row (migration 022: row triggers with WHEN, the claim queues none)', async () => {
+    const { ids } = await entregas('pendente', 'pendente', 'pendente');
+    await db.$executeRaw`update entrega set em_espera = true where id = ${ids[0]}::uuid`;
+    const [espera] = await db.$queryRaw<[{ infinita: boolean }]>`
+      select proxima_tentativa_em = 'infinity' as infinita from entrega_nao_concluida where entrega_id = ${ids[0]}::uuid`;
+    expect(espera.infinita).toBe(true);
+    await expectCopiaExata();
+    const depois = new Date(agora.getTime() + 1_000);
+    await db.$executeRaw`update entrega e
+      set em_espera = case when e.id = ${ids[0]}::uuid then false else e.em_espera end,
+          proxima_tentativa_em = case when e.id = ${ids[0]}::uuid then ${depois} else e.proxima_tentativa_em end,
+          situacao = case when e.id = ${ids[1]}::uuid then 'em_andamento'
+                          when e.id = ${ids[2]}::uuid then 'cancelada' else e.situacao end
+      where e.id = any(${ids}::uuid[])`;
+    expect((await copias(ids)).map((c) => [ids.indexOf(c.entrega_id), c.fase, c.proxima_tentativa_em]).sort()).toEqual([
+      [0, 'fila', depois],
+      [1, 'fila', agora],
+      [2, 'cancelada', agora],
+    ]);
     await expectCopiaExata();
   });
 
