@@ -8,7 +8,7 @@ import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
 import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
-import { problemHandler, requestId, routeNotFound } from './middleware';
+import { problemHandler, requestId, requestIdWithoutContext, routeNotFound } from './middleware';
 import { buildOpenApi } from './openapi';
 import type { ApiRouter, RouteSpec } from './route';
 
@@ -26,6 +26,12 @@ export interface HttpAppOptions {
   before?: (app: Express) => void;
   /** Registers the service's own metrics in the registry /metrics serves. */
   metrics?: (registry: Registry) => void;
+  /**
+   * Whether the request id is in the context of the request's log lines (an AsyncLocalStorage;
+   * default true). false: only on the request and its answer, for an app of health and metrics in a
+   * process that keeps AsyncLocalStorage off (on Node 20 it hooks every promise of the process).
+   */
+  requestContext?: boolean;
 }
 
 /** The largest JSON body of every service, 1 MiB (as express.json's '1mb'). */
@@ -81,7 +87,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     res.on('finish', () => end({ method: req.method, route: route(), status: res.statusCode }));
   };
 
-  app.use(requestId);
+  app.use(options.requestContext === false ? requestIdWithoutContext : requestId);
   app.use((req, res, next) => {
     time(req, res, () => (req.route?.path ? req.baseUrl + req.route.path : 'unmatched'));
     next();

@@ -1,4 +1,4 @@
-import { createLogger } from '@hub/log';
+import { createLogger, currentRequestId } from '@hub/log';
 import request from 'supertest';
 import { z } from 'zod';
 import { createHttpApp } from './app';
@@ -93,6 +93,26 @@ describe('The http kit', () => {
     const response = await request(app).get('/nada').set('x-request-id', 'abc-123').expect(404);
     expect(response.body.codigo).toBe('rota_inexistente');
     expect(response.headers['x-request-id']).toBe('abc-123');
+  });
+
+  it('When an app keeps no request context, then the request id still comes back, and a handler sees none in its context', async () => {
+    const rota = new ApiRouter().route({ method: 'get', path: '/contexto', summary: 'context', tag: 't' }, () => ({
+      contexto: currentRequestId() ?? null,
+    }));
+    const comContexto = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [rota] });
+    const semContexto = createHttpApp({
+      service: 'teste',
+      logger: createLogger('teste'),
+      routers: [rota],
+      requestContext: false,
+    });
+    const com = await request(comContexto).get('/contexto').set('x-request-id', 'abc-123').expect(200);
+    expect({ corpo: com.body, id: com.headers['x-request-id'] }).toEqual({
+      corpo: { contexto: 'abc-123' },
+      id: 'abc-123',
+    });
+    const sem = await request(semContexto).get('/contexto').set('x-request-id', 'abc-123').expect(200);
+    expect({ corpo: sem.body, id: sem.headers['x-request-id'] }).toEqual({ corpo: { contexto: null }, id: 'abc-123' });
   });
 
   it('When asked, then health, readiness, metrics and the OpenAPI document answer', async () => {

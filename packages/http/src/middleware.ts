@@ -26,6 +26,16 @@ export const requestId: RequestHandler = (req, res, next) => {
   withRequestContext(stampRequestId(req, res), next);
 };
 
+/**
+ * The same request id on the request and its answer, but not in the log lines' context: for an
+ * app that serves only health and metrics in a process that must keep AsyncLocalStorage (and with
+ * it, on Node 20, a hook on every promise) off — the delivery worker.
+ */
+export const requestIdWithoutContext: RequestHandler = (req, res, next) => {
+  stampRequestId(req, res);
+  next();
+};
+
 export const routeNotFound: RequestHandler = (req) => {
   throw new AppError(404, 'rota_inexistente', `no route ${req.method} ${req.path}`);
 };

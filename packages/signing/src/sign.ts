@@ -19,8 +19,15 @@ export interface WebhookMessage {
 
 /** The bytes that are signed: `{id}.{timestamp}.{body}`. */
 export function signedContent(id: string, timestamp: number, body: string | Uint8Array): Buffer {
-  const prefix = Buffer.from(`${id}.${timestamp}.`, 'utf8');
-  return Buffer.concat([prefix, typeof body === 'string' ? Buffer.from(body, 'utf8') : body]);
+  const prefix = `${id}.${timestamp}.`;
+  const tamanhoDoPrefixo = Buffer.byteLength(prefix, 'utf8');
+  const tamanhoDoCorpo = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+  // One buffer written in place: a delivery is signed on every attempt.
+  const content = Buffer.allocUnsafe(tamanhoDoPrefixo + tamanhoDoCorpo);
+  content.write(prefix, 0, 'utf8');
+  if (typeof body === 'string') content.write(body, tamanhoDoPrefixo, 'utf8');
+  else content.set(body, tamanhoDoPrefixo);
+  return content;
 }
 
 /**

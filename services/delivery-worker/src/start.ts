@@ -224,6 +224,9 @@ export async function startDeliveryWorker(
     service: 'delivery-worker',
     logger,
     routers: [],
+    // Health and metrics only: no AsyncLocalStorage, which on Node 20 would hook every promise of the
+    // jobs (docs/decisions.md "The delivery worker's CPU per delivery").
+    requestContext: false,
     readiness: {
       postgresql: () => db.$queryRaw`select 1`,
       rabbitmq: broker.ready,

@@ -128,6 +128,8 @@ interface Transicao {
  */
 export class Destinos {
   private linhas = new Map<string, Linha>();
+  /** The rules of the origins whose circuit is closed, by their row (see `regras`). */
+  private readonly regrasGuardadas = new WeakMap<Linha, { workers: number; regras: Regras }>();
   private workers = 1;
   private readonly conhecidas = new Set<string>();
   private pendentes = new Map<string, Map<number, Figuras>>();
@@ -193,19 +195,26 @@ export class Destinos {
   }
 
   regras(origem: string): Regras {
-    const linha = this.linhas.get(origem) ?? { origem, ...PADRAO };
-    if (!this.linhas.has(origem) && !this.conhecidas.has(origem) && /^https?:\/\//.test(origem)) {
+    const lida = this.linhas.get(origem);
+    // A closed circuit's rules depend on its row and the workers only (a row that changes is a new
+    // object): kept, as a job asks for them several times (before and after its claim, its turn).
+    const guardada = lida?.circuito === 'fechado' ? this.regrasGuardadas.get(lida) : undefined;
+    if (guardada && guardada.workers === this.workers) return guardada.regras;
+    const linha = lida ?? { origem, ...PADRAO };
+    if (!lida && !this.conhecidas.has(origem) && /^https?:\/\//.test(origem)) {
       this.conhecidas.add(origem);
       void this.criar(origem);
     }
     const parte = (total: number) => Math.max(1, Math.ceil(total / this.workers));
-    return {
+    const regras: Regras = Object.freeze({
       concorrencia: Math.min(this.options.tetoPorProcesso, parte(linha.concorrencia_maxima)),
       porSegundo: linha.limite_por_segundo === null ? null : parte(linha.limite_por_segundo),
       pausado: linha.pausado,
       circuito: linha.circuito,
       sondaDevida: this.sondaDevida(linha),
-    };
+    });
+    if (lida?.circuito === 'fechado') this.regrasGuardadas.set(lida, { workers: this.workers, regras });
+    return regras;
   }
 
   private sondaDevida(linha: Linha): boolean {

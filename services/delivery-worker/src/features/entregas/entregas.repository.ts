@@ -54,10 +54,16 @@ export interface Registro {
   cabecalhos: Record<string, string>;
   /** 410 Gone: the subscription is switched off and the delivery goes to the error queue at once. */
   encerrar: boolean;
-  /** When the next attempt is due if this one failed and attempts remain (its job's own expiry). */
-  proxima_tentativa_em: Date;
-  /** The latest moment its job can be back: the end of its delay step (a message expires only at the head of its queue). */
-  retorno_ate: Date;
+  /**
+   * When the next attempt is due if this one failed and attempts remain (its job's own expiry); null
+   * for a success, whose record does not read it.
+   */
+  proxima_tentativa_em: Date | null;
+  /**
+   * The latest moment its job can be back: the end of its delay step (a message expires only at the
+   * head of its queue); null for a success, whose record does not read it.
+   */
+  retorno_ate: Date | null;
 }
 
 /** What recording did to a delivery; absent when it was final already (another worker recorded it). */

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage, UnroutableError } from '@hub/broker';
 import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
-import { type Logger, withRequestContext } from '@hub/log';
+import type { Logger } from '@hub/log';
 import { type KeyStore, signWebhook } from '@hub/signing';
 import {
   comRastro,
@@ -72,8 +71,33 @@ function tokenDe(message: ConsumeMessage): string | null {
   return typeof valor === 'string' && UUID.test(valor) ? valor : null;
 }
 
-/** A job's URL that does not parse matches no destination: its attempt fails on its own and is recorded. */
-const origemDoTrabalho = (url: string): string => (URL.canParse(url) ? origemDaUrl(url) : 'invalida');
+/** Origins of destination URLs already parsed: as many as a worker's subscriptions usually point at. */
+const ORIGENS_CONHECIDAS = 10_000;
+const origens = new Map<string, string>();
+
+/**
+ * A job's URL that does not parse matches no destination: its attempt fails on its own and is
+ * recorded. Each URL string is parsed once (twice per job otherwise: the job's and the claim's),
+ * then the kept origins are forgotten together past ORIGENS_CONHECIDAS.
+ */
+function origemDoTrabalho(url: string): string {
+  let origem = origens.get(url);
+  if (origem === undefined) {
+    origem = URL.canParse(url) ? origemDaUrl(url) : 'invalida';
+    if (origens.size >= ORIGENS_CONHECIDAS) origens.clear();
+    origens.set(url, origem);
+  }
+  return origem;
+}
+
+/**
+ * The fields every log line about a job starts with: its delivery and the request id of the
+ * publication that caused it. Passed by hand rather than by an AsyncLocalStorage around the job:
+ * on Node 20 an AsyncLocalStorage in use turns on promise hooks for every promise of the process
+ * (docs/decisions.md "The delivery worker's CPU per delivery").
+ */
+const doTrabalho = (t: TrabalhoDeEntrega) =>
+  t.request_id ? { request_id: t.request_id, entrega_id: t.entrega_id } : { entrega_id: t.entrega_id };
 
 /** The claim a job holds on its delivery, from its claim until its attempt is recorded. */
 interface Posse {
@@ -133,39 +157,56 @@ export function entregasService(deps: EntregasDeps) {
     }
     return finais.map(() => undefined);
   });
-  /** Passes the turn of the ordered deliveries among these that are final (an unordered one has no sequencia). */
-  async function passarAVez(
+  /**
+   * Passes the turn of the ordered deliveries among these that are final (an unordered one has no
+   * sequencia). Nearly every delivery is unordered: then nothing is made, not even a promise (an
+   * allocation profile found an empty filter and Promise.all here for every delivery).
+   */
+  function passarAVez(
     linhas: readonly { assinatura_id: string; entidade_id: string; sequencia: string | null }[],
-  ): Promise<void> {
-    await Promise.all(
+  ): Promise<unknown> | undefined {
+    if (!linhas.some((l) => l.sequencia !== null)) return undefined;
+    return Promise.all(
       linhas
         .filter((l) => l.sequencia !== null)
         .map((l) => vezes.add({ assinatura_id: l.assinatura_id, entidade_id: l.entidade_id, sequencia: l.sequencia! })),
     );
   }
 
-  const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(async (pedidos) => {
-    // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
-    const unicos = new Map(pedidos.map((p) => [p.id, p]));
-    const linhas = await repo.reivindicar([...unicos.values()]);
-    const porId = new Map(linhas.map((l) => [l.id, l]));
-    return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
-  });
+  // Claims and records: one statement of each under way at a time, as the floor's record (bench/floor):
+  // the jobs arriving meanwhile wait for the next one, so under load each statement carries twice the
+  // rows of two at once, and the worker (and PostgreSQL) pay half the round trips per delivery
+  // (docs/decisions.md "The delivery worker's CPU per delivery").
+  const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(
+    async (pedidos) => {
+      // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
+      const unicos = new Map(pedidos.map((p) => [p.id, p]));
+      const linhas = await repo.reivindicar([...unicos.values()]);
+      const porId = new Map(linhas.map((l) => [l.id, l]));
+      return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
+    },
+    500,
+    1,
+  );
   /** Claims given back (a job leaving for its destination's queue), batched like the claims. */
   const liberacoes = new Lote<{ id: string; token: string }, undefined>(async (posses) => {
     await repo.liberar(posses);
     return posses.map(() => undefined);
   });
-  const registros = new Lote<Registro, Registrada | undefined>(async (lote) => {
-    const linhas = await repo.registrar(lote);
-    const porId = new Map(linhas.map((l) => [l.id, l]));
-    return lote.map((r) => porId.get(r.entrega_id));
-  });
+  const registros = new Lote<Registro, Registrada | undefined>(
+    async (lote) => {
+      const linhas = await repo.registrar(lote);
+      const porId = new Map(linhas.map((l) => [l.id, l]));
+      return lote.map((r) => porId.get(r.entrega_id));
+    },
+    500,
+    1,
+  );
   /** Delivery ids with a job under way in this process, and that job's work. */
   const emCurso = new Map<string, Promise<void>>();
-  const paragem = new AbortController();
-  setMaxListeners(0, paragem.signal); // one listener per POST under way
   let parando = false;
+  /** The stop's deadline passed: the POSTs under way were cut (their jobs go back untouched). */
+  let cortado = false;
 
   /**
    * The job as it came (body unchanged), message id = delivery id, mandatory and confirmed, with the
@@ -294,24 +335,21 @@ export function entregasService(deps: EntregasDeps) {
     const reivindicada = await reivindicacoes.add({ id: trabalho.entrega_id, token, anterior });
     if (!reivindicada) {
       metricas.trabalhos.inc({ desfecho: 'descartado' });
-      logger.debug(
-        { entrega_id: trabalho.entrega_id },
-        'delivery final, unknown, not due or held by another job: job dropped',
-      );
+      logger.debug(doTrabalho(trabalho), 'delivery final, unknown, not due or held by another job: job dropped');
       return;
     }
     // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
-    if (reivindicada.situacao !== 'em_andamento') await passarAVez([reivindicada]);
+    if (reivindicada.situacao !== 'em_andamento' && reivindicada.sequencia !== null) await passarAVez([reivindicada]);
     if (reivindicada.situacao === 'cancelada') {
       metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
-      logger.info({ entrega_id: trabalho.entrega_id }, 'subscription off: delivery cancelled');
+      logger.info(doTrabalho(trabalho), 'subscription off: delivery cancelled');
       return;
     }
     if (reivindicada.situacao === 'fila_de_erro') {
       await aFilaDeErro(message, reivindicada);
       logger.warn(
-        { entrega_id: trabalho.entrega_id, erro: reivindicada.ultimo_erro },
+        { ...doTrabalho(trabalho), erro: reivindicada.ultimo_erro },
         'poison job: delivery in the error queue',
       );
       return;
@@ -384,9 +422,7 @@ export function entregasService(deps: EntregasDeps) {
       if (posse.token)
         await repo
           .liberar([{ id: trabalho.entrega_id, token: posse.token }])
-          .catch((e) =>
-            logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'claim not released; its lease ends it'),
-          );
+          .catch((e) => logger.warn({ ...doTrabalho(trabalho), err: e }, 'claim not released; its lease ends it'));
       return error instanceof Parando ? new RequeueMessage(error.message) : error;
     }
     const tentativa = Number(message.properties.headers?.[ATTEMPT_HEADER]) || 1;
@@ -399,7 +435,7 @@ export function entregasService(deps: EntregasDeps) {
           `poison job: the worker failed on it ${tentativa} times (${motivo.slice(0, 500)})`,
         )
         .catch((e) => {
-          logger.warn({ err: e, entrega_id: trabalho.entrega_id }, 'poison job not marked');
+          logger.warn({ ...doTrabalho(trabalho), err: e }, 'poison job not marked');
           return [];
         });
       await passarAVez(envenenada);
@@ -479,18 +515,18 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     trecho: Trecho,
   ): Promise<void> {
-    const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: trabalho.corpo }, await deps.keys.signers());
+    // The body's bytes once: signed, then sent.
+    const corpo = Buffer.from(trabalho.corpo, 'utf8');
+    const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: corpo }, await deps.keys.signers());
     metricas.emVoo.inc();
-    const resultado = await trecho.ativo(() =>
-      deps.remetente.enviar(url, trabalho.corpo, cabecalhos, paragem.signal, trecho.rastro),
-    );
+    const resultado = await trecho.ativo(() => deps.remetente.enviar(url, corpo, cabecalhos, trecho.rastro));
     if (trecho.span) {
       trecho.atributos({ 'hub.resultado': resultado.sucesso ? 'sucesso' : 'falha' });
       if (resultado.statusHttp !== null) trecho.atributos({ 'http.response.status_code': resultado.statusHttp });
     }
     metricas.emVoo.dec();
     liberar(); // the destination's turn is over with the POST; recording does not hold it
-    if (paragem.signal.aborted && !resultado.sucesso) {
+    if (cortado && !resultado.sucesso) {
       // Cut short by the stop: not a real attempt; the job goes back to the queue untouched.
       throw new RequeueMessage('the worker stopped during the attempt');
     }
@@ -517,7 +553,7 @@ export function entregasService(deps: EntregasDeps) {
     if (logger.isLevelEnabled(nivel))
       logger[nivel](
         {
-          entrega_id: trabalho.entrega_id,
+          ...doTrabalho(trabalho),
           evento_id: trabalho.evento_id,
           origem,
           resultado: rotulo,
@@ -544,18 +580,19 @@ export function entregasService(deps: EntregasDeps) {
       erro: encerrar ? `${resultado.erro} (410 Gone: the subscription is switched off)` : resultado.erro,
       cabecalhos,
       encerrar,
-      proxima_tentativa_em: new Date(fim + atraso.expiracaoMs),
-      retorno_ate: new Date(fim + atraso.passoMs),
+      proxima_tentativa_em: resultado.sucesso ? null : new Date(fim + atraso.expiracaoMs),
+      retorno_ate: resultado.sucesso ? null : new Date(fim + atraso.passoMs),
     });
     posse.token = undefined; // recorded: the claim is over
     if (!registrada) {
-      logger.info({ entrega_id: trabalho.entrega_id }, 'delivery finished by another attempt meanwhile');
+      logger.info(doTrabalho(trabalho), 'delivery finished by another attempt meanwhile');
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
-    if (registrada.situacao !== 'aguardando_nova_tentativa') await passarAVez([registrada]);
+    if (registrada.situacao !== 'aguardando_nova_tentativa' && registrada.sequencia !== null)
+      await passarAVez([registrada]);
     if (registrada.situacao === 'cancelada') {
-      logger.info({ entrega_id: trabalho.entrega_id }, 'subscription deleted during the attempt: delivery cancelled');
+      logger.info(doTrabalho(trabalho), 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
       const anterior = trecho.span ? trecho.rastro?.[TRACEPARENT] : undefined;
       await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(atraso.passoMs), message, {
@@ -571,7 +608,7 @@ export function entregasService(deps: EntregasDeps) {
         },
       });
       logger.warn(
-        { entrega_id: trabalho.entrega_id, erro: resultado.erro, tentativas: registrada.tentativas_no_ciclo_atual },
+        { ...doTrabalho(trabalho), erro: resultado.erro, tentativas: registrada.tentativas_no_ciclo_atual },
         encerrar
           ? 'subscription gone (410): delivery in the error queue'
           : 'delivery out of attempts: in the error queue',
@@ -603,18 +640,16 @@ export function entregasService(deps: EntregasDeps) {
     const anterior = emCurso.get(trabalho.entrega_id);
     if (anterior) {
       metricas.trabalhos.inc({ desfecho: 'duplicado' });
-      logger.debug({ entrega_id: trabalho.entrega_id }, 'a job of this delivery is under way here: waiting for it');
+      logger.debug(doTrabalho(trabalho), 'a job of this delivery is under way here: waiting for it');
     }
     const posse: Posse = {};
-    const trabalhar = async () => {
-      if (anterior) {
-        await anterior.catch(() => undefined);
-        if (parando) throw new RequeueMessage('the worker is stopping');
-      }
+    const depoisDoAnterior = async (primeiro: Promise<void>) => {
+      await primeiro.catch(() => undefined);
+      if (parando) throw new RequeueMessage('the worker is stopping');
       await tentar(trabalho, message, posse);
     };
-    // Every log line of the job carries the request id of the publication that caused it.
-    const atual = trabalho.request_id ? withRequestContext(trabalho.request_id, trabalhar) : trabalhar();
+    // Every log line of the job carries the request id of the publication that caused it (doTrabalho).
+    const atual = anterior ? depoisDoAnterior(anterior) : tentar(trabalho, message, posse);
     emCurso.set(trabalho.entrega_id, atual);
     try {
       await atual;
@@ -649,7 +684,10 @@ export function entregasService(deps: EntregasDeps) {
     parar(prazoMs: number): void {
       parando = true;
       limite.dispensarEsperas();
-      setTimeout(() => paragem.abort(), prazoMs).unref();
+      setTimeout(() => {
+        cortado = true;
+        deps.remetente.cortar();
+      }, prazoMs).unref();
     },
   };
 }
