@@ -6,15 +6,15 @@ export const BENCH_PREFIX = 'hub_bench_';
 
 interface PgClient {
   connect(): Promise<void>;
-  query(text: string, values?: unknown[]): Promise<{ rows: { datname: string }[] }>;
+  query<T = { datname: string }>(text: string, values?: unknown[]): Promise<{ rows: T[] }>;
   end(): Promise<void>;
 }
 
 /** The workspace's own pg driver (a dependency of @hub/database), so the benchmark adds none. */
-function pgClient(): PgClient {
+export function pgClient(url = ADMIN_URL): PgClient {
   const require = createRequire(path.resolve(__dirname, '../packages/database/package.json'));
   const pg = require('pg') as { Client: new (options: { connectionString: string }) => PgClient };
-  return new pg.Client({ connectionString: ADMIN_URL });
+  return new pg.Client({ connectionString: url });
 }
 
 /** Drops every database of earlier benchmark runs (the prefix is the benchmark's alone). */

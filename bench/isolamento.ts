@@ -123,6 +123,8 @@ interface Ruido {
   maximo: number;
   escritaSegundos: number;
   relaySegundos: number;
+  /** The VACUUM (ANALYZE) in place of autovacuum (bench/acumulo.ts), when the server runs none. */
+  limpezaSegundos?: number;
   contas: Contas;
   erroAntes: number;
   regras: [boolean, string][];
@@ -316,12 +318,18 @@ async function comRuidoEm(
     tipoNome: assinatura.tipo_de_evento_nome,
     aplicativoPublicadorId: tipo.aplicativo_id,
   };
-  const { escritaSegundos, relaySegundos } = await acumular(contexto.databaseUrl, destinatario, ACUMULO, {
-    entidadeId: evento.entidade_id,
-    dadosTexto: JSON.stringify(evento.dados),
-  });
+  const { escritaSegundos, relaySegundos, limpezaSegundos } = await acumular(
+    contexto.databaseUrl,
+    destinatario,
+    ACUMULO,
+    {
+      entidadeId: evento.entidade_id,
+      dadosTexto: JSON.stringify(evento.dados),
+    },
+  );
   log(
     `    written in ${escritaSegundos.toFixed(1)} s, relayed to RabbitMQ ${relaySegundos.toFixed(1)} s later; ` +
+      (limpezaSegundos === undefined ? '' : `vacuumed and analyzed in ${limpezaSegundos.toFixed(1)} s; `) +
       `${await op.aEntregar()} messages in the work and delay queues now`,
   );
   const fase = await medirFase(
@@ -351,6 +359,7 @@ async function comRuidoEm(
       maximo: assinatura.maximo_de_tentativas,
       escritaSegundos,
       relaySegundos,
+      limpezaSegundos,
       contas,
       erroAntes,
       regras: r,
@@ -501,7 +510,8 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       `| ${ruido.cenario.nome} | ${c.entregas} | ${c.concluida} | ${c.fila_de_erro} | ${esperando(c)} | ${c.cancelada} | ` +
         `${c.tentativas - c.sucessos} / ${c.sucessos} | ${ruido.maximo} | +${c.filaDeErro - ruido.erroAntes} | ` +
         `${c.recebidas ?? '–'} | ${contra ? `**no**: ${contra}` : 'yes'} | ` +
-        `${ruido.escritaSegundos.toFixed(1)} + ${ruido.relaySegundos.toFixed(1)} | ${ruido.desmontagem} |`,
+        `${ruido.escritaSegundos.toFixed(1)} + ${ruido.relaySegundos.toFixed(1)}` +
+        `${ruido.limpezaSegundos === undefined ? '' : ` + ${ruido.limpezaSegundos.toFixed(1)}`} | ${ruido.desmontagem} |`,
     ];
   });
   const comRuido = linhas.filter((l) => l.ruido);
@@ -520,7 +530,9 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       `Noisy destinations: ${ACUMULO.toLocaleString('en-US')} events of one delivery each, **written in bulk** straight into ` +
       "hub_events by publication's own statement (hub-api's SQL_DA_GRAVACAO: event, delivery and outbox row, the " +
       "shapes POST /eventos writes; bench/acumulo.ts), published to RabbitMQ by the platform's outbox relay before " +
-      'the healthy load starts, plus one event through POST /eventos first (the destination made known). The platform ran ' +
+      'the healthy load starts, plus one event through POST /eventos first (the destination made known). On a server ' +
+      "with autovacuum off (this machine's CI configuration) the database is then vacuumed and analyzed once, as " +
+      'autovacuum would within its naptime (the third figure of "bulk write + relay (+ vacuum) s"). The platform ran ' +
       `with DELIVERY_TIMEOUT=${PLATAFORMA.DELIVERY_TIMEOUT} and DELIVERY_RETRY_DELAYS=${PLATAFORMA.DELIVERY_RETRY_DELAYS} ` +
       'so timeouts and retries happen within a phase. Platform: ' +
       `${info.mode}.`,
@@ -537,7 +549,7 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       'its maximum of attempts and none failed more, the error queue grew by the deliveries in fila_de_erro, and its ' +
       'receiver saw as many requests (500, no answer) or distinct deliveries (slow) as the attempts recorded.',
     '',
-    '| noisy destination | deliveries | concluded | fila_de_erro | still waiting | cancelled | attempts failed / successful | max attempts | error queue | receiver saw | agrees | bulk write + relay s | teardown |',
+    '| noisy destination | deliveries | concluded | fila_de_erro | still waiting | cancelled | attempts failed / successful | max attempts | error queue | receiver saw | agrees | bulk write + relay (+ vacuum) s | teardown |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |',
     ...ruidosas,
     '',
