@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
@@ -165,6 +166,12 @@ function readJson(
     done();
     return;
   }
+  // The body's events come in the socket's async context, not the request's, once the body arrives
+  // after this point (sent after its headers, slowly, or after 100 Continue): what runs after them
+  // (the route's chain, its log lines, the request id a publication sends with its jobs, the trace's
+  // spans) would lose the request's context. raw-body, which express.json reads with, binds its
+  // callback to the context it was called in, and so does this.
+  const scope = new AsyncResource('hub.fast-path.body');
   const chunks: Buffer[] = [];
   let received = 0;
   const onData = (chunk: Buffer) => {
@@ -173,14 +180,16 @@ function readJson(
   };
   const onError = (error: Error) => {
     cleanup();
-    fail(libraryError(error, 400, {}));
+    scope.runInAsyncScope(fail, null, libraryError(error, 400, {}));
   };
   // The connection went before the body was whole (a client gone, the request deadline): as
   // raw-body's 'request aborted', which nobody is left to read.
   const onClose = () => {
     if (req.complete) return;
     cleanup();
-    fail(
+    scope.runInAsyncScope(
+      fail,
+      null,
       libraryError(new Error('request aborted'), 400, {
         code: 'ECONNABORTED',
         expected: length,
@@ -192,6 +201,9 @@ function readJson(
   };
   const onEnd = () => {
     cleanup();
+    scope.runInAsyncScope(finish);
+  };
+  const finish = () => {
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
     const withBody = req as IncomingMessage & { body?: unknown };
     try {
