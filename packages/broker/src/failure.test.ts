@@ -15,8 +15,12 @@ beforeEach(async () => {
   broker = await new Broker(RABBITMQ_URL, logger, { name: 'broker-failure-test' }).start();
 });
 afterEach(async () => {
-  for (const step of cleanup.splice(0)) await step(broker);
-  await broker.close();
+  try {
+    for (const step of cleanup.splice(0)) await step(broker);
+  } finally {
+    // Closed even when a step failed: a broker left open keeps jest from exiting.
+    await broker.close();
+  }
 });
 
 async function until<T>(check: () => T | undefined | false, what: string, ms = 15_000): Promise<T> {
@@ -268,7 +272,14 @@ describe('Broker failure handling', () => {
       await (broker as any).connection.close();
       await never;
     });
-    await broker.publish('', queue, Buffer.from('veneno'));
+    // Published on a connection of its own: on the consumer's, its confirm could come after the
+    // delivery whose handler cuts that connection, and the publish would fail with 'channel closed'.
+    const publicador = await new Broker(RABBITMQ_URL, logger, { name: 'broker-failure-test publisher' }).start();
+    try {
+      await publicador.publish('', queue, Buffer.from('veneno'));
+    } finally {
+      await publicador.close();
+    }
     const morta = await dead();
     expect(morta.content.toString()).toBe('veneno');
     expect(deaths(morta)).toEqual([expect.objectContaining({ queue, reason: 'delivery_limit' })]);
