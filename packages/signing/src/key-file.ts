@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { generateKey, type KeySet, parseKeySet, publicJwks, signersOf } from './keys';
 import type { Signer } from './sign';
@@ -26,21 +26,15 @@ export async function readKeyFile(file: string): Promise<KeySet | undefined> {
 
 /**
  * Writes the key file atomically (a 0600 temporary file in the same folder, then rename), so a
- * reader never sees half a file and the private keys are never readable by others.
+ * reader never sees half a file and the private keys are never readable by others. `exclusive`
+ * creates it only if it does not exist (EEXIST otherwise), still whole: the temporary file is
+ * linked to the name, which fails when the name exists, so a process starting beside the one that
+ * creates it reads either no file or the whole of it (an `open(…, 'wx')` at the name showed the
+ * other process an empty file between the open and the write).
  */
 export async function writeKeyFile(file: string, set: KeySet, options: { exclusive?: boolean } = {}): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(set, null, 2)}\n`;
-  if (options.exclusive) {
-    const handle = await open(file, 'wx', 0o600);
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    return;
-  }
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
@@ -49,12 +43,17 @@ export async function writeKeyFile(file: string, set: KeySet, options: { exclusi
   } finally {
     await handle.close();
   }
+  let kept = false;
   try {
     await chmod(temporary, 0o600);
-    await rename(temporary, file);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
+    if (options.exclusive) await link(temporary, file);
+    else {
+      await rename(temporary, file);
+      kept = true;
+    }
+  } finally {
+    // Linked or not, the temporary name goes; renamed, it is already gone.
+    if (!kept) await unlink(temporary).catch(() => undefined);
   }
 }
 
