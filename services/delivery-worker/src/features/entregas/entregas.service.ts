@@ -339,7 +339,7 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     // Cancelled (subscription off) or poison: final, so the entity's next delivery may go.
-    if (reivindicada.situacao !== 'em_andamento' && reivindicada.sequencia !== null) await passarAVez([reivindicada]);
+    if (reivindicada.situacao !== 'em_andamento') await passarAVez([reivindicada]);
     if (reivindicada.situacao === 'cancelada') {
       metricas.trabalhos.inc({ desfecho: 'cancelado' });
       metricas.situacoes.inc({ situacao: 'cancelada' });
@@ -589,8 +589,7 @@ export function entregasService(deps: EntregasDeps) {
       return;
     }
     metricas.situacoes.inc({ situacao: registrada.situacao });
-    if (registrada.situacao !== 'aguardando_nova_tentativa' && registrada.sequencia !== null)
-      await passarAVez([registrada]);
+    if (registrada.situacao !== 'aguardando_nova_tentativa') await passarAVez([registrada]);
     if (registrada.situacao === 'cancelada') {
       logger.info(doTrabalho(trabalho), 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
