@@ -76,10 +76,10 @@ test('When the gateway merges the documents, then every operation it lists is on
   ).toEqual([]);
 });
 
-/** The hub's entities with their operation counts: the spec's 11, and architecture §4's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
+/** The hub's entities with their operation counts: the contract's 11 (docs/architecture.md §4), and that section's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
 const HUB_ENTITIES = {
   Aplicativo: 4,
-  // the spec's 7, and POST /assinatura/testar-filtro (issue 20)
+  // the contract's 7, and POST /assinatura/testar-filtro (issue 20)
   Assinatura: 8,
   'Chave de assinatura': 1,
   Entrega: 4,
@@ -98,7 +98,7 @@ const HUB_ENTITIES = {
   Destino: 6,
 };
 
-test("When the merged document's operations are counted per entity, then the hub has the spec's 70 operations and testar-filtro in 16 entities", () => {
+test("When the merged document's operations are counted per entity, then the hub has the contract's 70 operations and testar-filtro in 16 entities", () => {
   const porTag: Record<string, number> = {};
   for (const ops of Object.values(merged.paths) as Record<string, { tags?: string[] }>[])
     for (const op of Object.values(ops)) for (const tag of op.tags ?? []) porTag[tag] = (porTag[tag] ?? 0) + 1;

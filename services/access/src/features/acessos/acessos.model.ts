@@ -54,7 +54,7 @@ export function normalizePermissoes(
 
 export const permissoesDoMaster = todasAsPermissoes;
 
-/** Lower-cased and trimmed, as the spec stores e-mails. */
+/** Trimmed and lower-cased, as e-mails are stored and compared (docs/architecture.md §2). */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
