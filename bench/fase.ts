@@ -7,6 +7,8 @@
 // late, so a p99 shows "not arrived" once more than 1 % are missing.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { contarCpu } from './cpu';
+import { pgClient } from './databases';
 import { type Alvo, aquecer, esperarChegadas, medir, type Receptores } from './floor/compare';
 import { pacedLoad, percentile } from './paced';
 import type { Platform } from './platform';
@@ -29,6 +31,53 @@ export interface Fase {
   respostaP50: number;
   respostaP99: number;
   carga: number;
+  /** checkpoints the server began during the phase (every database's: the server is shared), when known */
+  checkpoints?: number;
+  /** share of the machine's CPUs other work took during the phase (not this run's processes), when known */
+  outros?: number;
+}
+
+/** What a phase knows of the server and the machine around it (bench/isolamento.ts gives it). */
+export interface Entorno {
+  rastro?: Rastro;
+  /** a superuser URL of the platform's PostgreSQL: CHECKPOINT before the phase, checkpoints counted */
+  servidor?: string;
+  /** the run's own databases, so that other sessions' backends count as other work */
+  bancos?: (nome: string) => boolean;
+}
+
+const CHECKPOINTS = 'select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter';
+
+/**
+ * A CHECKPOINT now, so that one owed to the WAL written before the phase (a saturation measure, a bulk
+ * backlog and its vacuum) does not begin inside it; then the server's checkpoint count. Undefined when
+ * the server refuses (not a superuser, no pg_checkpoint role): the phase is measured all the same.
+ */
+async function pontoDeControle(url: string, log: (line: string) => void): Promise<number | undefined> {
+  const cliente = pgClient(url);
+  try {
+    await cliente.connect();
+    await cliente.query('checkpoint');
+    return (await cliente.query<{ n: number }>(CHECKPOINTS)).rows[0]!.n;
+  } catch (error) {
+    log(`    no CHECKPOINT before the phase: ${(error as Error).message}`);
+    return undefined;
+  } finally {
+    await cliente.end().catch(() => undefined);
+  }
+}
+
+async function checkpointsDesde(url: string, antes: number | undefined): Promise<number | undefined> {
+  if (antes === undefined) return undefined;
+  const cliente = pgClient(url);
+  try {
+    await cliente.connect();
+    return (await cliente.query<{ n: number }>(CHECKPOINTS)).rows[0]!.n - antes;
+  } catch {
+    return undefined;
+  } finally {
+    await cliente.end().catch(() => undefined);
+  }
 }
 
 /** [webhook-id, arrival, the event's recebido_em] of every new delivery on /medir since the last reset. */
@@ -60,11 +109,14 @@ export async function medirFase(
   segundos: number,
   prazoMs: number,
   log: (line: string) => void,
-  rastro?: Rastro,
+  entorno: Entorno = {},
 ): Promise<Fase> {
+  const { rastro, servidor } = entorno;
+  const checkpointsAntes = servidor ? await pontoDeControle(servidor, log) : undefined;
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
   await r.zerar();
+  const cpu = servidor ? contarCpu(entorno.bancos) : undefined;
   /** delivery id → when the 201 announcing it ended (epoch ms) */
   const respondidas = new Map<string, number>();
   const resultado = await pacedLoad(
@@ -91,6 +143,11 @@ export async function medirFase(
     minhas = (await chegadas(r)).filter(([id]) => respondidas.has(id));
   }
   rastro?.fim(minhas);
+  const conta = cpu?.fim();
+  const outros = conta
+    ? (conta.porClasse.find(([c]) => c === 'other')?.[1] ?? 0) / (conta.segundos * os.cpus().length)
+    : undefined;
+  const checkpoints = servidor ? await checkpointsDesde(servidor, checkpointsAntes) : undefined;
   const faltam = esperadas - minhas.length;
   const [publicacaoP50, publicacaoP99] = percentis(
     minhas.map(([, chegada, recebido]) => chegada - recebido),
@@ -114,11 +171,15 @@ export async function medirFase(
     respostaP50,
     respostaP99,
     carga,
+    checkpoints,
+    outros,
   };
   log(
     `    ${fase.aceitos} accepted (${fase.recusados} refused or failed), ${fase.chegaram}/${esperadas} healthy deliveries; ` +
       `publication → arrival p50 ${ms(publicacaoP50)} ms, p99 ${ms(publicacaoP99)} ms; ` +
-      `answer → arrival p50 ${ms(respostaP50)} ms, p99 ${ms(respostaP99)} ms`,
+      `answer → arrival p50 ${ms(respostaP50)} ms, p99 ${ms(respostaP99)} ms` +
+      (checkpoints === undefined ? '' : `; ${checkpoints} checkpoint(s) began`) +
+      (outros === undefined ? '' : `; other work took ${(outros * 100).toFixed(0)} % of the CPUs`),
   );
   return fase;
 }

@@ -339,7 +339,7 @@ async function comRuidoEm(
     DURACAO,
     ESPERA_MS,
     log,
-    rastro,
+    { rastro, servidor: contexto.databaseUrl, bancos: contexto.bancos },
   );
   // The accounting, with the destination paused: no attempt starts, those under way end and are recorded.
   await op.pedir('POST', `/destino/${destino}/pausar`);
@@ -449,7 +449,11 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     const bancos = prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined;
     const linhas: Linha[] = [
       {
-        fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, rastrear('alone', op.filas, bancos)),
+        fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, {
+          rastro: rastrear('alone', op.filas, bancos),
+          servidor: platform.hubDatabaseUrl,
+          bancos,
+        }),
       },
     ];
     const contexto = {
@@ -467,15 +471,11 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     };
     for (const [i, cenario] of ESCOLHIDOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
-      fase: await medirFase(
-        saudaveis,
-        { ...alvo, nome: 'healthy, alone again' },
-        ritmo,
-        DURACAO,
-        ESPERA_MS,
-        log,
-        rastrear('alone again', op.filas, bancos),
-      ),
+      fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log, {
+        rastro: rastrear('alone again', op.filas, bancos),
+        servidor: platform.hubDatabaseUrl,
+        bancos,
+      }),
     });
     return secao(linhas, {
       cargaAntes,
@@ -499,7 +499,8 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
     return (
       `| ${f.nome.replace(/^healthy(, | beside )/, '')} | ${f.ritmoEnviado.toFixed(1)} | ${f.aceitos} | ${f.chegaram} / ${f.esperadas} | ` +
       `${ms(f.publicacaoP50)} | ${ms(f.publicacaoP99)} | ${Number.isFinite(r) ? `${r.toFixed(2)}×` : '–'} | ${meta} | ` +
-      `${ms(f.respostaP50)} / ${ms(f.respostaP99)} | ${f.carga.toFixed(2)} |`
+      `${ms(f.respostaP50)} / ${ms(f.respostaP99)} | ${f.checkpoints ?? '–'} | ` +
+      `${f.outros === undefined ? '–' : `${(f.outros * 100).toFixed(0)} %`} | ${f.carga.toFixed(2)} |`
     );
   });
   const ruidosas = linhas.flatMap(({ ruido }) => {
@@ -534,11 +535,16 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       "with autovacuum off (this machine's CI configuration) the database is then vacuumed and analyzed once, as " +
       'autovacuum would within its naptime (the third figure of "bulk write + relay (+ vacuum) s"). The platform ran ' +
       `with DELIVERY_TIMEOUT=${PLATAFORMA.DELIVERY_TIMEOUT} and DELIVERY_RETRY_DELAYS=${PLATAFORMA.DELIVERY_RETRY_DELAYS} ` +
-      'so timeouts and retries happen within a phase. Platform: ' +
+      'so timeouts and retries happen within a phase. Every phase starts right after a CHECKPOINT, so that ' +
+      'one owed to the WAL written before it (the saturation measure, the bulk backlog and its vacuum) does not ' +
+      'begin inside it and stall its commits (docs/decisions.md, "Checkpoints and the isolation benchmark"); ' +
+      '"checkpoints begun" counts those that still did (the server is shared: any session\'s WAL counts), and ' +
+      '"other work\'s CPU" is the share of the machine\'s CPUs that processes not of this run took during the phase. ' +
+      'Platform: ' +
       `${info.mode}.`,
     '',
-    '| phase | events/s sent | accepted | healthy deliveries arrived | publication → arrival p50 ms | p99 ms | p99 ÷ alone | target ≤ 2× | answer → arrival p50 / p99 ms | load average at start |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
+    "| phase | events/s sent | accepted | healthy deliveries arrived | publication → arrival p50 ms | p99 ms | p99 ÷ alone | target ≤ 2× | answer → arrival p50 / p99 ms | checkpoints begun | other work's CPU | load average at start |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |',
     ...saudaveis,
     '',
     `Target (the healthy p99 within ${ALVO_DA_META}× of its value alone in every scenario): **${atingida ? 'met' : 'NOT met'}**.`,
