@@ -37,6 +37,10 @@ export interface Fase {
   outros?: number;
 }
 
+/** A phase's two cells "checkpoints begun | other work's CPU" for a table ('–' when unknown). */
+export const entornoDaFase = (f: Fase) =>
+  `${f.checkpoints ?? '–'} | ${f.outros === undefined ? '–' : `${(f.outros * 100).toFixed(0)} %`}`;
+
 /** What a phase knows of the server and the machine around it (bench/isolamento.ts gives it). */
 export interface Entorno {
   rastro?: Rastro;

@@ -32,7 +32,7 @@
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
 import { call, registrarPublicacao } from './evento';
-import { cabecalho, type Fase, medirFase, ms, saturacao } from './fase';
+import { cabecalho, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, type Contagem, receptores } from './floor/compare';
 import { deleteVhost, freePort } from './local';
 import { obtainPlatform } from './platform';
@@ -499,8 +499,7 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
     return (
       `| ${f.nome.replace(/^healthy(, | beside )/, '')} | ${f.ritmoEnviado.toFixed(1)} | ${f.aceitos} | ${f.chegaram} / ${f.esperadas} | ` +
       `${ms(f.publicacaoP50)} | ${ms(f.publicacaoP99)} | ${Number.isFinite(r) ? `${r.toFixed(2)}×` : '–'} | ${meta} | ` +
-      `${ms(f.respostaP50)} / ${ms(f.respostaP99)} | ${f.checkpoints ?? '–'} | ` +
-      `${f.outros === undefined ? '–' : `${(f.outros * 100).toFixed(0)} %`} | ${f.carga.toFixed(2)} |`
+      `${ms(f.respostaP50)} / ${ms(f.respostaP99)} | ${entornoDaFase(f)} | ${f.carga.toFixed(2)} |`
     );
   });
   const ruidosas = linhas.flatMap(({ ruido }) => {

@@ -15,7 +15,7 @@
 // for the healthy deliveries. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
 import { registrarPublicacao } from './evento';
-import { cabecalho, type Fase, medirFase, ms, saturacao } from './fase';
+import { cabecalho, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, receptores } from './floor/compare';
 import { deleteVhost } from './local';
 import { obtainPlatform } from './platform';
@@ -47,7 +47,14 @@ export async function terco(log: (line: string) => void): Promise<string> {
     const saudavel = alvo('all healthy', corpos.saudavel, 3);
     const s = await saturacao(r, saudavel, platform, SATURACAO, log);
     log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
-    const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log);
+    const prefixo = platform.databasePrefix;
+    // Each phase after a CHECKPOINT, as the isolation benchmark's (docs/decisions.md, "Checkpoints and
+    // the isolation benchmark").
+    const entorno = {
+      servidor: platform.hubDatabaseUrl,
+      bancos: prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined,
+    };
+    const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, entorno);
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
     const quarto = await fase({ ...saudavel, nome: 'all healthy, ¼ saturation' }, s / 4);
     const comFalha = await fase(alvo('1 of 3 answering 500, ½ saturation (the 2 healthy)', corpos.falha, 2), s / 2);
@@ -75,7 +82,7 @@ function secao(
   const linhas = [metade!, quarto!, comFalha!].map(
     (f) =>
       `| ${f.nome} | ${f.ritmo.toFixed(1)} | ${f.ritmoEnviado.toFixed(1)} | ${f.aceitos} | ${f.chegaram} / ${f.esperadas} | ` +
-      `${ms(f.publicacaoP50)} | ${ms(f.publicacaoP99)} | ${ms(f.respostaP50)} | ${ms(f.respostaP99)} | ${ms(f.postP99)} | ${f.carga.toFixed(2)} |`,
+      `${ms(f.publicacaoP50)} | ${ms(f.publicacaoP99)} | ${ms(f.respostaP50)} | ${ms(f.respostaP99)} | ${ms(f.postP99)} | ${entornoDaFase(f)} | ${f.carga.toFixed(2)} |`,
   );
   return [
     ...cabecalho(HEADING, info.cargaAntes, 'terco'),
@@ -88,10 +95,13 @@ function secao(
       ". Latency per healthy delivery: from the event's publication (recebido_em, in the delivery's body) to its arrival " +
       'at the receiver, and from the 201 that announced it to its arrival (answer → first byte: the ~1.3 KiB request ' +
       "arrives whole on loopback); both on the machine's one clock. A delivery that had not arrived " +
-      `${ESPERA_MS / 1000} s after the load stopped counts as never. Platform: ${info.mode}.`,
+      `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts right after a CHECKPOINT; ` +
+      '"checkpoints begun" counts those that still began during it (any session\'s), "other work\'s CPU" the share of ' +
+      `the machine's CPUs processes not of this run took (docs/decisions.md, "Checkpoints and the isolation benchmark"). ` +
+      `Platform: ${info.mode}.`,
     '',
-    '| phase | events/s asked | sent | accepted | healthy deliveries arrived | publication → arrival p50 ms | p99 ms | answer → first byte p50 ms | p99 ms | POST p99 ms | load average at start |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    "| phase | events/s asked | sent | accepted | healthy deliveries arrived | publication → arrival p50 ms | p99 ms | answer → first byte p50 ms | p99 ms | POST p99 ms | checkpoints begun | other work's CPU | load average at start |",
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...linhas,
     '',
     `- A third failing at ½ saturation: the healthy p99 is ${Number.isFinite(razao) ? razao.toFixed(2) : '–'}× the ` +
