@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { contarCpu } from './cpu';
 import { pgClient } from './databases';
+import { rolarWalDoRabbit } from './local';
 import { type Alvo, aquecer, esperarChegadas, medir, type Receptores } from './floor/compare';
 import { pacedLoad, percentile } from './paced';
 import type { Platform } from './platform';
@@ -48,6 +49,8 @@ export interface Entorno {
   servidor?: string;
   /** the run's own databases, so that other sessions' backends count as other work */
   bancos?: (nome: string) => boolean;
+  /** the platform's RabbitMQ is the local node: its quorum WAL is rolled over before the phase */
+  rabbitLocal?: boolean;
 }
 
 const CHECKPOINTS = 'select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter';
@@ -117,6 +120,7 @@ export async function medirFase(
 ): Promise<Fase> {
   const { rastro, servidor } = entorno;
   const checkpointsAntes = servidor ? await pontoDeControle(servidor, log) : undefined;
+  if (entorno.rabbitLocal && !rolarWalDoRabbit()) log("    no rollover of RabbitMQ's WAL before the phase");
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
   await r.zerar();

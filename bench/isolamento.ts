@@ -32,7 +32,7 @@
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
 import { call, registrarPublicacao } from './evento';
-import { cabecalho, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
+import { cabecalho, type Entorno, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, type Contagem, receptores } from './floor/compare';
 import { deleteVhost, freePort } from './local';
 import { obtainPlatform } from './platform';
@@ -250,6 +250,7 @@ async function comRuido(
     ritmo: number;
     run: string;
     bancos?: (nome: string) => boolean;
+    entorno: Entorno;
   },
   cenario: Cenario,
   indice: number,
@@ -339,7 +340,7 @@ async function comRuidoEm(
     DURACAO,
     ESPERA_MS,
     log,
-    { rastro, servidor: contexto.databaseUrl, bancos: contexto.bancos },
+    { ...contexto.entorno, rastro },
   );
   // The accounting, with the destination paused: no attempt starts, those under way end and are recorded.
   await op.pedir('POST', `/destino/${destino}/pausar`);
@@ -447,18 +448,24 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     const op = operador(platform.hubApiUrl ?? platform.gatewayUrl, master);
     const prefixo = platform.databasePrefix;
     const bancos = prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined;
+    // Every phase after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL (bench/fase.ts).
+    const entorno = {
+      servidor: platform.hubDatabaseUrl,
+      bancos,
+      rabbitLocal: platform.rabbitmqUrl?.endsWith(`/${VHOST}`) ?? false,
+    };
     const linhas: Linha[] = [
       {
         fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, {
+          ...entorno,
           rastro: rastrear('alone', op.filas, bancos),
-          servidor: platform.hubDatabaseUrl,
-          bancos,
         }),
       },
     ];
     const contexto = {
       op,
       bancos,
+      entorno,
       gatewayUrl: platform.gatewayUrl,
       token,
       corpoDoRuido: corpos.ruido,
@@ -472,9 +479,8 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     for (const [i, cenario] of ESCOLHIDOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
       fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log, {
+        ...entorno,
         rastro: rastrear('alone again', op.filas, bancos),
-        servidor: platform.hubDatabaseUrl,
-        bancos,
       }),
     });
     return secao(linhas, {
@@ -534,9 +540,10 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       "with autovacuum off (this machine's CI configuration) the database is then vacuumed and analyzed once, as " +
       'autovacuum would within its naptime (the third figure of "bulk write + relay (+ vacuum) s"). The platform ran ' +
       `with DELIVERY_TIMEOUT=${PLATAFORMA.DELIVERY_TIMEOUT} and DELIVERY_RETRY_DELAYS=${PLATAFORMA.DELIVERY_RETRY_DELAYS} ` +
-      'so timeouts and retries happen within a phase. Every phase starts right after a CHECKPOINT, so that ' +
-      'one owed to the WAL written before it (the saturation measure, the bulk backlog and its vacuum) does not ' +
-      'begin inside it and stall its commits (docs/decisions.md, "Checkpoints and the isolation benchmark"); ' +
+      'so timeouts and retries happen within a phase. Every phase starts right after a CHECKPOINT and a rollover ' +
+      "of RabbitMQ's quorum-queue WAL (its segment writer awaited), so that the storage work owed to what was " +
+      'written before it (the saturation measure, the bulk backlog and its vacuum) is not done inside it, ' +
+      'stalling its commits and queues (docs/decisions.md, "Checkpoints and the isolation benchmark"); ' +
       '"checkpoints begun" counts those that still did (the server is shared: any session\'s WAL counts), and ' +
       '"other work\'s CPU" is the share of the machine\'s CPUs that processes not of this run took during the phase. ' +
       'Platform: ' +

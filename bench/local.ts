@@ -39,6 +39,22 @@ export function deleteVhost(name: string): void {
 }
 
 /**
+ * Rolls the local RabbitMQ node's quorum-queue WAL over to a new file and waits until its segment
+ * writer has moved what the old one held into the queues' segment files: the storage work owed to
+ * the messages written so far is done now, not at the next rollover (every 512 MB of writes by
+ * default), which stalls every quorum queue of the node while it runs (docs/decisions.md,
+ * "Checkpoints and the isolation benchmark"). False when it cannot (a remote broker, no rabbitmqctl).
+ */
+export function rolarWalDoRabbit(): boolean {
+  try {
+    rabbitmqctl('eval', 'ra_log_wal:force_roll_over(ra_log_wal), ra_log_segment_writer:await(ra_log_segment_writer).');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The destination rows of these URLs' origins with `concorrencia` POSTs at once for all workers
  * together (what an operator's PATCH /destino/{id} sets; the default is 10).
  */

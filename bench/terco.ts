@@ -48,11 +48,12 @@ export async function terco(log: (line: string) => void): Promise<string> {
     const s = await saturacao(r, saudavel, platform, SATURACAO, log);
     log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
     const prefixo = platform.databasePrefix;
-    // Each phase after a CHECKPOINT, as the isolation benchmark's (docs/decisions.md, "Checkpoints and
-    // the isolation benchmark").
+    // Each phase after a CHECKPOINT and a rollover of RabbitMQ's WAL, as the isolation benchmark's
+    // (docs/decisions.md, "Checkpoints and the isolation benchmark").
     const entorno = {
       servidor: platform.hubDatabaseUrl,
       bancos: prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined,
+      rabbitLocal: platform.rabbitmqUrl?.endsWith(`/${VHOST}`) ?? false,
     };
     const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, entorno);
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
@@ -95,7 +96,7 @@ function secao(
       ". Latency per healthy delivery: from the event's publication (recebido_em, in the delivery's body) to its arrival " +
       'at the receiver, and from the 201 that announced it to its arrival (answer → first byte: the ~1.3 KiB request ' +
       "arrives whole on loopback); both on the machine's one clock. A delivery that had not arrived " +
-      `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts right after a CHECKPOINT; ` +
+      `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts right after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL; ` +
       '"checkpoints begun" counts those that still began during it (any session\'s), "other work\'s CPU" the share of ' +
       `the machine's CPUs processes not of this run took (docs/decisions.md, "Checkpoints and the isolation benchmark"). ` +
       `Platform: ${info.mode}.`,
