@@ -40,15 +40,23 @@ export function deleteVhost(name: string): void {
 
 /**
  * Rolls the local RabbitMQ node's quorum-queue WAL over to a new file and waits until its segment
- * writer has moved what the old one held into the queues' segment files: the storage work owed to
+ * writer has moved what the old one held into the queues' segment files (RabbitMQ 3.10's ra): the storage work owed to
  * the messages written so far is done now, not at the next rollover (every 512 MB of writes by
  * default), which stalls every quorum queue of the node while it runs (docs/decisions.md,
  * "Checkpoints and the isolation benchmark"). False when it cannot (a remote broker, no rabbitmqctl).
  */
 export function rolarWalDoRabbit(): boolean {
+  // The rollover is asynchronous, and the segment writer deletes a WAL file once it has moved all of
+  // it: done when the one file left is not the one written before (a minute at most).
+  const erlang =
+    'Dir = maps:get(wal_data_dir, ra_system:fetch(quorum_queues)), ' +
+    'Antes = lists:max(filelib:wildcard("*.wal", Dir)), ' +
+    'ok = ra_log_wal:force_roll_over(ra_log_wal), ' +
+    'Esperar = fun E(0) -> timeout; E(N) -> case filelib:wildcard("*.wal", Dir) of ' +
+    '[Um] when Um =/= Antes -> ok; _ -> timer:sleep(100), E(N - 1) end end, ' +
+    'Esperar(600).';
   try {
-    rabbitmqctl('eval', 'ra_log_wal:force_roll_over(ra_log_wal), ra_log_segment_writer:await(ra_log_segment_writer).');
-    return true;
+    return rabbitmqctl('eval', erlang).trim() === 'ok';
   } catch {
     return false;
   }
