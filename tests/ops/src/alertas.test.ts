@@ -37,7 +37,7 @@ function promtool(args: string[], pasta = PASTA): { status: number | null; saida
   return { status: r.status, saida: `${r.stdout}${r.stderr}` };
 }
 
-test('When promtool checks the rules, then alerts.yml is valid and holds the seven alerts of the runbook', () => {
+test('When promtool checks the rules, then alerts.yml is valid and holds the eight alerts of the runbook', () => {
   const { status, saida } = promtool(['check', 'rules', 'alerts.yml']);
   expect({ status, saida }).toEqual({
     status: 0,
@@ -45,6 +45,7 @@ test('When promtool checks the rules, then alerts.yml is valid and holds the sev
   });
   expect(regras.map((r) => r.alert).sort()).toEqual(
     [
+      'HubDestinationCircuitOpen',
       'HubDestinationFailing',
       'HubErrorQueueGrowing',
       'HubOutboxLagGrowing',
