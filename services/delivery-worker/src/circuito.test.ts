@@ -378,4 +378,36 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     );
     expect(await tentativas(ids)).toBe(ids.length);
   });
+  it('When a job asks for the probe and finds the circuit closed meanwhile (by hand, or by a probe elsewhere), then it is attempted now, not sent round a delay queue', async () => {
+    modo = 'aceitar';
+    const { c, a, origem } = await assinatura('fechou');
+    // Open, its period over: the worker reads it so once (its next read is minutes away)…
+    await hub.db.destino.update({
+      where: { origem },
+      data: {
+        circuito: 'aberto',
+        circuitoDesde: new Date(),
+        circuitoAberturas: 1,
+        circuitoAbertoAte: new Date(Date.now() - 1000),
+      },
+    });
+    workers.push(
+      await startDeliveryWorkerForTests(hub, { DELIVERY_DESTINOS_REFRESH: '10m', DELIVERY_CIRCUIT_MIN_FAILURES: '4' }),
+    );
+    const [w] = workers;
+    expect(w!.destinos.regras(origem)).toMatchObject({ circuito: 'aberto', sondaDevida: true });
+    // …and an operator closes it before the job asks for the probe.
+    await hub.db.destino.update({
+      where: { origem },
+      data: { circuito: 'fechado', circuitoDesde: new Date(), circuitoAberturas: 0, circuitoAbertoAte: null },
+    });
+    const ids = await entregar(c, a, 1);
+    await waitFor(
+      async () => (await hub.db.entrega.count({ where: { id: { in: ids }, situacao: 'concluida' } })) === 1,
+      { timeoutMs: 20_000, what: 'the delivery concluded' },
+    );
+    expect(await tentativas(ids)).toBe(1);
+    expect(await pelaFilaDeAtraso()).toBe(0);
+    expect(await historico(origem)).toEqual([]);
+  });
 });

@@ -386,14 +386,14 @@ export function entregasService(deps: EntregasDeps) {
         // has it) goes back to its destination's queue, whose consumers stop while the probe is
         // under way. When the rules still let it ask (the database did not answer, or this process
         // is asking for the probe for another job) it waits in the delay queue instead, so that it
-        // does not come straight back to ask again.
+        // does not come straight back to ask again. A statement that found the circuit closed
+        // (by hand, or by a probe elsewhere, since this process last read it) lets the job go now.
         const sonda = await destinos.sondar(origem);
         if (!sonda) {
           const depois = destinos.regras(origem);
           if (retido(depois)) return await reter(trabalho, message, origem, token, depois);
-          return await esperarPausa(message, token, depois);
-        }
-        posse.sonda = { origem, token: sonda };
+          if (depois.circuito !== 'fechado') return await esperarPausa(message, token, depois);
+        } else posse.sonda = { origem, token: sonda };
       }
       await enviarERegistrar(trabalho, url, message, reivindicada, liberar, origem, posse);
     } finally {
