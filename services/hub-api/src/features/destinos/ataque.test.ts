@@ -103,23 +103,26 @@ test('When a user without monitoramento, or a reader, changes a destination, the
 });
 
 test.each([
-  ['the nil uuid', '00000000-0000-0000-0000-000000000000', 404],
-  ['an unknown uuid in capitals', () => uuidv7().toUpperCase(), 404],
-  ['a uuid with a NUL after it', () => `${uuidv7()}%00`, 400],
-  ['a uuid and a path after it', () => `${uuidv7()}%2F..%2F`, 404],
-  ['not a uuid', "1' or '1'='1", 404],
-  ['invalid UTF-8', '%ED%A0%80', 400],
-])('When a destination route gets %s for an id, then %i problem+json', async (_nome, alvo, status) => {
-  const valor = typeof alvo === 'function' ? alvo() : alvo;
-  for (const [metodo, caminho, corpo] of ROTAS(valor).slice(1)) {
-    const r = await enviar(metodo, caminho, corpo, ctx.todas);
-    expect([caminho, r.status, r.headers['content-type']]).toEqual([
-      caminho,
-      status,
-      expect.stringMatching(/^application\/problem\+json/),
-    ]);
-  }
-});
+  ['the nil uuid', 404, '00000000-0000-0000-0000-000000000000'],
+  ['an unknown uuid in capitals', 404, () => uuidv7().toUpperCase()],
+  ['a uuid with a NUL after it', 400, () => `${uuidv7()}%00`],
+  ['a uuid and a path after it', 404, () => `${uuidv7()}%2F..%2F`],
+  ['not a uuid', 404, "1' or '1'='1"],
+  ['invalid UTF-8', 400, '%ED%A0%80'],
+] as const)(
+  'When a destination route gets %s for an id, then %i problem+json',
+  async (_nome, status, alvo) => {
+    const valor = typeof alvo === 'function' ? alvo() : alvo;
+    for (const [metodo, caminho, corpo] of ROTAS(valor).slice(1)) {
+      const r = await enviar(metodo, caminho, corpo, ctx.todas);
+      expect([caminho, r.status, r.headers['content-type']]).toEqual([
+        caminho,
+        status,
+        expect.stringMatching(/^application\/problem\+json/),
+      ]);
+    }
+  },
+);
 
 test('When operators close, pause, resume and change one open destination at the same time, then every call answers 200, the circuit is closed once with one line of history, and the row ends consistent', async () => {
   await abrir();
