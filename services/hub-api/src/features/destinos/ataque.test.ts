@@ -109,20 +109,17 @@ test.each([
   ['a uuid and a path after it', 404, () => `${uuidv7()}%2F..%2F`],
   ['not a uuid', 404, "1' or '1'='1"],
   ['invalid UTF-8', 400, '%ED%A0%80'],
-] as const)(
-  'When a destination route gets %s for an id, then %i problem+json',
-  async (_nome, status, alvo) => {
-    const valor = typeof alvo === 'function' ? alvo() : alvo;
-    for (const [metodo, caminho, corpo] of ROTAS(valor).slice(1)) {
-      const r = await enviar(metodo, caminho, corpo, ctx.todas);
-      expect([caminho, r.status, r.headers['content-type']]).toEqual([
-        caminho,
-        status,
-        expect.stringMatching(/^application\/problem\+json/),
-      ]);
-    }
-  },
-);
+] as const)('When a destination route gets %s for an id, then %i problem+json', async (_nome, status, alvo) => {
+  const valor = typeof alvo === 'function' ? alvo() : alvo;
+  for (const [metodo, caminho, corpo] of ROTAS(valor).slice(1)) {
+    const r = await enviar(metodo, caminho, corpo, ctx.todas);
+    expect([caminho, r.status, r.headers['content-type']]).toEqual([
+      caminho,
+      status,
+      expect.stringMatching(/^application\/problem\+json/),
+    ]);
+  }
+});
 
 test('When operators close, pause, resume and change one open destination at the same time, then every call answers 200, the circuit is closed once with one line of history, and the row ends consistent', async () => {
   await abrir();
