@@ -29,8 +29,13 @@ function trabalhosDe(gravados: Gravacao[], escritos: Escritos): OutboxMessage[] 
       }
       e.sequencia = lugar.sequencia;
       if (lugar.emEspera) return;
-      const corpo = trabalho.body as TrabalhoDeEntrega;
-      trabalhos.push({ ...trabalho, body: { ...corpo, corpo: g.corpoPara!(e.assinaturaId, lugar.sequencia) } });
+      const body = { ...(trabalho.body as TrabalhoDeEntrega), corpo: g.corpoPara!(e.assinaturaId, lugar.sequencia) };
+      const { bodyText: _semSequencia, ...resto } = trabalho;
+      trabalhos.push({
+        ...resto,
+        body,
+        ...(g.textoPara ? { bodyText: g.textoPara(body, lugar.sequencia) } : {}),
+      });
     });
   return trabalhos;
 }
