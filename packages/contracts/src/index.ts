@@ -121,11 +121,6 @@ export function corposDaEntrega(
   evento: CabecaDaEntrega,
   dadosTexto: string,
 ): (assinaturaId: string, sequencia?: number | null) => string {
-  return entregasDoEvento(evento, dadosTexto, null).corpo;
-}
-
-/** The event's part of every delivery body, before and after the subscription's (corposDaEntrega). */
-function partesDoCorpo(evento: CabecaDaEntrega, dadosTexto: string): { cabeca: string; cauda: string } {
   const cabeca = JSON.stringify({
     id: evento.evento_id,
     tipo: evento.tipo,
@@ -135,62 +130,12 @@ function partesDoCorpo(evento: CabecaDaEntrega, dadosTexto: string): { cabeca: s
     recebido_em: evento.recebido_em.toISOString(),
     aplicativo_publicador_id: evento.aplicativo_publicador_id,
   }).slice(0, -1);
-  return { cabeca, cauda: `${evento.teste ? ',"teste":true' : ''},"dados":${dadosTexto}}` };
-}
-
-/**
- * The subscription's part of a body. The recipient is signed with the rest: a delivery captured at
- * one subscriber names another. An ordered subscription's delivery says its place among its
- * entity's (docs/decisions.md "Ordered delivery per entity"); an unordered one's body has no
- * sequencia at all.
- */
-const meioDoCorpo = (assinaturaId: string, sequencia?: number | null) =>
-  `,"assinatura_id":${JSON.stringify(assinaturaId)}${sequencia == null ? '' : `,"sequencia":${sequencia}`}`;
-
-/** The inside of a JSON string holding `texto` (its escapes, without the quotes). */
-const escapado = (texto: string) => JSON.stringify(texto).slice(1, -1);
-
-/** What a delivery job names besides its body (trabalhoDeEntrega's other fields). */
-export interface EnderecoDoTrabalho {
-  entrega_id: string;
-  assinatura_id: string;
-  url_de_destino: string;
-}
-
-/**
- * One event's delivery bodies (as corposDaEntrega) and its delivery jobs' JSON text, byte for byte
- * `JSON.stringify` of the job (trabalhoDeEntrega's fields in its order: entrega_id, evento_id,
- * assinatura_id, url_de_destino, corpo, request_id), the event's part serialized once for both.
- * The job's text does not escape the body into `corpo` once per job: the event's part is escaped
- * once (at the first job) and each job's subscription part on its own. A JSON string's escaping is
- * character by character and the parts meet between ASCII characters, so the parts' escapes joined
- * are the whole body's escape.
- */
-export function entregasDoEvento(
-  evento: CabecaDaEntrega,
-  dadosTexto: string,
-  requestId: string | null,
-): {
-  corpo(assinaturaId: string, sequencia?: number | null): string;
-  texto(trabalho: EnderecoDoTrabalho, sequencia?: number | null): string;
-} {
-  const { cabeca, cauda } = partesDoCorpo(evento, dadosTexto);
-  let antes: string | undefined;
-  let cabecaEscapada: string | undefined;
-  let depois: string | undefined;
-  return {
-    corpo: (assinaturaId, sequencia) => `${cabeca}${meioDoCorpo(assinaturaId, sequencia)}${cauda}`,
-    texto(t, sequencia) {
-      antes ??= `,"evento_id":${JSON.stringify(evento.evento_id)}`;
-      depois ??= `${escapado(cauda)}","request_id":${JSON.stringify(requestId)}}`;
-      cabecaEscapada ??= escapado(cabeca);
-      return (
-        `{"entrega_id":${JSON.stringify(t.entrega_id)}${antes},"assinatura_id":${JSON.stringify(t.assinatura_id)}` +
-        `,"url_de_destino":${JSON.stringify(t.url_de_destino)},"corpo":"${cabecaEscapada}` +
-        `${escapado(meioDoCorpo(t.assinatura_id, sequencia))}${depois}`
-      );
-    },
-  };
+  const cauda = `${evento.teste ? ',"teste":true' : ''},"dados":${dadosTexto}}`;
+  // The recipient is signed with the rest: a delivery captured at one subscriber names another. An
+  // ordered subscription's delivery says its place among its entity's (docs/decisions.md "Ordered
+  // delivery per entity"); an unordered one's body has no sequencia at all.
+  return (assinaturaId, sequencia) =>
+    `${cabeca},"assinatura_id":${JSON.stringify(assinaturaId)}${sequencia == null ? '' : `,"sequencia":${sequencia}`}${cauda}`;
 }
 
 /** The body of one delivery: corposDaEntrega for a single subscription (and its sequencia, when ordered). */

@@ -19,11 +19,6 @@ export interface OutboxMessage {
   /** AMQP message-id: what consumers deduplicate on. */
   messageId: string;
   body: unknown;
-  /**
-   * The body's JSON text when the sender has it already, exactly `JSON.stringify(body)`: what is
-   * published and stored then, instead of serializing the body again.
-   */
-  bodyText?: string;
   headers?: Record<string, unknown>;
 }
 
@@ -57,7 +52,7 @@ export function outboxColumns(
     messages.map((m) => m.exchange),
     messages.map((m) => m.routingKey),
     messages.map((m) => m.messageId),
-    messages.map((m) => m.bodyText ?? JSON.stringify(m.body)),
+    messages.map((m) => JSON.stringify(m.body)),
     messages.map((m) => (m.headers ? JSON.stringify(m.headers) : null)),
   ];
 }

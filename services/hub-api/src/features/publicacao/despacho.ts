@@ -57,7 +57,7 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
   }
 
   function publicarCom(t: OutboxMessage, headers: OutboxMessage['headers'], prazo: Promise<never>): Promise<void> {
-    const conteudo = Buffer.from(t.bodyText ?? JSON.stringify(t.body));
+    const conteudo = Buffer.from(JSON.stringify(t.body));
     const propriedades = { messageId: t.messageId, ...(headers ? { headers } : {}) };
     const propria = () => broker!.publish(t.exchange, t.routingKey, conteudo, propriedades);
     const rota = options.rotear?.(t);

@@ -29,13 +29,8 @@ function trabalhosDe(gravados: Gravacao[], escritos: Escritos): OutboxMessage[] 
       }
       e.sequencia = lugar.sequencia;
       if (lugar.emEspera) return;
-      const body = { ...(trabalho.body as TrabalhoDeEntrega), corpo: g.corpoPara!(e.assinaturaId, lugar.sequencia) };
-      const { bodyText: _semSequencia, ...resto } = trabalho;
-      trabalhos.push({
-        ...resto,
-        body,
-        ...(g.textoPara ? { bodyText: g.textoPara(body, lugar.sequencia) } : {}),
-      });
+      const corpo = trabalho.body as TrabalhoDeEntrega;
+      trabalhos.push({ ...trabalho, body: { ...corpo, corpo: g.corpoPara!(e.assinaturaId, lugar.sequencia) } });
     });
   return trabalhos;
 }

@@ -1,4 +1,4 @@
-import { type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { trabalhoDeEntrega } from '@hub/contracts';
 import { compilarFiltro } from '../assinaturas/filtro';
 import { type AlvoDaPublicacao, montarGravacao } from './gravacao';
 import { jsonDoDetalhado, respostaDaPublicacao } from './resposta';
@@ -61,34 +61,6 @@ describe('the group write and the answer of a publication (pure)', () => {
       expect(corpo.corpo).toContain(`"assinatura_id":"${alvo.assinaturas[i]!.id}"`);
       expect(corpo.corpo).toContain(`"dados":${dadosTexto}`);
       expect(corpo.corpo).not.toContain('"teste"');
-    }
-  });
-
-  test("When jobs are built, then each one's text is JSON.stringify of the job, whatever dados and names hold", () => {
-    // Quotes, backslashes, control characters, U+2028, a pair outside the BMP, escapes as written.
-    const dificil = '{"t\u00e9": "a\\"b\\\\c\\n\\tx\u2028 😀 \\ud83d\\ude00", "n": [1, -0.5e3, null, true]}';
-    expect(JSON.parse(dificil)).toBeTruthy();
-    const comUrl = {
-      ...alvo,
-      assinaturas: alvo.assinaturas.map((a) => ({ ...a, urlDeDestino: `${a.urlDeDestino}?q="x"&r=\\` })),
-    };
-    for (const [publicadoPeloEmail, requestId] of [
-      [null, 'req-"1"'],
-      ['ana@example.com', null],
-    ] as const) {
-      const g = montarGravacao(comUrl, {
-        ...pedido,
-        corpo: { ...pedido.corpo, entidade_id: 'pe"di\\do\u0001', dados: JSON.parse(dificil) },
-        dadosTexto: dificil,
-        publicadoPeloEmail,
-        requestId,
-      });
-      expect(g.trabalhos).toHaveLength(2);
-      for (const t of g.trabalhos) expect(t.bodyText).toBe(JSON.stringify(t.body));
-      for (const [i, e] of g.entregas.entries())
-        expect(g.textoPara!(g.trabalhos[i]!.body as TrabalhoDeEntrega, 7)).toBe(
-          JSON.stringify({ ...(g.trabalhos[i]!.body as object), corpo: g.corpoPara!(e.assinaturaId, 7) }),
-        );
     }
   });
 

@@ -1,4 +1,4 @@
-import { type EnderecoDoTrabalho, entregasDoEvento, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import { corposDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
 import type { Predicado } from '../assinaturas/filtro';
@@ -62,8 +62,6 @@ export interface Gravacao {
   trabalhos: OutboxMessage[];
   /** The body of a delivery of this event to a subscription, with its sequencia (required when one is ordered). */
   corpoPara?: (assinaturaId: string, sequencia?: number | null) => string;
-  /** A job's JSON text with its body's sequencia (as `bodyText`; given with corpoPara). */
-  textoPara?: (trabalho: EnderecoDoTrabalho, sequencia?: number | null) => string;
   /** Its Idempotency-Key: the event is written only if the statement claims the key. */
   chave?: ChaveNova;
   /** The publication's span (or, when nothing records, the trace context it came with). */
@@ -155,7 +153,7 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     ordenada: a.entregaOrdenada,
   }));
   // The event's part of the bodies is serialized once; each delivery's names its subscription.
-  const doEvento = entregasDoEvento(
+  const corpoPara = corposDaEntrega(
     {
       evento_id: id,
       tipo: tipo.nome,
@@ -168,13 +166,15 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
       teste,
     },
     p.dadosTexto,
-    p.requestId,
   );
-  const corpoPara = doEvento.corpo;
   // Typed, not parsed: every field is built right here (a parse cost 3 zod runs per event).
   const rastro = p.trecho?.rastro;
-  const trabalhos: OutboxMessage[] = entregas.map((e) => {
-    const body = {
+  const trabalhos: OutboxMessage[] = entregas.map((e) => ({
+    exchange: trabalhoDeEntrega.exchange,
+    routingKey: trabalhoDeEntrega.routingKey,
+    messageId: e.id,
+    ...(rastro ? { headers: { ...rastro } } : {}),
+    body: {
       entrega_id: e.id,
       evento_id: id,
       assinatura_id: e.assinaturaId,
@@ -182,17 +182,8 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
       // An ordered delivery's body waits for its sequencia (gravacao-em-grupo.ts).
       corpo: e.ordenada ? '' : corpoPara(e.assinaturaId),
       request_id: p.requestId,
-    } satisfies TrabalhoDeEntrega;
-    return {
-      exchange: trabalhoDeEntrega.exchange,
-      routingKey: trabalhoDeEntrega.routingKey,
-      messageId: e.id,
-      ...(rastro ? { headers: { ...rastro } } : {}),
-      body,
-      // Its JSON, with the event's part escaped once for all its jobs (the text published).
-      ...(e.ordenada ? {} : { bodyText: doEvento.texto(body) }),
-    };
-  });
+    } satisfies TrabalhoDeEntrega,
+  }));
   return {
     evento: {
       id,
@@ -208,7 +199,6 @@ export function montarGravacao(alvo: AlvoDaPublicacao, p: PedidoDeGravacao): Gra
     entregas,
     trabalhos,
     corpoPara,
-    textoPara: doEvento.texto,
     ...(p.chave ? { chave: p.chave } : {}),
     ...(p.trecho ? { trecho: p.trecho } : {}),
   };
