@@ -4,6 +4,7 @@
 // services/<name>/dist/main.js) start V8's sampling profiler, and write the profile at exit (and on
 // SIGUSR2) to BENCH_PROFILE_DIR (default /tmp), to open in Chrome DevTools or speedscope.
 //   BENCH_ONLY_SATURATION=1 NODE_OPTIONS="--require $PWD/bench/perfil.cjs" npx tsx bench/publicar.ts
+// bench/perfil-resumo.cjs sums a profile's self and total time by function.
 const { Session } = require('node:inspector');
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');

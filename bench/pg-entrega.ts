@@ -49,6 +49,8 @@ interface Modulos {
   /** Since issue 19's second part: the text of a batch with no ordered delivery, its first 26 parameters. */
   SQL_DA_GRAVACAO_SEM_ORDEM?: string;
   valoresDaGravacao(lote: unknown[]): unknown[];
+  /** Since issue 19's second pass: the statement publication chooses for a batch (name, text, parameters). */
+  consultaDaGravacao?(lote: unknown[]): { nome: string; texto: string; valores: unknown[] };
   entregasRepository(
     sql: unknown,
     prazos: unknown,
@@ -155,14 +157,17 @@ async function lote(l: Lado) {
     l.cpu[etapa] += cpuDe(pid) - c0;
   };
   const gravacoes = Array.from({ length: LOTE }, () => gravacao(l.m.uuidv7, l.ids));
-  // As publicacao.repository.ts's gravar chooses (no delivery here is ordered).
+  // As publicacao.repository.ts's gravar chooses (no delivery here is ordered, no key).
+  const consulta = l.m.consultaDaGravacao?.(gravacoes);
   const valores = l.m.valoresDaGravacao(gravacoes);
   const semOrdem = l.m.SQL_DA_GRAVACAO_SEM_ORDEM;
   await medir('gravar', l.pids.pub, () =>
     l.pub.query(
-      semOrdem
-        ? { name: 'publicacao_gravar_sem_ordem', text: semOrdem, values: valores.slice(0, 26) }
-        : { name: 'publicacao_gravar', text: l.m.SQL_DA_GRAVACAO, values: valores },
+      consulta
+        ? { name: consulta.nome, text: consulta.texto, values: consulta.valores }
+        : semOrdem
+          ? { name: 'publicacao_gravar_sem_ordem', text: semOrdem, values: valores.slice(0, 26) }
+          : { name: 'publicacao_gravar', text: l.m.SQL_DA_GRAVACAO, values: valores },
     ),
   );
   const entregas = gravacoes.flatMap((g) => g.entregas.map((e) => e.id));

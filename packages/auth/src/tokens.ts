@@ -68,11 +68,11 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
   const cacheSize = options.verifiedCacheSize ?? 10_000;
   // Insertion order is age order: the first key is the oldest. Only successes are kept, so a
   // flood of bad tokens costs a verification each, as before, and cannot evict good ones.
-  const verified = new Map<string, { payload: JWTPayload; until: number }>();
+  const verified = new Map<string, Verified>();
 
-  async function verify(token: string): Promise<JWTPayload> {
+  async function verify(token: string): Promise<Verified> {
     const hit = verified.get(token);
-    if (hit && hit.until > now()) return hit.payload;
+    if (hit && hit.until > now()) return hit;
     if (hit) verified.delete(token);
     let payload: JWTPayload;
     try {
@@ -87,13 +87,16 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
     } catch (error) {
       throw fromJose(error);
     }
+    // exp is required above; a token stops being accepted from the cache when jose would refuse it.
+    const entry: Verified = {
+      payload,
+      until: Math.min(now() + cacheMs, ((payload.exp as number) + CLOCK_TOLERANCE_S) * 1000),
+    };
     if (cacheMs > 0) {
-      // exp is required above; a token stops being accepted from the cache when jose would refuse it.
-      const until = Math.min(now() + cacheMs, ((payload.exp as number) + CLOCK_TOLERANCE_S) * 1000);
       if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
-      verified.set(token, { payload, until });
+      verified.set(token, entry);
     }
-    return payload;
+    return entry;
   }
 
   function typed<S extends z.ZodType>(schema: S, payload: JWTPayload, expected: string): z.output<S> {
@@ -104,10 +107,28 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
     return parsed.data;
   }
 
+  // A remembered token's claims are typed once too (zod's parse was most of a cached check's cost);
+  // a token of the other type is refused each time, as before.
   return {
-    user: async (token) => typed(userClaims, await verify(token), 'usuario'),
-    application: async (token) => typed(applicationClaims, await verify(token), 'aplicativo'),
+    user: async (token) => {
+      const entry = await verify(token);
+      entry.user ??= typed(userClaims, entry.payload, 'usuario');
+      return entry.user;
+    },
+    application: async (token) => {
+      const entry = await verify(token);
+      entry.application ??= typed(applicationClaims, entry.payload, 'aplicativo');
+      return entry.application;
+    },
   };
+}
+
+/** A verified token's payload, until when it is remembered, and its claims once typed. */
+interface Verified {
+  payload: JWTPayload;
+  until: number;
+  user?: UserClaims;
+  application?: ApplicationClaims;
 }
 
 class KeysUnavailable extends Error {

@@ -1,7 +1,8 @@
 import net from 'node:net';
+import type { Writable } from 'node:stream';
 import { createLogger } from '@hub/log';
 import amqp from 'amqplib';
-import { agruparEscritas, Broker, RequeueMessage, UnroutableError } from './broker';
+import { agruparEscritas, Broker, ESCRITA_AGRUPADA_BYTES, RequeueMessage, UnroutableError } from './broker';
 
 // infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; every address below derives from it.
 const RABBITMQ_URL = process.env.RABBITMQ_URL;
@@ -81,6 +82,10 @@ describe('Broker', () => {
       await Promise.all(sent.map((text) => agrupado.publish('', queue, Buffer.from(text))));
       await until(() => seen.length === sent.length);
       expect(seen).toEqual(sent);
+      // A turn's frames go out in one write up to this mark (the 300 messages pass it: 'drain' too).
+      const socket = (agrupado as unknown as { connection: { connection: { stream: Writable } } }).connection.connection
+        .stream;
+      expect(socket.writableHighWaterMark).toBe(ESCRITA_AGRUPADA_BYTES);
     } finally {
       await agrupado.close();
     }

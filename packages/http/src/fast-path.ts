@@ -208,7 +208,7 @@ function readJson(
     const withBody = req as IncomingMessage & { body?: unknown };
     try {
       verifyUtf8(req, res, body, 'utf-8');
-      withBody.body = parseJson(body.toString('utf8'));
+      withBody.body = parseJson(body.toString('utf8'), req as IncomingMessage & { rawText?: string });
     } catch (error) {
       fail(error);
       return;
@@ -231,9 +231,11 @@ function readJson(
 const finished = (req: IncomingMessage) => !req.socket?.readable || (req.complete && !req.readable);
 
 /** JSON.parse as express.json's strict parser: {} for nothing, an object or array only. */
-function parseJson(text: string): unknown {
+function parseJson(text: string, req: { rawText?: string }): unknown {
   // iconv-lite, which body-parser decodes with, drops a byte order mark.
   const json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  // Kept for routes that read the text as sent (publication's dados): not decoded twice.
+  req.rawText = json;
   if (json.length === 0) return {};
   let at = 0;
   while (at < json.length && WHITE_SPACE.has(json[at]!)) at++;

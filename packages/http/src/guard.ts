@@ -19,6 +19,11 @@ declare global {
        * what JSON.parse changes, such as the digits of a 20-digit integer in event dados.
        */
       rawBody?: Buffer;
+      /**
+       * `rawBody` decoded, its byte order mark dropped: the text JSON.parse read, when the frame
+       * had it at hand (the fast path); absent otherwise (decode rawBody then).
+       */
+      rawText?: string;
     }
   }
   interface String {

@@ -59,7 +59,7 @@ function chaveDeIdempotencia(req: Request): string | undefined {
  * saw only the last copy, which JSON.parse keeps, while the text stored and delivered holds them all.
  */
 function dadosComoEnviados(req: Request, corpo: EventoCriar): string {
-  const texto = req.rawBody?.toString('utf8').replace(/^\uFEFF/, '');
+  const texto = req.rawText ?? req.rawBody?.toString('utf8').replace(/^\uFEFF/, '');
   const dados = texto && textoDoMembro(texto, 'dados');
   if (!dados) return JSON.stringify(corpo.dados);
   if (membrosDoTexto(dados) !== membrosDoValor(corpo.dados))

@@ -29,6 +29,17 @@ describe('textoDoMembro: the exact text of a top-level member', () => {
   });
 });
 
+describe('strings with runs of backslashes before a quote', () => {
+  test('When a string ends in an even or odd run of backslashes, then the value ends where JSON.parse says', () => {
+    const valores = ['\\', '\\\\', '"', '\\"', '\\\\"\\', 'a\\"}]{[', { '\\"': ['"\\', '\\\\\\'] }];
+    for (const v of valores) {
+      const texto = JSON.stringify({ antes: v, dados: v, depois: v });
+      expect(textoDoMembro(texto, 'dados')).toBe(JSON.stringify(v));
+      expect(membrosDoTexto(texto)).toBe(membrosDoValor(JSON.parse(texto)));
+    }
+  });
+});
+
 describe('membrosDoTexto and membrosDoValor: a name repeated within an object', () => {
   test('When no object repeats a name, then the text and its parse count the same members, colons in strings aside', () => {
     const json = '{"a":"x:y","b":[{"c":1,"d":{"e":":"}}],"f\\\\":null}';
