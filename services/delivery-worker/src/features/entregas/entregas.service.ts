@@ -4,7 +4,7 @@ import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, tra
 import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import type { Logger } from '@hub/log';
-import { type KeyStore, signWebhook } from '@hub/signing';
+import { type KeyStore, signWebhookText } from '@hub/signing';
 import {
   comRastro,
   iniciarTrecho,
@@ -515,9 +515,11 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     trecho: Trecho,
   ): Promise<void> {
-    // The body's bytes once: signed, then sent.
-    const corpo = Buffer.from(trabalho.corpo, 'utf8');
-    const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: corpo }, await deps.keys.signers());
+    // The body's bytes once, written beside the signature's prefix: signed, and the same bytes sent.
+    const { headers: cabecalhos, body: corpo } = signWebhookText(
+      { id: trabalho.entrega_id, body: trabalho.corpo },
+      await deps.keys.signers(),
+    );
     metricas.emVoo.inc();
     const resultado = await trecho.ativo(() => deps.remetente.enviar(url, corpo, cabecalhos, trecho.rastro));
     if (trecho.span) {
