@@ -57,7 +57,7 @@ describe('signWebhook and verifyWebhook', () => {
     expect(verifyWebhook(fetchHeaders, new TextEncoder().encode(body), publicJwks(set), { now }).id).toBe('msg_3');
   });
 
-  it('When the body is given as text to signWebhookText, then the bytes it gives are the body and the headers are signWebhook\'s', () => {
+  it("When the body is given as text to signWebhookText, then the bytes it gives are the body and the headers are signWebhook's", () => {
     const set = { keys: [generateKey(), generateKey()] };
     const { headers, body: bytes } = signWebhookText({ id: 'msg_4', timestamp: now, body }, signersOf(set));
     expect(bytes.toString('utf8')).toBe(body);
