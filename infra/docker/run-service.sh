@@ -16,7 +16,15 @@ case "$service" in
   hub-api) heap="${NODE_MAX_OLD_SPACE_MB:-192}" ;;
   *) heap="${NODE_MAX_OLD_SPACE_MB:-0}" ;;
 esac
-if [ "$heap" != 0 ]; then
-  exec node --max-old-space-size="$heap" "$main"
-fi
-exec node "$main"
+# The delivery worker's young generation is doubled (32 MB semi-spaces): its jobs in flight live
+# longer than V8's default one takes to fill, so each scavenge copied them all again
+# (docs/decisions.md, "The delivery worker's CPU per delivery", third pass). NODE_MAX_SEMI_SPACE_MB
+# overrides it for any service; 0 leaves V8's default.
+case "$service" in
+  delivery-worker) semi="${NODE_MAX_SEMI_SPACE_MB:-32}" ;;
+  *) semi="${NODE_MAX_SEMI_SPACE_MB:-0}" ;;
+esac
+set --
+if [ "$heap" != 0 ]; then set -- "$@" --max-old-space-size="$heap"; fi
+if [ "$semi" != 0 ]; then set -- "$@" --max-semi-space-size="$semi"; fi
+exec node "$@" "$main"

@@ -36,7 +36,10 @@ const SERVICES = [
   { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL' },
   // heapMb: V8's old space capped, as infra/docker/run-service.sh does (NODE_MAX_OLD_SPACE_MB overrides, 0: none).
   { name: 'hub-api', portVar: 'HUB_API_PORT', port: 8083, urlVar: 'HUB_API_URL', heapMb: 192 },
-  { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084 },
+  // semiMb: V8's young generation (--max-semi-space-size), as run-service.sh does (NODE_MAX_SEMI_SPACE_MB
+  // overrides, 0: V8's default): the worker's jobs in flight outlive a 16 MB one (docs/decisions.md,
+  // "The delivery worker's CPU per delivery", third pass).
+  { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084, semiMb: 32 },
   { name: 'demo-receiver', portVar: 'DEMO_RECEIVER_PORT', port: 8086, urlVar: 'DEMO_RECEIVER_URL' },
   { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080 },
 ];
@@ -159,7 +162,11 @@ async function main() {
     // Source maps are written beside each bundle; NODE_OPTIONS=--enable-source-maps uses them
     // (about 50 MB more per process, so not by default, as in the Docker image).
     const heapMb = Number(process.env.NODE_MAX_OLD_SPACE_MB ?? s.heapMb ?? 0);
-    const heap = heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [];
+    const semiMb = Number(process.env.NODE_MAX_SEMI_SPACE_MB ?? s.semiMb ?? 0);
+    const heap = [
+      ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
+      ...(semiMb > 0 ? [`--max-semi-space-size=${semiMb}`] : []),
+    ];
     const args = DEV ? [TSX_CLI, 'watch', '--clear-screen=false', s.main] : [...heap, s.bundle];
     const child = new Supervised({
       name: s.name,

@@ -111,6 +111,11 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
         '`192` for hub-api, `0` for the others',
         "V8's old space of each service (`--max-old-space-size`); `0` leaves V8's default. The image (infra/docker/run-service.sh) reads it too",
       ],
+      [
+        'NODE_MAX_SEMI_SPACE_MB',
+        '`32` for delivery-worker, `0` for the others',
+        "V8's young generation of each service (`--max-semi-space-size`); `0` leaves V8's default (16). The image (infra/docker/run-service.sh) reads it too",
+      ],
     ],
   },
   {

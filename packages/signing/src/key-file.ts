@@ -143,6 +143,19 @@ export class KeyStore {
     return this.signersCache;
   }
 
+  /**
+   * The signers without waiting, when no look at the key file is due (what `signers()` would give
+   * at once); undefined when one is, and then `signers()` does it. For a caller that signs per
+   * message (the delivery worker): no promise and no turn of the event loop per signature.
+   */
+  signersNow(): Signer[] | undefined {
+    return this.origin !== 'file' || !this.checkDue() ? this.signersCache : undefined;
+  }
+
+  private checkDue(): boolean {
+    return Date.now() - this.checkedAt >= (this.options.reloadIntervalMs ?? 5_000);
+  }
+
   /** The public keys (active and retired) for GET /.well-known/jwks.json. */
   async jwks(): Promise<ReturnType<typeof publicJwks>> {
     return publicJwks(await this.keySet());
@@ -155,8 +168,7 @@ export class KeyStore {
   }
 
   private async refresh(): Promise<void> {
-    if (this.origin !== 'file') return;
-    if (Date.now() - this.checkedAt < (this.options.reloadIntervalMs ?? 5_000)) return;
+    if (this.origin !== 'file' || !this.checkDue()) return;
     this.reloading ??= this.check().finally(() => {
       this.checkedAt = Date.now();
       this.reloading = undefined;

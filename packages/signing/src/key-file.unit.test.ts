@@ -103,6 +103,25 @@ describe('KeyStore', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 
+  it('When signersNow is asked, then it gives the keys at once until a look at the file is due, and none after', async () => {
+    const file = path.join(dir, 'signing-keys.json');
+    const store = await KeyStore.open({ file }, { create: true, reloadIntervalMs: 60_000 });
+    const [first] = await store.signers();
+    expect(store.signersNow()?.map((s) => s.kid)).toEqual([first!.kid]);
+    // A new key written meanwhile is not seen before the interval (as signers() would not see it).
+    const { set } = addKey((await readKeyFile(file))!);
+    await writeKeyFile(file, set);
+    expect(store.signersNow()?.map((s) => s.kid)).toEqual([first!.kid]);
+    const due = await KeyStore.open({ file }, { create: false, reloadIntervalMs: 0 });
+    expect(due.signersNow()).toBeUndefined();
+    expect((await due.signers()).map((s) => s.kid)).toEqual([set.keys[1]!.kid, first!.kid]);
+    const fromEnv = await KeyStore.open(
+      { file: path.join(dir, 'none.json'), json: JSON.stringify(set) },
+      { create: false, reloadIntervalMs: 0 },
+    );
+    expect(fromEnv.signersNow()).toHaveLength(2);
+  });
+
   it('When the key file becomes unreadable garbage, then the store keeps the last good keys and warns', async () => {
     const file = path.join(dir, 'signing-keys.json');
     const warnings: string[] = [];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { importJWK, jwtVerify, SignJWT } from 'jose';
 import nacl from 'tweetnacl';
 import { addKey, generateKey, type KeySet, publicJwks, retireKey, signersOf } from './keys';
-import { signWebhook } from './sign';
+import { signWebhook, signWebhookText } from './sign';
 import { verifyWebhook, WebhookVerificationError } from './verify';
 
 const body = JSON.stringify({
@@ -55,6 +55,16 @@ describe('signWebhook and verifyWebhook', () => {
     const headers = signWebhook({ id: 'msg_3', timestamp: now, body: Buffer.from(body) }, signersOf(set));
     const fetchHeaders = new Headers(headers as unknown as Record<string, string>);
     expect(verifyWebhook(fetchHeaders, new TextEncoder().encode(body), publicJwks(set), { now }).id).toBe('msg_3');
+  });
+
+  it("When the body is given as text to signWebhookText, then the bytes it gives are the body and the headers are signWebhook's", () => {
+    const set = { keys: [generateKey(), generateKey()] };
+    const { headers, body: bytes } = signWebhookText({ id: 'msg_4', timestamp: now, body }, signersOf(set));
+    expect(bytes.toString('utf8')).toBe(body);
+    expect(bytes.length).toBe(Buffer.byteLength(body));
+    expect(headers).toEqual(signWebhook({ id: 'msg_4', timestamp: now, body }, signersOf(set)));
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(verifyWebhook(headers, bytes, publicJwks(set), { now }).id).toBe('msg_4');
   });
 
   it('When the body, the id or the timestamp is changed, then the signature is refused', () => {

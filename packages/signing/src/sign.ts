@@ -35,18 +35,45 @@ export function signedContent(id: string, timestamp: number, body: string | Uint
  * key rotation two keys sign, so subscribers that still hold only one of them keep verifying.
  */
 export function signWebhook(message: WebhookMessage, signers: readonly Signer[]): WebhookHeaders {
+  const timestamp = conferir(message, signers);
+  return cabecalhos(message.id, timestamp, signedContent(message.id, timestamp, message.body), signers);
+}
+
+/**
+ * signWebhook for a body given as text, encoded once: the signed content (`id.timestamp.body`) is
+ * written into one buffer and the body sent is a view of its end, so the bytes signed and the bytes
+ * sent are the same memory (the delivery worker signs on every attempt).
+ */
+export function signWebhookText(
+  message: WebhookMessage & { body: string },
+  signers: readonly Signer[],
+): { headers: WebhookHeaders; body: Buffer } {
+  const timestamp = conferir(message, signers);
+  const prefixo = `${message.id}.${timestamp}.`;
+  const content = signedContent(message.id, timestamp, message.body);
+  return {
+    headers: cabecalhos(message.id, timestamp, content, signers),
+    body: content.subarray(Buffer.byteLength(prefixo, 'utf8')),
+  };
+}
+
+/** The message's timestamp (now when absent), once its id, timestamp and the signers are checked. */
+function conferir(message: WebhookMessage, signers: readonly Signer[]): number {
   if (signers.length === 0) throw new Error('no signing key is active');
   if (!message.id || /[\s.]/.test(message.id))
     throw new Error('a webhook id must be non-empty, without dots or spaces');
   const timestamp = message.timestamp ?? Math.floor(Date.now() / 1000);
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new Error('a webhook timestamp is whole unix seconds');
-  const content = signedContent(message.id, timestamp, message.body);
+  return timestamp;
+}
+
+function cabecalhos(id: string, timestamp: number, content: Buffer, signers: readonly Signer[]): WebhookHeaders {
+  // One key signs outside a rotation: no array to map and join.
+  const assinatura = (s: Signer) => `${SIGNATURE_VERSION},${sign(null, content, s.privateKey).toString('base64')}`;
   return {
-    'webhook-id': message.id,
+    'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': signers
-      .map((s) => `${SIGNATURE_VERSION},${sign(null, content, s.privateKey).toString('base64')}`)
-      .join(' '),
-    'webhook-key-id': signers.map((s) => s.kid).join(' '),
+    'webhook-signature': signers.length === 1 ? assinatura(signers[0]!) : signers.map(assinatura).join(' '),
+    'webhook-key-id': signers.length === 1 ? signers[0]!.kid : signers.map((s) => s.kid).join(' '),
   };
 }

@@ -4,7 +4,7 @@ import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, tra
 import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import type { Logger } from '@hub/log';
-import { type KeyStore, signWebhook } from '@hub/signing';
+import { type KeyStore, signWebhookText } from '@hub/signing';
 import {
   comRastro,
   iniciarTrecho,
@@ -496,6 +496,8 @@ export function entregasService(deps: EntregasDeps) {
           },
         })
       : iniciarTrecho('entrega.tentativa', { pai: message.properties.headers });
+    // Nothing recorded (tracing off): no span to end, so no async frame of its own around the attempt.
+    if (!trecho.span) return tentarNoTrecho(trabalho, url, message, reivindicada, liberar, origem, posse, trecho);
     try {
       await tentarNoTrecho(trabalho, url, message, reivindicada, liberar, origem, posse, trecho);
       trecho.fim();
@@ -515,9 +517,11 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     trecho: Trecho,
   ): Promise<void> {
-    // The body's bytes once: signed, then sent.
-    const corpo = Buffer.from(trabalho.corpo, 'utf8');
-    const cabecalhos = signWebhook({ id: trabalho.entrega_id, body: corpo }, await deps.keys.signers());
+    // The body's bytes once, written beside the signature's prefix: signed, and the same bytes sent.
+    const { headers: cabecalhos, body: corpo } = signWebhookText(
+      { id: trabalho.entrega_id, body: trabalho.corpo },
+      deps.keys.signersNow() ?? (await deps.keys.signers()),
+    );
     metricas.emVoo.inc();
     const resultado = await trecho.ativo(() => deps.remetente.enviar(url, corpo, cabecalhos, trecho.rastro));
     if (trecho.span) {
@@ -567,7 +571,10 @@ export function entregasService(deps: EntregasDeps) {
     metricas.tentativasPorDestino.inc({ origem, resultado: rotulo });
     metricas.duracao.observe({ resultado: rotulo }, resultado.duracaoMs / 1000);
     const encerrar = resultado.statusHttp === 410;
-    const atraso = proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
+    // The next step and its expiry matter to a failure alone (its record's due dates, its retry).
+    const atraso = resultado.sucesso
+      ? undefined
+      : proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
     const fim = resultado.iniciadaEm.getTime() + resultado.duracaoMs;
     const registrada = await registros.add({
       entrega_id: trabalho.entrega_id,
@@ -580,8 +587,8 @@ export function entregasService(deps: EntregasDeps) {
       erro: encerrar ? `${resultado.erro} (410 Gone: the subscription is switched off)` : resultado.erro,
       cabecalhos,
       encerrar,
-      proxima_tentativa_em: resultado.sucesso ? null : new Date(fim + atraso.expiracaoMs),
-      retorno_ate: resultado.sucesso ? null : new Date(fim + atraso.passoMs),
+      proxima_tentativa_em: atraso ? new Date(fim + atraso.expiracaoMs) : null,
+      retorno_ate: atraso ? new Date(fim + atraso.passoMs) : null,
     });
     posse.token = undefined; // recorded: the claim is over
     if (!registrada) {
@@ -593,9 +600,11 @@ export function entregasService(deps: EntregasDeps) {
     if (registrada.situacao === 'cancelada') {
       logger.info(doTrabalho(trabalho), 'subscription deleted during the attempt: delivery cancelled');
     } else if (registrada.situacao === 'aguardando_nova_tentativa') {
+      const { passoMs, expiracaoMs } =
+        atraso ?? proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
       const anterior = trecho.span ? trecho.rastro?.[TRACEPARENT] : undefined;
-      await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(atraso.passoMs), message, {
-        expiration: String(atraso.expiracaoMs),
+      await publicar(topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, {
+        expiration: String(expiracaoMs),
         ...(anterior ? { headers: { [CABECALHO_TENTATIVA_ANTERIOR]: anterior } } : {}),
       });
     } else if (registrada.situacao === 'fila_de_erro') {
@@ -613,6 +622,18 @@ export function entregasService(deps: EntregasDeps) {
           : 'delivery out of attempts: in the error queue',
       );
     }
+  }
+
+  /** A second job of a delivery under way here: after the first, it claims as usual. */
+  async function depoisDoAnterior(
+    primeiro: Promise<void>,
+    trabalho: TrabalhoDeEntrega,
+    message: ConsumeMessage,
+    posse: Posse,
+  ): Promise<void> {
+    await primeiro.catch(() => undefined);
+    if (parando) throw new RequeueMessage('the worker is stopping');
+    await tentar(trabalho, message, posse);
   }
 
   /**
@@ -642,13 +663,8 @@ export function entregasService(deps: EntregasDeps) {
       logger.debug(doTrabalho(trabalho), 'a job of this delivery is under way here: waiting for it');
     }
     const posse: Posse = {};
-    const depoisDoAnterior = async (primeiro: Promise<void>) => {
-      await primeiro.catch(() => undefined);
-      if (parando) throw new RequeueMessage('the worker is stopping');
-      await tentar(trabalho, message, posse);
-    };
     // Every log line of the job carries the request id of the publication that caused it (doTrabalho).
-    const atual = anterior ? depoisDoAnterior(anterior) : tentar(trabalho, message, posse);
+    const atual = anterior ? depoisDoAnterior(anterior, trabalho, message, posse) : tentar(trabalho, message, posse);
     emCurso.set(trabalho.entrega_id, atual);
     try {
       await atual;
