@@ -40,10 +40,11 @@ export function deleteVhost(name: string): void {
 
 /**
  * Rolls the local RabbitMQ node's quorum-queue WAL over to a new file and waits until its segment
- * writer has moved what the old one held into the queues' segment files (RabbitMQ 3.10's ra): the storage work owed to
- * the messages written so far is done now, not at the next rollover (every 512 MB of writes by
- * default), which stalls every quorum queue of the node while it runs (docs/decisions.md,
- * "Checkpoints and the isolation benchmark"). False when it cannot (a remote broker, no rabbitmqctl).
+ * writer has moved what the old one held into the queues' segment files (RabbitMQ 3.10's ra): the
+ * storage work owed to the messages written so far is done now, not at the next rollover (every
+ * 512 MB of writes by default), which stalls every quorum queue of the node while it runs
+ * (docs/decisions.md, "Checkpoints and the isolation benchmark"). False when it cannot (a remote
+ * broker, no rabbitmqctl).
  */
 export function rolarWalDoRabbit(): boolean {
   // The rollover is asynchronous, and the segment writer deletes a WAL file once it has moved all of
