@@ -151,8 +151,18 @@ describe('delivery worker: a destination held back gets a queue of its own', () 
       situacao: 'pendente',
       reivindicacao: null,
     });
-    // Paused: nobody consumes it, nothing was attempted, nothing went round a delay queue.
-    expect(await fila(broker, filaDoDestino())).toMatchObject({ messageCount: 3, consumerCount: 0 });
+    // Paused: nobody consumes it, nothing was attempted, nothing went round a delay queue. A quorum
+    // queue counts each basic.get not yet settled as a consumer, and settles the nacks above after
+    // they are sent: read right after them, it showed 1 message and 2 "consumers" once under load (CI
+    // rehearsal; reproduced by hand), so the check waits for them to settle. A worker consuming the
+    // queue would keep them (and attempt them: the checks below) and the wait would time out.
+    await waitFor(
+      async () => {
+        const q = await fila(broker, filaDoDestino());
+        return q?.messageCount === 3 && q.consumerCount === 0;
+      },
+      { what: 'the three jobs back in the destination queue, unconsumed' },
+    );
     expect(await hub.db.tentativa.count({ where: { entregaId: { in: entregues } } })).toBe(0);
     expect(receptor.de('/d')).toHaveLength(0);
   });
