@@ -33,6 +33,23 @@ import { type Gravacao, VALIDADE_DA_CHAVE_MS } from './gravacao';
  * the statement waits on the key's primary key until the other one commits, writes nothing of this
  * publication, and its caller answers with the first event.
  */
+/**
+ * The events' insert: their ids in parameter $id, the other columns from $p on (type, version,
+ * publisher, entity, occurred, received, e-mail; dados as one JSON array at $p+7); `onde` filters them.
+ */
+const EVENTOS = (id: number, p: number, onde = '') => `
+      insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                          ocorrido_em, recebido_em, publicado_pelo_email, dados)
+      select e.id, e.tipo_de_evento_id, e.versao_do_esquema, e.aplicativo_publicador_id, e.entidade_id,
+             e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, d.dados
+        from unnest($${id}::uuid[], $${p}::uuid[], $${p + 1}::int[], $${p + 2}::uuid[], $${p + 3}::text[],
+                    $${p + 4}::timestamptz[], $${p + 5}::timestamptz[], $${p + 6}::text[]) with ordinality
+             as e(id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
+                  ocorrido_em, recebido_em, publicado_pelo_email, n)
+        join json_array_elements($${p + 7}::json) with ordinality as d(dados, n) using (n)
+       ${onde}
+      returning id`;
+
 /** The keys claimed and the events written: the statement's start, with or without ordered deliveries. */
 const CHAVES_E_EVENTOS = `
     with chaves as (
@@ -45,33 +62,25 @@ const CHAVES_E_EVENTOS = `
     ), aceitos as (
       select a.id from unnest($7::uuid[], $8::boolean[]) as a(id, com_chave)
        where not a.com_chave or a.id in (select evento_id from chaves)
-    ), eventos as (
-      insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                          ocorrido_em, recebido_em, publicado_pelo_email, dados)
-      select e.id, e.tipo_de_evento_id, e.versao_do_esquema, e.aplicativo_publicador_id, e.entidade_id,
-             e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, d.dados
-        from unnest($7::uuid[], $9::uuid[], $10::int[], $11::uuid[], $12::text[], $13::timestamptz[],
-                    $14::timestamptz[], $15::text[]) with ordinality
-             as e(id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                  ocorrido_em, recebido_em, publicado_pelo_email, n)
-        join json_array_elements($16::json) with ordinality as d(dados, n) using (n)
-       where e.id in (select id from aceitos)
-      returning id
+    ), eventos as (${EVENTOS(7, 9, 'where e.id in (select id from aceitos)')}
     )`;
 
-/** The deliveries of accepted events; `numeradas` (when there is one) gives the ordered ones their place. */
-const ENTREGAS = (numeradas: boolean) => `
+/**
+ * The deliveries' insert, their columns from parameter $p on (ten arrays): of accepted events only
+ * when `aceitos`; `numeradas` (when there is one) gives the ordered ones their place.
+ */
+const ENTREGAS = (numeradas: boolean, p = 17, aceitos = true) => `
       insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
                            tipo_de_evento_id, versao_do_esquema, url_de_destino, maximo_de_tentativas,
                            situacao, proxima_tentativa_em, criada_em, atualizada_em, sequencia, em_espera)
       select n.*, 'pendente', n.recebido, n.recebido, n.recebido,
              ${numeradas ? 'q.sequencia, coalesce(q.sequencia <> q.pronta, false)' : 'null, false'}
-        from unnest($17::uuid[], $18::uuid[], $19::timestamptz[], $20::text[], $21::uuid[], $22::uuid[],
-                    $23::uuid[], $24::int[], $25::text[], $26::int[])
+        from unnest($${p}::uuid[], $${p + 1}::uuid[], $${p + 2}::timestamptz[], $${p + 3}::text[], $${p + 4}::uuid[],
+                    $${p + 5}::uuid[], $${p + 6}::uuid[], $${p + 7}::int[], $${p + 8}::text[], $${p + 9}::int[])
              as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
                   versao_do_esquema, url_de_destino, maximo_de_tentativas)
         ${numeradas ? 'left join numeradas q on q.id = n.id' : ''}
-       where n.evento_id in (select id from aceitos)`;
+       ${aceitos ? 'where n.evento_id in (select id from aceitos)' : ''}`;
 
 export const SQL_DA_GRAVACAO = `${CHAVES_E_EVENTOS}, ordenadas as (
       select o.id, o.assinatura_id, o.entidade_id,
@@ -115,26 +124,8 @@ export const SQL_DA_GRAVACAO_SEM_ORDEM = `${CHAVES_E_EVENTOS}, entregas as (${EN
  * the same events and deliveries as SQL_DA_GRAVACAO_SEM_ORDEM with every key array empty.
  */
 export const SQL_DA_GRAVACAO_SIMPLES = `
-    with eventos as (
-      insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                          ocorrido_em, recebido_em, publicado_pelo_email, dados)
-      select e.id, e.tipo_de_evento_id, e.versao_do_esquema, e.aplicativo_publicador_id, e.entidade_id,
-             e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, d.dados
-        from unnest($1::uuid[], $2::uuid[], $3::int[], $4::uuid[], $5::text[], $6::timestamptz[],
-                    $7::timestamptz[], $8::text[]) with ordinality
-             as e(id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
-                  ocorrido_em, recebido_em, publicado_pelo_email, n)
-        join json_array_elements($9::json) with ordinality as d(dados, n) using (n)
-      returning id
-    ), entregas as (
-      insert into entrega (id, evento_id, evento_recebido_em, entidade_id, assinatura_id, aplicativo_assinante_id,
-                           tipo_de_evento_id, versao_do_esquema, url_de_destino, maximo_de_tentativas,
-                           situacao, proxima_tentativa_em, criada_em, atualizada_em, sequencia, em_espera)
-      select n.*, 'pendente', n.recebido, n.recebido, n.recebido, null, false
-        from unnest($10::uuid[], $11::uuid[], $12::timestamptz[], $13::text[], $14::uuid[], $15::uuid[],
-                    $16::uuid[], $17::int[], $18::text[], $19::int[])
-             as n(id, evento_id, recebido, entidade_id, assinatura_id, aplicativo_assinante_id, tipo_de_evento_id,
-                  versao_do_esquema, url_de_destino, maximo_de_tentativas)
+    with eventos as (${EVENTOS(1, 2)}
+    ), entregas as (${ENTREGAS(false, 10, false)}
     )
     select id::text, null::text as sequencia, null::boolean as em_espera from eventos`;
 
@@ -262,10 +253,13 @@ function colunas(lote: Gravacao[]) {
   return { eventoId: literal(eventoId), comChave: literal(comChave), chaves, eventos, entregas, enOrdenada };
 }
 
+/** SQL_DA_GRAVACAO_SEM_ORDEM's parameters ($1–$26); SQL_DA_GRAVACAO's are these and the ordered ids. */
+const comChaves = (c: ReturnType<typeof colunas>) => [...c.chaves, c.eventoId, c.comChave, ...c.eventos, ...c.entregas];
+
 /** The parameters of SQL_DA_GRAVACAO for a batch of publications: one array per column. */
 export function valoresDaGravacao(lote: Gravacao[]): unknown[] {
   const c = colunas(lote);
-  return [...c.chaves, c.eventoId, c.comChave, ...c.eventos, ...c.entregas, literal(c.enOrdenada)];
+  return [...comChaves(c), literal(c.enOrdenada)];
 }
 
 /**
@@ -279,14 +273,10 @@ export function consultaDaGravacao(lote: Gravacao[]): { nome: string; texto: str
     return {
       nome: 'publicacao_gravar',
       texto: SQL_DA_GRAVACAO,
-      valores: [...c.chaves, c.eventoId, c.comChave, ...c.eventos, ...c.entregas, literal(c.enOrdenada)],
+      valores: [...comChaves(c), literal(c.enOrdenada)],
     };
   if (lote.some((g) => g.chave))
-    return {
-      nome: 'publicacao_gravar_sem_ordem',
-      texto: SQL_DA_GRAVACAO_SEM_ORDEM,
-      valores: [...c.chaves, c.eventoId, c.comChave, ...c.eventos, ...c.entregas],
-    };
+    return { nome: 'publicacao_gravar_sem_ordem', texto: SQL_DA_GRAVACAO_SEM_ORDEM, valores: comChaves(c) };
   return {
     nome: 'publicacao_gravar_simples',
     texto: SQL_DA_GRAVACAO_SIMPLES,
