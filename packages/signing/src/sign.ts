@@ -19,6 +19,15 @@ export interface WebhookMessage {
 
 /** The bytes that are signed: `{id}.{timestamp}.{body}`. */
 export function signedContent(id: string, timestamp: number, body: string | Uint8Array): Buffer {
+  return conteudo(id, timestamp, body).content;
+}
+
+/** signedContent, and where the body starts in it. */
+function conteudo(
+  id: string,
+  timestamp: number,
+  body: string | Uint8Array,
+): { content: Buffer; inicioDoCorpo: number } {
   const prefix = `${id}.${timestamp}.`;
   const tamanhoDoPrefixo = Buffer.byteLength(prefix, 'utf8');
   const tamanhoDoCorpo = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
@@ -27,7 +36,7 @@ export function signedContent(id: string, timestamp: number, body: string | Uint
   content.write(prefix, 0, 'utf8');
   if (typeof body === 'string') content.write(body, tamanhoDoPrefixo, 'utf8');
   else content.set(body, tamanhoDoPrefixo);
-  return content;
+  return { content, inicioDoCorpo: tamanhoDoPrefixo };
 }
 
 /**
@@ -49,12 +58,8 @@ export function signWebhookText(
   signers: readonly Signer[],
 ): { headers: WebhookHeaders; body: Buffer } {
   const timestamp = conferir(message, signers);
-  const prefixo = `${message.id}.${timestamp}.`;
-  const content = signedContent(message.id, timestamp, message.body);
-  return {
-    headers: cabecalhos(message.id, timestamp, content, signers),
-    body: content.subarray(Buffer.byteLength(prefixo, 'utf8')),
-  };
+  const { content, inicioDoCorpo } = conteudo(message.id, timestamp, message.body);
+  return { headers: cabecalhos(message.id, timestamp, content, signers), body: content.subarray(inicioDoCorpo) };
 }
 
 /** The message's timestamp (now when absent), once its id, timestamp and the signers are checked. */
