@@ -53,38 +53,37 @@ export interface Entorno {
   rabbitLocal?: boolean;
 }
 
-const CHECKPOINTS = 'select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter';
-
 /**
- * A CHECKPOINT now, so that one owed to the WAL written before the phase (a saturation measure, a bulk
- * backlog and its vacuum) does not begin inside it; then the server's checkpoint count. Undefined when
- * the server refuses (not a superuser, no pg_checkpoint role): the phase is measured all the same.
+ * The server's count of checkpoints begun, after a CHECKPOINT when `antes` (so that one owed to the WAL
+ * written before a phase, by a saturation measure or a bulk backlog and its vacuum, does not begin
+ * inside it). Undefined when the server refuses (not a superuser, no pg_checkpoint role): the phase
+ * is measured all the same.
  */
-async function pontoDeControle(url: string, log: (line: string) => void): Promise<number | undefined> {
+async function checkpoints(url: string, antes: boolean, log?: (line: string) => void): Promise<number | undefined> {
   const cliente = pgClient(url);
   try {
     await cliente.connect();
-    await cliente.query('checkpoint');
-    return (await cliente.query<{ n: number }>(CHECKPOINTS)).rows[0]!.n;
+    if (antes) await cliente.query('checkpoint');
+    const { rows } = await cliente.query<{ n: number }>(
+      'select (checkpoints_timed + checkpoints_req)::int as n from pg_stat_bgwriter',
+    );
+    return rows[0]!.n;
   } catch (error) {
-    log(`    no CHECKPOINT before the phase: ${(error as Error).message}`);
+    log?.(`    no CHECKPOINT before the phase: ${(error as Error).message}`);
     return undefined;
   } finally {
     await cliente.end().catch(() => undefined);
   }
 }
 
-async function checkpointsDesde(url: string, antes: number | undefined): Promise<number | undefined> {
-  if (antes === undefined) return undefined;
-  const cliente = pgClient(url);
-  try {
-    await cliente.connect();
-    return (await cliente.query<{ n: number }>(CHECKPOINTS)).rows[0]!.n - antes;
-  } catch {
-    return undefined;
-  } finally {
-    await cliente.end().catch(() => undefined);
-  }
+/** The phase's surroundings for a platform the benchmark started: its server, databases and RabbitMQ node. */
+export function entornoDe(platform: Platform, vhost: string): Entorno {
+  const prefixo = platform.databasePrefix;
+  return {
+    servidor: platform.hubDatabaseUrl,
+    bancos: prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined,
+    rabbitLocal: platform.rabbitmqUrl?.endsWith(`/${vhost}`) ?? false,
+  };
 }
 
 /** [webhook-id, arrival, the event's recebido_em] of every new delivery on /medir since the last reset. */
@@ -119,7 +118,7 @@ export async function medirFase(
   entorno: Entorno = {},
 ): Promise<Fase> {
   const { rastro, servidor } = entorno;
-  const checkpointsAntes = servidor ? await pontoDeControle(servidor, log) : undefined;
+  const checkpointsAntes = servidor ? await checkpoints(servidor, true, log) : undefined;
   if (entorno.rabbitLocal && !rolarWalDoRabbit()) log("    no rollover of RabbitMQ's WAL before the phase");
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
@@ -155,7 +154,8 @@ export async function medirFase(
   const outros = conta
     ? (conta.porClasse.find(([c]) => c === 'other')?.[1] ?? 0) / (conta.segundos * os.cpus().length)
     : undefined;
-  const checkpoints = servidor ? await checkpointsDesde(servidor, checkpointsAntes) : undefined;
+  const depois = servidor && checkpointsAntes !== undefined ? await checkpoints(servidor, false) : undefined;
+  const comecados = depois === undefined ? undefined : depois - checkpointsAntes!;
   const faltam = esperadas - minhas.length;
   const [publicacaoP50, publicacaoP99] = percentis(
     minhas.map(([, chegada, recebido]) => chegada - recebido),
@@ -179,14 +179,14 @@ export async function medirFase(
     respostaP50,
     respostaP99,
     carga,
-    checkpoints,
+    checkpoints: comecados,
     outros,
   };
   log(
     `    ${fase.aceitos} accepted (${fase.recusados} refused or failed), ${fase.chegaram}/${esperadas} healthy deliveries; ` +
       `publication → arrival p50 ${ms(publicacaoP50)} ms, p99 ${ms(publicacaoP99)} ms; ` +
       `answer → arrival p50 ${ms(respostaP50)} ms, p99 ${ms(respostaP99)} ms` +
-      (checkpoints === undefined ? '' : `; ${checkpoints} checkpoint(s) began`) +
+      (comecados === undefined ? '' : `; ${comecados} checkpoint(s) began`) +
       (outros === undefined ? '' : `; other work took ${(outros * 100).toFixed(0)} % of the CPUs`),
   );
   return fase;

@@ -32,7 +32,7 @@
 import os from 'node:os';
 import { acumular, type Destinatario } from './acumulo';
 import { call, registrarPublicacao } from './evento';
-import { cabecalho, type Entorno, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
+import { cabecalho, type Entorno, entornoDaFase, entornoDe, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, type Contagem, receptores } from './floor/compare';
 import { deleteVhost, freePort } from './local';
 import { obtainPlatform } from './platform';
@@ -249,7 +249,6 @@ async function comRuido(
     alvo: Alvo;
     ritmo: number;
     run: string;
-    bancos?: (nome: string) => boolean;
     entorno: Entorno;
   },
   cenario: Cenario,
@@ -308,7 +307,7 @@ async function comRuidoEm(
     await esperar(LEITURA_DOS_DESTINOS_MS);
   }
   // Traced from before the backlog is written: its relay and its isolation are part of the phase.
-  const rastro = rastrear(cenario.nome, op.filas, contexto.bancos);
+  const rastro = rastrear(cenario.nome, op.filas, contexto.entorno.bancos);
   log(`  writing ${ACUMULO} events for it in bulk (publication's statement), then waiting for the relay…`);
   const destinatario: Destinatario = {
     assinaturaId: assinatura.id,
@@ -446,14 +445,9 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     );
     // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
     const op = operador(platform.hubApiUrl ?? platform.gatewayUrl, master);
-    const prefixo = platform.databasePrefix;
-    const bancos = prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined;
     // Every phase after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL (bench/fase.ts).
-    const entorno = {
-      servidor: platform.hubDatabaseUrl,
-      bancos,
-      rabbitLocal: platform.rabbitmqUrl?.endsWith(`/${VHOST}`) ?? false,
-    };
+    const entorno = entornoDe(platform, VHOST);
+    const { bancos } = entorno;
     const linhas: Linha[] = [
       {
         fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, {
@@ -464,7 +458,6 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     ];
     const contexto = {
       op,
-      bancos,
       entorno,
       gatewayUrl: platform.gatewayUrl,
       token,

@@ -15,7 +15,7 @@
 // for the healthy deliveries. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
 import { registrarPublicacao } from './evento';
-import { cabecalho, entornoDaFase, type Fase, medirFase, ms, saturacao } from './fase';
+import { cabecalho, entornoDaFase, entornoDe, type Fase, medirFase, ms, saturacao } from './fase';
 import { type Alvo, receptores } from './floor/compare';
 import { deleteVhost } from './local';
 import { obtainPlatform } from './platform';
@@ -47,14 +47,9 @@ export async function terco(log: (line: string) => void): Promise<string> {
     const saudavel = alvo('all healthy', corpos.saudavel, 3);
     const s = await saturacao(r, saudavel, platform, SATURACAO, log);
     log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
-    const prefixo = platform.databasePrefix;
     // Each phase after a CHECKPOINT and a rollover of RabbitMQ's WAL, as the isolation benchmark's
     // (docs/decisions.md, "Checkpoints and the isolation benchmark").
-    const entorno = {
-      servidor: platform.hubDatabaseUrl,
-      bancos: prefixo ? (nome: string) => nome.startsWith(prefixo) : undefined,
-      rabbitLocal: platform.rabbitmqUrl?.endsWith(`/${VHOST}`) ?? false,
-    };
+    const entorno = entornoDe(platform, VHOST);
     const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, entorno);
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
     const quarto = await fase({ ...saudavel, nome: 'all healthy, ¼ saturation' }, s / 4);
