@@ -113,8 +113,8 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
       ],
       [
         'NODE_MAX_SEMI_SPACE_MB',
-        '`32` for delivery-worker, `0` for the others',
-        "V8's young generation of each service (`--max-semi-space-size`); `0` leaves V8's default (16). The image (infra/docker/run-service.sh) reads it too",
+        '`32` for delivery-worker, `16` for hub-api, `0` for the others',
+        "V8's young generation of each service (`--max-semi-space-size`); `0` leaves V8's default (16 MB on Node 20, growing to 64 MB on Node 24). The image (infra/docker/run-service.sh) reads it too",
       ],
     ],
   },
