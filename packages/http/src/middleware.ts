@@ -65,8 +65,16 @@ function fromLibrary(error: BodyParserError): AppError | undefined {
   }
 }
 
+/** The request id stampRequestId put on the request, for log lines written without a request context. */
+const requestIdOn = (req: IncomingMessage): { request_id?: string } => {
+  const id = req.headers[REQUEST_ID_HEADER];
+  return typeof id === 'string' ? { request_id: id } : {};
+};
+
 /**
  * The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id.
+ * Its log lines name the request id themselves (the one on the request), so they carry it in a
+ * process that keeps AsyncLocalStorage off too (the gateway, the delivery worker's health app).
  * A lost or unreachable database is 503 `banco_indisponivel` with Retry-After, not a 500: the
  * request may succeed once it is back. Such a 5xx repeats for every request while the outage lasts:
  * it is logged at warn once per 10 s and kind (`omitidas`: how many were not), not once per request.
@@ -79,7 +87,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
         ? error
         : (fromLibrary(error as BodyParserError) ?? (bancoIndisponivel(error) ? bancoIndisponivelErro() : undefined));
     if (res.headersSent) {
-      logger.error({ err: error }, 'error after the response started');
+      logger.error({ err: error, ...requestIdOn(req) }, 'error after the response started');
       res.destroy();
       return;
     }
@@ -92,6 +100,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
             codigo: known.codigo,
             method: req.method,
             path: req.path,
+            ...requestIdOn(req),
             ...causa,
             ...(omitidas ? { omitidas } : {}),
           },
@@ -107,7 +116,10 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const erroId = randomUUID();
-    logger.error({ err: error, erro_id: erroId, method: req.method, path: req.path }, 'unexpected error');
+    logger.error(
+      { err: error, erro_id: erroId, method: req.method, path: req.path, ...requestIdOn(req) },
+      'unexpected error',
+    );
     res
       .status(500)
       .type('application/problem+json')

@@ -8,7 +8,7 @@ import { ApiRouter } from './route';
 
 /** A logger whose lines the test reads. */
 function loggerEmMemoria() {
-  const linhas: { level: number; msg: string; codigo?: string; omitidas?: number }[] = [];
+  const linhas: { level: number; msg: string; codigo?: string; omitidas?: number; request_id?: string }[] = [];
   const destino = new Writable({
     write(chunk, _encoding, done) {
       linhas.push(JSON.parse(String(chunk)));
@@ -18,7 +18,7 @@ function loggerEmMemoria() {
   return { logger: createLogger('teste', 'info', destino), linhas };
 }
 
-function appQueFalha(logger: Logger) {
+function appQueFalha(logger: Logger, requestContext?: false) {
   const router = new ApiRouter()
     .route({ method: 'get', path: '/fora', summary: 'database down', tag: 't' }, () => {
       throw bancoIndisponivelErro();
@@ -26,7 +26,7 @@ function appQueFalha(logger: Logger) {
     .route({ method: 'get', path: '/ruim', summary: 'bad input', tag: 't' }, () => {
       throw unprocessable('ruim', 'bad');
     });
-  return createHttpApp({ service: 'teste', logger, routers: [router], readiness: {} });
+  return createHttpApp({ service: 'teste', logger, routers: [router], readiness: {}, requestContext });
 }
 
 describe('Faults that repeat for every request', () => {
@@ -44,6 +44,17 @@ describe('Faults that repeat for every request', () => {
     for (let i = 0; i < 3; i += 1) await request(app).get('/ruim').expect(422);
     await new Promise((resolve) => setImmediate(resolve));
     expect(linhas.filter((l) => l.codigo === 'ruim')).toHaveLength(3);
+  });
+
+  it('When a process keeps AsyncLocalStorage off, then a refusal is still logged with its request id', async () => {
+    const { logger, linhas } = loggerEmMemoria();
+    const app = appQueFalha(logger, false);
+    await request(app).get('/ruim').set('x-request-id', 'pedido-42').expect(422);
+    await request(app).get('/ruim').expect(422);
+    await new Promise((resolve) => setImmediate(resolve));
+    const [dado, feito] = linhas.filter((l) => l.codigo === 'ruim');
+    expect(dado?.request_id).toBe('pedido-42');
+    expect(feito?.request_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('When the interval has passed, then the next line says how many were left out', () => {

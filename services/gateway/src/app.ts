@@ -1,5 +1,5 @@
 import { createTokenVerifier } from '@hub/auth';
-import { problemHandler, requestId, routeNotFound } from '@hub/http';
+import { problemHandler, requestIdWithoutContext, routeNotFound } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
@@ -79,7 +79,10 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
-  app.use(requestId);
+  // No AsyncLocalStorage in the gateway: on Node 20 it hooks every async resource of the process,
+  // the fast path's included; the few request lines name their id themselves (docs/decisions.md,
+  // "The gateway's CPU per request").
+  app.use(requestIdWithoutContext);
   app.use(securityHeaders(config.HUB_AMBIENTE));
   app.use(metrics.record);
   app.use(cors(origins));

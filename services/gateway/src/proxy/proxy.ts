@@ -8,7 +8,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { AppError, problemHandler, REQUEST_ID_HEADER } from '@hub/http';
-import { createRepeatLimiter, type Logger, withRequestContext } from '@hub/log';
+import { createRepeatLimiter, type Logger } from '@hub/log';
 import express, { type RequestHandler } from 'express';
 import type { ObserveRequest } from '../health/metrics';
 import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
@@ -179,7 +179,8 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     if (ex.next) return ex.next(error);
     setGatewayHeaders(ex.res, ex.fast!.gateway);
     (ex.req as { [FAILURE]?: unknown })[FAILURE] = error;
-    withRequestContext(ex.requestId, () => errorApp(ex.req, ex.res));
+    ex.req.headers[REQUEST_ID_HEADER] = ex.requestId;
+    errorApp(ex.req, ex.res);
   };
 
   function attempt(ex: Exchange): void {
@@ -295,7 +296,10 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     ex.req.off('end', onClientEnd);
     ex.req.resume();
     if (res.headersSent) {
-      logger.warn({ upstream: upstream.name, code }, 'upstream failed after the response started');
+      logger.warn(
+        { upstream: upstream.name, code, request_id: ex.requestId },
+        'upstream failed after the response started',
+      );
       res.destroy();
       return;
     }
