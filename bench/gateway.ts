@@ -11,9 +11,17 @@
 // BENCH_GATEWAY_OTHER=<another checkout, installed>: one more row, that checkout's gateway (e.g. an
 // older commit, `git archive <commit> | tar -x -C <dir>` and `pnpm install` there), for a before
 // and after in one run.
+// BENCH_GATEWAY_FLAGS / BENCH_GATEWAY_OTHER_FLAGS: node flags for this checkout's gateway / the other
+// one (e.g. --max-semi-space-size=32). BENCH_GATEWAY_RATE=<requests/s>: every row at that fixed rate
+// instead of at saturation. The median CPU per request of each row over the rounds is printed too.
+// BENCH_GATEWAY_SIDE_BY_SIDE=<requests/s>: the gateway and the other checkout's (or, without one, the
+// bare pipe) loaded at the same time at that rate each, round after round, printing the ratio of
+// their CPU per request: the machine's speed drifts by 10-20 % within a minute here, and a change
+// of a few per cent is only seen when both sides run under the same drift.
 // With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
 // writes a CPU profile at exit. Prints its figures; writes nothing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -23,9 +31,12 @@ import { dadosDe1KiB } from './evento';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
+const RATE = Number(process.env.BENCH_GATEWAY_RATE ?? 0);
+const LADO_A_LADO = Number(process.env.BENCH_GATEWAY_SIDE_BY_SIDE ?? 0);
 const CONNECTIONS = 50;
 const root = path.resolve(__dirname, '..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
+const flagsDe = (variavel: string) => (process.env[variavel] ?? '').split(' ').filter(Boolean);
 
 /** A bench script in its own process; resolves with the port it prints. */
 function startScript(script: string, args: string[] = []): Promise<{ url: string; child: ChildProcess }> {
@@ -42,9 +53,9 @@ function startScript(script: string, args: string[] = []): Promise<{ url: string
 }
 
 /** The gateway's bundle of checkout `dir`, built now, in front of `hubApiUrl` only; resolves with its URL from its log. */
-async function startGateway(dir: string, hubApiUrl: string, identityEnv: Record<string, string>) {
+async function startGateway(dir: string, hubApiUrl: string, identityEnv: Record<string, string>, flags: string[] = []) {
   execFileSync(process.execPath, [path.join(dir, 'infra/scripts/build.mjs'), 'gateway'], { cwd: dir });
-  const child = spawn(process.execPath, [path.join(dir, 'services/gateway/dist/main.js')], {
+  const child = spawn(process.execPath, [...flags, path.join(dir, 'services/gateway/dist/main.js')], {
     cwd: dir,
     env: {
       ...process.env,
@@ -92,6 +103,7 @@ async function medir(nome: string, url: string, classe: string | undefined, toke
     connections: CONNECTIONS,
     duration: DURATION,
     timeout: 10,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
   });
   const conta = cpu.fim();
   const feitos = r['2xx'];
@@ -113,14 +125,62 @@ async function medir(nome: string, url: string, classe: string | undefined, toke
   return linha;
 }
 
+/** CPU seconds a process has spent so far (user and system), from /proc. */
+function cpuDe(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(campos[11]) + Number(campos[12])) / 100;
+}
+
+/**
+ * Both gateways loaded at once, at the same fixed rate, each by its own 25 connections: the
+ * machine's speed, which drifts by 10-20 % within a minute on these shared VMs, then weighs on both
+ * alike, and the ratio of their CPU per request is what a change did.
+ */
+async function ladoALado(a: ChildProcess, b: ChildProcess, urlA: string, urlB: string, token: string, corpo: string) {
+  const carga = (url: string) =>
+    autocannon({
+      url: `${url}/eventos`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: corpo,
+      connections: CONNECTIONS / 2,
+      duration: DURATION,
+      timeout: 10,
+      overallRate: LADO_A_LADO,
+    });
+  const razoes: number[] = [];
+  for (let rodada = 1; rodada <= ROUNDS; rodada++) {
+    const [antesA, antesB] = [cpuDe(a), cpuDe(b)];
+    const [ra, rb] = await Promise.all([carga(urlA), carga(urlB)]);
+    const msA = ((cpuDe(a) - antesA) * 1000) / Math.max(1, ra['2xx']);
+    const msB = ((cpuDe(b) - antesB) * 1000) / Math.max(1, rb['2xx']);
+    razoes.push(msA / msB);
+    log(
+      `round ${rodada}: gateway ${msA.toFixed(3)} ms (${ra['2xx']} answered), ` +
+        `other ${msB.toFixed(3)} ms (${rb['2xx']}); gateway / other ${(msA / msB).toFixed(3)}`,
+    );
+  }
+  // The first round warms the gateways' code up further (the warm-up rows are short): left out when there are more.
+  const ordenadas = (razoes.length > 2 ? razoes.slice(1) : razoes).sort((x, y) => x - y);
+  log(
+    `median gateway / other (from round ${razoes.length > 2 ? 2 : 1}): ${ordenadas[Math.floor(ordenadas.length / 2)]!.toFixed(3)}`,
+  );
+}
+
 async function main() {
   log(`load average ${os.loadavg()[0]!.toFixed(2)}`);
   const identity = await startTestIdentity();
   const servico = await startScript('servico-nu.ts');
   const cano = await startScript('cano-nu.ts', [servico.url]);
-  const gateway = await startGateway(root, servico.url, identity.env);
+  const gateway = await startGateway(root, servico.url, identity.env, flagsDe('BENCH_GATEWAY_FLAGS'));
   const other = process.env.BENCH_GATEWAY_OTHER
-    ? await startGateway(path.resolve(process.env.BENCH_GATEWAY_OTHER), servico.url, identity.env)
+    ? await startGateway(
+        path.resolve(process.env.BENCH_GATEWAY_OTHER),
+        servico.url,
+        identity.env,
+        flagsDe('BENCH_GATEWAY_OTHER_FLAGS'),
+      )
     : undefined;
   try {
     const token = await identity.appToken('bench-gateway');
@@ -145,15 +205,25 @@ async function main() {
         connections: 10,
         duration: 3,
       });
+    if (LADO_A_LADO > 0) {
+      const b = other ?? cano;
+      return await ladoALado(gateway.child, b.child, gateway.url, b.url, token, corpo);
+    }
     const melhores = new Map<string, Linha>();
+    const todas = new Map<string, number[]>();
     for (let rodada = 1; rodada <= ROUNDS; rodada++) {
       log(`round ${rodada} of ${ROUNDS} (load average ${os.loadavg()[0]!.toFixed(2)}), ${DURATION} s per row:`);
       for (const alvo of alvos) {
         const linha = await medir(alvo.nome, alvo.url, alvo.classe, token, corpo);
+        todas.set(alvo.nome, [...(todas.get(alvo.nome) ?? []), linha.proxyMs]);
         const antes = melhores.get(alvo.nome);
         if (!antes || linha.porSegundo > antes.porSegundo) melhores.set(alvo.nome, linha);
       }
     }
+    const mediana = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    for (const [nome, xs] of todas)
+      if (nome !== 'directly')
+        log(`median CPU per request, ${nome}: ${mediana(xs).toFixed(3)} ms (${xs.map((x) => x.toFixed(3)).join(' ')})`);
     const direto = melhores.get('directly')!;
     const cano_ = melhores.get('bare node:http pipe')!;
     const gw = melhores.get('gateway')!;
