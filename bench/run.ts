@@ -208,6 +208,13 @@ async function main() {
   const only = process.env.BENCH_ONLY;
   if (only && !(only in SECTIONS))
     throw new Error(`BENCH_ONLY is one of ${Object.keys(SECTIONS).join(', ')}, not ${only}`);
+  log(`Node ${process.version} (${process.execPath})`);
+  // Production runs Node 24, and a regression of its own went unseen while every run here used the
+  // machine's Node 20 (docs/decisions.md, "hub-api's heap on Node 24").
+  if (!process.version.startsWith('v24.'))
+    log(
+      'warning: production runs Node 24; put it first on PATH as .ci/run does, or these figures describe another runtime',
+    );
   for (const [name, section] of Object.entries(SECTIONS)) if (!only || only === name) await section();
 }
 
