@@ -77,7 +77,9 @@ export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyL
         forwardedHost ??= value;
         continue;
       case 'host':
-        host ??= value;
+        // One Host: Node takes a request with two (and reads the first), undici refuses to send it.
+        if (host !== undefined) continue;
+        host = value;
         break;
       case TRACEPARENT:
         traceparent ??= value;
@@ -132,30 +134,49 @@ function dropNamed(pairs: string[], names: Set<string>): string[] {
 export type GatewayHeaders = string[];
 
 /**
- * Starts the client's answer with the service's status and headers (hop-by-hop ones dropped)
- * and the gateway's own, in one `writeHead`. With `gateway` undefined the gateway's headers were
- * already set on `res` (the express path); the service's are set over them.
+ * undici's raw answer headers ([name, value, …] as bytes) as text, read once, byte for byte (latin1,
+ * as node:http reads a message's headers and writes them back).
+ */
+export function headerText(raw: readonly Buffer[]): string[] {
+  const out = new Array<string>(raw.length);
+  for (let i = 0; i < raw.length; i += 1) out[i] = raw[i]!.toString('latin1');
+  return out;
+}
+
+/**
+ * Starts the client's answer with the service's status and headers (`raw`: a flat [name, value, …]
+ * list as the service sent them; hop-by-hop ones dropped) and the gateway's own, in one `writeHead`.
+ * With `gateway` undefined the gateway's headers were already set on `res` (the express path); the
+ * service's are set over them, a repeated one as repeated lines.
  */
 export function writeUpstreamHead(
   res: ServerResponse,
-  upstream: IncomingMessage,
+  status: number,
+  message: string,
+  raw: readonly string[],
   gateway: GatewayHeaders | undefined,
 ): void {
-  const raw = upstream.rawHeaders;
   let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2)
     if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') connection = append(connection, raw[i + 1]!);
   const listed = namedByConnection(connection);
-  const status = upstream.statusCode ?? 502;
-  const message = upstream.statusMessage;
   if (gateway === undefined) {
+    let set: Set<string> | undefined;
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i]!.toLowerCase();
       if (HOP_BY_HOP.has(lower) || listed?.has(lower)) continue;
-      const value = upstream.headers[lower];
-      if (value !== undefined) res.setHeader(lower, value);
+      const value = raw[i + 1]!;
+      if (set?.has(lower)) {
+        const before = res.getHeader(lower)!;
+        res.setHeader(lower, Array.isArray(before) ? [...before, value] : [String(before), value]);
+      } else {
+        set ??= new Set();
+        set.add(lower);
+        res.setHeader(lower, value);
+      }
     }
-    res.writeHead(status, message);
+    if (message) res.writeHead(status, message);
+    else res.writeHead(status);
     return;
   }
   const out: string[] = [];

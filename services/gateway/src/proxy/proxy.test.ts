@@ -40,6 +40,29 @@ function sendChunked(
   });
 }
 
+/** GETs `url` with node:http (raw `headers`, repeated names kept) and resolves with the status and the body's size and text. */
+function download(
+  url: string,
+  headers: string[],
+): Promise<{ status: number; bytes: number; text: string; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    httpRequest(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (chunks.length < 16) chunks.push(chunk);
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, bytes, text: Buffer.concat(chunks).toString(), headers: res.headers }),
+      );
+      res.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 /** Writes a raw HTTP/1.1 request head and part of its body on a socket of its own, which the caller destroys. */
 function startRawRequest(url: string, head: string, body: Buffer) {
   const { hostname, port } = new URL(url);
@@ -216,7 +239,34 @@ describe.each([
     expect(response.body.codigo).toBe('tempo_esgotado');
     expect(response.headers['retry-after']).toBe('2');
     expect(response.headers['x-content-type-options']).toBe('nosniff');
+    // A body with a length, streamed: the time counts from its end.
+    const posted = await request(other.url)
+      .post('/funcao/lento')
+      .set(headers)
+      .send({ dados: 'x'.repeat(20_000) })
+      .expect(504);
+    expect(posted.body.codigo).toBe('tempo_esgotado');
+    expect(other.upstreams.function.seen.at(-1)!.bodyBytes).toBeGreaterThan(20_000);
     await other.close();
+  });
+
+  it('When the client stops reading a long answer, then after GATEWAY_UPSTREAM_TIMEOUT the request to the service is closed', async () => {
+    const other = await gatewayWith({ GATEWAY_UPSTREAM_TIMEOUT: '500ms' });
+    const path = `/funcao/grande?bytes=${256 * 1024 * 1024}&parado=${Date.now()}`;
+    const head = `GET ${path} HTTP/1.1\r\nHost: gateway\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    const socket = startRawRequest(other.url, head, Buffer.alloc(0));
+    socket.pause();
+    try {
+      await waitFor(() => other.upstreams.function.started.includes(path), { what: 'the request at the service' });
+      await waitFor(() => other.upstreams.function.interrupted.includes(path), {
+        what: 'the service to see its request closed',
+      });
+    } finally {
+      socket.destroy();
+      await other.close();
+    }
   });
 
   it('When the service dies in the middle of its response, then the client connection is cut rather than left waiting', async () => {
@@ -231,6 +281,78 @@ describe.each([
         .end();
     });
     expect(outcome).toBe('cut');
+  });
+
+  it('When the service resets the connection in the middle of its response, then the client connection is cut', async () => {
+    const outcome = await new Promise<string>((resolve) => {
+      httpRequest(`${gateway.url}/funcao/reinicia-no-meio`, { headers }, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', () => resolve('complete'));
+        res.on('error', () => resolve('cut'));
+        res.on('aborted', () => resolve('cut'));
+      })
+        .on('error', () => resolve('cut'))
+        .end();
+    });
+    expect(outcome).toBe('cut');
+    await request(gateway.url).get('/funcao').set(headers).expect(200);
+  });
+
+  it('When the service sends 103 Early Hints first, then the client gets its final answer', async () => {
+    const response = await request(gateway.url).get('/funcao/dicas').set(headers).expect(200);
+    expect(response.body).toMatchObject({ servico: 'function', url: '/funcao/dicas' });
+  });
+
+  it('When the answer is several megabytes, then it comes whole', async () => {
+    const size = 6 * 1024 * 1024;
+    const response = await download(`${gateway.url}/funcao/grande?bytes=${size}`, [
+      'Host',
+      'gateway',
+      ...Object.entries(headers).flat(),
+    ]);
+    expect(response.status).toBe(200);
+    expect(response.bytes).toBe(size);
+  });
+
+  it('When a body of several megabytes with its length is posted, then the service receives it whole', async () => {
+    const other = await gatewayWith({ GATEWAY_BODY_LIMIT: '8mb' });
+    try {
+      const size = 5 * 1024 * 1024;
+      const response = await request(other.url)
+        .post('/aplicativo')
+        .set(headers)
+        .set('content-type', 'application/octet-stream')
+        .send(Buffer.alloc(size, 'c'))
+        .expect(200);
+      expect(response.body.bodyBytes).toBe(size);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('When requests follow one another, then they share one kept-alive connection to the service, HEAD and bodies included', async () => {
+    const servico = gateway.upstreams.function;
+    await request(gateway.url).get('/funcao/um').set(headers).expect(200);
+    await request(gateway.url).head('/funcao/dois').set(headers).expect(200);
+    await request(gateway.url).post('/funcao/tres').set(headers).send({ a: 1 }).expect(200);
+    expect((await sendChunked(gateway.url, '/funcao/quatro', 1024, headers)).status).toBe(200);
+    await request(gateway.url).get('/funcao/cinco').set(headers).expect(200);
+    const ports = servico.seen.slice(-5).map((seen) => seen.remotePort);
+    expect(ports).toEqual(Array(5).fill(ports[0]));
+  });
+
+  it('When the request carries two Host headers, then the service gets the first only', async () => {
+    const response = await download(`${gateway.url}/funcao/cabecalhos`, [
+      'Host',
+      'um.example',
+      'Host',
+      'dois.example',
+      ...Object.entries(headers).flat(),
+    ]);
+    expect(response.status).toBe(200);
+    const raw = JSON.parse(response.text).rawHeaders as string[];
+    const hosts = raw.filter((_value, i) => i % 2 === 1 && raw[i - 1]!.toLowerCase() === 'host');
+    expect(hosts).toEqual(['um.example']);
   });
 
   it('When the service resets the connection before answering, then 503 servico_indisponivel with Retry-After', async () => {

@@ -1,19 +1,14 @@
-import {
-  type ClientRequest,
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
 import { AppError, problemHandler, REQUEST_ID_HEADER } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import express, { type RequestHandler } from 'express';
+import { type Dispatcher, Pool } from 'undici';
 import type { ObserveRequest } from '../health/metrics';
 import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
 import { bodyTooLarge, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
-import { type GatewayHeaders, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
+import { type GatewayHeaders, headerText, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
 
 export interface ProxyOptions {
   upstreams: Record<UpstreamName, Upstream>;
@@ -25,6 +20,8 @@ export interface ProxyOptions {
 }
 
 const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
+/** undici's codes for a service silent too long: connecting, before its answer's head (its body's is after the status went). */
+const TIMEOUTS = new Set<string | undefined>([UPSTREAM_TIMEOUT, 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
 
 /** Seconds a client is told to wait when a service is not answering (`pnpm start` or Kubernetes restarts it in a few). */
 export const SERVICO_RETRY_AFTER_S = 2;
@@ -34,7 +31,8 @@ export const SERVICO_RETRY_AFTER_S = 2;
  * platform takes (hub-api admits 1,000 publications at once; the benchmarks use 50 connections),
  * few enough that a stuck service cannot make the gateway open sockets without end. Idle ones are
  * kept (up to the same number) so a burst does not reconnect, and closed after FREE_SOCKET_MS,
- * well before a service's own keep-alive timeout (65 s) could close one under a new request.
+ * well before a service's own keep-alive timeout (65 s) could close one under a new request (undici
+ * would otherwise keep one as long as the service's `Keep-Alive: timeout=65` says, less 2 s).
  */
 export const UPSTREAM_SOCKETS = 256;
 const FREE_SOCKET_MS = 30_000;
@@ -75,13 +73,19 @@ const upstreamTimeout = (name: string) =>
 
 /** Where one instance is, parsed once. */
 interface Target {
-  host: string;
-  port: number;
+  pool: Pool;
   /** A path the instance's URL carries, put before the request's ('' for an origin). */
   prefix: string;
-  request: typeof httpRequest;
-  agent: HttpAgent;
+  /**
+   * The instance's host name. undici otherwise takes a request's TLS server name from its Host
+   * header, the client's (the gateway's public name): an https instance would be asked for, and
+   * checked against, the wrong name, and its connection remade whenever two clients' Hosts differ.
+   */
+  servername: string;
 }
+
+/** What undici reads of a request; `servername` is read too, though its types leave it out. */
+type Dispatch = Dispatcher.DispatchOptions & { servername: string };
 
 /** The fast path's part of a request: the gateway's answer headers, when it arrived (metrics), a refusal. */
 export interface FastPath {
@@ -91,31 +95,200 @@ export interface FastPath {
   refusal: AppError | undefined;
 }
 
-/** One request on its way through the gateway. Listeners find it on the emitters (no closure each). */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  upstream: Upstream;
-  requestId: string;
-  /** The express path's `next`; undefined on the fast path, whose errors the proxy answers itself. */
-  next: ((error?: unknown) => void) | undefined;
-  fast: FastPath | undefined;
-  /** The request's headers for the service, built once for every attempt. */
-  headers: string[];
-  /** A chunked body read whole here; undefined when the body streams (or there is none). */
-  body: Buffer | undefined;
-  /** Nothing of the request is consumed by sending it: no body, or one read here. */
-  replayable: boolean;
-  attemptsLeft: number;
-  upstreamReq: ClientRequest | undefined;
-  upstreamRes: IncomingMessage | undefined;
-  clientGone: boolean;
+/**
+ * A body with a length, on its way from the client to undici. undici takes a stream, not writes, and
+ * the request itself is not handed over: undici destroys the stream it sends once done (or failed),
+ * and destroys an IncomingMessage by first setting its `socket` to null, which the client's
+ * connection still needs afterwards (listen() drains it after an early answer, or cuts it). Reading
+ * it here also lets an answer that comes before the body stop the rest going anywhere.
+ */
+class CorpoDoCliente extends Readable {
+  constructor(private readonly req: IncomingMessage) {
+    super();
+  }
+  /** undici wants more (it drained the upstream socket): the client's request is read again. */
+  override _read(): void {
+    this.req.resume();
+  }
 }
 
 const EXCHANGE = Symbol('gateway exchange');
 const FAILURE = Symbol('gateway failure');
 type Carrier = { [EXCHANGE]?: Exchange };
 const exchangeOf = (emitter: unknown) => (emitter as Carrier)[EXCHANGE]!;
+
+/** What the proxy's exchanges share: one per createProxy. */
+interface ProxyShared {
+  targets: Map<string, Target>;
+  timeoutMs: number;
+  logger: Logger;
+  limit: ReturnType<typeof createRepeatLimiter>;
+  fail(ex: Exchange, error: AppError): void;
+}
+
+/**
+ * One request on its way through the gateway, and undici's handler of its request to the service
+ * (its callbacks are the methods; undici's older handler interface, whose answer headers come raw,
+ * as Buffer[], with no per-request wrapper: a handler of the newer one is wrapped, and its headers
+ * parsed into an object). Listeners on the client's request and answer find it on them (no closure each).
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  /** The request's headers for the service, built once for every attempt. */
+  headers: string[] = [];
+  /** A chunked body read whole here; undefined when the body streams (or there is none). */
+  body: Buffer | undefined = undefined;
+  /** A body with a length, streaming (one attempt only). */
+  corpo: CorpoDoCliente | undefined = undefined;
+  /** Nothing of the request is consumed by sending it: no body, or one read here. */
+  replayable = false;
+  attemptsLeft: number;
+  /** undici's abort of the request under way, once it is on a connection. */
+  abort: ((error?: Error) => void) | undefined = undefined;
+  /** undici's resume of the service's answer, paused while the client is not reading. */
+  resume: (() => void) | undefined = undefined;
+  /** While the answer is paused: when the service's silence becomes a timeout (see onData). */
+  stalled: NodeJS.Timeout | undefined = undefined;
+  clientGone = false;
+
+  constructor(
+    readonly proxy: ProxyShared,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly upstream: Upstream,
+    readonly requestId: string,
+    /** The express path's `next`; undefined on the fast path, whose errors the proxy answers itself. */
+    readonly next: ((error?: unknown) => void) | undefined,
+    readonly fast: FastPath | undefined,
+  ) {
+    this.attemptsLeft = upstream.urls.length - 1;
+  }
+
+  /** Sends the request to the next instance of its service. */
+  attempt(): void {
+    const target = this.proxy.targets.get(this.upstream.url)!;
+    this.abort = undefined;
+    this.resume = undefined;
+    const options: Dispatch = {
+      path: target.prefix + this.req.url,
+      method: this.req.method!,
+      headers: this.headers,
+      body: this.body ?? this.corpo ?? null,
+      servername: target.servername,
+      // Kept alive whatever the method: undici closes the connection after a HEAD (for servers that
+      // send a body anyway) and after a GET with a body; the services are Node, node:http kept them.
+      reset: false,
+    };
+    target.pool.dispatch(options, this);
+  }
+
+  onConnect(abort: (error?: Error) => void): void {
+    // The client went while the request waited for a connection: it goes no further.
+    if (this.clientGone) abort();
+    else this.abort = abort;
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean {
+    // 1xx (103 Early Hints): node:http's 'information', never passed on either; the final answer follows.
+    if (status < 200) return true;
+    this.resume = resume;
+    writeUpstreamHead(this.res, status, statusText, headerText(raw), this.fast?.gateway);
+    return true;
+  }
+
+  /**
+   * The answer's body to the client. When the client does not take it as fast, the service's answer
+   * is paused until it drains; a pause longer than GATEWAY_UPSTREAM_TIMEOUT ends the request as
+   * before undici, when the upstream socket's idle timeout counted paused time too (undici's body
+   * timeout does not), so a client that stops reading does not hold a connection to the service.
+   */
+  onData(chunk: Buffer): boolean {
+    const res = this.res;
+    if (res.write(chunk)) return true;
+    res.once('drain', onClientDrain);
+    this.stalled = setTimeout(onStalled, this.proxy.timeoutMs, this);
+    return false;
+  }
+
+  onComplete(): void {
+    unstall(this);
+    this.res.end();
+    // The service answered before the body was all here (a 401 before reading it, a 503 of its
+    // admission): the rest has nowhere to go. undici lets the upstream connection go itself (still
+    // writing, it is closed rather than held while a slow client keeps sending); the client's own
+    // connection is drained, then cut: listen().
+    if (this.corpo !== undefined && !this.req.complete) stopReading(this.req);
+  }
+
+  onError(error: Error): void {
+    unstall(this);
+    if (this.clientGone) return;
+    const { res, upstream, proxy } = this;
+    const code = (error as NodeJS.ErrnoException).code;
+    // A refused connection (an instance down or restarting) is tried on the next instance, once
+    // per instance, when nothing of the request was consumed.
+    if (code === 'ECONNREFUSED' && !res.headersSent && this.attemptsLeft > 0 && this.replayable) {
+      proxy.logger.warn({ upstream: upstream.name, code }, 'upstream instance refused the connection; trying the next');
+      this.attemptsLeft -= 1;
+      this.attempt();
+      return;
+    }
+    // Whatever of the body is still coming has nowhere to go.
+    if (this.corpo !== undefined) stopReading(this.req);
+    if (res.headersSent) {
+      proxy.logger.warn(
+        { upstream: upstream.name, code, request_id: this.requestId },
+        'upstream failed after the response started',
+      );
+      res.destroy();
+      return;
+    }
+    // Every request meets it while the service is away: one line per 10 s and cause, with the count.
+    proxy.limit(`${upstream.name} ${code}`, (omitidas) =>
+      proxy.logger.warn(
+        { upstream: upstream.name, code, reason: error.message, ...(omitidas ? { omitidas } : {}) },
+        'upstream request failed',
+      ),
+    );
+    proxy.fail(this, TIMEOUTS.has(code) ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
+  }
+}
+
+/** The client's body goes to undici (through its CorpoDoCliente), which pauses it as the service takes it. */
+function onClientData(this: IncomingMessage, chunk: Buffer) {
+  if (!exchangeOf(this).corpo!.push(chunk)) this.pause();
+}
+function onClientEnd(this: IncomingMessage) {
+  exchangeOf(this).corpo!.push(null);
+}
+/** The rest of the client's body is read and dropped. */
+function stopReading(req: IncomingMessage) {
+  req.off('data', onClientData);
+  req.off('end', onClientEnd);
+  req.resume();
+}
+
+function unstall(ex: Exchange) {
+  if (ex.stalled === undefined) return;
+  clearTimeout(ex.stalled);
+  ex.stalled = undefined;
+}
+function onClientDrain(this: ServerResponse) {
+  const ex = exchangeOf(this);
+  unstall(ex);
+  ex.resume?.();
+}
+function onStalled(ex: Exchange) {
+  ex.stalled = undefined;
+  ex.abort?.(Object.assign(new Error('the upstream did not answer in time'), { code: UPSTREAM_TIMEOUT }));
+}
+
+/** The client went away before its answer was written: the upstream request goes too, freeing its connection. */
+function onClientClose(this: ServerResponse) {
+  if (this.writableFinished) return;
+  const ex = exchangeOf(this);
+  ex.clientGone = true;
+  ex.abort?.();
+}
 
 export interface GatewayProxy {
   /**
@@ -137,36 +310,35 @@ export interface GatewayProxy {
 }
 
 /**
- * Forwards a request to the service that owns its path with `http.request` on kept-alive
- * connections, streaming both bodies. Bodies over the limit are refused here and never reach the
- * service. A client that goes away destroys the upstream request, so its socket is not left
- * waiting for an answer nobody reads; a service that dies mid-answer cuts the client's connection.
+ * Forwards a request to the service that owns its path with undici, a Pool of kept-alive
+ * connections per instance (`dispatch`, raw header arrays both ways), streaming both bodies. Bodies
+ * over the limit are refused here and never reach the service. A client that goes away aborts the
+ * upstream request, so its connection is not left waiting for an answer nobody reads; a service that
+ * dies mid-answer cuts the client's connection.
  */
 export function createProxy(options: ProxyOptions): GatewayProxy {
-  const agentOptions = {
-    keepAlive: true,
-    maxSockets: UPSTREAM_SOCKETS,
-    maxFreeSockets: UPSTREAM_SOCKETS,
-    timeout: FREE_SOCKET_MS,
-    scheduling: 'lifo' as const,
+  const { logger, bodyLimit, timeoutMs, observe } = options;
+  const poolOptions: Pool.Options = {
+    connections: UPSTREAM_SOCKETS,
+    keepAliveTimeout: FREE_SOCKET_MS,
+    keepAliveMaxTimeout: FREE_SOCKET_MS,
+    // GATEWAY_UPSTREAM_TIMEOUT, "no byte from the service for this long": to connect, from the
+    // request sent to its answer's head, and between two pieces of its answer's body (the pause
+    // while the client is not reading is counted by Exchange.onData).
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
   };
-  const httpAgent = new HttpAgent(agentOptions);
-  const httpsAgent = new HttpsAgent(agentOptions);
   const targets = new Map<string, Target>();
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) {
       const parsed = new URL(url);
-      const https = parsed.protocol === 'https:';
       targets.set(url, {
-        host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
-        port: Number(parsed.port) || (https ? 443 : 80),
+        pool: new Pool(parsed.origin, poolOptions),
         prefix: parsed.pathname === '/' ? '' : parsed.pathname,
-        request: https ? httpsRequest : httpRequest,
-        agent: https ? httpsAgent : httpAgent,
+        servername: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
       });
     }
-  const limit = createRepeatLimiter();
-  const { logger, bodyLimit, timeoutMs, observe } = options;
 
   // Errors of the fast path go through the one problem handler, like every other answer's.
   const errorApp = express();
@@ -175,143 +347,20 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   errorApp.use((req, _res, next) => next((req as { [FAILURE]?: unknown })[FAILURE]));
   errorApp.use(problemHandler(logger));
 
-  const fail = (ex: Exchange, error: AppError) => {
-    if (ex.next) return ex.next(error);
-    setGatewayHeaders(ex.res, ex.fast!.gateway);
-    (ex.req as { [FAILURE]?: unknown })[FAILURE] = error;
-    ex.req.headers[REQUEST_ID_HEADER] = ex.requestId;
-    errorApp(ex.req, ex.res);
+  const proxy: ProxyShared = {
+    targets,
+    timeoutMs,
+    logger,
+    limit: createRepeatLimiter(),
+    fail: (ex, error) => {
+      if (ex.next) return ex.next(error);
+      setGatewayHeaders(ex.res, ex.fast!.gateway);
+      (ex.req as { [FAILURE]?: unknown })[FAILURE] = error;
+      ex.req.headers[REQUEST_ID_HEADER] = ex.requestId;
+      errorApp(ex.req, ex.res);
+    },
   };
-
-  function attempt(ex: Exchange): void {
-    const target = targets.get(ex.upstream.url)!;
-    const out = target.request({
-      host: target.host,
-      port: target.port,
-      method: ex.req.method,
-      path: target.prefix + ex.req.url,
-      headers: ex.headers,
-      agent: target.agent,
-      timeout: timeoutMs,
-    });
-    (out as Carrier)[EXCHANGE] = ex;
-    ex.upstreamReq = out;
-    out.on('response', onUpstreamResponse);
-    out.on('error', onUpstreamError);
-    out.on('timeout', onUpstreamTimeout);
-    if (ex.body !== undefined) out.end(ex.body);
-    else if (ex.replayable) out.end();
-    else {
-      ex.req.on('data', onClientData);
-      ex.req.on('end', onClientEnd);
-    }
-  }
-
-  function onClientData(this: IncomingMessage, chunk: Buffer) {
-    const out = exchangeOf(this).upstreamReq!;
-    if (!out.write(chunk)) {
-      this.pause();
-      out.once('drain', onUpstreamDrain);
-    }
-  }
-  function onUpstreamDrain(this: ClientRequest) {
-    exchangeOf(this).req.resume();
-  }
-  function onClientEnd(this: IncomingMessage) {
-    exchangeOf(this).upstreamReq!.end();
-  }
-
-  function onUpstreamTimeout(this: ClientRequest) {
-    this.destroy(Object.assign(new Error('the upstream did not answer in time'), { code: UPSTREAM_TIMEOUT }));
-  }
-
-  function onUpstreamResponse(this: ClientRequest, answer: IncomingMessage) {
-    const ex = exchangeOf(this);
-    if (ex.clientGone) {
-      this.destroy();
-      return;
-    }
-    (answer as Carrier)[EXCHANGE] = ex;
-    ex.upstreamRes = answer;
-    writeUpstreamHead(ex.res, answer, ex.fast?.gateway);
-    answer.on('data', onUpstreamData);
-    answer.on('end', onUpstreamEnd);
-    // A service that dies mid-answer: cut the client's connection too, so it sees the failure
-    // instead of waiting for bytes that will never come (the status line is already sent).
-    answer.on('close', onUpstreamClose);
-  }
-
-  function onUpstreamData(this: IncomingMessage, chunk: Buffer) {
-    const res = exchangeOf(this).res;
-    if (!res.write(chunk)) {
-      this.pause();
-      res.once('drain', onClientDrain);
-    }
-  }
-  function onClientDrain(this: ServerResponse) {
-    exchangeOf(this).upstreamRes?.resume();
-  }
-  function onUpstreamEnd(this: IncomingMessage) {
-    const ex = exchangeOf(this);
-    ex.res.end();
-    // The service answered before the body was all here (a 401 before reading it, a 503 of its
-    // admission): the rest has nowhere to go, and the upstream connection is let go now rather than
-    // held while a slow client keeps sending (the client's own connection is drained, then cut: listen()).
-    if (!ex.req.complete && ex.upstreamReq) {
-      ex.req.off('data', onClientData);
-      ex.req.off('end', onClientEnd);
-      ex.req.resume();
-      const out = ex.upstreamReq;
-      ex.upstreamReq = undefined;
-      out.destroy();
-    }
-  }
-  function onUpstreamClose(this: IncomingMessage) {
-    if (!this.complete) exchangeOf(this).res.destroy();
-  }
-
-  /** The client went away before its answer was written: the upstream request goes too, freeing its socket. */
-  function onClientClose(this: ServerResponse) {
-    if (this.writableFinished) return;
-    const ex = exchangeOf(this);
-    ex.clientGone = true;
-    ex.upstreamReq?.destroy();
-  }
-
-  function onUpstreamError(this: ClientRequest, error: NodeJS.ErrnoException) {
-    const ex = exchangeOf(this);
-    if (ex.upstreamReq !== this || ex.clientGone) return;
-    const { res, upstream } = ex;
-    const code = error.code;
-    // A refused connection (an instance down or restarting) is tried on the next instance, once
-    // per instance, when nothing of the request was consumed.
-    if (code === 'ECONNREFUSED' && !res.headersSent && ex.attemptsLeft > 0 && ex.replayable) {
-      logger.warn({ upstream: upstream.name, code }, 'upstream instance refused the connection; trying the next');
-      ex.attemptsLeft -= 1;
-      attempt(ex);
-      return;
-    }
-    // Whatever of the body is still coming has nowhere to go.
-    ex.req.off('data', onClientData);
-    ex.req.off('end', onClientEnd);
-    ex.req.resume();
-    if (res.headersSent) {
-      logger.warn(
-        { upstream: upstream.name, code, request_id: ex.requestId },
-        'upstream failed after the response started',
-      );
-      res.destroy();
-      return;
-    }
-    // Every request meets it while the service is away: one line per 10 s and cause, with the count.
-    limit(`${upstream.name} ${code}`, (omitidas) =>
-      logger.warn(
-        { upstream: upstream.name, code, reason: error.message, ...(omitidas ? { omitidas } : {}) },
-        'upstream request failed',
-      ),
-    );
-    fail(ex, code === UPSTREAM_TIMEOUT ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
-  }
+  const fail = proxy.fail;
 
   function onFastFinish(this: ServerResponse) {
     const ex = exchangeOf(this);
@@ -320,21 +369,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
 
   const forward: GatewayProxy['forward'] = (req, res, name, requestId, next, fast) => {
     const upstream = options.upstreams[name];
-    const ex: Exchange = {
-      req,
-      res,
-      upstream,
-      requestId,
-      next,
-      fast,
-      headers: [],
-      body: undefined,
-      replayable: false,
-      attemptsLeft: upstream.urls.length - 1,
-      upstreamReq: undefined,
-      upstreamRes: undefined,
-      clientGone: false,
-    };
+    const ex = new Exchange(proxy, req, res, upstream, requestId, next, fast);
     (res as Carrier)[EXCHANGE] = ex;
     (req as Carrier)[EXCHANGE] = ex;
     if (fast) {
@@ -353,7 +388,12 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     if (!isChunked(req)) {
       ex.headers = requestHeadersFor(req, requestId);
       ex.replayable = !declared;
-      return attempt(ex);
+      if (!ex.replayable) {
+        ex.corpo = new CorpoDoCliente(req);
+        req.on('data', onClientData);
+        req.on('end', onClientEnd);
+      }
+      return ex.attempt();
     }
     // A chunked body is read whole, counting, so one over the limit never reaches a service.
     readChunkedBody(req, bodyLimit).then(
@@ -365,7 +405,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
         ex.body = body;
         ex.replayable = true;
         ex.headers = requestHeadersFor(req, requestId, body.length);
-        attempt(ex);
+        ex.attempt();
       },
       () => res.destroy(),
     );
@@ -381,8 +421,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     forward,
     handler,
     close: () => {
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      for (const target of targets.values()) target.pool.destroy().catch(() => undefined);
     },
   };
 }

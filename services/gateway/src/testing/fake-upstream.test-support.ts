@@ -6,6 +6,8 @@ export interface SeenRequest {
   url: string;
   headers: Record<string, string | string[] | undefined>;
   bodyBytes: number;
+  /** The port the request's connection came from: one per connection the gateway keeps. */
+  remotePort: number | undefined;
 }
 
 export interface FakeUpstream extends RunningServer {
@@ -24,8 +26,10 @@ export interface FakeUpstream extends RunningServer {
 /**
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
- * …/reinicia resets the connection before answering, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
- * repeated Set-Cookie and a Vary of its own (and the request's headers in the body).
+ * …/reinicia resets the connection before answering, …/reinicia-no-meio resets it mid-response,
+ * …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
+ * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/dicas sends a
+ * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
 export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
   const app = express();
@@ -59,7 +63,13 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
       bodyBytes += chunk.length;
     });
     req.on('end', () => {
-      upstream.seen.push({ method: req.method, url: req.originalUrl, headers: req.headers, bodyBytes });
+      upstream.seen.push({
+        method: req.method,
+        url: req.originalUrl,
+        headers: req.headers,
+        bodyBytes,
+        remotePort: req.socket.remotePort,
+      });
       if (req.path.endsWith('/lento')) return;
       if (req.path.endsWith('/reinicia')) {
         res.socket?.resetAndDestroy();
@@ -77,6 +87,29 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
         res.end(JSON.stringify({ headers: req.headers, rawHeaders: req.rawHeaders }));
         return;
       }
+      if (req.path.endsWith('/reinicia-no-meio')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"parcial":');
+        setImmediate(() => res.socket?.resetAndDestroy());
+        return;
+      }
+      if (req.path.endsWith('/grande')) {
+        const total = Number(req.query.bytes);
+        const chunk = Buffer.alloc(64 * 1024, 'g');
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+        let sent = 0;
+        const write = () => {
+          while (sent < total && !res.destroyed) {
+            const piece = chunk.subarray(0, Math.min(chunk.length, total - sent));
+            sent += piece.length;
+            if (!res.write(piece)) return void res.once('drain', write);
+          }
+          if (sent >= total) res.end();
+        };
+        write();
+        return;
+      }
+      if (req.path.endsWith('/dicas')) res.writeEarlyHints({ link: '</estilo.css>; rel=preload; as=style' });
       if (req.path.endsWith('/quebra')) {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
         res.write('{"parcial":');

@@ -1,0 +1,23 @@
+/**
+ * A self-signed certificate for `localhost` (P-256, valid until 2126) and its key, made for the tests
+ * of an https service behind the gateway and for nothing else.
+ */
+export const LOCALHOST_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgl2hyJCegd/6yDVgl
+tgCcKlabrxOl27gXm5D2CPDSjGChRANCAARJ5QWizl3VXoLNNAvDhSJUJFztaN6K
+nHDH77Wpr/NH5L3LmSmeaonwEf2eOOMkzEC3zsauiqrRMxwjRlRJWZT9
+-----END PRIVATE KEY-----
+`;
+
+export const LOCALHOST_CERT = `-----BEGIN CERTIFICATE-----
+MIIBljCCATugAwIBAgIUa8itAi3oA0a64H6iC8QTKUOYDPEwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyNzA1MTgxMloYDzIxMjYxMTAz
+MDUxODEyWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAARJ5QWizl3VXoLNNAvDhSJUJFztaN6KnHDH77Wpr/NH5L3LmSmeaonw
+Ef2eOOMkzEC3zsauiqrRMxwjRlRJWZT9o2kwZzAdBgNVHQ4EFgQUh6aKDreYhyyw
+GTzrTjGAWK9sHTkwHwYDVR0jBBgwFoAUh6aKDreYhyywGTzrTjGAWK9sHTkwDwYD
+VR0TAQH/BAUwAwEB/zAUBgNVHREEDTALgglsb2NhbGhvc3QwCgYIKoZIzj0EAwID
+SQAwRgIhANEfZ0QXLPdwHhidqdeVWDBEXg2KXju66ySPM+hYOa7aAiEA9nKq7T0S
+9N2AQApDcoeYWXcuY+kVQ5g0VB4Tl2jTJCU=
+-----END CERTIFICATE-----
+`;
