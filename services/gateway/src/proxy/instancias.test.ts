@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { INTEIRO_ATE } from './proxy';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 
@@ -33,15 +34,23 @@ describe('gateway in front of several instances of a service', () => {
     gateway.upstreams.hubApi.ready = true;
   });
 
-  it('When one instance is down, then every request without a body is answered by the other, and one with a body gets 503 with Retry-After or the other', async () => {
+  it('When one instance is down, then every request without a body or with a small one is answered by the other, and one with a streamed body gets 503 with Retry-After or the other', async () => {
     await segunda.close();
     for (let i = 0; i < 6; i += 1) {
       const response = await request(gateway.url).get(`/evento?queda=${i}`);
       expect({ i, status: response.status }).toEqual({ i, status: 200 });
     }
-    const statuses = [];
+    // A small body is read whole before it is sent (INTEIRO_ATE): it goes to the other instance.
     for (let i = 0; i < 4; i += 1) {
       const response = await request(gateway.url).post('/eventos').send({ i });
+      expect({ i, status: response.status }).toEqual({ i, status: 200 });
+    }
+    const statuses = [];
+    const grande = { dados: 'x'.repeat(INTEIRO_ATE) };
+    for (let i = 0; i < 4; i += 1) {
+      const response = await request(gateway.url)
+        .post('/eventos')
+        .send({ i, ...grande });
       statuses.push(response.status === 503 ? `503 ${response.headers['retry-after']}` : String(response.status));
     }
     // A streamed body is not sent twice: the request that met the dead instance is a 503 the client retries.

@@ -3,6 +3,10 @@ import { connect } from 'node:net';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { INTEIRO_ATE } from './proxy';
+
+/** A body the gateway streams rather than reads whole first (over INTEIRO_ATE). */
+const GRANDE = 2 * INTEIRO_ATE;
 
 /** Sends a chunked body (no Content-Length) of `size` bytes and resolves with the status and body. */
 function sendChunked(
@@ -376,14 +380,14 @@ describe.each([
     });
   });
 
-  it('When the client goes away in the middle of its body, then the service sees the request cut, not a short body, and the gateway goes on', async () => {
+  it('When the client goes away in the middle of a streamed body, then the service sees the request cut, not a short body, and the gateway goes on', async () => {
     const path = `/aplicativo?metade=${Date.now()}`;
-    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: 20000\r\n${Object.entries(
+    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: ${GRANDE}\r\n${Object.entries(
       headers,
     )
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('')}\r\n`;
-    const socket = startRawRequest(gateway.url, head, Buffer.alloc(10_000, 'a'));
+    const socket = startRawRequest(gateway.url, head, Buffer.alloc(GRANDE / 2, 'a'));
     await waitFor(() => gateway.upstreams.hubApi.started.includes(path), { what: 'the request at the service' });
     socket.destroy();
     await waitFor(() => gateway.upstreams.hubApi.interrupted.includes(path), {
@@ -393,9 +397,9 @@ describe.each([
     await request(gateway.url).post('/aplicativo').set(headers).send({ depois: true }).expect(200);
   });
 
-  it('When the service answers before the body has arrived (a 401 that does not read it), then the client gets the answer and the gateway stops sending the rest to the service', async () => {
+  it('When the service answers before a streamed body has arrived (a 401 that does not read it), then the client gets the answer and the gateway stops sending the rest to the service', async () => {
     const path = `/aplicativo/recusa-cedo?lento=${Date.now()}`;
-    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: 20000\r\n${Object.entries(
+    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: ${GRANDE}\r\n${Object.entries(
       headers,
     )
       .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -410,15 +414,30 @@ describe.each([
       await waitFor(() => answer.includes('nao_autenticado'), { what: 'the early 401 at the client' });
       expect(answer).toMatch(/^HTTP\/1\.1 401 /);
       // The rest of the body, sent by a client that did not stop: none of it reaches the service.
-      socket.write(Buffer.alloc(19_900, 'b'));
+      socket.write(Buffer.alloc(GRANDE - 100, 'b'));
       const atService = await waitFor(() => gateway.upstreams.hubApi.afterEarlyAnswer[seenBefore], {
         what: 'the service to see its request end or close',
       });
       expect(atService).toEqual({ bytes: expect.any(Number), ended: false });
-      expect(atService.bytes).toBeLessThan(20_000);
+      expect(atService.bytes).toBeLessThan(GRANDE);
     } finally {
       socket.destroy();
     }
+  });
+
+  it('When the client goes away in the middle of a small body (read whole first), then the service never sees the request, and the gateway goes on', async () => {
+    const path = `/aplicativo?pequeno=${Date.now()}`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: gateway\r\ncontent-type: application/json\r\ncontent-length: 2000\r\n${Object.entries(
+      headers,
+    )
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+    const socket = startRawRequest(gateway.url, head, Buffer.alloc(1000, 'a'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    await request(gateway.url).post('/aplicativo').set(headers).send({ depois: true }).expect(200);
+    expect(gateway.upstreams.hubApi.started.includes(path)).toBe(false);
+    expect(gateway.upstreams.hubApi.seen.some((s) => s.url === path)).toBe(false);
   });
 
   it('When the service is down (restarting), then 503 servico_indisponivel in problem+json with Retry-After', async () => {
