@@ -277,6 +277,21 @@ describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, header
   );
 
   it.each([
+    'http://outro.example/funcao/absoluta',
+    'HTTP://outro.example/funcao/absoluta',
+    'ftp://outro.example/funcao/absoluta',
+  ])(
+    'When the request target is in absolute form (%s), then the service gets it in origin form, its path and query intact',
+    async (alvo) => {
+      const resposta = await bruto(gateway.url, [
+        `GET ${alvo}?q=1 HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+      expect(JSON.parse(corpoDe(resposta))).toMatchObject({ servico: 'function', url: '/funcao/absoluta?q=1' });
+    },
+  );
+
+  it.each([
     ['INTEIRO_ATE - 1', INTEIRO_ATE - 1],
     ['INTEIRO_ATE', INTEIRO_ATE],
     ['INTEIRO_ATE + 1', INTEIRO_ATE + 1],

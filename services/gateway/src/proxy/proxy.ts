@@ -263,6 +263,14 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
+const SLASH = 47;
+
+/** A request target in absolute form as origin form: the path express parsed from it, and its query as it came. */
+function formaDeOrigem(path: string, url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? path : path + url.slice(query);
+}
+
 /** A small body's pieces, kept until its end; then the request goes (see INTEIRO_ATE). */
 function onPequenoData(this: IncomingMessage, chunk: Buffer) {
   exchangeOf(this).pedacos!.push(chunk);
@@ -447,6 +455,11 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   const handler: RequestHandler = (req, res, next) => {
     const name = upstreamOf(req.path);
     if (!name) return next();
+    // A target in absolute form (`GET http://host/path`, which a server must accept: RFC 9112
+    // §3.2.2) goes to the service in origin form, the path it was routed by and its query. undici
+    // sends a path as given, absolute or not, and refuses one that starts with neither a slash nor
+    // http:// or https:// (`HTTP://`, `ftp://`): that client's mistake was a 503 blaming the service.
+    if (req.url.charCodeAt(0) !== SLASH) req.url = formaDeOrigem(req.path, req.url);
     forward(req, res, name, String(req.headers[REQUEST_ID_HEADER]), next, undefined);
   };
 
