@@ -291,6 +291,24 @@ describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, header
     },
   );
 
+  it('When an absolute-form target climbs to /metrics, then 404 rota_inexistente and no service sees it', async () => {
+    const antes = gateway.upstreams.access.started.length;
+    const resposta = await bruto(gateway.url, [
+      `GET http://g/auth/../metrics HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 404 /);
+    expect(JSON.parse(corpoDe(resposta)).codigo).toBe('rota_inexistente');
+    expect(gateway.upstreams.access.started.length).toBe(antes);
+  });
+
+  it("When an HTTP/1.0 request comes without a Host, then it is answered, the service gets its own host's name", async () => {
+    const resposta = await bruto(gateway.url, [`GET /funcao/cabecalhos HTTP/1.0\r\n${linhas(headers)}\r\n`]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos.host).toBe(new URL(gateway.upstreams.function.url).host);
+    expect(vistos['x-forwarded-host']).toBe('');
+  });
+
   it.each([
     ['INTEIRO_ATE - 1', INTEIRO_ATE - 1],
     ['INTEIRO_ATE', INTEIRO_ATE],
