@@ -1,4 +1,6 @@
 import { connect, createServer, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { listen, type RunningServer } from '@hub/http';
 import { createLogger } from '@hub/log';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
@@ -307,6 +309,28 @@ describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, header
     const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
     expect(vistos.host).toBe(new URL(gateway.upstreams.function.url).host);
     expect(vistos['x-forwarded-host']).toBe('');
+  });
+
+  it('When a small body comes in several pieces apart, then the service gets it whole and in order', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.setNoDelay(true);
+    let resposta = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      resposta += chunk;
+    });
+    socket.write(
+      `POST /funcao/pedacos HTTP/1.1\r\nHost: g\r\nConnection: close\r\nContent-Length: 9\r\n${linhas(headers)}\r\nabc`,
+    );
+    for (const pedaco of ['def', 'gh', 'i']) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      socket.write(pedaco);
+    }
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(corpoDe(resposta)).bodyBytes).toBe(9);
   });
 
   it.each([
@@ -692,4 +716,56 @@ describe('attack on the gateway: the rate limit and the token cache on the fast 
       handle.mockRestore();
     }
   });
+});
+
+/** A full garbage collection, so that what the heap holds is what is kept (V8's own gc, made reachable). */
+function coletar(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+describe('attack on the gateway: a body sent a byte per chunk', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await gatewayWith();
+  });
+  afterAll(() => gateway.close());
+
+  it.each(ambosOsCaminhos)(
+    'When on %s clients send chunked bodies a byte per chunk, then the gateway holds about what they sent, not an object per chunk',
+    async (_nome, headersOf) => {
+      const { hostname, port } = new URL(gateway.url);
+      const conexoes = 4;
+      const bytes = 150_000;
+      coletar();
+      const antes = process.memoryUsage().heapUsed;
+      const sockets = Array.from({ length: conexoes }, () => {
+        const socket = connect(Number(port), hostname);
+        socket.on('error', () => undefined);
+        socket.write(
+          `POST /funcao/devagar HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n${linhas(headersOf())}\r\n`,
+        );
+        // In writes of 1,000 chunks (6 KB), each chunk of one byte.
+        const mil = '1\r\nx\r\n'.repeat(1000);
+        for (let i = 0; i < bytes / 1000; i += 1) socket.write(mil);
+        return socket;
+      });
+      try {
+        // The most the heap holds while the gateway reads them (its parser takes a while over 600,000 chunks).
+        let guardados = 0;
+        for (let i = 0; i < 6; i += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          coletar();
+          guardados = Math.max(guardados, process.memoryUsage().heapUsed - antes);
+        }
+        // What they sent: 600 KB. An object per chunk was 50 MB and more.
+        expect(guardados).toBeLessThan(10 * 1024 * 1024);
+        expect(gateway.upstreams.function.started).not.toContain('/funcao/devagar');
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        // The gateway lets those requests go before the next case takes its measure.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    },
+  );
 });
