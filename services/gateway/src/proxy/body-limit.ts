@@ -24,25 +24,54 @@ export function declaredLength(req: IncomingMessage): number | undefined {
 export const isChunked = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined;
 
 /**
+ * A body read whole, its pieces copied into one buffer as they come (grown by doubling, up to
+ * `limit`). Not kept as the pieces themselves: each is an object of its own, of some hundred bytes
+ * however few bytes it carries, and a client sending its body a byte per chunk (or per packet)
+ * made the gateway hold a hundred times what it sent, 100 MB for a 1 MB chunked body.
+ */
+export class CorpoInteiro {
+  private buffer: Buffer;
+  size = 0;
+  constructor(
+    private readonly limit: number,
+    inicial: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(Math.min(limit, inicial));
+  }
+  /** Adds a piece; false once the body would pass the limit (the piece is then not kept). */
+  add(chunk: Buffer): boolean {
+    const size = this.size + chunk.length;
+    if (size > this.limit) return false;
+    if (size > this.buffer.length) {
+      const maior = Buffer.allocUnsafe(Math.min(this.limit, Math.max(size, this.buffer.length * 2)));
+      this.buffer.copy(maior, 0, 0, this.size);
+      this.buffer = maior;
+    }
+    chunk.copy(this.buffer, this.size);
+    this.size = size;
+    return true;
+  }
+  get body(): Buffer {
+    return this.buffer.subarray(0, this.size);
+  }
+}
+
+/**
  * Reads a chunked body, counting bytes, so that one over the limit never reaches a service.
  * Resolves with the body, or with undefined as soon as it passes the limit.
  */
 export function readChunkedBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
+    const corpo = new CorpoInteiro(limit, 16 * 1024);
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
+      if (!corpo.add(chunk)) {
         cleanup();
         resolve(undefined);
-        return;
       }
-      chunks.push(chunk);
     };
     const onEnd = () => {
       cleanup();
-      resolve(Buffer.concat(chunks, size));
+      resolve(corpo.body);
     };
     const onError = (error: Error) => {
       cleanup();

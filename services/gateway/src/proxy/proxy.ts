@@ -7,7 +7,7 @@ import express, { type RequestHandler } from 'express';
 import { type Dispatcher, Pool } from 'undici';
 import type { ObserveRequest } from '../health/metrics';
 import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
-import { bodyTooLarge, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
+import { bodyTooLarge, CorpoInteiro, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
 import { type GatewayHeaders, headerText, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
 
 export interface ProxyOptions {
@@ -147,8 +147,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   body: Buffer | undefined = undefined;
   /** A body with a length, streaming (one attempt only). */
   corpo: CorpoDoCliente | undefined = undefined;
-  /** A small body with a length, arriving: its pieces so far (see INTEIRO_ATE). */
-  pedacos: Buffer[] | undefined = undefined;
+  /** A small body with a length, arriving: its first piece, usually the whole body (see INTEIRO_ATE). */
+  primeiro: Buffer | undefined = undefined;
+  /** …and when more pieces follow, all of them copied into one (see CorpoInteiro). */
+  inteiro: CorpoInteiro | undefined = undefined;
   /** Nothing of the request is consumed by sending it: no body, or one read here. */
   replayable = false;
   attemptsLeft: number;
@@ -263,18 +265,35 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
+const SLASH = 47;
+
+/** A request target in absolute form as origin form: the path express parsed from it, and its query as it came. */
+function formaDeOrigem(path: string, url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? path : path + url.slice(query);
+}
+
 /** A small body's pieces, kept until its end; then the request goes (see INTEIRO_ATE). */
 function onPequenoData(this: IncomingMessage, chunk: Buffer) {
-  exchangeOf(this).pedacos!.push(chunk);
+  const ex = exchangeOf(this);
+  if (ex.inteiro !== undefined) ex.inteiro.add(chunk);
+  else if (ex.primeiro === undefined) ex.primeiro = chunk;
+  else {
+    // More than one piece (a body split across packets, or sent a byte at a time): copied.
+    ex.inteiro = new CorpoInteiro(INTEIRO_ATE, Number(this.headers['content-length']));
+    ex.inteiro.add(ex.primeiro);
+    ex.inteiro.add(chunk);
+    ex.primeiro = undefined;
+  }
 }
 function onPequenoEnd(this: IncomingMessage) {
   const ex = exchangeOf(this);
-  const pedacos = ex.pedacos!;
-  ex.pedacos = undefined;
   // A client gone before its body ended never gets here ('end' is not emitted); one gone since is
   // not sent for.
   if (ex.clientGone) return;
-  ex.body = pedacos.length === 1 ? pedacos[0] : Buffer.concat(pedacos);
+  ex.body = ex.inteiro?.body ?? ex.primeiro;
+  ex.primeiro = undefined;
+  ex.inteiro = undefined;
   ex.attempt();
 }
 
@@ -415,7 +434,6 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       // Its Content-Length goes on as it came: the HTTP parser ends the body at that length.
       if (declared !== undefined && declared > 0 && declared <= INTEIRO_ATE) {
         ex.replayable = true;
-        ex.pedacos = [];
         req.on('data', onPequenoData);
         req.on('end', onPequenoEnd);
         return;
@@ -447,6 +465,11 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   const handler: RequestHandler = (req, res, next) => {
     const name = upstreamOf(req.path);
     if (!name) return next();
+    // A target in absolute form (`GET http://host/path`, which a server must accept: RFC 9112
+    // §3.2.2) goes to the service in origin form, the path it was routed by and its query. undici
+    // sends a path as given, absolute or not, and refuses one that starts with neither a slash nor
+    // http:// or https:// (`HTTP://`, `ftp://`): that client's mistake was a 503 blaming the service.
+    if (req.url.charCodeAt(0) !== SLASH) req.url = formaDeOrigem(req.path, req.url);
     forward(req, res, name, String(req.headers[REQUEST_ID_HEADER]), next, undefined);
   };
 

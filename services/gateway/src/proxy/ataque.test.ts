@@ -1,0 +1,771 @@
+import { connect, createServer, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { listen, type RunningServer } from '@hub/http';
+import { createLogger } from '@hub/log';
+import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
+import request from 'supertest';
+import { createGatewayApp } from '../app';
+import { readConfig } from '../config';
+import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
+import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { INTEIRO_ATE } from './proxy';
+
+/**
+ * The gateway as a hostile client and a misbehaving service would use it: request smuggling and
+ * desync, paths aimed at another service, bodies at the edges of its sizes, clients that go away
+ * at every stage, services that answer garbage, twice, too much or not at all, and headers meant
+ * to pass for the gateway's. Every case runs on real sockets.
+ */
+
+/** Writes `partes` on a connection of its own and resolves with all the gateway wrote back, once it closed or after `ms`. */
+function bruto(url: string, partes: (string | Buffer)[], ms = 3_000): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let texto = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      texto += chunk;
+    });
+    socket.on('error', () => undefined);
+    const fim = setTimeout(() => {
+      socket.destroy();
+      resolve(texto);
+    }, ms);
+    socket.on('close', () => {
+      clearTimeout(fim);
+      resolve(texto);
+    });
+    for (const parte of partes) socket.write(parte);
+  });
+}
+
+/** The body of the last answer in raw text (after its head's blank line), its chunks joined when it was chunked. */
+function corpoDe(texto: string): string {
+  const depoisDe1xx = texto.lastIndexOf('\r\n\r\nHTTP/1.1 ');
+  const inicio = depoisDe1xx === -1 ? 0 : depoisDe1xx + 4;
+  const fimDaCabeca = texto.indexOf('\r\n\r\n', inicio);
+  const corpo = texto.slice(fimDaCabeca + 4);
+  if (!/\r\ntransfer-encoding: chunked\r\n/i.test(texto.slice(inicio, fimDaCabeca + 2))) return corpo;
+  let juntos = '';
+  for (let i = 0; ; ) {
+    const linha = corpo.indexOf('\r\n', i);
+    const tamanho = Number.parseInt(corpo.slice(i, linha), 16);
+    if (!tamanho) return juntos;
+    juntos += corpo.slice(linha + 2, linha + 2 + tamanho);
+    i = linha + 4 + tamanho;
+  }
+}
+
+/** Header lines for a raw request. */
+const linhas = (headers: Record<string, string>) =>
+  Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+
+interface ServicoBruto {
+  url: string;
+  /** Request heads received, in order. */
+  pedidos: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A service that speaks HTTP badly: every request head it receives (requests without a body) is
+ * answered with the raw bytes `resposta` gives for it (n counts from 0), or not at all (undefined).
+ */
+async function servicoBruto(
+  resposta: (n: number, socket: Socket) => string | Buffer | undefined,
+): Promise<ServicoBruto> {
+  const pedidos: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let buffer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let fim = buffer.indexOf('\r\n\r\n'); fim !== -1; fim = buffer.indexOf('\r\n\r\n')) {
+        const head = buffer.slice(0, fim);
+        buffer = buffer.slice(fim + 4);
+        const n = pedidos.length;
+        pedidos.push(head);
+        const bytes = resposta(n, socket);
+        if (bytes !== undefined && !socket.destroyed) socket.write(bytes);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pedidos,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A plain, correct answer with `corpo` as its body. */
+const ok = (corpo: string, extra = '') =>
+  `HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(corpo, 'latin1')}\r\n${extra}\r\n${corpo}`;
+
+let identity: TestIdentity;
+let token: string;
+beforeAll(async () => {
+  identity = await startTestIdentity();
+  token = await identity.appToken('atacante');
+});
+afterAll(() => identity.close());
+
+/** A gateway in front of fakes whose callers' token was verified once already (so it takes the fast path). */
+async function gatewayWith(env: Record<string, string> = {}) {
+  const gateway = await startGatewayWithFakes({ ...identity.env, ...env });
+  await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
+  return gateway;
+}
+
+const ambosOsCaminhos = [
+  ['the express path (no token)', () => ({}) as Record<string, string>],
+  ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
+] as const;
+
+describe('attack on the gateway: smuggling and malformed requests, refused before any service', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await gatewayWith({ GATEWAY_BODY_LIMIT: '64kb' });
+  });
+  afterAll(() => gateway.close());
+
+  const iniciados = () => Object.values(gateway.upstreams).reduce((n, u) => n + u.started.length, 0);
+
+  it.each([
+    [
+      'Content-Length and Transfer-Encoding together',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /auth/x HTTP/1.1\r\nHost: g\r\n\r\n',
+    ],
+    [
+      'two different Content-Lengths',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length: 4\r\nContent-Length: 40\r\n\r\nabcd',
+    ],
+    [
+      'two equal Content-Lengths',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\nabcd',
+    ],
+    ['a Content-Length list', 'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length: 4, 4\r\n\r\nabcd'],
+    ['a signed Content-Length', 'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length: +4\r\n\r\nabcd'],
+    ['a space before the colon', 'POST /funcao HTTP/1.1\r\nHost: g\r\nContent-Length : 4\r\n\r\nabcd'],
+    [
+      'a Transfer-Encoding that does not end in chunked',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n',
+    ],
+    ['a bare LF ending a header', 'GET /funcao HTTP/1.1\r\nHost: g\nX-A: b\r\n\r\n'],
+    ['a control byte in a header value', 'GET /funcao HTTP/1.1\r\nHost: g\r\nX-A: a\x01b\r\n\r\n'],
+    ['a DEL in a header value', 'GET /funcao HTTP/1.1\r\nHost: g\r\nX-A: a\x7fb\r\n\r\n'],
+    ['a header name with a slash', 'GET /funcao HTTP/1.1\r\nHost: g\r\nX/A: b\r\n\r\n'],
+    ['a control byte in the path', 'GET /funcao/\x01 HTTP/1.1\r\nHost: g\r\n\r\n'],
+  ])('When a request has %s, then 400 requisicao_invalida and no service sees it', async (_caso, texto) => {
+    const antes = iniciados();
+    const resposta = await bruto(gateway.url, [texto]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 400 /);
+    expect(resposta).toContain('application/problem+json');
+    expect(JSON.parse(corpoDe(resposta)).codigo).toBe('requisicao_invalida');
+    expect(iniciados()).toBe(antes);
+  });
+
+  it.each([
+    [
+      'a malformed chunk size line',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nzz\r\nGET /auth/contrabando HTTP/1.1\r\nHost: g\r\n\r\n',
+    ],
+    [
+      'a chunk size line ending in a bare LF',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n\r\n4\nabcd\r\n0\r\n\r\nGET /auth/contrabando HTTP/1.1\r\nHost: g\r\n\r\n',
+    ],
+    [
+      'an unknown Transfer-Encoding',
+      'POST /funcao HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n',
+    ],
+  ])(
+    'When a request has %s, then its connection is cut and no service sees it (a chunked body is read whole before it goes)',
+    async (_caso, texto) => {
+      const antes = iniciados();
+      const resposta = await bruto(gateway.url, [texto]);
+      expect(resposta).toBe('');
+      expect(iniciados()).toBe(antes);
+      expect(gateway.upstreams.access.started).not.toContain('/auth/contrabando');
+    },
+  );
+
+  it("When HTTP/1.1 comes without a Host, then Node's own 400 (not problem+json) and no service sees it", async () => {
+    const antes = iniciados();
+    const resposta = await bruto(gateway.url, ['GET /funcao HTTP/1.1\r\nX-A: b\r\n\r\n']);
+    expect(resposta).toMatch(/^HTTP\/1\.1 400 /);
+    expect(iniciados()).toBe(antes);
+  });
+
+  it('When a body carries a second request, then the service gets it as body bytes only, with its own framing', async () => {
+    const contrabando = 'GET /auth/contrabando HTTP/1.1\r\nHost: g\r\n\r\n';
+    const resposta = await bruto(gateway.url, [
+      `POST /funcao HTTP/1.1\r\nHost: g\r\nConnection: close\r\nContent-Length: ${contrabando.length}\r\n\r\n${contrabando}`,
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(corpoDe(resposta)).bodyBytes).toBe(contrabando.length);
+    expect(gateway.upstreams.access.started).not.toContain('/auth/contrabando');
+  });
+
+  it('When a request line folds a header (obs-fold), then it is refused or passed as one line, never as two', async () => {
+    const resposta = await bruto(gateway.url, [
+      'GET /funcao/cabecalhos HTTP/1.1\r\nHost: g\r\nConnection: close\r\nX-Dobra: a\r\n X-Injetado: sim\r\n\r\n',
+    ]);
+    if (/^HTTP\/1\.1 400 /.test(resposta)) return;
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos['x-injetado']).toBeUndefined();
+  });
+
+  it('When CONNECT is asked, then no service is reached', async () => {
+    const antes = iniciados();
+    const resposta = await bruto(gateway.url, ['CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'], 1_000);
+    expect(resposta).not.toMatch(/^HTTP\/1\.1 2/);
+    expect(iniciados()).toBe(antes);
+  });
+});
+
+describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, headersOf) => {
+  let gateway: GatewayUnderTest;
+  let headers: Record<string, string>;
+  beforeAll(async () => {
+    headers = headersOf();
+    // Hundreds of requests from one address without a token: its budget must not be what answers them.
+    gateway = await gatewayWith({ GATEWAY_BODY_LIMIT: '64kb', RATE_LIMIT_PER_MINUTE: '100000' });
+  });
+  afterAll(() => gateway.close());
+
+  it.each([
+    ['/auth/../eventos', 'access'],
+    ['/auth/%2e%2e/eventos', 'access'],
+    ['/auth/..%2f..%2feventos', 'access'],
+    ['/funcao/..;/eventos', 'function'],
+  ])(
+    'When the path %s climbs out of its prefix, then the gateway sends it to %s as it came, and hub-api sees nothing',
+    async (path, servico) => {
+      const antes = gateway.upstreams.hubApi.started.length;
+      const resposta = await bruto(gateway.url, [
+        `GET ${path} HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+      expect(JSON.parse(corpoDe(resposta))).toMatchObject({ servico, url: path });
+      expect(gateway.upstreams.hubApi.started.length).toBe(antes);
+    },
+  );
+
+  it.each(['/%61uth/x', '/auth%2fx', '//auth/x', '/\\auth/x'])(
+    'When the prefix itself is disguised (%s), then 404 rota_inexistente and no service sees it',
+    async (path) => {
+      const antes = Object.values(gateway.upstreams).reduce((n, u) => n + u.started.length, 0);
+      const resposta = await bruto(gateway.url, [
+        `GET ${path} HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 404 /);
+      expect(JSON.parse(corpoDe(resposta)).codigo).toBe('rota_inexistente');
+      expect(Object.values(gateway.upstreams).reduce((n, u) => n + u.started.length, 0)).toBe(antes);
+    },
+  );
+
+  it.each([
+    'http://outro.example/funcao/absoluta',
+    'HTTP://outro.example/funcao/absoluta',
+    'ftp://outro.example/funcao/absoluta',
+  ])(
+    'When the request target is in absolute form (%s), then the service gets it in origin form, its path and query intact',
+    async (alvo) => {
+      const resposta = await bruto(gateway.url, [
+        `GET ${alvo}?q=1 HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+      expect(JSON.parse(corpoDe(resposta))).toMatchObject({ servico: 'function', url: '/funcao/absoluta?q=1' });
+    },
+  );
+
+  it('When an absolute-form target climbs to /metrics, then 404 rota_inexistente and no service sees it', async () => {
+    const antes = gateway.upstreams.access.started.length;
+    const resposta = await bruto(gateway.url, [
+      `GET http://g/auth/../metrics HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 404 /);
+    expect(JSON.parse(corpoDe(resposta)).codigo).toBe('rota_inexistente');
+    expect(gateway.upstreams.access.started.length).toBe(antes);
+  });
+
+  it("When an HTTP/1.0 request comes without a Host, then it is answered, the service gets its own host's name", async () => {
+    const resposta = await bruto(gateway.url, [`GET /funcao/cabecalhos HTTP/1.0\r\n${linhas(headers)}\r\n`]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos.host).toBe(new URL(gateway.upstreams.function.url).host);
+    expect(vistos['x-forwarded-host']).toBe('');
+  });
+
+  it('When a small body comes in several pieces apart, then the service gets it whole and in order', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.setNoDelay(true);
+    let resposta = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      resposta += chunk;
+    });
+    socket.write(
+      `POST /funcao/pedacos HTTP/1.1\r\nHost: g\r\nConnection: close\r\nContent-Length: 9\r\n${linhas(headers)}\r\nabc`,
+    );
+    for (const pedaco of ['def', 'gh', 'i']) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      socket.write(pedaco);
+    }
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(corpoDe(resposta)).bodyBytes).toBe(9);
+  });
+
+  it.each([
+    ['INTEIRO_ATE - 1', INTEIRO_ATE - 1],
+    ['INTEIRO_ATE', INTEIRO_ATE],
+    ['INTEIRO_ATE + 1', INTEIRO_ATE + 1],
+    ['the limit', 64 * 1024],
+  ])('When a body of %s bytes is posted with its length, then the service receives exactly that', async (_n, size) => {
+    const response = await request(gateway.url)
+      .post('/funcao/tamanho')
+      .set(headers)
+      .set('content-type', 'application/octet-stream')
+      .send(Buffer.alloc(size, 'z'))
+      .expect(200);
+    expect(response.body.bodyBytes).toBe(size);
+    expect(gateway.upstreams.function.seen.at(-1)!.headers['content-length']).toBe(String(size));
+  });
+
+  it('When a body one byte over the limit is posted with its length, then 413 corpo_grande_demais and no service sees it', async () => {
+    const antes = gateway.upstreams.function.started.length;
+    const response = await request(gateway.url)
+      .post('/funcao/tamanho')
+      .set(headers)
+      .set('content-type', 'application/octet-stream')
+      .send(Buffer.alloc(64 * 1024 + 1, 'z'))
+      .expect(413);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(response.body.codigo).toBe('corpo_grande_demais');
+    expect(gateway.upstreams.function.started.length).toBe(antes);
+  });
+
+  it.each([
+    [64 * 1024, 200],
+    [64 * 1024 + 1, 413],
+  ])('When a chunked body of %s bytes is posted, then %s', async (size, status) => {
+    const corpo = Buffer.alloc(size, 'c');
+    const resposta = await bruto(gateway.url, [
+      `POST /funcao/chunked HTTP/1.1\r\nHost: g\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n${linhas(headers)}\r\n`,
+      `${(size - 1).toString(16)}\r\n`,
+      corpo.subarray(1),
+      '\r\n1\r\n',
+      corpo.subarray(0, 1),
+      '\r\n0\r\n\r\n',
+    ]);
+    expect(resposta.slice(9, 12)).toBe(String(status));
+    if (status === 200) expect(JSON.parse(corpoDe(resposta)).bodyBytes).toBe(size);
+    else expect(JSON.parse(corpoDe(resposta)).codigo).toBe('corpo_grande_demais');
+  });
+
+  it('When a small body comes with Expect: 100-continue, then the client is told to continue and the service gets the body without Expect', async () => {
+    const resposta = await bruto(gateway.url, [
+      `POST /funcao/cabecalhos HTTP/1.1\r\nHost: g\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: 5\r\n${linhas(headers)}\r\n`,
+      'corpo',
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos.expect).toBeUndefined();
+    expect(vistos['content-length']).toBe('5');
+  });
+
+  it('When a client asks for a WebSocket upgrade, then the service gets a plain request and the client a plain answer', async () => {
+    const resposta = await bruto(gateway.url, [
+      `GET /funcao/cabecalhos HTTP/1.1\r\nHost: g\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n${linhas(headers)}\r\n`,
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos.upgrade).toBeUndefined();
+    expect(vistos.connection).toBe('keep-alive');
+  });
+
+  it("When the client sends the gateway's own headers and names them in Connection, then the service gets the gateway's", async () => {
+    const resposta = await bruto(gateway.url, [
+      `GET /funcao/cabecalhos HTTP/1.1\r\nHost: g\r\nConnection: close, x-request-id, x-forwarded-for, x-forwarded-proto, traceparent, host\r\n${linhas(
+        headers,
+      )}X-Request-Id: forjado\r\nX-Request-Id: outro\r\nX-Forwarded-For: 10.9.9.9\r\nX-Forwarded-Proto: https\r\ntraceparent: 00-nao-e-um-rastro\r\n\r\n`,
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    const id = /\r\nx-request-id: ([^\r]*)\r\n/i.exec(resposta)![1]!;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
+    expect(vistos['x-request-id']).toBe(id);
+    // The caller's claims come first; the address the gateway saw is last, where a proxy's reader looks.
+    expect(vistos['x-forwarded-for']).toBe('10.9.9.9,127.0.0.1');
+    expect(vistos['x-forwarded-proto']).toBe('https,http');
+    expect(vistos.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+  });
+
+  it('When the client names Content-Length in Connection on a streamed body, then the service still gets the whole body', async () => {
+    const size = 2 * INTEIRO_ATE;
+    const resposta = await bruto(gateway.url, [
+      `POST /funcao/sem-tamanho HTTP/1.1\r\nHost: g\r\nConnection: close, content-length\r\nContent-Length: ${size}\r\n${linhas(headers)}\r\n`,
+      Buffer.alloc(size, 'x'),
+    ]);
+    expect(resposta).toMatch(/^HTTP\/1\.1 200 /);
+    expect(JSON.parse(corpoDe(resposta)).bodyBytes).toBe(size);
+  });
+
+  it('When the client goes away while a long answer streams, then the request to the service is closed and the gateway goes on', async () => {
+    const path = `/funcao/grande?bytes=${64 * 1024 * 1024}&abandono=${Date.now()}`;
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: g\r\n${linhas(headers)}\r\n`);
+    let recebidos = 0;
+    await new Promise<void>((resolve) =>
+      socket.on('data', (chunk: Buffer) => {
+        recebidos += chunk.length;
+        if (recebidos > 1024 * 1024) resolve();
+      }),
+    );
+    socket.destroy();
+    await waitFor(() => gateway.upstreams.function.interrupted.includes(path), {
+      what: 'the service to see its request closed',
+    });
+    await request(gateway.url).get('/funcao').set(headers).expect(200);
+  });
+
+  it('When the client goes away after its small body was sent on, then the request to the service is closed too', async () => {
+    const path = `/funcao/lento?pequeno=${Date.now()}`;
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: g\r\nContent-Length: 3\r\n${linhas(headers)}\r\nabc`);
+    await waitFor(() => gateway.upstreams.function.seen.some((s) => s.url === path), {
+      what: 'the body at the service',
+    });
+    socket.destroy();
+    await waitFor(() => gateway.upstreams.function.interrupted.includes(path), {
+      what: 'the service to see its request closed',
+    });
+  });
+
+  it('When hundreds of requests arrive at once, then every one is answered by its own service', async () => {
+    const respostas = await Promise.all(
+      Array.from({ length: 300 }, (_v, i) =>
+        request(gateway.url)
+          .post(`/funcao/muitos?i=${i}`)
+          .set(headers)
+          .send({ i })
+          .then((r) => [r.status, r.body.url] as const),
+      ),
+    );
+    expect(respostas).toEqual(Array.from({ length: 300 }, (_v, i) => [200, `/funcao/muitos?i=${i}`]));
+  });
+});
+
+describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, %s', (_nome, headersOf) => {
+  let headers: Record<string, string>;
+  beforeAll(() => {
+    headers = headersOf();
+  });
+
+  /** A gateway whose function service is `servico`. */
+  async function diante(servico: ServicoBruto, env: Record<string, string> = {}) {
+    return gatewayWith({ FUNCTION_URL: servico.url, ...env });
+  }
+
+  /** GETs /funcao/… and resolves with the status, the problem's codigo (or the text) and the headers. */
+  async function pedir(gateway: GatewayUnderTest, path = '/funcao/x') {
+    const response = await request(gateway.url).get(path).set(headers);
+    return {
+      status: response.status,
+      codigo: response.headers['content-type']?.includes('problem+json') ? response.body.codigo : response.text,
+      headers: response.headers,
+    };
+  }
+
+  it.each([
+    ['garbage instead of HTTP', 'OLA MUNDO\r\n\r\n'],
+    ['a 101 nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'],
+    ['a 100 Continue nobody asked for', 'HTTP/1.1 100 Continue\r\n\r\n'],
+    [
+      'Content-Length with Transfer-Encoding',
+      'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n',
+    ],
+    ['two different Content-Lengths', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde'],
+    [
+      'a header block over 16 KiB',
+      `HTTP/1.1 200 OK\r\nX-Grande: ${'a'.repeat(20 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
+    ],
+    ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
+    ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
+  ])('When the service answers %s, then 503 servico_indisponivel in problem+json', async (_caso, bytes) => {
+    const servico = await servicoBruto(() => bytes);
+    const gateway = await diante(servico);
+    try {
+      const resposta = await pedir(gateway);
+      expect({ status: resposta.status, codigo: resposta.codigo }).toEqual({
+        status: 503,
+        codigo: 'servico_indisponivel',
+      });
+      expect(resposta.headers['retry-after']).toBe('2');
+      expect(resposta.headers['x-request-id']).toBeDefined();
+      expect(resposta.headers['x-content-type-options']).toBe('nosniff');
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it('When the service answers twice to one request, then the second never reaches the next client', async () => {
+    const servico = await servicoBruto((n) => (n === 0 ? ok('primeira') + ok('intrusa') : ok(`resposta ${n}`)));
+    const gateway = await diante(servico);
+    try {
+      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'primeira' });
+      for (let i = 0; i < 3; i += 1) {
+        const seguinte = await pedir(gateway);
+        expect(seguinte.status).toBe(200);
+        expect(seguinte.codigo).toMatch(/^resposta \d+$/);
+      }
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it('When the service sends 102 and 103 before its answer, then the client gets the answer only', async () => {
+    const servico = await servicoBruto(
+      () => `HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n${ok('final')}`,
+    );
+    const gateway = await diante(servico);
+    try {
+      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'final' });
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it("When the service's answer carries obs-text and a reason phrase of its own, then they come back byte for byte", async () => {
+    const servico = await servicoBruto(() =>
+      Buffer.from('HTTP/1.1 200 Tudo Certo\r\nX-Texto: ma\xe7\xe3\r\nContent-Length: 2\r\n\r\nok', 'latin1'),
+    );
+    const gateway = await diante(servico);
+    try {
+      const resposta = await bruto(gateway.url, [
+        `GET /funcao/x HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 200 Tudo Certo\r\n/);
+      // The express path sets the service's headers one by one, by their lower-case names.
+      expect(resposta).toMatch(/\r\nX-Texto: ma\xe7\xe3\r\n/i);
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it("When the service's answer names the gateway's headers in Connection, then the client still gets the gateway's", async () => {
+    const servico = await servicoBruto(() =>
+      ok('ok', 'Connection: keep-alive, x-request-id, x-content-type-options\r\n'),
+    );
+    const gateway = await diante(servico);
+    try {
+      const resposta = await pedir(gateway);
+      expect(resposta.status).toBe(200);
+      expect(resposta.headers['x-request-id']).toBeDefined();
+      expect(resposta.headers['x-content-type-options']).toBe('nosniff');
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it('When the service closes the connection without answering, then 503 and the next request is answered', async () => {
+    const servico = await servicoBruto((n, socket) => {
+      if (n === 0) socket.destroy();
+      return n === 0 ? undefined : ok('de volta');
+    });
+    const gateway = await diante(servico);
+    try {
+      expect(await pedir(gateway)).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
+      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'de volta' });
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+
+  it('When the service never answers, then 504 tempo_esgotado', async () => {
+    const servico = await servicoBruto(() => undefined);
+    const gateway = await diante(servico, { GATEWAY_UPSTREAM_TIMEOUT: '300ms' });
+    try {
+      expect(await pedir(gateway)).toMatchObject({ status: 504, codigo: 'tempo_esgotado' });
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
+  });
+});
+
+describe('attack on the gateway: a small body declared and never finished', () => {
+  let hubApi: FakeUpstream;
+  let server: RunningServer;
+  let close: () => void;
+  beforeAll(async () => {
+    hubApi = await startFakeUpstream('hub-api');
+    const config = readConfig({ ...identity.env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
+    const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
+    close = gateway.close;
+    server = await listen(gateway.handler, 0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+    await request(server.url).get('/aplicativo').set('authorization', `Bearer ${token}`).expect(200);
+  });
+  afterAll(async () => {
+    close();
+    await server.close();
+    await hubApi.close();
+  });
+
+  it.each([
+    ['the express path (no token)', () => ({}) as Record<string, string>],
+    ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
+  ])(
+    'When on %s a client declares a small body and sends part of it, then 408 tempo_esgotado within the request timeout, and the service never sees it',
+    async (_nome, headersOf) => {
+      const path = `/aplicativo?devagar=${Date.now()}`;
+      const antes = Date.now();
+      const resposta = await bruto(
+        server.url,
+        [
+          `POST ${path} HTTP/1.1\r\nHost: g\r\nContent-Length: ${INTEIRO_ATE}\r\n${linhas(headersOf())}\r\n`,
+          'x'.repeat(100),
+        ],
+        5_000,
+      );
+      expect(resposta).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(corpoDe(resposta)).codigo).toBe('tempo_esgotado');
+      expect(Date.now() - antes).toBeLessThan(4_000);
+      expect(hubApi.started).not.toContain(path);
+    },
+  );
+
+  it('When many clients hold small bodies unfinished, then the service is not held and others are answered', async () => {
+    const { hostname, port } = new URL(server.url);
+    const lentos = Array.from({ length: 100 }, (_v, i) => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.write(`POST /aplicativo?lento=${i} HTTP/1.1\r\nHost: g\r\nContent-Length: ${INTEIRO_ATE}\r\n\r\nx`);
+      return socket;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await request(server.url).get('/aplicativo/depois').expect(200);
+      expect(hubApi.started.filter((p) => p.includes('lento='))).toEqual([]);
+    } finally {
+      for (const socket of lentos) socket.destroy();
+    }
+  });
+});
+
+describe('attack on the gateway: the rate limit and the token cache on the fast path', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await gatewayWith({ RATE_LIMIT_APPLICATION_PER_MINUTE: '3' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When a known caller goes over its budget, then 429 muitas_requisicoes in problem+json and its body never reaches the service', async () => {
+    const bearer = { authorization: `Bearer ${token}` };
+    // The verification in gatewayWith counted one.
+    await request(gateway.url).get('/funcao').set(bearer).expect(200);
+    await request(gateway.url).get('/funcao').set(bearer).expect(200);
+    const antes = gateway.upstreams.function.started.length;
+    const response = await request(gateway.url)
+      .post('/funcao')
+      .set(bearer)
+      .send({ dados: 'x'.repeat(1000) })
+      .expect(429);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+    expect(response.body.codigo).toBe('muitas_requisicoes');
+    expect(response.headers['retry-after']).toBeDefined();
+    expect(response.headers.ratelimit).toMatch(/^"aplicativo";r=0;t=\d+$/);
+    expect(gateway.upstreams.function.started.length).toBe(antes);
+  });
+
+  it('When a token is altered by a byte, then it is not taken for the known one: it is counted by address, not fast', async () => {
+    const handle = jest.spyOn(gateway.express as unknown as { handle: () => void }, 'handle');
+    try {
+      const alterado = `Bearer ${token.slice(0, -2)}${token.at(-2) === 'A' ? 'B' : 'A'}${token.at(-1)}`;
+      const response = await request(gateway.url).get('/funcao').set('authorization', alterado).expect(200);
+      expect(response.headers['ratelimit-policy']).toMatch(/^"ip";/);
+      expect(handle).toHaveBeenCalledTimes(1);
+    } finally {
+      handle.mockRestore();
+    }
+  });
+});
+
+/** A full garbage collection, so that what the heap holds is what is kept (V8's own gc, made reachable). */
+function coletar(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
+
+describe('attack on the gateway: a body sent a byte per chunk', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await gatewayWith();
+  });
+  afterAll(() => gateway.close());
+
+  it.each(ambosOsCaminhos)(
+    'When on %s clients send chunked bodies a byte per chunk, then the gateway holds about what they sent, not an object per chunk',
+    async (_nome, headersOf) => {
+      const { hostname, port } = new URL(gateway.url);
+      const conexoes = 4;
+      const bytes = 150_000;
+      coletar();
+      const antes = process.memoryUsage().heapUsed;
+      const sockets = Array.from({ length: conexoes }, () => {
+        const socket = connect(Number(port), hostname);
+        socket.on('error', () => undefined);
+        socket.write(
+          `POST /funcao/devagar HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: chunked\r\n${linhas(headersOf())}\r\n`,
+        );
+        // In writes of 1,000 chunks (6 KB), each chunk of one byte.
+        const mil = '1\r\nx\r\n'.repeat(1000);
+        for (let i = 0; i < bytes / 1000; i += 1) socket.write(mil);
+        return socket;
+      });
+      try {
+        // The most the heap holds while the gateway reads them (its parser takes a while over 600,000 chunks).
+        let guardados = 0;
+        for (let i = 0; i < 6; i += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          coletar();
+          guardados = Math.max(guardados, process.memoryUsage().heapUsed - antes);
+        }
+        // What they sent: 600 KB. An object per chunk was 50 MB and more.
+        expect(guardados).toBeLessThan(10 * 1024 * 1024);
+        expect(gateway.upstreams.function.started).not.toContain('/funcao/devagar');
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        // The gateway lets those requests go before the next case takes its measure.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    },
+  );
+});
