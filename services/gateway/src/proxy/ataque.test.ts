@@ -8,7 +8,7 @@ import request from 'supertest';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /**
@@ -123,12 +123,7 @@ beforeAll(async () => {
 });
 afterAll(() => identity.close());
 
-/** A gateway in front of fakes whose callers' token was verified once already (so it takes the fast path). */
-async function gatewayWith(env: Record<string, string> = {}) {
-  const gateway = await startGatewayWithFakes({ ...identity.env, ...env });
-  await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
-  return gateway;
-}
+const gatewayWith = (env: Record<string, string> = {}) => startGatewayWithKnownCaller(identity, token, env);
 
 const ambosOsCaminhos = [
   ['the express path (no token)', () => ({}) as Record<string, string>],

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /** A body the gateway streams rather than reads whole first (over INTEIRO_ATE). */
@@ -77,6 +77,20 @@ function startRawRequest(url: string, head: string, body: Buffer) {
   return socket;
 }
 
+/** How the client's GET of `url` ends: its whole answer ('complete'), or its connection cut ('cut'). */
+function desfecho(url: string, headers: Record<string, string>): Promise<'complete' | 'cut'> {
+  return new Promise((resolve) => {
+    httpRequest(url, { headers }, (res) => {
+      res.on('data', () => undefined);
+      res.on('end', () => resolve('complete'));
+      res.on('error', () => resolve('cut'));
+      res.on('aborted', () => resolve('cut'));
+    })
+      .on('error', () => resolve('cut'))
+      .end();
+  });
+}
+
 let identity: TestIdentity;
 let token: string;
 beforeAll(async () => {
@@ -85,12 +99,7 @@ beforeAll(async () => {
 });
 afterAll(() => identity.close());
 
-/** A gateway in front of fakes, with the test identity, whose callers' token was verified once already. */
-async function gatewayWith(env: Record<string, string> = {}) {
-  const gateway = await startGatewayWithFakes({ ...identity.env, ...env });
-  await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
-  return gateway;
-}
+const gatewayWith = (env: Record<string, string> = {}) => startGatewayWithKnownCaller(identity, token, env);
 
 // Every behaviour holds on both ways through the gateway: the express app (a request that names
 // nobody) and the fast path (a caller whose token was verified a moment ago: front.ts).
@@ -274,31 +283,11 @@ describe.each([
   });
 
   it('When the service dies in the middle of its response, then the client connection is cut rather than left waiting', async () => {
-    const outcome = await new Promise<string>((resolve) => {
-      httpRequest(`${gateway.url}/funcao/quebra`, { headers }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => resolve('complete'));
-        res.on('error', () => resolve('cut'));
-        res.on('aborted', () => resolve('cut'));
-      })
-        .on('error', () => resolve('cut'))
-        .end();
-    });
-    expect(outcome).toBe('cut');
+    expect(await desfecho(`${gateway.url}/funcao/quebra`, headers)).toBe('cut');
   });
 
   it('When the service resets the connection in the middle of its response, then the client connection is cut', async () => {
-    const outcome = await new Promise<string>((resolve) => {
-      httpRequest(`${gateway.url}/funcao/reinicia-no-meio`, { headers }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => resolve('complete'));
-        res.on('error', () => resolve('cut'));
-        res.on('aborted', () => resolve('cut'));
-      })
-        .on('error', () => resolve('cut'))
-        .end();
-    });
-    expect(outcome).toBe('cut');
+    expect(await desfecho(`${gateway.url}/funcao/reinicia-no-meio`, headers)).toBe('cut');
     await request(gateway.url).get('/funcao').set(headers).expect(200);
   });
 

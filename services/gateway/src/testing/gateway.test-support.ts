@@ -1,6 +1,8 @@
 import { listen, type RouteSpec, type RunningServer } from '@hub/http';
 import type { Express } from 'express';
 import { createLogger } from '@hub/log';
+import type { TestIdentity } from '@hub/testing';
+import request from 'supertest';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.test-support';
@@ -50,4 +52,18 @@ export async function startGatewayWithFakes(
       await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
     },
   };
+}
+
+/**
+ * The gateway in front of fakes, with the test identity, whose caller's token was verified once
+ * already: that caller's requests take the fast path (proxy/front.ts).
+ */
+export async function startGatewayWithKnownCaller(
+  identity: TestIdentity,
+  token: string,
+  env: Record<string, string> = {},
+): Promise<GatewayUnderTest> {
+  const gateway = await startGatewayWithFakes({ ...identity.env, ...env });
+  await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
+  return gateway;
 }
