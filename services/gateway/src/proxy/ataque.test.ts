@@ -479,8 +479,23 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
   });
 
   /** A gateway whose function service is `servico`. */
-  async function diante(servico: ServicoBruto, env: Record<string, string> = {}) {
-    return gatewayWith({ FUNCTION_URL: servico.url, ...env });
+  /**
+   * Runs `fn` against a gateway in front of a raw service answering with `resposta` (in function's
+   * place), and closes both whatever happens.
+   */
+  async function diante(
+    resposta: Parameters<typeof servicoBruto>[0],
+    fn: (gateway: GatewayUnderTest) => Promise<void>,
+    env: Record<string, string> = {},
+  ) {
+    const servico = await servicoBruto(resposta);
+    const gateway = await gatewayWith({ FUNCTION_URL: servico.url, ...env });
+    try {
+      await fn(gateway);
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
   }
 
   /** GETs /funcao/… and resolves with the status, the problem's codigo (or the text) and the headers. */
@@ -509,110 +524,91 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
     ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
   ])('When the service answers %s, then 503 servico_indisponivel in problem+json', async (_caso, bytes) => {
-    const servico = await servicoBruto(() => bytes);
-    const gateway = await diante(servico);
-    try {
-      const resposta = await pedir(gateway);
-      expect({ status: resposta.status, codigo: resposta.codigo }).toEqual({
-        status: 503,
-        codigo: 'servico_indisponivel',
-      });
-      expect(resposta.headers['retry-after']).toBe('2');
-      expect(resposta.headers['x-request-id']).toBeDefined();
-      expect(resposta.headers['x-content-type-options']).toBe('nosniff');
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
+    await diante(
+      () => bytes,
+      async (gateway) => {
+        const resposta = await pedir(gateway);
+        expect({ status: resposta.status, codigo: resposta.codigo }).toEqual({
+          status: 503,
+          codigo: 'servico_indisponivel',
+        });
+        expect(resposta.headers['retry-after']).toBe('2');
+        expect(resposta.headers['x-request-id']).toBeDefined();
+        expect(resposta.headers['x-content-type-options']).toBe('nosniff');
+      },
+    );
   });
 
   it('When the service answers twice to one request, then the second never reaches the next client', async () => {
-    const servico = await servicoBruto((n) => (n === 0 ? ok('primeira') + ok('intrusa') : ok(`resposta ${n}`)));
-    const gateway = await diante(servico);
-    try {
-      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'primeira' });
-      for (let i = 0; i < 3; i += 1) {
-        const seguinte = await pedir(gateway);
-        expect(seguinte.status).toBe(200);
-        expect(seguinte.codigo).toMatch(/^resposta \d+$/);
-      }
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
+    await diante(
+      (n) => (n === 0 ? ok('primeira') + ok('intrusa') : ok(`resposta ${n}`)),
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'primeira' });
+        for (let i = 0; i < 3; i += 1) {
+          const seguinte = await pedir(gateway);
+          expect(seguinte.status).toBe(200);
+          expect(seguinte.codigo).toMatch(/^resposta \d+$/);
+        }
+      },
+    );
   });
 
   it('When the service sends 102 and 103 before its answer, then the client gets the answer only', async () => {
-    const servico = await servicoBruto(
+    await diante(
       () => `HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n${ok('final')}`,
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'final' });
+      },
     );
-    const gateway = await diante(servico);
-    try {
-      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'final' });
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
   });
 
   it("When the service's answer carries obs-text and a reason phrase of its own, then they come back byte for byte", async () => {
-    const servico = await servicoBruto(() =>
-      Buffer.from('HTTP/1.1 200 Tudo Certo\r\nX-Texto: ma\xe7\xe3\r\nContent-Length: 2\r\n\r\nok', 'latin1'),
+    await diante(
+      () => Buffer.from('HTTP/1.1 200 Tudo Certo\r\nX-Texto: ma\xe7\xe3\r\nContent-Length: 2\r\n\r\nok', 'latin1'),
+      async (gateway) => {
+        const resposta = await bruto(gateway.url, [
+          `GET /funcao/x HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+        ]);
+        expect(resposta).toMatch(/^HTTP\/1\.1 200 Tudo Certo\r\n/);
+        // The express path sets the service's headers one by one, by their lower-case names.
+        expect(resposta).toMatch(/\r\nX-Texto: ma\xe7\xe3\r\n/i);
+      },
     );
-    const gateway = await diante(servico);
-    try {
-      const resposta = await bruto(gateway.url, [
-        `GET /funcao/x HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
-      ]);
-      expect(resposta).toMatch(/^HTTP\/1\.1 200 Tudo Certo\r\n/);
-      // The express path sets the service's headers one by one, by their lower-case names.
-      expect(resposta).toMatch(/\r\nX-Texto: ma\xe7\xe3\r\n/i);
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
   });
 
   it("When the service's answer names the gateway's headers in Connection, then the client still gets the gateway's", async () => {
-    const servico = await servicoBruto(() =>
-      ok('ok', 'Connection: keep-alive, x-request-id, x-content-type-options\r\n'),
+    await diante(
+      () => ok('ok', 'Connection: keep-alive, x-request-id, x-content-type-options\r\n'),
+      async (gateway) => {
+        const resposta = await pedir(gateway);
+        expect(resposta.status).toBe(200);
+        expect(resposta.headers['x-request-id']).toBeDefined();
+        expect(resposta.headers['x-content-type-options']).toBe('nosniff');
+      },
     );
-    const gateway = await diante(servico);
-    try {
-      const resposta = await pedir(gateway);
-      expect(resposta.status).toBe(200);
-      expect(resposta.headers['x-request-id']).toBeDefined();
-      expect(resposta.headers['x-content-type-options']).toBe('nosniff');
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
   });
 
   it('When the service closes the connection without answering, then 503 and the next request is answered', async () => {
-    const servico = await servicoBruto((n, socket) => {
-      if (n === 0) socket.destroy();
-      return n === 0 ? undefined : ok('de volta');
-    });
-    const gateway = await diante(servico);
-    try {
-      expect(await pedir(gateway)).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
-      expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'de volta' });
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
+    await diante(
+      (n, socket) => {
+        if (n === 0) socket.destroy();
+        return n === 0 ? undefined : ok('de volta');
+      },
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 503, codigo: 'servico_indisponivel' });
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'de volta' });
+      },
+    );
   });
 
   it('When the service never answers, then 504 tempo_esgotado', async () => {
-    const servico = await servicoBruto(() => undefined);
-    const gateway = await diante(servico, { GATEWAY_UPSTREAM_TIMEOUT: '300ms' });
-    try {
-      expect(await pedir(gateway)).toMatchObject({ status: 504, codigo: 'tempo_esgotado' });
-    } finally {
-      await gateway.close();
-      await servico.close();
-    }
+    await diante(
+      () => undefined,
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 504, codigo: 'tempo_esgotado' });
+      },
+      { GATEWAY_UPSTREAM_TIMEOUT: '300ms' },
+    );
   });
 });
 
