@@ -27,22 +27,34 @@ export const isChunked = (req: IncomingMessage) => req.headers['transfer-encodin
  * A body read whole, its pieces copied into one buffer as they come (grown by doubling, up to
  * `limit`). Not kept as the pieces themselves: each is an object of its own, of some hundred bytes
  * however few bytes it carries, and a client sending its body a byte per chunk (or per packet)
- * made the gateway hold a hundred times what it sent, 100 MB for a 1 MB chunked body.
+ * made the gateway hold a hundred times what it sent, 100 MB for a 1 MB chunked body. A body that
+ * comes in one piece (a small one, usually) is that piece, not copied.
  */
 export class CorpoInteiro {
-  private buffer: Buffer;
+  /** The only piece so far, as it came. */
+  private primeiro: Buffer | undefined = undefined;
+  /** The pieces copied, once there is more than one. */
+  private buffer: Buffer | undefined = undefined;
   size = 0;
   constructor(
     private readonly limit: number,
-    inicial: number,
-  ) {
-    this.buffer = Buffer.allocUnsafe(Math.min(limit, inicial));
-  }
+    /** The buffer's first size (the declared length, when there is one). */
+    private readonly inicial: number,
+  ) {}
   /** Adds a piece; false once the body would pass the limit (the piece is then not kept). */
   add(chunk: Buffer): boolean {
     const size = this.size + chunk.length;
     if (size > this.limit) return false;
-    if (size > this.buffer.length) {
+    if (this.buffer === undefined && this.size === 0) {
+      this.primeiro = chunk;
+      this.size = size;
+      return true;
+    }
+    if (this.buffer === undefined) {
+      this.buffer = Buffer.allocUnsafe(Math.min(this.limit, Math.max(size, this.inicial)));
+      this.primeiro!.copy(this.buffer);
+      this.primeiro = undefined;
+    } else if (size > this.buffer.length) {
       const maior = Buffer.allocUnsafe(Math.min(this.limit, Math.max(size, this.buffer.length * 2)));
       this.buffer.copy(maior, 0, 0, this.size);
       this.buffer = maior;
@@ -52,7 +64,7 @@ export class CorpoInteiro {
     return true;
   }
   get body(): Buffer {
-    return this.buffer.subarray(0, this.size);
+    return this.buffer?.subarray(0, this.size) ?? this.primeiro ?? Buffer.alloc(0);
   }
 }
 

@@ -147,9 +147,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   body: Buffer | undefined = undefined;
   /** A body with a length, streaming (one attempt only). */
   corpo: CorpoDoCliente | undefined = undefined;
-  /** A small body with a length, arriving: its first piece, usually the whole body (see INTEIRO_ATE). */
-  primeiro: Buffer | undefined = undefined;
-  /** …and when more pieces follow, all of them copied into one (see CorpoInteiro). */
+  /** A small body with a length, arriving (see INTEIRO_ATE). */
   inteiro: CorpoInteiro | undefined = undefined;
   /** Nothing of the request is consumed by sending it: no body, or one read here. */
   replayable = false;
@@ -275,24 +273,15 @@ function formaDeOrigem(path: string, url: string): string {
 
 /** A small body's pieces, kept until its end; then the request goes (see INTEIRO_ATE). */
 function onPequenoData(this: IncomingMessage, chunk: Buffer) {
-  const ex = exchangeOf(this);
-  if (ex.inteiro !== undefined) ex.inteiro.add(chunk);
-  else if (ex.primeiro === undefined) ex.primeiro = chunk;
-  else {
-    // More than one piece (a body split across packets, or sent a byte at a time): copied.
-    ex.inteiro = new CorpoInteiro(INTEIRO_ATE, Number(this.headers['content-length']));
-    ex.inteiro.add(ex.primeiro);
-    ex.inteiro.add(chunk);
-    ex.primeiro = undefined;
-  }
+  // Never past INTEIRO_ATE: the HTTP parser ends the body at its declared length.
+  exchangeOf(this).inteiro!.add(chunk);
 }
 function onPequenoEnd(this: IncomingMessage) {
   const ex = exchangeOf(this);
   // A client gone before its body ended never gets here ('end' is not emitted); one gone since is
   // not sent for.
   if (ex.clientGone) return;
-  ex.body = ex.inteiro?.body ?? ex.primeiro;
-  ex.primeiro = undefined;
+  ex.body = ex.inteiro!.body;
   ex.inteiro = undefined;
   ex.attempt();
 }
@@ -434,6 +423,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       // Its Content-Length goes on as it came: the HTTP parser ends the body at that length.
       if (declared !== undefined && declared > 0 && declared <= INTEIRO_ATE) {
         ex.replayable = true;
+        ex.inteiro = new CorpoInteiro(INTEIRO_ATE, declared);
         req.on('data', onPequenoData);
         req.on('end', onPequenoEnd);
         return;
