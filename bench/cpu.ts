@@ -15,6 +15,18 @@ function classe(pid: number, cmdline: string): string {
   return 'other';
 }
 
+/** /proc/<pid>/stat's fields after the command's ")" (it may hold spaces): [0] is the state (field 3), [11] utime (14) … [14] cstime (17). */
+function camposDoStat(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** CPU seconds one process has spent so far, user and system. */
+export function segundosDeCpu(pid: number): number {
+  const campos = camposDoStat(pid);
+  return (Number(campos[11]) + Number(campos[12])) / TICKS_PER_SECOND;
+}
+
 interface Amostra {
   /** pid → [class, CPU ticks so far (own, and for the PostgreSQL server its exited backends too)] */
   processos: Map<number, [string, number]>;
@@ -42,9 +54,7 @@ function amostrar(bancos?: (nome: string) => boolean): Amostra {
     const pid = Number(nome);
     if (!Number.isInteger(pid)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the command's ")" (it may hold spaces): state is field 3, utime 14 … cstime 17.
-      const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const campos = camposDoStat(pid);
       pais.set(pid, Number(campos[1]));
       const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(campos[i]));
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');

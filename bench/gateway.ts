@@ -21,12 +21,11 @@
 // With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
 // writes a CPU profile at exit. Prints its figures; writes nothing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { startTestIdentity } from '../packages/testing/src';
-import { contarCpu, cpuPorUnidade } from './cpu';
+import { contarCpu, cpuPorUnidade, segundosDeCpu } from './cpu';
 import { dadosDe1KiB } from './evento';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -125,12 +124,7 @@ async function medir(nome: string, url: string, classe: string | undefined, toke
   return linha;
 }
 
-/** CPU seconds a process has spent so far (user and system), from /proc. */
-function cpuDe(child: ChildProcess): number {
-  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-  const campos = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(campos[11]) + Number(campos[12])) / 100;
-}
+const cpuDe = (child: ChildProcess) => segundosDeCpu(child.pid!);
 
 /**
  * Both gateways loaded at once, at the same fixed rate, each by its own 25 connections: the
