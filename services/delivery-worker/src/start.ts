@@ -263,7 +263,7 @@ export async function startDeliveryWorker(
       await destinos.parar();
       await broker.close();
       await destinos.gravarRestantes();
-      remetente.close();
+      await remetente.close();
       await server.close();
       await sql.fechar();
       await db.$disconnect();

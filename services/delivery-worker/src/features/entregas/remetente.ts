@@ -1,12 +1,10 @@
-import type { lookup as dnsLookup } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
+import type { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import { urlToHttpOptions } from 'node:url';
 import type { Ambiente } from '@hub/config';
 import { type Cidr, createSafeLookup, isForbiddenAddress, origemDaUrl } from '@hub/destinations';
 import type { WebhookHeaders } from '@hub/signing';
-import type { Rastro } from '@hub/tracing';
+import { iniciarTrecho, type Rastro, rastreamentoLigado, SpanKind, type Trecho } from '@hub/tracing';
+import { type Dispatcher, Pool } from 'undici';
 
 /** At most this much of an answer is read and kept on the attempt (architecture §5). */
 export const MAX_RESPOSTA = 64 * 1024;
@@ -30,7 +28,7 @@ export interface OpcoesDoRemetente {
   timeoutMs: number;
   ambiente: Ambiente;
   allowlist: readonly Cidr[];
-  /** Sockets kept per origin (the per-destination limit). */
+  /** Connections kept per origin (the per-destination limit). */
   socketsPorOrigem: number;
   /** Name resolution of the connections; dns.lookup unless given (tests). */
   lookup?: typeof dnsLookup;
@@ -40,51 +38,243 @@ export interface OpcoesDoRemetente {
 
 const corta = (texto: string, max: number) => (texto.length > max ? `${texto.slice(0, max - 1)}…` : texto);
 
-/**
- * POSTs deliveries with node:http(s): one keep-alive pool per origin, redirects never followed (a
- * 3xx is a failure), the whole exchange bounded by the timeout, at most 64 KiB of the answer read
- * (then the connection is dropped, so an endless answer costs nothing more). Outside LOCALHOST the
- * address really connected is checked (`createSafeLookup`, and literal addresses before connecting).
- */
 /** A destination URL as its attempts use it (Remetente.destinoDe). */
 interface Destino {
   url: URL;
+  /** The host name, or the address without brackets. */
   host: string;
-  modulo: typeof http | typeof https;
-  /** Its URL's parts as a request takes them (node's urlToHttpOptions), worked out once. */
-  partes: Pick<http.RequestOptions, 'protocol' | 'hostname' | 'port' | 'path' | 'auth'>;
-  agente: http.Agent;
+  pool: Pool;
+  /** The request's target: the URL's path and query (node's urlToHttpOptions `path`). */
+  caminho: string;
+  /** `Basic …` of the URL's user and password, as node:http sent it from `auth`; undefined without. */
+  autorizacao: string | undefined;
+  /** The URL as the POST's client span names it: without its user and password. */
+  urlSemCredenciais: string;
+  porta: number;
 }
 
 const AGENTE_DO_USUARIO = 'event-hub-delivery-worker';
 
 /**
- * The headers of one POST, written out field by field: a literal that spread the signature's and the
- * trace's headers took about 4 µs per POST on Node 20 (the worker's own code's largest single cost),
- * field by field about 0.02 µs (docs/decisions.md "The delivery worker's CPU per delivery").
+ * The headers of one POST as undici's flat array (name, value, …): undici reads an array as it is,
+ * where an object's keys are listed first. Written out field by field: a literal that spread the
+ * signature's and the trace's headers took about 4 µs per POST on Node 20 (the worker's own code's
+ * largest single cost), field by field about 0.02 µs (docs/decisions.md "The delivery worker's CPU
+ * per delivery"). undici adds `host` and `connection: keep-alive`, as node:http did.
  */
-function cabecalhosDoPedido(corpo: Buffer, assinatura: WebhookHeaders, rastro?: Rastro): http.OutgoingHttpHeaders {
-  const cabecalhos: http.OutgoingHttpHeaders = {
-    'content-type': 'application/json',
-    'content-length': String(corpo.length),
-    'user-agent': AGENTE_DO_USUARIO,
-    'webhook-id': assinatura['webhook-id'],
-    'webhook-timestamp': assinatura['webhook-timestamp'],
-    'webhook-signature': assinatura['webhook-signature'],
-    'webhook-key-id': assinatura['webhook-key-id'],
-  };
-  if (rastro) for (const chave of Object.keys(rastro)) cabecalhos[chave] = rastro[chave];
+function cabecalhosDoPedido(
+  corpo: Buffer,
+  assinatura: WebhookHeaders,
+  autorizacao: string | undefined,
+  rastro: Rastro | undefined,
+): string[] {
+  const cabecalhos = [
+    'content-type',
+    'application/json',
+    'content-length',
+    String(corpo.length),
+    'user-agent',
+    AGENTE_DO_USUARIO,
+    'webhook-id',
+    assinatura['webhook-id'],
+    'webhook-timestamp',
+    assinatura['webhook-timestamp'],
+    'webhook-signature',
+    assinatura['webhook-signature'],
+    'webhook-key-id',
+    assinatura['webhook-key-id'],
+  ];
+  if (autorizacao !== undefined) cabecalhos.push('authorization', autorizacao);
+  if (rastro) for (const chave of Object.keys(rastro)) cabecalhos.push(chave, rastro[chave]!);
   return cabecalhos;
+}
+
+/**
+ * The first value of a header among undici's raw answer headers (name, value, … as they came), as
+ * node:http kept the first Retry-After and Location; undefined when absent.
+ */
+function cabecalhoDaResposta(brutos: Buffer[], nome: string): string | undefined {
+  for (let i = 0; i + 1 < brutos.length; i += 2) {
+    const n = brutos[i]!;
+    if (n.length === nome.length && n.toString('latin1').toLowerCase() === nome)
+      return brutos[i + 1]!.toString('latin1');
+  }
+  return undefined;
+}
+
+/**
+ * An error before any answer as the attempt's `erro`: `CODE: message`, the host named where the
+ * message names the address it resolved to, the safe lookup's refusal as `destino_proibido`.
+ */
+function textoDoErro(erro: Error, alvo: Destino): string {
+  const { code, address } = erro as NodeJS.ErrnoException & { address?: string };
+  if (code === 'EDESTINOPROIBIDO') return `destino_proibido: ${erro.message}`;
+  // "connect ECONNREFUSED 10.1.2.3:443" names what the host resolved to: the attempt names the host.
+  const texto = address && address !== alvo.host ? erro.message.replaceAll(address, alvo.url.hostname) : erro.message;
+  // undici's "other side closed" alone does not say which side or when.
+  if (code === 'UND_ERR_SOCKET')
+    return `UND_ERR_SOCKET: the connection to ${alvo.url.host} ended before an answer (${texto})`;
+  return `${code ?? 'error'}: ${texto}`;
+}
+
+/**
+ * One POST under way, and undici's handler of it (its callbacks are the methods: undici's older
+ * handler interface, whose answer headers come raw, with no per-request wrapper, as the gateway's
+ * proxy uses it). The timer and `cortar` find it as an object, with no closure made per POST.
+ */
+class Envio implements Dispatcher.DispatchHandler {
+  private terminou = false;
+  private status: number | null = null;
+  private retryAfterMs: number | undefined = undefined;
+  private localizacao: string | undefined = undefined;
+  private pedacos: Buffer[] | undefined = undefined;
+  private lidos = 0;
+  /** undici's abort of the request, once it is on a connection (before, onConnect aborts it). */
+  private abortarPedido: ((erro?: Error) => void) | undefined = undefined;
+  private readonly relogio: NodeJS.Timeout;
+
+  constructor(
+    private readonly emCurso: Set<Envio>,
+    private readonly alvo: Destino,
+    private readonly iniciadaEm: Date,
+    private readonly inicio: number,
+    private readonly timeoutMs: number,
+    private readonly resolve: (resultado: ResultadoDoEnvio) => void,
+    /** The POST's client span, when tracing records. */
+    private readonly trecho: Trecho | undefined,
+  ) {
+    this.relogio = setTimeout(aoEsgotar, timeoutMs, this);
+    emCurso.add(this);
+  }
+
+  onConnect(abort: (erro?: Error) => void): void {
+    // Ended (timeout, cortar) while it waited for a connection: it goes no further.
+    if (this.terminou) abort();
+    else this.abortarPedido = abort;
+  }
+
+  onHeaders(status: number, brutos: Buffer[]): boolean {
+    // 1xx: node:http's 'information', passed over as node:http did; the final answer follows.
+    if (status < 200) return true;
+    this.status = status;
+    if (status === 429 || status === 503) this.retryAfterMs = lerRetryAfter(cabecalhoDaResposta(brutos, 'retry-after'));
+    else if (status >= 300 && status < 400) this.localizacao = cabecalhoDaResposta(brutos, 'location')?.trim();
+    return true;
+  }
+
+  onData(pedaco: Buffer): boolean {
+    if (this.terminou) return true;
+    if (this.lidos < MAX_RESPOSTA) {
+      this.pedacos ??= [];
+      this.pedacos.push(pedaco);
+    }
+    this.lidos += pedaco.length;
+    if (this.lidos < MAX_RESPOSTA) return true;
+    // Enough: the rest of the answer is not read (an endless answer must not hold the worker). The
+    // abort destroys the connection; false keeps undici's parser from going on with this piece.
+    this.fimComStatus();
+    this.abortarPedido?.();
+    return false;
+  }
+
+  onComplete(): void {
+    this.fimComStatus();
+  }
+
+  onError(erro: Error): void {
+    if (this.terminou) return;
+    // Failed after its status came (cut mid-answer): the status decides, as with node:http.
+    if (this.status !== null) this.fimComStatus();
+    else this.concluir(textoDoErro(erro, this.alvo));
+  }
+
+  /** The timer: a status already received decides; only the rest of the answer is given up. */
+  esgotou(): void {
+    if (this.status !== null) this.fimComStatus();
+    else this.concluir(`timeout: no answer within ${this.timeoutMs} ms`);
+    this.abortarPedido?.();
+  }
+
+  abortar(): void {
+    this.concluir('aborted: the worker is stopping');
+    this.abortarPedido?.();
+  }
+
+  private fimComStatus(): void {
+    const status = this.status;
+    if (status !== null && status >= 300 && status < 400)
+      this.concluir(`redirect (HTTP ${status}${this.localizacao ? ` to ${this.localizacao}` : ''}) not followed`);
+    else this.concluir(status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}`);
+  }
+
+  private resposta(): string | null {
+    if (this.status === null) return null;
+    const pedacos = this.pedacos;
+    if (pedacos === undefined) return '';
+    const texto = (pedacos.length === 1 ? pedacos[0]! : Buffer.concat(pedacos))
+      .subarray(0, MAX_RESPOSTA)
+      .toString('utf8');
+    return texto.includes('\u0000') ? texto.replaceAll('\u0000', '') : texto;
+  }
+
+  private concluir(erro: string | null): void {
+    if (this.terminou) return;
+    this.terminou = true;
+    clearTimeout(this.relogio);
+    this.emCurso.delete(this);
+    const status = this.status;
+    const sucesso = erro === null && status !== null && status >= 200 && status < 300;
+    const resultado: ResultadoDoEnvio = {
+      iniciadaEm: this.iniciadaEm,
+      duracaoMs: Math.round(performance.now() - this.inicio),
+      statusHttp: status,
+      sucesso,
+      resposta: this.resposta(),
+      erro: sucesso ? null : corta(erro ?? `HTTP ${status}`, MAX_ERRO),
+    };
+    if (this.retryAfterMs !== undefined) resultado.retryAfterMs = this.retryAfterMs;
+    if (this.trecho) fimDoTrecho(this.trecho, status, resultado.erro);
+    this.resolve(resultado);
+  }
+}
+
+function aoEsgotar(envio: Envio) {
+  envio.esgotou();
+}
+
+/**
+ * Ends the POST's client span as the HTTP instrumentation did for node:http: its status code, and
+ * an error (with `error.type`) when no answer came or the answer was 4xx or 5xx.
+ */
+function fimDoTrecho(trecho: Trecho, status: number | null, erro: string | null) {
+  if (status !== null) trecho.atributos({ 'http.response.status_code': status });
+  if (status === null && erro !== null) {
+    trecho.atributos({ 'error.type': erro.slice(0, Math.max(0, erro.indexOf(':'))) || 'error' });
+    trecho.fim(erro);
+  } else if (status !== null && status >= 400) {
+    trecho.atributos({ 'error.type': String(status) });
+    trecho.fim(`HTTP ${status}`);
+  } else trecho.fim();
 }
 
 /** Destination URLs whose parsing is kept: as many as a worker's subscriptions usually point at. */
 const DESTINOS_CONHECIDOS = 10_000;
 
+/**
+ * POSTs deliveries with undici: a Pool of kept-alive connections per origin (at most
+ * `socketsPorOrigem`), each POST handed to it with `dispatch` and a handler (Envio), redirects never
+ * followed (a 3xx is a failure), the whole exchange bounded by one timer, at most 64 KiB of the
+ * answer read (then the connection is dropped, so an endless answer costs nothing more). Outside
+ * LOCALHOST the address really connected is checked (`createSafeLookup` as every connection's
+ * lookup, and literal addresses before connecting). When tracing records, each POST is a CLIENT
+ * span of its own, whose context the subscriber gets (docs/decisions.md "The delivery worker's HTTP
+ * client on undici").
+ */
 export class Remetente {
-  private readonly agentes = new Map<string, http.Agent>();
+  private readonly pools = new Map<string, Pool>();
   private readonly destinos = new Map<string, Destino | string>();
-  /** How to cut each POST under way (`cortar`): a set, not a listener per POST on an AbortSignal. */
-  private readonly emCurso = new Set<() => void>();
+  /** The POSTs under way, for `cortar`: a set, not a listener per POST on an AbortSignal. */
+  private readonly emCurso = new Set<Envio>();
   private readonly seguro: boolean;
   private readonly lookup;
 
@@ -93,21 +283,25 @@ export class Remetente {
     this.lookup = this.seguro ? createSafeLookup(opcoes.allowlist, opcoes.lookup, opcoes.aoRecusar) : opcoes.lookup;
   }
 
-  private agenteDe(url: URL): http.Agent {
+  private poolDe(url: URL): Pool {
     const origem = origemDaUrl(url);
-    let agente = this.agentes.get(origem);
-    if (!agente) {
-      const opcoes: http.AgentOptions = {
-        keepAlive: true,
-        maxSockets: this.opcoes.socketsPorOrigem,
-        maxFreeSockets: this.opcoes.socketsPorOrigem,
-        scheduling: 'lifo',
-        ...(this.lookup ? { lookup: this.lookup } : {}),
-      };
-      agente = url.protocol === 'https:' ? new https.Agent(opcoes) : new http.Agent(opcoes);
-      this.agentes.set(origem, agente);
+    let pool = this.pools.get(origem);
+    if (!pool) {
+      pool = new Pool(origem, {
+        connections: this.opcoes.socketsPorOrigem,
+        // One timer bounds the whole exchange (Envio). undici's headers and body timeouts would only
+        // add work per POST and per piece of an answer; its connect timeout stays, as long as the
+        // exchange's, so a connection the timer gave up on is not tried for ever.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connectTimeout: this.opcoes.timeoutMs,
+        // undici's connector passes what it does not know to net.connect and tls.connect, which
+        // resolve a host name with this lookup: the safe one checks every address connected.
+        ...(this.lookup ? { connect: { lookup: this.lookup as LookupDoConector } } : {}),
+      });
+      this.pools.set(origem, pool);
     }
-    return agente;
+    return pool;
   }
 
   /**
@@ -125,19 +319,25 @@ export class Remetente {
     }
     let resultado: Destino | string;
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      resultado = `url_de_destino must use http or https, not ${url.protocol}`;
+    const https = url.protocol === 'https:';
+    if (url.protocol !== 'http:' && !https) resultado = `url_de_destino must use http or https, not ${url.protocol}`;
     else if (this.seguro && isIP(host) && isForbiddenAddress(host, this.opcoes.allowlist))
       resultado = `destino_proibido: deliveries may not go to ${host} (internal or reserved)`;
     else {
-      const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
-      resultado = {
-        url,
-        host,
-        modulo: url.protocol === 'https:' ? https : http,
-        partes: { protocol, hostname, port, path, auth },
-        agente: this.agenteDe(url),
-      };
+      const autorizacao = autorizacaoDe(url);
+      const caminho = url.pathname + url.search;
+      resultado =
+        autorizacao === null
+          ? 'url_de_destino has a user or password that is not valid percent-encoding'
+          : {
+              url,
+              host,
+              pool: this.poolDe(url),
+              caminho,
+              autorizacao,
+              urlSemCredenciais: `${url.protocol}//${url.host}${caminho}`,
+              porta: url.port ? Number(url.port) : https ? 443 : 80,
+            };
     }
     if (this.destinos.size >= DESTINOS_CONHECIDOS) this.destinos.clear();
     this.destinos.set(destino, resultado);
@@ -146,8 +346,8 @@ export class Remetente {
 
   /**
    * Sends one attempt of `corpo` (the bytes signed). Never throws: every failure is a result (the
-   * attempt is recorded). `rastro`: the trace context the subscriber gets (the HTTP instrumentation,
-   * when it records, puts its own span's in its place).
+   * attempt is recorded). `rastro`: the trace context the subscriber gets; when tracing records, the
+   * POST's own client span (a child of the active span, the attempt's) is sent in its place.
    */
   enviar(destino: string, corpo: Buffer, assinatura: WebhookHeaders, rastro?: Rastro): Promise<ResultadoDoEnvio> {
     const iniciadaEm = new Date();
@@ -162,111 +362,65 @@ export class Remetente {
         resposta: null,
         erro: corta(alvo, MAX_ERRO),
       });
-    const { url, host } = alvo;
-
+    // No instrumentation sees undici's requests: the POST's client span is begun here, when recording.
+    const trecho = rastreamentoLigado()
+      ? iniciarTrecho('POST', {
+          tipo: SpanKind.CLIENT,
+          herdarAtivo: true,
+          pai: rastro,
+          atributos: {
+            'http.request.method': 'POST',
+            'url.full': alvo.urlSemCredenciais,
+            'server.address': alvo.host,
+            'server.port': alvo.porta,
+          },
+        })
+      : undefined;
+    const opcoes: Dispatcher.DispatchOptions = {
+      path: alvo.caminho,
+      method: 'POST',
+      headers: cabecalhosDoPedido(corpo, assinatura, alvo.autorizacao, trecho ? (trecho.rastro ?? rastro) : rastro),
+      body: corpo,
+    };
     return new Promise<ResultadoDoEnvio>((resolve) => {
-      let terminou = false;
-      let status: number | null = null;
-      let retryAfterMs: number | undefined;
-      let localizacao: string | undefined;
-      let pedacos: Buffer[] | undefined;
-      let lidos = 0;
-      const resposta = () => {
-        if (status === null) return null;
-        if (pedacos === undefined) return '';
-        const texto = (pedacos.length === 1 ? pedacos[0]! : Buffer.concat(pedacos))
-          .subarray(0, MAX_RESPOSTA)
-          .toString('utf8');
-        return texto.includes('\u0000') ? texto.replaceAll('\u0000', '') : texto;
-      };
-      const concluir = (erro: string | null) => {
-        if (terminou) return;
-        terminou = true;
-        clearTimeout(relogio);
-        this.emCurso.delete(abortar);
-        const sucesso = erro === null && status !== null && status >= 200 && status < 300;
-        const resultado: ResultadoDoEnvio = {
-          iniciadaEm,
-          duracaoMs: Math.round(performance.now() - inicio),
-          statusHttp: status,
-          sucesso,
-          resposta: resposta(),
-          erro: sucesso ? null : corta(erro ?? `HTTP ${status}`, MAX_ERRO),
-        };
-        if (retryAfterMs !== undefined) resultado.retryAfterMs = retryAfterMs;
-        resolve(resultado);
-      };
-      const { partes } = alvo;
-      const pedido = alvo.modulo.request({
-        protocol: partes.protocol,
-        hostname: partes.hostname,
-        port: partes.port,
-        path: partes.path,
-        auth: partes.auth,
-        method: 'POST',
-        agent: alvo.agente,
-        headers: cabecalhosDoPedido(corpo, assinatura, rastro),
-      });
-      const relogio = setTimeout(() => {
-        // A status already received decides; only the rest of the answer is given up.
-        if (status !== null) fimComStatus();
-        else concluir(`timeout: no answer within ${this.opcoes.timeoutMs} ms`);
-        pedido.destroy();
-      }, this.opcoes.timeoutMs);
-      const abortar = () => {
-        concluir('aborted: the worker is stopping');
-        pedido.destroy();
-      };
-      this.emCurso.add(abortar);
-      pedido.on('response', (res) => {
-        status = res.statusCode ?? null;
-        if (status === 429 || status === 503) retryAfterMs = lerRetryAfter(res.headers['retry-after']);
-        localizacao = res.headers.location;
-        res.on('data', (pedaco: Buffer) => {
-          if (terminou) return;
-          if (lidos < MAX_RESPOSTA) {
-            pedacos ??= [];
-            pedacos.push(pedaco);
-          }
-          lidos += pedaco.length;
-          if (lidos >= MAX_RESPOSTA) {
-            // Enough: the rest of the answer is not read (an endless answer must not hold the worker).
-            fimComStatus();
-            res.destroy();
-            pedido.destroy();
-          }
-        });
-        res.on('end', fimComStatus);
-        res.on('error', fimComStatus);
-        res.on('aborted', fimComStatus);
-      });
-      const fimComStatus = () => {
-        if (status !== null && status >= 300 && status < 400)
-          concluir(`redirect (HTTP ${status}${localizacao ? ` to ${localizacao}` : ''}) not followed`);
-        else concluir(status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}`);
-      };
-      pedido.on('error', (error: NodeJS.ErrnoException) => {
-        if (status !== null) return fimComStatus();
-        const codigo = error.code === 'EDESTINOPROIBIDO' ? 'destino_proibido' : (error.code ?? 'error');
-        // "connect ECONNREFUSED 10.1.2.3:443" names what the host resolved to: the attempt names the host.
-        const endereco = (error as { address?: string }).address;
-        const texto = endereco && endereco !== host ? error.message.replaceAll(endereco, url.hostname) : error.message;
-        concluir(`${codigo}: ${texto}`);
-      });
-      pedido.end(corpo);
+      const envio = new Envio(this.emCurso, alvo, iniciadaEm, inicio, this.opcoes.timeoutMs, resolve, trecho);
+      // A request undici refuses (a closed pool, a header it will not send) comes to envio.onError.
+      alvo.pool.dispatch(opcoes, envio);
     });
   }
 
   /** Cuts every POST under way now (the worker's stop, once its deadline passed): each ends as aborted. */
   cortar(): void {
-    for (const abortar of [...this.emCurso]) abortar();
+    for (const envio of [...this.emCurso]) envio.abortar();
   }
 
-  /** Closes every pool. */
-  close(): void {
-    for (const agente of this.agentes.values()) agente.destroy();
-    this.agentes.clear();
+  /** Closes every pool: its connections are destroyed, whatever is still under way on them fails. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
     this.destinos.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
+  }
+}
+
+/** The lookup net.connect takes (the connector's option), which dns.lookup's overloads do not match as typed. */
+type LookupDoConector = (
+  hostname: string,
+  options: object,
+  callback: (erro: NodeJS.ErrnoException | null, endereco: string | LookupAddress[], familia?: number) => void,
+) => void;
+
+/**
+ * `Basic …` of the URL's user and password, as node:http's `auth` (urlToHttpOptions) sent it;
+ * undefined without them; null when they are not valid percent-encoding (node:http threw there).
+ */
+function autorizacaoDe(url: URL): string | undefined | null {
+  if (!url.username && !url.password) return undefined;
+  try {
+    const auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    return `Basic ${Buffer.from(auth).toString('base64')}`;
+  } catch {
+    return null;
   }
 }
 
