@@ -11,6 +11,8 @@ export interface Platform {
   accessUrl?: string;
   /** hub-api itself, not through the gateway; known only when the benchmark started the platform. */
   hubApiUrl?: string;
+  /** The /metrics of hub-api and of the delivery worker; known only when the benchmark started the platform. */
+  metricsUrls?: string[];
   /** The RabbitMQ URL the platform uses (its own vhost when the benchmark started it). */
   rabbitmqUrl?: string;
   /** Every database of the platform starts so (known only when the benchmark started it). */
@@ -138,6 +140,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     identityUrl: `http://127.0.0.1:${identity}`,
     accessUrl: `http://127.0.0.1:${access}`,
     hubApiUrl: `http://127.0.0.1:${hubApi}`,
+    metricsUrls: [`http://127.0.0.1:${hubApi}/metrics`, `http://127.0.0.1:${worker}/metrics`],
     rabbitmqUrl,
     databasePrefix: `${BENCH_PREFIX}${run}_`,
     hubDatabaseUrl: env.HUB_DATABASE_URL,

@@ -18,6 +18,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { spawnService } from '../../packages/testing/src';
 import { type ContaDeCpu, contarCpu, cpuPorUnidade } from '../cpu';
+import { descreverEscritas, lerEscritas } from '../escritas';
 import { registrarPublicacao } from '../evento';
 import { deleteVhost } from '../local';
 import { obtainPlatform } from '../platform';
@@ -41,6 +42,8 @@ export interface Alvo {
   corpo: string;
   /** Deliveries per event that count (to the healthy subscribers). */
   saudaveis: number;
+  /** The platform's /metrics, for its items per statement (bench/escritas.ts). */
+  metricas?: string[];
 }
 
 export interface Linha {
@@ -131,6 +134,7 @@ export async function medir(
   log(`  ${alvo.nome}: ${EVENTOS} events, autocannon, ${CONNECTIONS} connections (load average ${carga.toFixed(2)})…`);
   await r.zerar();
   const marco = contaPg ? await contaPg.medidor.marcar(contaPg.bancos) : undefined;
+  const escritasAntes = alvo.metricas ? await lerEscritas(alvo.metricas) : undefined;
   const cpu = contarCpu(bancos);
   const inicio = Date.now();
   const resultado = await autocannon({ ...pedido(alvo), connections: CONNECTIONS, amount: EVENTOS });
@@ -162,6 +166,8 @@ export async function medir(
       `(the run's own processes ${linha.cpuMsProprio.toFixed(2)} ms)`,
   );
   log(`    CPU per event by process: ${cpuPorUnidade(conta, aceitos)}`);
+  if (alvo.metricas && escritasAntes)
+    log(`    items per statement: ${descreverEscritas(escritasAntes, await lerEscritas(alvo.metricas))}`);
   if (contaPg && marco) {
     linha.pg = await contaPg.medidor.medir(marco, aceitos * alvo.saudaveis).catch((error: Error) => {
       log(`    PostgreSQL's work not measured: ${error.message}`);
@@ -196,6 +202,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
     floor = await startFloor(conjuntos);
     const { token, corpos } = await registrarPublicacao(platform, conjuntos);
     const auth = { authorization: `Bearer ${token}` };
+    const { metricsUrls: metricas } = platform;
     // PostgreSQL is shared: only backends of the floor's and the platform's databases are the run's.
     const floorDatabase = floor.database;
     const prefix = platform.databasePrefix;
@@ -209,6 +216,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
             headers: auth,
             corpo: corpos.saudavel,
             saudaveis: 3,
+            metricas,
           }
         : undefined,
       gateway: {
@@ -217,6 +225,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
         headers: auth,
         corpo: corpos.saudavel,
         saudaveis: 3,
+        metricas,
       },
       floorFalha: {
         nome: 'floor, 1 subscriber of 3 answering 500',
@@ -231,6 +240,7 @@ export async function compararComOChao(log: (line: string) => void): Promise<{ l
         headers: auth,
         corpo: corpos.falha,
         saudaveis: 2,
+        metricas,
       },
     };
     // JIT, pools and caches of every process on each path, before any measure.

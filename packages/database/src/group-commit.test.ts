@@ -71,6 +71,15 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => grupo.add(i)));
     expect(maximo).toBe(2);
   });
+
+  it("When flushes start, then `aoEsvaziar` is told each one's size, the retries of a failed batch one by one", async () => {
+    const { executar } = registrando();
+    const tamanhos: number[] = [];
+    const grupo = new GroupCommit(executar, { paralelos: 1, maximo: 3, aoEsvaziar: (n) => tamanhos.push(n) });
+    await Promise.allSettled(['a', 'b', 'c', 'd', 'mau', 'e'].map((i) => grupo.add(i)));
+    // 'a' alone at once, then b c d, then d's batch-mates: 'mau' and 'e' together fail and go alone
+    expect(tamanhos).toEqual([1, 3, 2, 1, 1]);
+  });
 });
 
 describe('GroupCommit on PostgreSQL', () => {

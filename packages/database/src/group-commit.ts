@@ -20,6 +20,8 @@ export interface GroupCommitOptions {
    * - 'juntos': all at once (independent items; a database away costs one timeout, not one each).
    */
   repeticao?: 'em-ordem' | 'juntos';
+  /** Told the size of each flush as it starts (a metric: how many items one statement serves). */
+  aoEsvaziar?: (itens: number) => void;
 }
 
 interface Pendente<I, O> {
@@ -45,6 +47,7 @@ export class GroupCommit<I, O> {
   private readonly paralelos: number;
   private readonly inicio: NonNullable<GroupCommitOptions['inicio']>;
   private readonly repeticao: NonNullable<GroupCommitOptions['repeticao']>;
+  private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -54,6 +57,7 @@ export class GroupCommit<I, O> {
     this.paralelos = options.paralelos ?? 2;
     this.inicio = options.inicio ?? 'imediato';
     this.repeticao = options.repeticao ?? 'em-ordem';
+    this.aoEsvaziar = options.aoEsvaziar;
   }
 
   /** Resolves with the item's output once its flush has committed; rejects when the item alone fails. */
@@ -82,6 +86,7 @@ export class GroupCommit<I, O> {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const vez = this.fila.splice(0, this.maximo);
     this.emCurso += 1;
+    this.aoEsvaziar?.(vez.length);
     try {
       const saidas = await this.executar(vez.map((v) => v.item));
       for (const [i, v] of vez.entries()) v.resolve(saidas[i] as O);
@@ -96,6 +101,7 @@ export class GroupCommit<I, O> {
   }
 
   private sozinho(v: Pendente<I, O>): Promise<void> {
+    this.aoEsvaziar?.(1);
     return this.executar([v.item]).then(([saida]) => v.resolve(saida as O), v.reject);
   }
 }

@@ -1,4 +1,4 @@
-import { GroupCommit } from '@hub/database';
+import { GroupCommit, type GroupCommitOptions } from '@hub/database';
 
 /**
  * The worker's group commit (@hub/database's GroupCommit): the jobs handed in during one turn of the
@@ -6,7 +6,10 @@ import { GroupCommit } from '@hub/database';
  * are independent). At most `paralelos` flushes run together, each of at most `maximo` items.
  */
 export class Lote<I, O> extends GroupCommit<I, O> {
-  constructor(executar: (itens: I[]) => Promise<O[]>, maximo = 500, paralelos = 2) {
-    super(executar, { maximo, paralelos, inicio: 'fim-do-turno', repeticao: 'juntos' });
+  constructor(
+    executar: (itens: I[]) => Promise<O[]>,
+    { maximo = 500, paralelos = 2, aoEsvaziar }: Pick<GroupCommitOptions, 'maximo' | 'paralelos' | 'aoEsvaziar'> = {},
+  ) {
+    super(executar, { maximo, paralelos, inicio: 'fim-do-turno', repeticao: 'juntos', aoEsvaziar });
   }
 }

@@ -60,6 +60,18 @@ test('When one destination answers 2xx and another 500, then hub_delivery_destin
   expect(await por(origemBoa, 'falha')).toBe(0);
   expect(await por(origemRuim, 'falha')).toBe(2);
   expect(await por(origemRuim, 'sucesso')).toBe(0);
+  // the three attempts were claimed and recorded by group-commit statements, each counted
+  const escrita = async (nome: string, serie: 'sum' | 'count') => {
+    const texto = await (await fetch(`${worker.url}/metrics`)).text();
+    const linha = texto
+      .split('\n')
+      .find((l) => l.startsWith(`hub_group_commit_items_${serie}{`) && l.includes(`escrita="${nome}"`));
+    return Number(linha?.split(' ').at(-1) ?? 0);
+  };
+  for (const nome of ['reivindicacao', 'registro']) {
+    expect(await escrita(nome, 'sum')).toBeGreaterThanOrEqual(3);
+    expect(await escrita(nome, 'count')).toBeGreaterThanOrEqual(1);
+  }
 });
 
 test('When the worker is ready, then hub_prontidao is 1 for each of its dependencies', async () => {

@@ -1,3 +1,4 @@
+import { itensPorEscritaMetric } from '@hub/http';
 import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-client';
 
 const VALOR_DO_CIRCUITO = { fechado: 0, meio_aberto: 1, aberto: 2 } as const;
@@ -70,6 +71,7 @@ export function criarMetricas() {
     help: "transitions of destination circuits this process made, by origin and new state (aberto: failures, or a failed probe; meio_aberto: a probe taken; fechado: the probe succeeded); a close by hand is hub-api's",
     labelNames: ['origem', 'para'] as const,
   });
+  const itensPorEscrita = itensPorEscritaMetric();
   const todas: Metric[] = [
     tentativas,
     tentativasPorDestino,
@@ -83,6 +85,7 @@ export function criarMetricas() {
     isolamentos,
     isoladas,
     transicoesDoCircuito,
+    itensPorEscrita,
   ];
   return {
     destinosLidos,
@@ -97,6 +100,7 @@ export function criarMetricas() {
     isolamentos,
     isoladas,
     transicoesDoCircuito,
+    itensPorEscrita,
     /**
      * Registers them, with POSTs under way per destination origin and the state of the circuits
      * (origins whose circuit is not closed) read at each scrape.

@@ -134,7 +134,9 @@ export function createUseCases(
     versoes: registro.versoes,
     assinaturas: registro.assinaturas,
     validador,
-    gravador: gravadorEmGrupo(repositorios.publicacao, despachante.enviar),
+    gravador: gravadorEmGrupo(repositorios.publicacao, despachante.enviar, {
+      aoEsvaziar: (itens) => metricas.itensPorEscrita.observe({ escrita: 'publicacao' }, itens),
+    }),
     aoAceitar: () => metricas.aceitos.inc(),
   });
   const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>

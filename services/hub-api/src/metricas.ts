@@ -1,3 +1,4 @@
+import { itensPorEscritaMetric } from '@hub/http';
 import { outboxLagMetric } from '@hub/outbox';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Fila } from './features/fila/fila.schemas';
@@ -21,15 +22,18 @@ export function criarMetricas() {
     name: 'hub_publicacoes_sobrecarga_total',
     help: 'publications answered 503 sobrecarregado before being read (HUB_PUBLICACOES_EM_ANDAMENTO under way already); not stored',
   });
+  const itensPorEscrita = itensPorEscritaMetric();
   return {
     aceitos,
     recusados,
     sobrecarga,
+    itensPorEscrita,
     /** Registers them, with the outbox lag and the delivery queues read at each scrape. */
     registrar(registry: Registry, fontes: { atrasoDaOutbox: () => Promise<number>; filas?: FilasDaTopologia }) {
       registry.registerMetric(aceitos);
       registry.registerMetric(recusados);
       registry.registerMetric(sobrecarga);
+      registry.registerMetric(itensPorEscrita);
       registry.registerMetric(outboxLagMetric(fontes.atrasoDaOutbox));
       const { filas } = fontes;
       if (!filas) return;

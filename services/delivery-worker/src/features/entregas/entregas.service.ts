@@ -120,6 +120,8 @@ export function passoDaPausa(passosMs: readonly number[]): number {
 export function entregasService(deps: EntregasDeps) {
   const { repo, broker, topologia, logger, metricas } = deps;
   const { destinos, isolamento } = deps;
+  /** Each batch's size, by what it writes (hub_group_commit_items). */
+  const medida = (escrita: string) => (itens: number) => metricas.itensPorEscrita.observe({ escrita }, itens);
   const limite = new LimitePorDestino((origem) => destinos.regras(origem), deps.esperaPorDestinoMs);
   destinos.aoMudar(() => limite.reavaliar());
   // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
@@ -134,29 +136,32 @@ export function entregasService(deps: EntregasDeps) {
    * sweeper's: a released delivery whose job is lost is due now, a turn not passed is found by
    * recolherVezesPerdidas.
    */
-  const vezes = new Lote<Final, undefined>(async (finais) => {
-    try {
-      const liberadas = await repo.passarAVez(finais);
-      await Promise.all(
-        liberadas.map((l) =>
-          broker.publish(
-            topologia.entregas,
-            trabalhoDeEntrega.routingKey,
-            Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
-            {
-              messageId: l.entrega_id,
-              contentType: 'application/json',
-              mandatory: true,
-            },
+  const vezes = new Lote<Final, undefined>(
+    async (finais) => {
+      try {
+        const liberadas = await repo.passarAVez(finais);
+        await Promise.all(
+          liberadas.map((l) =>
+            broker.publish(
+              topologia.entregas,
+              trabalhoDeEntrega.routingKey,
+              Buffer.from(JSON.stringify(trabalhoDaLinha(l))),
+              {
+                messageId: l.entrega_id,
+                contentType: 'application/json',
+                mandatory: true,
+              },
+            ),
           ),
-        ),
-      );
-      if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
-    } catch (error) {
-      logger.warn({ err: error, entregas: finais.length }, 'turn of an ordered entity not passed; the sweeper will');
-    }
-    return finais.map(() => undefined);
-  });
+        );
+        if (liberadas.length > 0) metricas.trabalhos.inc({ desfecho: 'liberado' }, liberadas.length);
+      } catch (error) {
+        logger.warn({ err: error, entregas: finais.length }, 'turn of an ordered entity not passed; the sweeper will');
+      }
+      return finais.map(() => undefined);
+    },
+    { aoEsvaziar: medida('vez') },
+  );
   /**
    * Passes the turn of the ordered deliveries among these that are final (an unordered one has no
    * sequencia). Nearly every delivery is unordered: then nothing is made, not even a promise (an
@@ -185,22 +190,23 @@ export function entregasService(deps: EntregasDeps) {
       const porId = new Map(linhas.map((l) => [l.id, l]));
       return pedidos.map((p) => (unicos.get(p.id) === p ? porId.get(p.id) : undefined));
     },
-    500,
-    1,
+    { paralelos: 1, aoEsvaziar: medida('reivindicacao') },
   );
   /** Claims given back (a job leaving for its destination's queue), batched like the claims. */
-  const liberacoes = new Lote<{ id: string; token: string }, undefined>(async (posses) => {
-    await repo.liberar(posses);
-    return posses.map(() => undefined);
-  });
+  const liberacoes = new Lote<{ id: string; token: string }, undefined>(
+    async (posses) => {
+      await repo.liberar(posses);
+      return posses.map(() => undefined);
+    },
+    { aoEsvaziar: medida('liberacao') },
+  );
   const registros = new Lote<Registro, Registrada | undefined>(
     async (lote) => {
       const linhas = await repo.registrar(lote);
       const porId = new Map(linhas.map((l) => [l.id, l]));
       return lote.map((r) => porId.get(r.entrega_id));
     },
-    500,
-    1,
+    { paralelos: 1, aoEsvaziar: medida('registro') },
   );
   /** Delivery ids with a job under way in this process, and that job's work. */
   const emCurso = new Map<string, Promise<void>>();

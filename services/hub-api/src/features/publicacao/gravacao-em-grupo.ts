@@ -10,6 +10,8 @@ export interface GravadorOptions {
   maximo?: number;
   /** Statements in flight at once (connections of the pool the writer may hold). */
   paralelos?: number;
+  /** Told each statement's number of publications (hub_group_commit_items). */
+  aoEsvaziar?: (itens: number) => void;
 }
 
 /**
@@ -56,7 +58,13 @@ export function gravadorEmGrupo(
       despachar(escritos.ordenadas.size === 0 ? gravados.flatMap((g) => g.trabalhos) : trabalhosDe(gravados, escritos));
       return lote.map((g) => escritos.eventos.has(g.evento.id));
     },
-    { maximo: options.maximo ?? 200, paralelos: options.paralelos ?? 2, inicio: 'imediato', repeticao: 'em-ordem' },
+    {
+      maximo: options.maximo ?? 200,
+      paralelos: options.paralelos ?? 2,
+      inicio: 'imediato',
+      repeticao: 'em-ordem',
+      aoEsvaziar: options.aoEsvaziar,
+    },
   );
   return {
     /**

@@ -26,6 +26,26 @@ test('When events are accepted and refused, then /metrics counts them, the refus
   expect(await amostra('hub_eventos_recusados_total{codigo="dados_invalidos"')).toBe(recusadosAntes + 1);
 });
 
+test('When events are accepted, then hub_group_commit_items counts the statements of the group write and the publications they wrote', async () => {
+  const c = await cenario(ctx);
+  await assinar(ctx, c.tipo.id);
+  /** A series of the histogram of the publication's writes (after the service's own default label). */
+  const escrita = async (serie: 'sum' | 'count') => {
+    const texto = (await ctx.api().get('/metrics')).text;
+    const linha = texto
+      .split('\n')
+      .find((l) => l.startsWith(`hub_group_commit_items_${serie}{`) && l.includes('escrita="publicacao"'));
+    return linha ? Number(linha.split(' ').at(-1)) : 0;
+  };
+  const [itens, vezes] = [await escrita('sum'), await escrita('count')];
+  const publicacoes = await Promise.all(Array.from({ length: 5 }, () => publicar(ctx, c.tokenDoDono, c.corpo())));
+  expect(publicacoes.map((p) => p.status)).toEqual([201, 201, 201, 201, 201]);
+  expect(await escrita('sum')).toBe(itens + 5);
+  const statements = (await escrita('count')) - vezes;
+  expect(statements).toBeGreaterThanOrEqual(1);
+  expect(statements).toBeLessThanOrEqual(5);
+});
+
 test('When /metrics is read, then it has the outbox lag, the depth and consumers of every delivery queue, and requests by route and status', async () => {
   await ctx.api().get('/evento/nao-e-um-id');
   const texto = (await ctx.api().get('/metrics')).text;
