@@ -64,6 +64,8 @@ export interface Linha {
   carga: number;
   /** PostgreSQL's work per delivery (the all-healthy rows, where a delivery is one attempt). */
   pg?: TrabalhoPg;
+  /** The platform's mean items per statement of each group commit (bench/escritas.ts). */
+  escritas?: string;
 }
 
 /** Where a row's PostgreSQL work is counted: its databases. */
@@ -166,8 +168,10 @@ export async function medir(
       `(the run's own processes ${linha.cpuMsProprio.toFixed(2)} ms)`,
   );
   log(`    CPU per event by process: ${cpuPorUnidade(conta, aceitos)}`);
-  if (alvo.metricas && escritasAntes)
-    log(`    items per statement: ${descreverEscritas(escritasAntes, await lerEscritas(alvo.metricas))}`);
+  if (alvo.metricas && escritasAntes) {
+    linha.escritas = descreverEscritas(escritasAntes, await lerEscritas(alvo.metricas));
+    log(`    items per statement: ${linha.escritas}`);
+  }
   if (contaPg && marco) {
     linha.pg = await contaPg.medidor.medir(marco, aceitos * alvo.saudaveis).catch((error: Error) => {
       log(`    PostgreSQL's work not measured: ${error.message}`);
@@ -364,6 +368,10 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
     'CPU per accepted event by process (bench/cpu.ts; PostgreSQL and RabbitMQ are shared with anything else using them):',
     '',
     ...linhas.map((l) => `- ${l.nome}: ${cpuPorUnidade(l.conta, l.aceitos)}`),
+    '',
+    "Items per statement of the platform's group commits (hub_group_commit_items: publications per group write, claims, records, releases of claims given back, ordered turns passed):",
+    '',
+    ...linhas.filter((l) => l.escritas).map((l) => `- ${l.nome}: ${l.escritas}`),
     '',
     ...secaoPg(linhas),
   ].join('\n');
