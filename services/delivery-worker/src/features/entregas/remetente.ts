@@ -34,6 +34,8 @@ export interface OpcoesDoRemetente {
   lookup?: typeof dnsLookup;
   /** Told the address a host name resolved to when it is refused: for the log, never the attempt. */
   aoRecusar?: (host: string, endereco: string) => void;
+  /** Pools kept before the idle ones are closed; POOLS_MAXIMOS unless given (tests). */
+  poolsMaximos?: number;
 }
 
 const corta = (texto: string, max: number) => (texto.length > max ? `${texto.slice(0, max - 1)}…` : texto);
@@ -259,6 +261,12 @@ function fimDoTrecho(trecho: Trecho, status: number | null, erro: string | null)
 
 /** Destination URLs whose parsing is kept: as many as a worker's subscriptions usually point at. */
 const DESTINOS_CONHECIDOS = 10_000;
+/**
+ * Pools (origins) kept open at most, as many: past it the idle ones are closed (Remetente.poolDe).
+ * A subscriber that registers a URL per host of a wildcard domain would otherwise leave a Pool (and
+ * its clients) per host for ever, as node's Agents were before.
+ */
+const POOLS_MAXIMOS = 10_000;
 
 /**
  * POSTs deliveries with undici: a Pool of kept-alive connections per origin (at most
@@ -287,6 +295,7 @@ export class Remetente {
     const origem = origemDaUrl(url);
     let pool = this.pools.get(origem);
     if (!pool) {
+      if (this.pools.size >= (this.opcoes.poolsMaximos ?? POOLS_MAXIMOS)) this.fecharOciosos();
       pool = new Pool(origem, {
         connections: this.opcoes.socketsPorOrigem,
         // One timer bounds the whole exchange (Envio). undici's headers and body timeouts would only
@@ -302,6 +311,21 @@ export class Remetente {
       this.pools.set(origem, pool);
     }
     return pool;
+  }
+
+  /**
+   * Closes the pools with nothing queued or under way (their idle connections go with them) and
+   * forgets the destinations, which hold their pools. The busy ones stay; an origin whose pool was
+   * closed gets a new one at its next POST. Only when POOLS_MAXIMOS origins are open, so not in the
+   * way of the usual POST.
+   */
+  private fecharOciosos(): void {
+    for (const [origem, pool] of this.pools) {
+      if (pool.stats.size > 0) continue;
+      this.pools.delete(origem);
+      pool.close().catch(() => undefined);
+    }
+    this.destinos.clear();
   }
 
   /**
