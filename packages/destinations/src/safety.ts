@@ -236,9 +236,10 @@ export function createSafeLookup(
         );
         return callback(refusal);
       }
-      if ((options as { all?: boolean }).all) return callback(null, addresses);
       const first = addresses[0];
+      // Checked for `all` too: net, given an empty list, fails with a TypeError of its own.
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }));
+      if ((options as { all?: boolean }).all) return callback(null, addresses);
       return callback(null, first.address, first.family);
     });
   }) as LookupFunction;

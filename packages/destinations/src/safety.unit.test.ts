@@ -246,4 +246,14 @@ describe('createSafeLookup', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('When the resolver answers no address at all, then the lookup fails with ENOTFOUND, with or without `all`', async () => {
+    const vazio = ((_host: string, _options: object, callback: (...args: unknown[]) => void) =>
+      callback(null, [])) as unknown as typeof import('node:dns').lookup;
+    const safe = createSafeLookup([], vazio);
+    for (const options of [{}, { all: true }]) {
+      const erro = await new Promise((resolve) => safe('vazio.test', options, resolve));
+      expect(erro).toMatchObject({ code: 'ENOTFOUND', message: 'vazio.test has no address' });
+    }
+  });
 });

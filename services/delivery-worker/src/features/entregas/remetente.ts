@@ -34,6 +34,8 @@ export interface OpcoesDoRemetente {
   lookup?: typeof dnsLookup;
   /** Told the address a host name resolved to when it is refused: for the log, never the attempt. */
   aoRecusar?: (host: string, endereco: string) => void;
+  /** Pools kept before the idle ones are closed; POOLS_MAXIMOS unless given (tests). */
+  poolsMaximos?: number;
 }
 
 const corta = (texto: string, max: number) => (texto.length > max ? `${texto.slice(0, max - 1)}…` : texto);
@@ -107,14 +109,24 @@ function cabecalhoDaResposta(brutos: Buffer[], nome: string): string | undefined
  * message names the address it resolved to, the safe lookup's refusal as `destino_proibido`.
  */
 function textoDoErro(erro: Error, alvo: Destino): string {
+  // A host of several addresses, each tried and each failed (net's autoSelectFamily): an
+  // AggregateError with no message, only the first one's code; its errors say what happened. (Read
+  // by shape: node's AggregateError is not the one of a vm context, jest's.)
+  const cada = (erro as { errors?: unknown }).errors;
+  if (!erro.message && Array.isArray(cada) && cada.length > 0)
+    return `${textoDoErro(cada[0] as Error, alvo)} (the first of its ${cada.length} addresses; each failed)`;
   const { code, address } = erro as NodeJS.ErrnoException & { address?: string };
   if (code === 'EDESTINOPROIBIDO') return `destino_proibido: ${erro.message}`;
   // "connect ECONNREFUSED 10.1.2.3:443" names what the host resolved to: the attempt names the host.
   const texto = address && address !== alvo.host ? erro.message.replaceAll(address, alvo.url.hostname) : erro.message;
-  // undici's "other side closed" alone does not say which side or when.
   if (code === 'UND_ERR_SOCKET')
-    return `UND_ERR_SOCKET: the connection to ${alvo.url.host} ended before an answer (${texto})`;
-  return `${code ?? 'error'}: ${texto}`;
+    return texto === 'bad response' || texto === 'bad upgrade'
+      ? // undici drops an answer it does not take (node:http passed a 100 over): not the subscriber's close.
+        `UND_ERR_SOCKET: the answer of ${alvo.url.host} was refused and the connection dropped (${texto}: such as an unrequested 100 Continue or upgrade)`
+      : // undici's "other side closed" alone does not say which side or when.
+        `UND_ERR_SOCKET: the connection to ${alvo.url.host} ended before an answer (${texto})`;
+  // Without a code (undici's HTTPParserError has none), the error's class says more than "error".
+  return `${code ?? (erro.name && erro.name !== 'Error' ? erro.name : 'error')}: ${texto}`;
 }
 
 /**
@@ -154,6 +166,13 @@ class Envio implements Dispatcher.DispatchHandler {
   }
 
   onHeaders(status: number, brutos: Buffer[]): boolean {
+    // Below 100 is no HTTP status, though llhttp reads any three digits (undici then fails an
+    // assertion of its own, whose text would be the attempt's). Refused here, the status not kept.
+    if (status < 100) {
+      this.concluir(`invalid answer: ${String(status).padStart(3, '0')} is not an HTTP status`);
+      this.abortarPedido?.();
+      return false;
+    }
     // 1xx: node:http's 'information', passed over as node:http did; the final answer follows.
     if (status < 200) return true;
     this.status = status;
@@ -259,6 +278,12 @@ function fimDoTrecho(trecho: Trecho, status: number | null, erro: string | null)
 
 /** Destination URLs whose parsing is kept: as many as a worker's subscriptions usually point at. */
 const DESTINOS_CONHECIDOS = 10_000;
+/**
+ * Pools (origins) kept open at most, as many: past it the idle ones are closed (Remetente.poolDe).
+ * A subscriber that registers a URL per host of a wildcard domain would otherwise leave a Pool (and
+ * its clients) per host for ever, as node's Agents were before.
+ */
+const POOLS_MAXIMOS = 10_000;
 
 /**
  * POSTs deliveries with undici: a Pool of kept-alive connections per origin (at most
@@ -287,6 +312,7 @@ export class Remetente {
     const origem = origemDaUrl(url);
     let pool = this.pools.get(origem);
     if (!pool) {
+      if (this.pools.size >= (this.opcoes.poolsMaximos ?? POOLS_MAXIMOS)) this.fecharOciosos();
       pool = new Pool(origem, {
         connections: this.opcoes.socketsPorOrigem,
         // One timer bounds the whole exchange (Envio). undici's headers and body timeouts would only
@@ -302,6 +328,21 @@ export class Remetente {
       this.pools.set(origem, pool);
     }
     return pool;
+  }
+
+  /**
+   * Closes the pools with nothing queued or under way (their idle connections go with them) and
+   * forgets the destinations, which hold their pools. The busy ones stay; an origin whose pool was
+   * closed gets a new one at its next POST. Only when POOLS_MAXIMOS origins are open, so not in the
+   * way of the usual POST.
+   */
+  private fecharOciosos(): void {
+    for (const [origem, pool] of this.pools) {
+      if (pool.stats.size > 0) continue;
+      this.pools.delete(origem);
+      pool.close().catch(() => undefined);
+    }
+    this.destinos.clear();
   }
 
   /**
