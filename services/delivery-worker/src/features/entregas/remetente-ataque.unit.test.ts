@@ -3,43 +3,15 @@ import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { parseAllowlist } from '@hub/destinations';
-import type { WebhookHeaders } from '@hub/signing';
 import { proximoAtraso } from './atrasos';
 import { lerRetryAfter, MAX_ERRO, MAX_RESPOSTA, type OpcoesDoRemetente, Remetente } from './remetente';
+import { ASSINATURA, CERTIFICADO_LOCALHOST, CHAVE_LOCALHOST, CORPO } from './remetente.test-support';
 
 // The worker's HTTP client attacked: by a subscriber who controls the server (and the DNS) behind
 // its URL, and by a network that misbehaves. Outside LOCALHOST nothing may reach an internal or
 // reserved address, whatever the URL or the DNS says; every answer, however hostile, ends within the
 // timeout, 64 KiB and the header limit, as a result the attempt can store (no NUL, a status the
 // column holds, an `erro` that names no address a host name resolved to).
-
-const ASSINATURA: WebhookHeaders = {
-  'webhook-id': 'msg_01',
-  'webhook-timestamp': '1764230400',
-  'webhook-signature': 'v1a,YXNzaW5hdHVyYQ==',
-  'webhook-key-id': 'chave-1',
-};
-const CORPO = Buffer.from('{"id":"evt_1","dados":{"n":1}}');
-
-/** A self-signed certificate for `localhost` (the one of remetente.unit.test.ts). */
-const CHAVE_LOCALHOST = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQguyHkgZGJdIdRcX+V
-MqthVrji9ECv01wNeHbmc9g9ASGhRANCAAQOTQRtnXbbeTfLXz2GDWDkktNhF1vU
-Znm9W4gZQZ4pkDOwNnFWf7Ky6qDCzq4BOQ4eLiRrR27pwSAsfb+RgWHd
------END PRIVATE KEY-----
-`;
-const CERTIFICADO_LOCALHOST = `-----BEGIN CERTIFICATE-----
-MIIBlTCCATugAwIBAgIUKa/L+4uPthK7pTMtCxDJMN0RXJYwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyNzA3MjUwN1oYDzIxMjYxMTAz
-MDcyNTA3WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAQOTQRtnXbbeTfLXz2GDWDkktNhF1vUZnm9W4gZQZ4pkDOwNnFWf7Ky
-6qDCzq4BOQ4eLiRrR27pwSAsfb+RgWHdo2kwZzAdBgNVHQ4EFgQUr3IW18tm/W2i
-UWFfAhoywk7JDu8wHwYDVR0jBBgwFoAUr3IW18tm/W2iUWFfAhoywk7JDu8wDwYD
-VR0TAQH/BAUwAwEB/zAUBgNVHREEDTALgglsb2NhbGhvc3QwCgYIKoZIzj0EAwID
-SAAwRQIgVYdIBSlObbylLdNQz1O8RhX41LJ9b+ml13NVs0gvjvkCIQCqCz1xUmXk
-DAryjvKqDn5yqrLFQrYQse+h2efWef57VQ==
------END CERTIFICATE-----
-`;
 
 /**
  * The subscriber's own address in these tests: 127.0.0.2, opened by the allow-list (as an operator

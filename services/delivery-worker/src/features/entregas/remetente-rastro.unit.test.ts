@@ -1,9 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebhookHeaders } from '@hub/signing';
 import { SpanKind } from '@hub/tracing';
 import { rastrearEmMemoria } from '@hub/tracing/em-memoria';
 import { Remetente } from './remetente';
+import { ASSINATURA, CORPO } from './remetente.test-support';
 
 // With tracing on, each POST is a CLIENT span made by the Remetente (no instrumentation sees
 // undici's requests), and the subscriber's traceparent names that span (docs/decisions.md "The
@@ -15,13 +15,6 @@ const spans = rastrearEmMemoria();
 /** OpenTelemetry's SpanStatusCode (UNSET, ERROR), which this package does not import. */
 const SpanStatusCode = { UNSET: 0, ERROR: 2 } as const;
 
-const ASSINATURA: WebhookHeaders = {
-  'webhook-id': 'msg_01',
-  'webhook-timestamp': '1764230400',
-  'webhook-signature': 'v1a,YXNzaW5hdHVyYQ==',
-  'webhook-key-id': 'chave-1',
-};
-const CORPO = Buffer.from('{"id":"evt_1"}');
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const PAI = 'b7ad6b7169203331';
 const RASTRO = { traceparent: `00-${TRACE}-${PAI}-01` };

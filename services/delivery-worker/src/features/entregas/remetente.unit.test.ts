@@ -3,40 +3,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 import { parseAllowlist } from '@hub/destinations';
-import type { WebhookHeaders } from '@hub/signing';
 import { MAX_RESPOSTA, type OpcoesDoRemetente, Remetente } from './remetente';
+import { ASSINATURA, CERTIFICADO_LOCALHOST, CHAVE_LOCALHOST, CORPO } from './remetente.test-support';
 
 // The worker's HTTP client on its own, against servers in this process (docs/decisions.md "The
 // delivery worker's HTTP client on undici"): what each POST carries, and each way it can end. The
 // integration suites (entregas, concorrencia, destinos…) cover the same through the whole worker.
-
-const ASSINATURA: WebhookHeaders = {
-  'webhook-id': 'msg_01',
-  'webhook-timestamp': '1764230400',
-  'webhook-signature': 'v1a,YXNzaW5hdHVyYQ==',
-  'webhook-key-id': 'chave-1',
-};
-const CORPO = Buffer.from('{"id":"evt_1","dados":{"n":1}}');
-
-/** A self-signed certificate for `localhost` (P-256, valid until 2126), for these tests only. */
-const CHAVE_LOCALHOST = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQguyHkgZGJdIdRcX+V
-MqthVrji9ECv01wNeHbmc9g9ASGhRANCAAQOTQRtnXbbeTfLXz2GDWDkktNhF1vU
-Znm9W4gZQZ4pkDOwNnFWf7Ky6qDCzq4BOQ4eLiRrR27pwSAsfb+RgWHd
------END PRIVATE KEY-----
-`;
-const CERTIFICADO_LOCALHOST = `-----BEGIN CERTIFICATE-----
-MIIBlTCCATugAwIBAgIUKa/L+4uPthK7pTMtCxDJMN0RXJYwCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyNzA3MjUwN1oYDzIxMjYxMTAz
-MDcyNTA3WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAAQOTQRtnXbbeTfLXz2GDWDkktNhF1vUZnm9W4gZQZ4pkDOwNnFWf7Ky
-6qDCzq4BOQ4eLiRrR27pwSAsfb+RgWHdo2kwZzAdBgNVHQ4EFgQUr3IW18tm/W2i
-UWFfAhoywk7JDu8wHwYDVR0jBBgwFoAUr3IW18tm/W2iUWFfAhoywk7JDu8wDwYD
-VR0TAQH/BAUwAwEB/zAUBgNVHREEDTALgglsb2NhbGhvc3QwCgYIKoZIzj0EAwID
-SAAwRQIgVYdIBSlObbylLdNQz1O8RhX41LJ9b+ml13NVs0gvjvkCIQCqCz1xUmXk
-DAryjvKqDn5yqrLFQrYQse+h2efWef57VQ==
------END CERTIFICATE-----
-`;
 
 interface Pedido {
   url: string;
