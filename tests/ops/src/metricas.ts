@@ -36,39 +36,44 @@ export async function metricasExportadas(): Promise<Set<string>> {
   const logger = createLogger('ops-tests');
   const hub = metricasDoHub();
   const worker = metricasDoWorker();
-  const frame = createHttpApp({
-    service: 'ops-tests',
-    logger,
-    routers: [],
-    readiness: { postgresql: async () => undefined },
-    metrics: (registry) => {
-      hub.registrar(registry, {
-        atrasoDaOutbox: async () => 0,
-        filas: {
-          listar: async () => [
-            {
-              nome: 'delivery-worker.entregas.v2',
-              papel: 'trabalho',
-              origem: null,
-              mensagens: 0,
-              consumidores: 1,
-              declarada: true,
-            },
-          ],
-          buscar: async () => {
-            throw new Error('not used');
+  // Each service's own frame, as each is its own process: hub-api and the worker both serve
+  // hub_group_commit_items, which one registry would refuse twice.
+  const frame = (metrics: Parameters<typeof createHttpApp>[0]['metrics']) =>
+    createHttpApp({
+      service: 'ops-tests',
+      logger,
+      routers: [],
+      readiness: { postgresql: async () => undefined },
+      metrics,
+    });
+  const doHub = frame((registry) =>
+    hub.registrar(registry, {
+      atrasoDaOutbox: async () => 0,
+      filas: {
+        listar: async () => [
+          {
+            nome: 'delivery-worker.entregas.v2',
+            papel: 'trabalho',
+            origem: null,
+            mensagens: 0,
+            consumidores: 1,
+            declarada: true,
           },
-          espiar: async () => {
-            throw new Error('not used');
-          },
+        ],
+        buscar: async () => {
+          throw new Error('not used');
         },
-      });
-      worker.registrar(registry);
-    },
-  });
+        espiar: async () => {
+          throw new Error('not used');
+        },
+      },
+    }),
+  );
+  const doWorker = frame((registry) => worker.registrar(registry));
   const gateway = metricasDoGateway(() => undefined, logger);
   const textos = await Promise.all([
-    request(frame).get('/metrics').expect(200),
+    request(doHub).get('/metrics').expect(200),
+    request(doWorker).get('/metrics').expect(200),
     request(gateway.app).get('/metrics').expect(200),
   ]);
   return new Set([...DO_PROMETHEUS, ...textos.flatMap((r) => nomesDaExposicao(r.text))]);
