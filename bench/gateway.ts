@@ -18,9 +18,12 @@
 // bare pipe) loaded at the same time at that rate each, round after round, printing the ratio of
 // their CPU per request: the machine's speed drifts by 10-20 % within a minute here, and a change
 // of a few per cent is only seen when both sides run under the same drift.
+// BENCH_GATEWAY_LATENCY=<requests>: instead, that many requests one at a time per target and round,
+// unloaded, and the time each proxy adds to the median directly (latencias).
 // With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
 // writes a CPU profile at exit. Prints its figures; writes nothing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -32,6 +35,7 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
 const RATE = Number(process.env.BENCH_GATEWAY_RATE ?? 0);
 const LADO_A_LADO = Number(process.env.BENCH_GATEWAY_SIDE_BY_SIDE ?? 0);
+const LATENCIA = Number(process.env.BENCH_GATEWAY_LATENCY ?? 0);
 const CONNECTIONS = 50;
 const root = path.resolve(__dirname, '..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -127,6 +131,45 @@ async function medir(nome: string, url: string, classe: string | undefined, toke
 const cpuDe = (child: ChildProcess) => segundosDeCpu(child.pid!);
 
 /**
+ * The time each hop adds, unloaded: LATENCIA requests one after the other on one kept-alive
+ * connection per target, each timed from the request's start to its answer's end, the targets taking
+ * turns round by round; the median and 90th percentile per target in µs, and how much each proxy
+ * adds to the median directly. What a proxy costs a closed loop beyond its CPU shows here.
+ */
+async function latencias(alvos: { nome: string; url: string }[], token: string, corpo: string) {
+  const agentes = new Map(alvos.map((a) => [a.nome, new http.Agent({ keepAlive: true, maxSockets: 1 })]));
+  const um = (alvo: { nome: string; url: string }) =>
+    new Promise<number>((resolve, reject) => {
+      const inicio = process.hrtime.bigint();
+      const pedido = http.request(
+        `${alvo.url}/eventos`,
+        {
+          method: 'POST',
+          agent: agentes.get(alvo.nome),
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(Number(process.hrtime.bigint() - inicio) / 1000));
+        },
+      );
+      pedido.on('error', reject);
+      pedido.end(corpo);
+    });
+  const tempos = new Map<string, number[]>(alvos.map((a) => [a.nome, []]));
+  for (let rodada = 1; rodada <= ROUNDS; rodada++)
+    for (const alvo of alvos) for (let i = 0; i < LATENCIA; i++) tempos.get(alvo.nome)!.push(await um(alvo));
+  const quantil = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]!;
+  const direto = quantil(tempos.get('directly')!, 0.5);
+  for (const [nome, xs] of tempos)
+    log(
+      `  ${nome}: median ${quantil(xs, 0.5).toFixed(0)} µs, p90 ${quantil(xs, 0.9).toFixed(0)} µs` +
+        (nome === 'directly' ? '' : `; adds ${(quantil(xs, 0.5) - direto).toFixed(0)} µs to the median directly`),
+    );
+  for (const agente of agentes.values()) agente.destroy();
+}
+
+/**
  * Both gateways loaded at once, at the same fixed rate, each by its own 25 connections: the
  * machine's speed, which drifts by 10-20 % within a minute on these shared VMs, then weighs on both
  * alike, and the ratio of their CPU per request is what a change did.
@@ -199,6 +242,7 @@ async function main() {
         connections: 10,
         duration: 3,
       });
+    if (LATENCIA > 0) return await latencias(alvos, token, corpo);
     if (LADO_A_LADO > 0) {
       const b = other ?? cano;
       return await ladoALado(gateway.child, b.child, gateway.url, b.url, token, corpo);
