@@ -30,6 +30,7 @@ import autocannon from 'autocannon';
 import { startTestIdentity } from '../packages/testing/src';
 import { contarCpu, cpuPorUnidade, segundosDeCpu } from './cpu';
 import { dadosDe1KiB } from './evento';
+import { percentile } from './paced';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_GATEWAY_ROUNDS ?? 2);
@@ -159,12 +160,12 @@ async function latencias(alvos: { nome: string; url: string }[], token: string, 
   const tempos = new Map<string, number[]>(alvos.map((a) => [a.nome, []]));
   for (let rodada = 1; rodada <= ROUNDS; rodada++)
     for (const alvo of alvos) for (let i = 0; i < LATENCIA; i++) tempos.get(alvo.nome)!.push(await um(alvo));
-  const quantil = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)]!;
-  const direto = quantil(tempos.get('directly')!, 0.5);
-  for (const [nome, xs] of tempos)
+  const ordenados = new Map([...tempos].map(([nome, xs]) => [nome, xs.sort((a, b) => a - b)]));
+  const direto = percentile(ordenados.get('directly')!, 50);
+  for (const [nome, xs] of ordenados)
     log(
-      `  ${nome}: median ${quantil(xs, 0.5).toFixed(0)} µs, p90 ${quantil(xs, 0.9).toFixed(0)} µs` +
-        (nome === 'directly' ? '' : `; adds ${(quantil(xs, 0.5) - direto).toFixed(0)} µs to the median directly`),
+      `  ${nome}: median ${percentile(xs, 50).toFixed(0)} µs, p90 ${percentile(xs, 90).toFixed(0)} µs` +
+        (nome === 'directly' ? '' : `; adds ${(percentile(xs, 50) - direto).toFixed(0)} µs to the median directly`),
     );
   for (const agente of agentes.values()) agente.destroy();
 }
