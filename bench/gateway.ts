@@ -18,6 +18,9 @@
 // bare pipe) loaded at the same time at that rate each, round after round, printing the ratio of
 // their CPU per request: the machine's speed drifts by 10-20 % within a minute here, and a change
 // of a few per cent is only seen when both sides run under the same drift.
+// BENCH_GATEWAY_UNIX=1: the service serves a Unix socket too, and two more rows reach it there, as
+// `pnpm start` has the gateway reach the services on one host: the bare pipe and this checkout's
+// gateway (HUB_API_URL=unix:…; it is then the "other" of BENCH_GATEWAY_SIDE_BY_SIDE).
 // BENCH_GATEWAY_LATENCY=<requests>: instead, that many requests one at a time per target and round,
 // unloaded, and the time each proxy adds to the median directly (latencias).
 // With NODE_OPTIONS="--require $PWD/bench/perfil.cjs" BENCH_PROFILE_SERVICES=gateway the gateway
@@ -38,6 +41,9 @@ const RATE = Number(process.env.BENCH_GATEWAY_RATE ?? 0);
 const LADO_A_LADO = Number(process.env.BENCH_GATEWAY_SIDE_BY_SIDE ?? 0);
 const LATENCIA = Number(process.env.BENCH_GATEWAY_LATENCY ?? 0);
 const CONNECTIONS = 50;
+const UNIX = process.env.BENCH_GATEWAY_UNIX === '1';
+/** The name of the other gateway's rows. */
+const OTHER = UNIX ? 'gateway over a Unix socket' : `gateway of ${process.env.BENCH_GATEWAY_OTHER}`;
 const root = path.resolve(__dirname, '..');
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const flagsDe = (variavel: string) => (process.env[variavel] ?? '').split(' ').filter(Boolean);
@@ -209,17 +215,21 @@ async function ladoALado(a: ChildProcess, b: ChildProcess, urlA: string, urlB: s
 async function main() {
   log(`load average ${os.loadavg()[0]!.toFixed(2)}`);
   const identity = await startTestIdentity();
-  const servico = await startScript('servico-nu.ts');
+  const socket = path.join(os.tmpdir(), `bench-servico-nu-${process.pid}.sock`);
+  const servico = await startScript('servico-nu.ts', UNIX ? [socket] : []);
   const cano = await startScript('cano-nu.ts', [servico.url]);
+  const canoUnix = UNIX ? await startScript('cano-nu.ts', [`unix:${socket}`]) : undefined;
   const gateway = await startGateway(root, servico.url, identity.env, flagsDe('BENCH_GATEWAY_FLAGS'));
-  const other = process.env.BENCH_GATEWAY_OTHER
-    ? await startGateway(
-        path.resolve(process.env.BENCH_GATEWAY_OTHER),
-        servico.url,
-        identity.env,
-        flagsDe('BENCH_GATEWAY_OTHER_FLAGS'),
-      )
-    : undefined;
+  const other = UNIX
+    ? await startGateway(root, `unix:${socket}`, identity.env, flagsDe('BENCH_GATEWAY_FLAGS'))
+    : process.env.BENCH_GATEWAY_OTHER
+      ? await startGateway(
+          path.resolve(process.env.BENCH_GATEWAY_OTHER),
+          servico.url,
+          identity.env,
+          flagsDe('BENCH_GATEWAY_OTHER_FLAGS'),
+        )
+      : undefined;
   try {
     const token = await identity.appToken('bench-gateway');
     const corpo = JSON.stringify({
@@ -232,7 +242,10 @@ async function main() {
       { nome: 'directly', url: servico.url, classe: undefined },
       { nome: 'bare node:http pipe', url: cano.url, classe: 'bench/cano-nu' },
       { nome: 'gateway', url: gateway.url, classe: 'gateway' },
-      ...(other ? [{ nome: `gateway of ${process.env.BENCH_GATEWAY_OTHER}`, url: other.url, classe: 'gateway' }] : []),
+      ...(canoUnix
+        ? [{ nome: 'bare node:http pipe over a Unix socket', url: canoUnix.url, classe: 'bench/cano-nu' }]
+        : []),
+      ...(other ? [{ nome: OTHER, url: other.url, classe: 'gateway' }] : []),
     ];
     for (const alvo of alvos)
       await autocannon({
@@ -275,14 +288,15 @@ async function main() {
         `gateway / pipe = ${(gw.proxyMs / cano_.proxyMs).toFixed(2)}×`,
     );
     if (other) {
-      const antes = melhores.get(`gateway of ${process.env.BENCH_GATEWAY_OTHER}`)!;
+      const antes = melhores.get(OTHER)!;
       log(
-        `gateway of ${process.env.BENCH_GATEWAY_OTHER}: ${antes.porSegundo.toFixed(0)}/s, ` +
+        `${OTHER}: ${antes.porSegundo.toFixed(0)}/s, ` +
           `${antes.proxyMs.toFixed(3)} ms CPU per proxied request (${(antes.proxyMs / cano_.proxyMs).toFixed(2)}× the pipe)`,
       );
     }
   } finally {
     other?.child.kill('SIGTERM');
+    canoUnix?.child.kill('SIGTERM');
     gateway.child.kill('SIGTERM');
     cano.child.kill('SIGTERM');
     servico.child.kill('SIGTERM');

@@ -11,6 +11,8 @@ export interface Platform {
   accessUrl?: string;
   /** hub-api itself, not through the gateway; known only when the benchmark started the platform. */
   hubApiUrl?: string;
+  /** The Unix socket hub-api also serves on, which the gateway uses (start.mjs); when the benchmark started the platform. */
+  hubApiSocket?: string;
   /** The /metrics of hub-api and of the delivery worker; known only when the benchmark started the platform. */
   metricsUrls?: string[];
   /** The RabbitMQ URL the platform uses (its own vhost when the benchmark started it). */
@@ -85,6 +87,8 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     ? `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`
     : (process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
+  const hubApiSocket = path.join(root, '.data/run', `bench-hub-api-${hubApi}.sock`);
+  mkdirSync(path.dirname(hubApiSocket), { recursive: true, mode: 0o700 });
   const env = {
     ...process.env,
     GATEWAY_PORT: String(gateway),
@@ -92,6 +96,8 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     ACCESS_PORT: String(access),
     FUNCTION_PORT: String(fn),
     HUB_API_PORT: String(hubApi),
+    // The socket start.mjs has the gateway reach hub-api on (a bare pipe of a benchmark may use it too).
+    HUB_API_SOCKET: hubApiSocket,
     DELIVERY_WORKER_PORT: String(worker),
     IDENTITY_DEV_PORT: String(identity),
     DEMO_RECEIVER_PORT: String(receiver),
@@ -140,11 +146,12 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     identityUrl: `http://127.0.0.1:${identity}`,
     accessUrl: `http://127.0.0.1:${access}`,
     hubApiUrl: `http://127.0.0.1:${hubApi}`,
+    hubApiSocket,
     metricsUrls: [`http://127.0.0.1:${hubApi}/metrics`, `http://127.0.0.1:${worker}/metrics`],
     rabbitmqUrl,
     databasePrefix: `${BENCH_PREFIX}${run}_`,
     hubDatabaseUrl: env.HUB_DATABASE_URL,
-    mode: 'platform started by the benchmark (start.mjs on free ports, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
+    mode: 'platform started by the benchmark (start.mjs on free ports, the gateway to the services over Unix sockets, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
     stop,
   };
 }

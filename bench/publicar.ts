@@ -223,7 +223,11 @@ async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const bare = await startBare();
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: SEM });
-  const cano = platform.hubApiUrl ? await startBare('cano-nu.ts', [platform.hubApiUrl]) : undefined;
+  // The pipe reaches hub-api the way the gateway does: on its Unix socket (start.mjs), so the
+  // yardstick pays the same hop.
+  const cano = platform.hubApiUrl
+    ? await startBare('cano-nu.ts', [platform.hubApiSocket ? `unix:${platform.hubApiSocket}` : platform.hubApiUrl])
+    : undefined;
   let fila: Awaited<ReturnType<typeof copiarTrabalhos>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
   try {

@@ -11,9 +11,10 @@
 // Environment: the caller's, passed to every service (`COMPANY_DOMAIN=x.com pnpm start`).
 // START_TIMEOUT (seconds a service may take to be ready, default 90), START_SEED=false (no demo),
 // START_LOG_FORMAT=json (raw logs), START_WITHOUT (services not to start, comma-separated, e.g.
-// `delivery-worker` to run it elsewhere or to measure publication alone), and the *_PORT variables.
+// `delivery-worker` to run it elsewhere or to measure publication alone), START_UNIX_SOCKETS=false
+// (the gateway reaches the services on their ports, not on Unix sockets), and the *_PORT variables.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { buildPanel, buildService } from './build.mjs';
 import { canConnect, isPortFree, missingInfrastructure, waitUntilReady } from './lib/checks.mjs';
@@ -32,13 +33,22 @@ const TSX_CLI = path.join(root, 'node_modules/tsx/dist/cli.mjs');
 /** In start order. `urlVar`: how the other services find this one. */
 const SERVICES = [
   { name: 'identity-dev', portVar: 'IDENTITY_DEV_PORT', port: 8085 },
-  { name: 'access', portVar: 'ACCESS_PORT', port: 8081, urlVar: 'ACCESS_URL' },
-  { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL' },
+  // socketVar: the Unix socket the service also serves on, which the gateway uses (see plan()).
+  { name: 'access', portVar: 'ACCESS_PORT', port: 8081, urlVar: 'ACCESS_URL', socketVar: 'ACCESS_SOCKET' },
+  { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL', socketVar: 'FUNCTION_SOCKET' },
   // heapMb: V8's old space capped, as infra/docker/run-service.sh does (NODE_MAX_OLD_SPACE_MB overrides, 0: none).
   // Its young generation is set with the cap: on Node 24 V8 grows it to 64 MB semi-spaces, and
   // beside a 192 MB old space hub-api then spent about a third of its time collecting (docs/decisions.md,
   // "hub-api's heap on Node 24").
-  { name: 'hub-api', portVar: 'HUB_API_PORT', port: 8083, urlVar: 'HUB_API_URL', heapMb: 192, semiMb: 16 },
+  {
+    name: 'hub-api',
+    portVar: 'HUB_API_PORT',
+    port: 8083,
+    urlVar: 'HUB_API_URL',
+    socketVar: 'HUB_API_SOCKET',
+    heapMb: 192,
+    semiMb: 16,
+  },
   // semiMb: V8's young generation (--max-semi-space-size), as run-service.sh does (NODE_MAX_SEMI_SPACE_MB
   // overrides, 0: V8's default): the worker's jobs in flight outlive a 16 MB one (docs/decisions.md,
   // "The delivery worker's CPU per delivery", third pass).
@@ -80,7 +90,37 @@ function plan() {
   env.IDENTITY_URL ??= `http://127.0.0.1:${port('identity-dev')}`;
   env.GATEWAY_LOCALHOST_URL ??= `http://127.0.0.1:${port('gateway')}`;
   env.GATEWAY_UPSTREAMS ??= ROUTED.filter((name) => present.some((s) => s.name === name)).join(',');
-  return { present, env, port };
+  return { present, env, port, gatewayEnv: gatewayEnvOf(present, env) };
+}
+
+/** Where the routed services' Unix sockets go; a socket's path holds 107 bytes at most. */
+const RUN_DIR = path.join(root, '.data/run');
+const SOCKET_PATH_MAX_BYTES = 107;
+
+/**
+ * All on one host, the gateway reaches each routed service over a Unix socket the service serves
+ * beside its port (docs/decisions.md, "The gateway to a service on the same host over a Unix
+ * socket"): the hop costs both processes less than one over loopback TCP. The others keep the
+ * ports. A socket the caller set (HUB_API_SOCKET…) is the one used; none for a service whose URL
+ * the caller set, nor with START_UNIX_SOCKETS=false.
+ * The socket is named by the service's port, so two platforms of one checkout (a benchmark's
+ * beside `pnpm start`) do not meet.
+ */
+function gatewayEnvOf(present, env) {
+  const gatewayEnv = { ...env };
+  if (process.env.START_UNIX_SOCKETS === 'false') return gatewayEnv;
+  for (const s of present.filter((x) => x.socketVar && ROUTED.includes(x.name))) {
+    if (process.env[s.urlVar] !== undefined) continue;
+    let socket = process.env[s.socketVar];
+    if (socket === undefined) {
+      socket = path.join(RUN_DIR, `${s.name}-${s.port}.sock`);
+      if (Buffer.byteLength(socket) > SOCKET_PATH_MAX_BYTES) continue;
+      mkdirSync(RUN_DIR, { recursive: true, mode: 0o700 });
+      env[s.socketVar] = socket;
+    }
+    gatewayEnv[s.urlVar] = `unix:${socket}`;
+  }
+  return gatewayEnv;
 }
 
 const children = [];
@@ -139,7 +179,7 @@ async function main() {
   }
   execFileSync(process.execPath, [path.join(root, 'infra/scripts/generate.mjs')], { cwd: root, stdio: 'inherit' });
 
-  const { present, env, port } = plan();
+  const { present, env, port, gatewayEnv } = plan();
   if (!DEV) {
     const started = Date.now();
     await Promise.all([...present.map((s) => buildService(s.name)), buildPanel()]);
@@ -173,7 +213,8 @@ async function main() {
     const args = DEV ? [TSX_CLI, 'watch', '--clear-screen=false', s.main] : [...heap, s.bundle];
     const child = new Supervised({
       name: s.name,
-      start: () => new Child({ name: s.name, args, cwd: root, env, index, width }),
+      start: () =>
+        new Child({ name: s.name, args, cwd: root, env: s.name === 'gateway' ? gatewayEnv : env, index, width }),
       say: (text) => process.stderr.write(`\n${text}\n`),
       waitReady: (restarted) =>
         waitUntilReady(`http://127.0.0.1:${s.port}`, {

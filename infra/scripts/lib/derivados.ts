@@ -96,6 +96,11 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
         'unset',
         'services not to start, comma-separated (e.g. `delivery-worker` when it runs elsewhere)',
       ],
+      [
+        'START_UNIX_SOCKETS',
+        '`true`',
+        '`false`: the gateway reaches access, function and hub-api on their ports instead of on Unix sockets under `.data/run`',
+      ],
       ['START_TIMEOUT', '`90`', 'seconds each service has to become ready before the start gives up'],
       ['START_SEED', '`true`', '`false` skips the demo seed (infra/scripts/seed-demo.ts)'],
       ['START_LOG_FORMAT', 'unset', "`json` prints the services' raw JSON log lines instead of the readable ones"],

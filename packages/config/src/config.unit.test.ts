@@ -11,6 +11,7 @@ import {
   parseDuration,
   portFromEnv,
   serviceUrlFromEnv,
+  socketPathFromEnv,
 } from './index';
 
 describe('loadConfig', () => {
@@ -134,5 +135,23 @@ describe('development defaults', () => {
     expect(loadConfig(small, { HUB_AMBIENTE: 'LOCALHOST' }).HUB_JWKS_URL).toBe(
       'http://127.0.0.1:8083/.well-known/jwks.json',
     );
+  });
+});
+
+describe('socketPathFromEnv', () => {
+  const schema = z.object({ X_SOCKET: socketPathFromEnv() });
+
+  it('When it is unset, then there is no socket; when it is an absolute path, then that is the socket', () => {
+    expect(loadConfig(schema, {}).X_SOCKET).toBeUndefined();
+    expect(loadConfig(schema, { X_SOCKET: '/run/hub/hub-api.sock' }).X_SOCKET).toBe('/run/hub/hub-api.sock');
+  });
+
+  it.each([
+    ['', 'must be an absolute path'],
+    ['run/hub-api.sock', 'must be an absolute path'],
+    [`/${'x'.repeat(107)}`, 'is 108 bytes long; a Unix socket path holds 107 at most'],
+    ['/run/a\0b.sock', 'must not contain NUL'],
+  ])('When it is %j, then the configuration is refused and says why', (value, why) => {
+    expect(() => loadConfig(schema, { X_SOCKET: value })).toThrow(why);
   });
 });

@@ -161,3 +161,32 @@ export const databaseUrlFromEnv = (database: string) =>
 
 /** Where another service answers; on a developer's machine 127.0.0.1 at its default port. */
 export const serviceUrlFromEnv = (localUrl: string) => developmentDefault(localUrl, z.string().url());
+
+/**
+ * The longest path a Unix socket may have on Linux: sun_path holds 108 bytes with the closing NUL.
+ * A longer one fails at listen or connect with an error that does not name the cause.
+ */
+export const SOCKET_PATH_MAX_BYTES = 107;
+
+/** Why a Unix socket path cannot be used, or undefined when it can. */
+export function socketPathProblem(path: string): string | undefined {
+  if (!path.startsWith('/')) return 'must be an absolute path (it starts with /)';
+  if (path.includes('\0')) return 'must not contain NUL';
+  const bytes = Buffer.byteLength(path);
+  if (bytes > SOCKET_PATH_MAX_BYTES)
+    return `is ${bytes} bytes long; a Unix socket path holds ${SOCKET_PATH_MAX_BYTES} at most`;
+  return undefined;
+}
+
+/**
+ * A Unix socket the service also serves HTTP on, beside its port, for a gateway on the same host
+ * (docs/decisions.md, "The gateway to a service on the same host over a Unix socket"); unset, none.
+ */
+export const socketPathFromEnv = () =>
+  z
+    .string()
+    .optional()
+    .superRefine((path, ctx) => {
+      const problem = path === undefined ? undefined : socketPathProblem(path);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    });

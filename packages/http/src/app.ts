@@ -5,6 +5,7 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { admissionChain } from './admission';
 import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
+import { freeSocketPath } from './unix-socket';
 import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
@@ -184,28 +185,34 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export interface ListenOptions {
   /** REQUEST_TIMEOUT_MS unless given (tests); the headers get the lesser of it and HEADERS_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /**
+   * A Unix socket to serve the same app on as well (HUB_API_SOCKET and the like), for a gateway on
+   * the same host: a socket file left by a process that died is replaced, one another process still
+   * serves is not (see freeSocketPath).
+   */
+  socket?: string;
 }
 
 export interface RunningServer {
   server: Server;
   port: number;
   url: string;
+  /** The Unix socket it also serves on, when asked to. */
+  socket?: string;
   close(): Promise<void>;
 }
 
-/**
- * Listens on the port (0 for any) of `host` (the service's HOST setting; 127.0.0.1 when not given)
- * with an express app (or any request listener). Requests Node's parser refuses (headers over its limit, malformed HTTP) get a
- * problem+json answer (see answerClientError), as do requests that do not arrive within REQUEST_TIMEOUT_MS
- * (408). An answer sent before its request's body arrived leaves the rest DRAIN_MS to come (drainAfterEarlyAnswer).
- */
-export async function listen(
+/** One listening server of the app and how to close it, letting the answers under way finish. */
+interface Served {
+  server: Server;
+  close(): Promise<void>;
+}
+
+async function serve(
   app: Express | RequestListener,
-  port: number,
-  host = '127.0.0.1',
-  options: ListenOptions = {},
-): Promise<RunningServer> {
-  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  requestTimeout: number,
+  where: { port: number; host: string } | { path: string },
+): Promise<Served> {
   const server = handleClientErrors(
     createServer(
       {
@@ -217,7 +224,8 @@ export async function listen(
       app,
     ),
   );
-  server.listen(port, host);
+  if ('path' in where) server.listen(where.path);
+  else server.listen(where.port, where.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -233,11 +241,9 @@ export async function listen(
       if (res.writableFinished) drainAfterEarlyAnswer(req);
     });
   });
-  const actual = (server.address() as AddressInfo).port;
   return {
     server,
-    port: actual,
-    url: `http://${host}:${actual}`,
+    // Node removes a Unix socket's file when its server closes.
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -251,6 +257,43 @@ export async function listen(
         }
         server.closeIdleConnections();
       }),
+  };
+}
+
+/**
+ * Listens on the port (0 for any) of `host` (the service's HOST setting; 127.0.0.1 when not given)
+ * with an express app (or any request listener), and on `options.socket` too when given. Requests
+ * Node's parser refuses (headers over its limit, malformed HTTP) get a problem+json answer (see
+ * answerClientError), as do requests that do not arrive within REQUEST_TIMEOUT_MS (408). An answer
+ * sent before its request's body arrived leaves the rest DRAIN_MS to come (drainAfterEarlyAnswer).
+ */
+export async function listen(
+  app: Express | RequestListener,
+  port: number,
+  host = '127.0.0.1',
+  options: ListenOptions = {},
+): Promise<RunningServer> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const tcp = await serve(app, requestTimeout, { port, host });
+  let unix: Served | undefined;
+  if (options.socket !== undefined) {
+    try {
+      await freeSocketPath(options.socket);
+      unix = await serve(app, requestTimeout, { path: options.socket });
+    } catch (error) {
+      await tcp.close();
+      throw error;
+    }
+  }
+  const actual = (tcp.server.address() as AddressInfo).port;
+  return {
+    server: tcp.server,
+    port: actual,
+    url: `http://${host}:${actual}`,
+    ...(options.socket !== undefined ? { socket: options.socket } : {}),
+    close: async () => {
+      await Promise.all([tcp.close(), unix?.close()]);
+    },
   };
 }
 

@@ -1,8 +1,19 @@
-import { baseConfig, databaseUrlFromEnv, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
+import {
+  baseConfig,
+  databaseUrlFromEnv,
+  durationFromEnv,
+  identityConfig,
+  loadConfig,
+  portFromEnv,
+  socketPathFromEnv,
+} from '@hub/config';
 import { z } from 'zod';
 
 export const accessConfig = baseConfig.extend(identityConfig.shape).extend({
   ACCESS_PORT: portFromEnv(8081).describe('port of the access service'),
+  ACCESS_SOCKET: socketPathFromEnv().describe(
+    'a Unix socket the access service also serves HTTP on, for a gateway on the same host (an absolute path); unset, none',
+  ),
   ACCESS_DATABASE_URL: databaseUrlFromEnv('hub_access').describe(
     'PostgreSQL database of the access registry (created and migrated at start)',
   ),

@@ -8,6 +8,6 @@ const logger = createLogger('access');
 runMain(logger, async () => {
   const config = readConfig();
   const running = await startAccess(config, logger);
-  logger.info({ url: running.url }, 'access listening');
+  logger.info({ url: running.url, socket: running.socket }, 'access listening');
   return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

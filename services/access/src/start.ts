@@ -15,6 +15,8 @@ export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
 
 export interface RunningAccess {
   url: string;
+  /** The Unix socket it also serves on (its *_SOCKET setting), when set. */
+  socket?: string;
   broker: Broker;
   stop(): Promise<void>;
 }
@@ -39,9 +41,10 @@ export async function startAccess(
   });
   await forgetOnAccessChange(broker, accessCache, 'access');
   await consumeColaboradores(broker, QUEUES.acessoColaboradores, sincronizacao);
-  const server = await listen(app, port, config.HOST);
+  const server = await listen(app, port, config.HOST, { socket: config.ACCESS_SOCKET });
   return {
     url: server.url,
+    socket: server.socket,
     broker,
     stop: async () => {
       await server.close();

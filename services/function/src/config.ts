@@ -5,12 +5,16 @@ import {
   identityConfig,
   loadConfig,
   portFromEnv,
+  socketPathFromEnv,
   serviceUrlFromEnv,
 } from '@hub/config';
 import type { z } from 'zod';
 
 export const functionConfig = baseConfig.extend(identityConfig.shape).extend({
   FUNCTION_PORT: portFromEnv(8082).describe('port of the function service'),
+  FUNCTION_SOCKET: socketPathFromEnv().describe(
+    'a Unix socket the function service also serves HTTP on, for a gateway on the same host (an absolute path); unset, none',
+  ),
   FUNCTION_DATABASE_URL: databaseUrlFromEnv('hub_function').describe(
     'PostgreSQL database of the function registry (created and migrated at start)',
   ),

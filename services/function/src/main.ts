@@ -8,6 +8,6 @@ const logger = createLogger('function');
 runMain(logger, async () => {
   const config = readConfig();
   const running = await startFunction(config, logger);
-  logger.info({ url: running.url }, 'function listening');
+  logger.info({ url: running.url, socket: running.socket }, 'function listening');
   return { stop: () => running.stop(), shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT };
 });

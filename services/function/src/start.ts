@@ -34,6 +34,8 @@ export interface RunningFunction {
   /** The express app it serves (route tables in tests). */
   app: Express;
   url: string;
+  /** The Unix socket it also serves on (its *_SOCKET setting), when set. */
+  socket?: string;
   port: number;
   db: Db;
   broker: Broker;
@@ -86,11 +88,14 @@ export async function startFunction(
     destino: options.destino,
     atrasoDaOutbox: () => relay.atrasoSegundos(),
   });
-  const server = await listen(app, options.port ?? config.FUNCTION_PORT, config.HOST);
+  const server = await listen(app, options.port ?? config.FUNCTION_PORT, config.HOST, {
+    socket: config.FUNCTION_SOCKET,
+  });
 
   return {
     app,
     url: server.url,
+    socket: server.socket,
     port: server.port,
     db,
     broker,

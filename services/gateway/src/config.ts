@@ -1,19 +1,40 @@
-import { baseConfig, developmentDefault, durationFromEnv, identityConfig, loadConfig, portFromEnv } from '@hub/config';
+import {
+  baseConfig,
+  developmentDefault,
+  durationFromEnv,
+  identityConfig,
+  loadConfig,
+  portFromEnv,
+  socketPathProblem,
+} from '@hub/config';
 import { z } from 'zod';
 import { parseByteSize } from './proxy/body-limit';
+import { UNIX_PREFIX } from './routes';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 
-/** One service URL or several separated by commas (instances the gateway takes in turn); LOCALHOST has a default. */
+/**
+ * One service URL or several separated by commas (instances the gateway takes in turn), each
+ * http(s)://host:port or unix:/absolute/path.sock (a service on this host: routes.ts's instanceOf);
+ * LOCALHOST has a default.
+ */
 const serviceUrlsFromEnv = (localUrl: string) =>
   developmentDefault(
     localUrl,
-    z
-      .string()
-      .refine(
-        (lista) => lista.split(',').every((url) => z.string().url().safeParse(url.trim()).success),
-        'one URL, or several separated by commas',
-      ),
+    z.string().superRefine((lista, ctx) => {
+      for (const entrada of lista.split(',').map((url) => url.trim())) {
+        const problem = entrada.startsWith(UNIX_PREFIX)
+          ? socketPathProblem(entrada.slice(UNIX_PREFIX.length))
+          : z.string().url().safeParse(entrada).success
+            ? undefined
+            : 'is not a URL';
+        if (problem)
+          ctx.addIssue({
+            code: 'custom',
+            message: `"${entrada}" ${problem}: one URL (http://host:port or unix:/path.sock), or several separated by commas`,
+          });
+      }
+    }),
   );
 
 // The gateway talks HTTP only: RabbitMQ is not its business, so SANDBOX does not ask it for a URL. It
@@ -30,13 +51,13 @@ export const gatewayConfig = baseConfig
       .default('127.0.0.1')
       .describe('address the metrics port binds to; loopback unless a scraper on another host must reach it'),
     ACCESS_URL: serviceUrlsFromEnv('http://127.0.0.1:8081').describe(
-      'access service (/auth, /perfil-de-acesso, /colaborador); several instances: their URLs separated by commas',
+      'access service (/auth, /perfil-de-acesso, /colaborador); several instances: their URLs separated by commas; unix:/path.sock for one on this host serving that socket',
     ),
     FUNCTION_URL: serviceUrlsFromEnv('http://127.0.0.1:8082').describe(
-      'function service (/funcao); several instances: their URLs separated by commas',
+      'function service (/funcao); several instances: their URLs separated by commas; unix:/path.sock for one on this host serving that socket',
     ),
     HUB_API_URL: serviceUrlsFromEnv('http://127.0.0.1:8083').describe(
-      'hub-api service (events, subscriptions, …); several instances: their URLs separated by commas',
+      'hub-api service (events, subscriptions, …); several instances: their URLs separated by commas; unix:/path.sock for one on this host serving that socket',
     ),
     GATEWAY_UPSTREAMS: z
       .string()

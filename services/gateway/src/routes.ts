@@ -12,6 +12,46 @@ export interface Upstream {
   enabled: boolean;
 }
 
+/** How an instance URL names a Unix socket on this host: `unix:/run/hub/hub-api.sock`. */
+export const UNIX_PREFIX = 'unix:';
+
+/** Where one instance of a service is, as undici dials it. */
+export interface Instance {
+  /** The origin requests are sent to (for a Unix socket, a placeholder: the Host header is the client's). */
+  origin: string;
+  /** A Unix socket to connect to instead of a TCP address. */
+  socketPath?: string;
+  /** A path the instance's URL carries, put before the request's ('' for an origin or a socket). */
+  prefix: string;
+  /**
+   * The instance's host name, its TLS server name. undici otherwise takes a request's from its Host
+   * header, the client's (the gateway's public name): an https instance would be asked for, and
+   * checked against, the wrong name, and its connection remade whenever two clients' Hosts differ.
+   */
+  servername: string;
+}
+
+/**
+ * An instance URL (`http://host:port[/path]`, `https://…`, or `unix:/absolute/path.sock` for a
+ * service on the same host: docs/decisions.md, "The gateway to a service on the same host over a
+ * Unix socket") as undici dials it.
+ */
+export function instanceOf(url: string): Instance {
+  if (url.startsWith(UNIX_PREFIX))
+    return {
+      origin: 'http://localhost',
+      socketPath: url.slice(UNIX_PREFIX.length),
+      prefix: '',
+      servername: 'localhost',
+    };
+  const parsed = new URL(url);
+  return {
+    origin: parsed.origin,
+    prefix: parsed.pathname === '/' ? '' : parsed.pathname,
+    servername: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+  };
+}
+
 /** An upstream over one or more instances, handed out in turn. */
 export function upstream(name: UpstreamName, lista: string, enabled: boolean): Upstream {
   const urls = lista

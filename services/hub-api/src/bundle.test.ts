@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,6 +43,18 @@ afterAll(async () => {
   await identity?.close();
 });
 
+/** A GET over a Unix socket: its status. */
+function statusNoSocket(socketPath: string, caminho: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ socketPath, path: caminho, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      })
+      .on('error', reject);
+  });
+}
+
 /** Runs the bundle with plain node; resolves once it listens. */
 async function iniciarBundle(env: NodeJS.ProcessEnv = {}) {
   const bundle = spawn(process.execPath, [path.join(dir, 'main.js')], {
@@ -76,11 +89,14 @@ async function iniciarBundle(env: NodeJS.ProcessEnv = {}) {
   return { bundle, url, exited, output: () => output };
 }
 
-test('When hub-api runs from its bundle with plain node, then it migrates, queries through Prisma, serves and exits 0 on SIGTERM', async () => {
-  const { bundle, url, exited, output: saida } = await iniciarBundle();
+test('When hub-api runs from its bundle with plain node, then it migrates, queries through Prisma, serves on its port and its socket, and exits 0 on SIGTERM, removing the socket', async () => {
+  const socket = path.join(dir, 'hub-api.sock');
+  const { bundle, url, exited, output: saida } = await iniciarBundle({ HUB_API_SOCKET: socket });
   const output = saida();
   expect(output).toMatch(/migrations applied/);
+  expect(output).toContain(`"socket":${JSON.stringify(socket)}`);
   expect((await fetch(`${url}/saude/prontidao`)).status).toBe(200);
+  expect(await statusNoSocket(socket, '/saude/prontidao')).toBe(200);
   const token = await access.masterToken();
   const tipos = await fetch(`${url}/tipo-de-evento/filtro?nome=colaborador.atualizado`, {
     headers: { authorization: `Bearer ${token}` },
@@ -90,6 +106,7 @@ test('When hub-api runs from its bundle with plain node, then it migrates, queri
   bundle.kill('SIGTERM');
   const code = await exited;
   expect({ code, output: code === 0 ? '' : saida() }).toEqual({ code: 0, output: '' });
+  expect(existsSync(socket)).toBe(false);
 }, 60_000);
 
 test('When the bundle runs with an OTLP endpoint, then express and pg (kept outside the bundle) are instrumented and the spans are exported', async () => {

@@ -7,6 +7,7 @@ import {
   identityConfig,
   loadConfig,
   portFromEnv,
+  socketPathFromEnv,
   serviceUrlFromEnv,
 } from '@hub/config';
 import { z } from 'zod';
@@ -14,6 +15,9 @@ import { allowlistFromEnv } from '@hub/destinations';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_API_PORT: portFromEnv(8083).describe('port of hub-api'),
+  HUB_API_SOCKET: socketPathFromEnv().describe(
+    'a Unix socket hub-api also serves HTTP on, for a gateway on the same host (an absolute path); unset, none',
+  ),
   HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
     'PostgreSQL database of the hub (created and migrated at start)',
   ),

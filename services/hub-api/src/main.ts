@@ -10,7 +10,7 @@ const logger = createLogger('hub-api');
 runMain(logger, async () => {
   const config = readConfig();
   const running = await startHubApi(config, logger);
-  logger.info({ url: running.url }, 'hub-api listening');
+  logger.info({ url: running.url, socket: running.socket }, 'hub-api listening');
   return {
     stop: async () => {
       await running.stop();

@@ -45,6 +45,8 @@ export interface RunningHubApi {
   /** The express app it serves (route tables in tests). */
   app: Express;
   url: string;
+  /** The Unix socket it also serves on (its *_SOCKET setting), when set. */
+  socket?: string;
   port: number;
   db: Db;
   /** The prepared statements' connections (publication's group write). */
@@ -220,11 +222,12 @@ export async function startHubApi(
     intervaloMs: config.HUB_RETENCAO_INTERVALO,
     relogio: options.relogio,
   }).start();
-  const server = await listen(app, options.port ?? config.HUB_API_PORT, config.HOST);
+  const server = await listen(app, options.port ?? config.HUB_API_PORT, config.HOST, { socket: config.HUB_API_SOCKET });
 
   return {
     app,
     url: server.url,
+    socket: server.socket,
     port: server.port,
     db,
     sql,

@@ -6,7 +6,7 @@ import { createRepeatLimiter, type Logger } from '@hub/log';
 import express, { type RequestHandler } from 'express';
 import { type Dispatcher, Pool } from 'undici';
 import type { ObserveRequest } from '../health/metrics';
-import { type Upstream, type UpstreamName, upstreamOf } from '../routes';
+import { type Instance, instanceOf, type Upstream, type UpstreamName, upstreamOf } from '../routes';
 import { bodyTooLarge, CorpoInteiro, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
 import { type GatewayHeaders, headerText, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
 
@@ -20,6 +20,8 @@ export interface ProxyOptions {
 }
 
 const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
+/** No one listens: the connection was refused, or the Unix socket's file is not there (a service stopped removes it). */
+const NOT_LISTENING = new Set<string | undefined>(['ECONNREFUSED', 'ENOENT']);
 /** undici's codes for a service silent too long: connecting, before its answer's head (its body's is after the status went). */
 const TIMEOUTS = new Set<string | undefined>([UPSTREAM_TIMEOUT, 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
 
@@ -79,18 +81,8 @@ const upstreamTimeout = (name: string) =>
     { 'Retry-After': String(SERVICO_RETRY_AFTER_S) },
   );
 
-/** Where one instance is, parsed once. */
-interface Target {
-  pool: Pool;
-  /** A path the instance's URL carries, put before the request's ('' for an origin). */
-  prefix: string;
-  /**
-   * The instance's host name. undici otherwise takes a request's TLS server name from its Host
-   * header, the client's (the gateway's public name): an https instance would be asked for, and
-   * checked against, the wrong name, and its connection remade whenever two clients' Hosts differ.
-   */
-  servername: string;
-}
+/** Where one instance is, parsed once (routes.ts's Instance), and its connections. */
+type Target = { pool: Pool } & Pick<Instance, 'prefix' | 'servername'>;
 
 /** What undici reads of a request; `servername` is read too, though its types leave it out. */
 type Dispatch = Dispatcher.DispatchOptions & { servername: string };
@@ -234,9 +226,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.clientGone) return;
     const { res, upstream, proxy } = this;
     const code = (error as NodeJS.ErrnoException).code;
-    // A refused connection (an instance down or restarting) is tried on the next instance, once
-    // per instance, when nothing of the request was consumed.
-    if (code === 'ECONNREFUSED' && !res.headersSent && this.attemptsLeft > 0 && this.replayable) {
+    // A refused connection (an instance down or restarting; on a Unix socket, its file gone too) is
+    // tried on the next instance, once per instance, when nothing of the request was consumed.
+    if (NOT_LISTENING.has(code) && !res.headersSent && this.attemptsLeft > 0 && this.replayable) {
       proxy.logger.warn({ upstream: upstream.name, code }, 'upstream instance refused the connection; trying the next');
       this.attemptsLeft -= 1;
       this.attempt();
@@ -365,11 +357,11 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   const targets = new Map<string, Target>();
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) {
-      const parsed = new URL(url);
+      const { origin, socketPath, prefix, servername } = instanceOf(url);
       targets.set(url, {
-        pool: new Pool(parsed.origin, poolOptions),
-        prefix: parsed.pathname === '/' ? '' : parsed.pathname,
-        servername: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+        pool: new Pool(origin, socketPath === undefined ? poolOptions : { ...poolOptions, socketPath }),
+        prefix,
+        servername,
       });
     }
 

@@ -31,7 +31,12 @@ export interface FakeUpstream extends RunningServer {
  * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/dicas sends a
  * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
-export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): Promise<FakeUpstream> {
+export async function startFakeUpstream(
+  name: string,
+  specs: RouteSpec[] = [],
+  /** A Unix socket it serves on too (the service's *_SOCKET). */
+  options: { socket?: string } = {},
+): Promise<FakeUpstream> {
   const app = express();
   let upstream: FakeUpstream;
   app.get('/saude/prontidao', (_req, res) => {
@@ -125,7 +130,7 @@ export async function startFakeUpstream(name: string, specs: RouteSpec[] = []): 
       });
     });
   });
-  upstream = Object.assign(await listen(app, 0), {
+  upstream = Object.assign(await listen(app, 0, '127.0.0.1', options), {
     name,
     seen: [] as SeenRequest[],
     started: [] as string[],

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type RunningServer, listen } from './app';
+
+/** A GET over a Unix socket: its status and body. */
+function getOnSocket(socketPath: string, pathname: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path: pathname, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Every request answered with its path. */
+const app = (req: IncomingMessage, res: ServerResponse) => {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify({ caminho: req.url }));
+};
+
+describe('listen on a Unix socket as well as a port', () => {
+  let dir: string;
+  let running: RunningServer | undefined;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'hub-sock-'));
+  });
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('When a socket is given, then the same app answers on it and on the port, and closing removes its file', async () => {
+    const socket = path.join(dir, 'svc.sock');
+    running = await listen(app, 0, '127.0.0.1', { socket });
+    expect(running.socket).toBe(socket);
+    expect(await getOnSocket(socket, '/pelo-socket')).toEqual({ status: 200, body: '{"caminho":"/pelo-socket"}' });
+    expect((await fetch(`${running.url}/pela-porta`)).status).toBe(200);
+    await running.close();
+    running = undefined;
+    expect(() => lstatSync(socket)).toThrow(/ENOENT/);
+  });
+
+  it('When a socket file was left by a process that died, then it is replaced and served', async () => {
+    const socket = path.join(dir, 'svc.sock');
+    // A process serving the socket, killed with SIGKILL: its file stays and no one listens on it.
+    const morto = spawn(process.execPath, [
+      '-e',
+      `require('node:net').createServer().listen(${JSON.stringify(socket)}, () => console.log('ouvindo'))`,
+    ]);
+    await new Promise((resolve) => morto.stdout.once('data', resolve));
+    const saiu = new Promise((resolve) => morto.once('exit', resolve));
+    morto.kill('SIGKILL');
+    await saiu;
+    expect(lstatSync(socket).isSocket()).toBe(true);
+    running = await listen(app, 0, '127.0.0.1', { socket });
+    expect((await getOnSocket(socket, '/de-novo')).status).toBe(200);
+  });
+
+  it('When another server still answers on the socket, then listen fails and the other keeps serving', async () => {
+    const socket = path.join(dir, 'svc.sock');
+    const primeiro = await listen(app, 0, '127.0.0.1', { socket });
+    try {
+      await expect(listen(app, 0, '127.0.0.1', { socket })).rejects.toThrow(
+        `another process serves the Unix socket ${socket}`,
+      );
+      expect((await getOnSocket(socket, '/ainda')).status).toBe(200);
+    } finally {
+      await primeiro.close();
+    }
+  });
+
+  it('When the path is a file that is not a socket, then listen fails and leaves the file as it was', async () => {
+    const socket = path.join(dir, 'dados.txt');
+    writeFileSync(socket, 'não apague');
+    await expect(listen(app, 0, '127.0.0.1', { socket })).rejects.toThrow(
+      `${socket} exists and is not a Unix socket; it is left as it is`,
+    );
+    expect(readFileSync(socket, 'utf8')).toBe('não apague');
+  });
+});
