@@ -12,8 +12,8 @@ import {
   QUANTIDADE_DE_BALDES,
 } from './index';
 
-// The hour and slice the code writes to resumo_por_hora must be the ones the triggers of migration
-// 005 write for the same instant: GET /evento's total and the summary add them up together.
+// The hour and slice the code writes to resumo_por_hora must be the ones the triggers of migrations
+// 005 and 023 write for the same instant: GET /evento's total and the summary add them up together.
 let database: TestDatabase;
 let db: Db;
 let aplicativoId: string;
@@ -72,12 +72,17 @@ test('When the slices are read from the migrations, then they are the FATIAS_DO_
      where c.conrelid = 'resumo_por_hora'::regclass and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%fatia%'`;
   expect(restricao?.def).toBe(`CHECK (((fatia >= 0) AND (fatia <= ${FATIAS_DO_RESUMO - 1})))`);
 
+  // Every trigger that counts in resumo_por_hora adds to its transaction's slice (migration 023).
+  const [fatia] = await db.$queryRaw<{ def: string }[]>`
+    select pg_get_functiondef('fatia_da_transacao'::regproc) as def`;
+  expect(fatia?.def.match(/txid_current\(\) % \(?(\d+)/)?.[1]).toBe(String(FATIAS_DO_RESUMO));
   const funcoes = await db.$queryRaw<{ nome: string; def: string }[]>`
     select p.proname as nome, pg_get_functiondef(p.oid) as def from pg_proc p
-     where p.proname in ('eventos_guardados_somar', 'eventos_guardados_subtrair', 'eventos_guardados_mover')`;
-  expect(funcoes).toHaveLength(3);
+     where p.proname in ('eventos_guardados_somar', 'eventos_guardados_subtrair', 'eventos_guardados_mover',
+                         'entrega_nao_concluida_inserir', 'entrega_nao_concluida_apagar', 'entregas_guardadas_mover')`;
+  expect(funcoes).toHaveLength(6);
   for (const f of funcoes)
-    expect([f.nome, f.def.match(/random\(\) \* (\d+)/)?.[1]]).toEqual([f.nome, String(FATIAS_DO_RESUMO)]);
+    expect([f.nome, f.def.includes('fatia_da_transacao()'), /random\(\)/.test(f.def)]).toEqual([f.nome, true, false]);
 
   expect([fatiaDoResumo(() => 0), fatiaDoResumo(() => 0.999_999_999)]).toEqual([0, FATIAS_DO_RESUMO - 1]);
 });

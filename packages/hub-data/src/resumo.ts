@@ -1,14 +1,16 @@
 /**
  * Where a count lands in resumo_por_hora, the summary's tallies (migration 004) that hub-api's
- * publication, the delivery workers and the triggers on evento (migration 005) add to: the hour is
- * the UTC hour of the instant, `date_trunc('hour', instante, 'UTC')`; the slice is a random one of
- * the hour's FATIAS_DO_RESUMO rows, so that concurrent writers rarely wait on the same row (only the
- * sum of an hour's slices means something). `resumo.test.ts` checks both against the migrations.
+ * publication, the delivery workers and the triggers on evento and entrega (migrations 005 and 023)
+ * add to: the hour is the UTC hour of the instant, `date_trunc('hour', instante, 'UTC')`; the slice
+ * is one of the hour's FATIAS_DO_RESUMO rows, so that concurrent writers rarely wait on the same row
+ * (only the sum of an hour's slices means something): a random one here, the transaction's in the
+ * triggers (`fatia_da_transacao()`, its id modulo 16: a statement that writes events and deliveries
+ * locks one slice of the hour, not two). `resumo.test.ts` checks both against the migrations.
  */
 
 const HORA_MS = 3_600_000;
 
-/** Rows per hour of resumo_por_hora: `check (fatia between 0 and 15)`, `floor(random() * 16)` in the triggers. */
+/** Rows per hour of resumo_por_hora: `check (fatia between 0 and 15)`, `txid_current() % 16` in the triggers. */
 export const FATIAS_DO_RESUMO = 16;
 
 /** The hour of resumo_por_hora an instant counts in (the start of its UTC hour). */

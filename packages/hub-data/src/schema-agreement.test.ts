@@ -249,7 +249,8 @@ it('When every model is written and read through Prisma, then the migrated table
   expect(
     await db.chaveDeIdempotencia.findUniqueOrThrow({ where: { escopo_chave: { escopo: chave.escopo, chave: 'k' } } }),
   ).toEqual(chave);
-  // An hour with no event: the triggers on evento (migration 005) upsert a random slice of the event's hour.
+  // An hour with no event: the triggers on evento and entrega (migrations 005 and 023) upsert a slice of
+  // the hour of what they write.
   const hora = new Date('2026-11-21T05:00:00.000Z');
   const faixa = await db.resumoPorHora.create({
     data: {
@@ -260,6 +261,7 @@ it('When every model is written and read through Prisma, then the migrated table
       entregasConcluidas: 3,
       tentativasComFalha: 4,
       eventosGuardados: 5,
+      entregasGuardadas: 6,
     },
   });
   expect(await db.resumoPorHora.findUniqueOrThrow({ where: { hora_fatia: { hora, fatia: 3 } } })).toEqual(faixa);

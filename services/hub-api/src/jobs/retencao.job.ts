@@ -44,7 +44,7 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's count of stored events in one row) and the
+ * summary tallies past 48 h (keeping each old hour's counts of stored events and deliveries in one row) and the
  * latency histograms of those hours, whose younger ones it folds into one slice an hour once
  * no worker writes them (`horas` counts all of these rows). Everything goes in small batches, each one
  * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
@@ -77,7 +77,11 @@ export function retencaoJob(options: RetencaoOptions) {
       // another pass holds is skipped. Their deliveries are then locked and read again: one resent
       // meanwhile (concluida back to pendente, committed after this statement's snapshot or still
       // uncommitted) keeps its event. One statement: the outbox rows of the batch's deliveries go
-      // with it, then the events (whose deliveries and attempts the cascade takes).
+      // with it, then the events (whose deliveries and attempts the cascade takes). The cascade's
+      // deletes of entrega, one per event, run entrega's statement-level delete trigger (the copies of
+      // entrega_nao_concluida, the hour's entregas_guardadas: migrations 018 and 023) once for this
+      // whole statement, over every delivery it took: PostgreSQL gathers the rows of one statement's
+      // foreign-key actions into one transition table per table (total.test.ts of entregas logs it).
       const naoFinais = [...SITUACOES_NAO_FINAIS];
       const desde = depois
         ? Prisma.sql`and (ev.recebido_em, ev.id) > (${depois.recebidoEm}, ${depois.id}::uuid)`
@@ -118,28 +122,32 @@ export function retencaoJob(options: RetencaoOptions) {
   }
 
   /**
-   * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados (the stored
-   * events of the hour, GET /evento's total and deep pages) must stay exact. So the hour's slices
-   * are deleted and their eventos_guardados written back as one row (none when the hour holds no
-   * event any more), in one transaction: what the delete returns is what it removed (a slice a
-   * trigger updates meanwhile is deleted at its new value, after that transaction commits), so the
-   * hour's sum does not change. Returns the rows erased.
+   * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados and
+   * entregas_guardadas (the stored events and deliveries of the hour: the totals of GET /evento and
+   * GET /entrega, the deep pages of GET /evento) must stay exact. So the hour's slices are deleted
+   * and both counts written back as one row (none when the hour holds neither any more), in one
+   * transaction: what the delete returns is what it removed (a slice a trigger updates meanwhile is
+   * deleted at its new value, after that transaction commits), so the hour's sums do not change. An
+   * hour already folded (one row, no tally) is left alone. Returns the rows erased.
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
-      const removidas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number }[]>`
+      const removidas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number; entregas_guardadas: number }[]>`
         delete from resumo_por_hora
          where hora in (select hora from resumo_por_hora where hora < ${antesDe}
-                         group by hora having count(*) > 1 or sum(eventos_guardados) = 0 or max(eventos) > 0
-                                  or max(recusados) > 0 or max(entregas_concluidas) > 0 or max(tentativas_com_falha) > 0)
-        returning hora, eventos_guardados`;
+                         group by hora having count(*) > 1 or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0)
+                                  or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
+                                  or max(tentativas_com_falha) > 0)
+        returning hora, eventos_guardados, entregas_guardadas`;
       await tx.$executeRaw`
-        insert into resumo_por_hora (hora, fatia, eventos_guardados)
-        select hora, 0, sum(n) from unnest(${removidas.map((r) => r.hora)}::timestamptz[],
-                                           ${removidas.map((r) => r.eventos_guardados)}::int[]) as r(hora, n)
-         group by hora having sum(n) <> 0
+        insert into resumo_por_hora (hora, fatia, eventos_guardados, entregas_guardadas)
+        select hora, 0, sum(n), sum(m) from unnest(${removidas.map((r) => r.hora)}::timestamptz[],
+                                                   ${removidas.map((r) => r.eventos_guardados)}::int[],
+                                                   ${removidas.map((r) => r.entregas_guardadas)}::int[]) as r(hora, n, m)
+         group by hora having sum(n) <> 0 or sum(m) <> 0
         on conflict (hora, fatia) do update
-          set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados`;
+          set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados,
+              entregas_guardadas = resumo_por_hora.entregas_guardadas + excluded.entregas_guardadas`;
       return removidas.length;
     });
   }
