@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type RunningServer, listen } from './app';
@@ -72,7 +73,7 @@ describe('listen on a Unix socket as well as a port', () => {
     const primeiro = await listen(app, 0, '127.0.0.1', { socket });
     try {
       await expect(listen(app, 0, '127.0.0.1', { socket })).rejects.toThrow(
-        `another process serves the Unix socket ${socket}`,
+        `another process may serve the Unix socket ${socket} (a server accepts connections on it)`,
       );
       expect((await getOnSocket(socket, '/ainda')).status).toBe(200);
     } finally {
@@ -87,5 +88,50 @@ describe('listen on a Unix socket as well as a port', () => {
       `${socket} exists and is not a Unix socket; it is left as it is`,
     );
     expect(readFileSync(socket, 'utf8')).toBe('não apague');
+  });
+
+  it('When the server on the socket is alive but cannot take a connection now (its backlog full, EAGAIN), then listen fails and leaves its file', async () => {
+    const socket = path.join(dir, 'svc.sock');
+    // A live server whose event loop is blocked with a backlog of 1: further connects get EAGAIN.
+    const ocupado = spawn(process.execPath, [
+      '-e',
+      `require('node:net').createServer().listen({ path: ${JSON.stringify(socket)}, backlog: 1 }, () => {
+        console.log('ouvindo');
+        setTimeout(() => { const fim = Date.now() + 3000; while (Date.now() < fim); }, 20);
+      })`,
+    ]);
+    try {
+      await new Promise((resolve) => ocupado.stdout.once('data', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const enchendo: Socket[] = [];
+      let recusada = false;
+      while (!recusada && enchendo.length < 16) {
+        const conexao = connect(socket);
+        enchendo.push(conexao);
+        recusada = await new Promise<boolean>((resolve) => {
+          conexao.once('connect', () => resolve(false));
+          conexao.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EAGAIN'));
+        });
+      }
+      expect(recusada).toBe(true);
+      await expect(listen(app, 0, '127.0.0.1', { socket })).rejects.toThrow(
+        `another process may serve the Unix socket ${socket} (connecting to it gives EAGAIN)`,
+      );
+      expect(lstatSync(socket).isSocket()).toBe(true);
+      for (const conexao of enchendo) conexao.destroy();
+    } finally {
+      ocupado.kill('SIGKILL');
+    }
+  });
+
+  it('When listening on the socket fails, then the port is let go too', async () => {
+    const primeiro = await listen(app, 0, '127.0.0.1');
+    const port = primeiro.port;
+    await primeiro.close();
+    await expect(listen(app, port, '127.0.0.1', { socket: path.join(dir, 'nao-existe', 'svc.sock') })).rejects.toThrow(
+      /listen/,
+    );
+    running = await listen(app, port, '127.0.0.1');
+    expect(running.port).toBe(port);
   });
 });
