@@ -1,5 +1,6 @@
-import { lstat, unlink } from 'node:fs/promises';
+import { lstat, stat, unlink } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { dirname } from 'node:path';
 
 /** How long a socket file's server has to accept a connection; no answer by then is no proof it is gone. */
 const PROBE_MS = 1_000;
@@ -44,7 +45,17 @@ export async function freeSocketPath(path: string): Promise<void> {
     if (error.code === 'ENOENT') return undefined;
     throw error;
   });
-  if (stats === undefined) return;
+  if (stats === undefined) {
+    // libuv reports a missing directory as EACCES at listen ("permission denied"), which sends the
+    // operator after permissions: the cause is named here instead.
+    const directory = dirname(path);
+    const dir = await stat(directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (dir === undefined) throw new Error(`the directory ${directory} of the Unix socket ${path} does not exist`);
+    return;
+  }
   if (!stats.isSocket()) throw new Error(`${path} exists and is not a Unix socket; it is left as it is`);
   const probed = await probe(path);
   if (!probed.left)

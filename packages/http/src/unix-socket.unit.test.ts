@@ -124,12 +124,13 @@ describe('listen on a Unix socket as well as a port', () => {
     }
   });
 
-  it('When listening on the socket fails, then the port is let go too', async () => {
+  it('When listening on the socket fails (its directory missing), then the error says so and the port is let go too', async () => {
     const primeiro = await listen(app, 0, '127.0.0.1');
     const port = primeiro.port;
     await primeiro.close();
+    // libuv reports a missing directory as EACCES ("permission denied"): the error names the cause instead.
     await expect(listen(app, port, '127.0.0.1', { socket: path.join(dir, 'nao-existe', 'svc.sock') })).rejects.toThrow(
-      /listen/,
+      `the directory ${path.join(dir, 'nao-existe')} of the Unix socket ${path.join(dir, 'nao-existe', 'svc.sock')} does not exist`,
     );
     running = await listen(app, port, '127.0.0.1');
     expect(running.port).toBe(port);
