@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { lstat, stat, unlink } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname } from 'node:path';
 
 /** How long a socket file's server has to accept a connection; no answer by then is no proof it is gone. */
@@ -63,4 +64,33 @@ export async function freeSocketPath(path: string): Promise<void> {
   await unlink(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error;
   });
+}
+
+/**
+ * Holds `path` for one process while it frees and binds it, and returns how to let it go. Without
+ * it, two processes starting at once on a socket left behind both found it refused, both removed
+ * it, and the second's removal could take the file the first had just bound: both then served,
+ * the first on a file no one could reach any more (and its close would remove the second's). The
+ * hold is an abstract Unix socket (Linux: no file, gone with its process, even on SIGKILL) named
+ * after the path; a second process meanwhile is refused, as it would be a moment later by the first
+ * one's answer. Abstract sockets belong to a network namespace: containers that share the socket's
+ * directory but not the network are not held apart. Elsewhere (macOS) nothing is held.
+ */
+export async function holdSocketPath(path: string): Promise<() => void> {
+  if (process.platform !== 'linux') return () => undefined;
+  const name = `\0hub-unix-socket:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`;
+  const hold = createServer();
+  await new Promise<void>((resolve, reject) => {
+    hold.once('listening', resolve);
+    hold.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`another process is starting to serve the Unix socket ${path}; it is left as it is`)
+          : error,
+      ),
+    );
+    hold.listen(name);
+  });
+  hold.unref();
+  return () => hold.close();
 }

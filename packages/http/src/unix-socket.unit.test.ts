@@ -68,6 +68,35 @@ describe('listen on a Unix socket as well as a port', () => {
     expect((await getOnSocket(socket, '/de-novo')).status).toBe(200);
   });
 
+  it('When two processes start at once on a socket file left behind, then one serves it and the other is refused (never both, one on a file gone)', async () => {
+    const socket = path.join(dir, 'svc.sock');
+    // In one process, as two would race: each time, both found the file refused, both removed it,
+    // and now and then the second removal took the file the first had just bound.
+    for (let vez = 0; vez < 20; vez += 1) {
+      const morto = spawn(process.execPath, [
+        '-e',
+        `require('node:net').createServer().listen(${JSON.stringify(socket)}, () => console.log('ouvindo'))`,
+      ]);
+      await new Promise((resolve) => morto.stdout.once('data', resolve));
+      const saiu = new Promise((resolve) => morto.once('exit', resolve));
+      morto.kill('SIGKILL');
+      await saiu;
+      const [um, outro] = await Promise.allSettled([
+        listen(app, 0, '127.0.0.1', { socket }),
+        listen(app, 0, '127.0.0.1', { socket }),
+      ]);
+      const servidos = [um, outro].flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const recusas = [um, outro].flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      try {
+        expect({ vez, servidos: servidos.length }).toEqual({ vez, servidos: 1 });
+        expect(recusas[0]).toMatch(/another process (is starting to serve|may serve) the Unix socket|EADDRINUSE/);
+        expect((await getOnSocket(socket, '/quem')).status).toBe(200);
+      } finally {
+        for (const servido of servidos) await servido.close();
+      }
+    }
+  });
+
   it('When another server still answers on the socket, then listen fails and the other keeps serving', async () => {
     const socket = path.join(dir, 'svc.sock');
     const primeiro = await listen(app, 0, '127.0.0.1', { socket });
