@@ -80,17 +80,17 @@ export async function holdSocketPath(path: string): Promise<() => void> {
   if (process.platform !== 'linux') return () => undefined;
   const name = `\0hub-unix-socket:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`;
   const hold = createServer();
-  await new Promise<void>((resolve, reject) => {
-    hold.once('listening', resolve);
-    hold.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new Error(`another process is starting to serve the Unix socket ${path}; it is left as it is`)
-          : error,
-      ),
-    );
+  const held = await new Promise<boolean>((resolve, reject) => {
+    hold.once('listening', () => resolve(true));
+    hold.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE')
+        reject(new Error(`another process is starting to serve the Unix socket ${path}; it is left as it is`));
+      // A sandbox without abstract sockets: the start goes on unheld, as before there was a hold.
+      else resolve(false);
+    });
     hold.listen(name);
   });
+  if (!held) return () => undefined;
   hold.unref();
   return () => hold.close();
 }
