@@ -111,6 +111,10 @@ describe('gateway configuration of a service on a Unix socket', () => {
     ['unix:/', 'names a directory (it ends with /)'],
     ['unix:///', 'names a directory (it ends with /)'],
     ['unix:/run/hub/', 'names a directory (it ends with /)'],
+    // Valid URLs of another scheme passed, and the gateway then failed to start with "Invalid URL".
+    ['UNIX:/run/hub/hub-api.sock', 'is neither http(s):// nor unix:'],
+    ['file:///run/hub/hub-api.sock', 'is neither http(s):// nor unix:'],
+    ['ftp://10.0.0.7:8083', 'is neither http(s):// nor unix:'],
   ])('When an instance is %s, then the configuration is refused and says why', (url, why) => {
     expect(() => readConfig({ ...base, HUB_API_URL: url })).toThrow(why);
   });
