@@ -151,6 +151,7 @@ describe('socketPathFromEnv', () => {
     ['run/hub-api.sock', 'must be an absolute path'],
     [`/${'x'.repeat(107)}`, 'is 108 bytes long; a Unix socket path holds 107 at most'],
     ['/run/a\0b.sock', 'must not contain NUL'],
+    ['/run/hub/', 'names a directory (it ends with /)'],
   ])('When it is %j, then the configuration is refused and says why', (value, why) => {
     expect(() => loadConfig(schema, { X_SOCKET: value })).toThrow(why);
   });

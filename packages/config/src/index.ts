@@ -172,6 +172,9 @@ export const SOCKET_PATH_MAX_BYTES = 107;
 export function socketPathProblem(path: string): string | undefined {
   if (!path.startsWith('/')) return 'must be an absolute path (it starts with /)';
   if (path.includes('\0')) return 'must not contain NUL';
+  // A socket is a file: `/run/hub/` is a directory (listening there fails with EADDRINUSE), and in
+  // the gateway's list, which drops a URL's trailing slashes, `unix:/` would be left with no path.
+  if (path.endsWith('/')) return 'names a directory (it ends with /)';
   const bytes = Buffer.byteLength(path);
   if (bytes > SOCKET_PATH_MAX_BYTES)
     return `is ${bytes} bytes long; a Unix socket path holds ${SOCKET_PATH_MAX_BYTES} at most`;

@@ -5,7 +5,7 @@ import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { admissionChain } from './admission';
 import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
-import { freeSocketPath } from './unix-socket';
+import { freeSocketPath, holdSocketPath } from './unix-socket';
 import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
 import { prontidaoMetric } from './metrics';
@@ -277,12 +277,17 @@ export async function listen(
   const tcp = await serve(app, requestTimeout, { port, host });
   let unix: Served | undefined;
   if (options.socket !== undefined) {
+    let release: (() => void) | undefined;
     try {
+      release = await holdSocketPath(options.socket);
       await freeSocketPath(options.socket);
       unix = await serve(app, requestTimeout, { path: options.socket });
     } catch (error) {
       await tcp.close();
       throw error;
+    } finally {
+      // Bound now, it answers: a process starting on it from here on is refused by freeSocketPath.
+      release?.();
     }
   }
   const actual = (tcp.server.address() as AddressInfo).port;

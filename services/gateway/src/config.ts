@@ -13,6 +13,15 @@ import { UNIX_PREFIX } from './routes';
 
 const optionalUrl = z.preprocess((v) => (v === '' ? undefined : v), z.string().url().optional());
 
+/** Why one instance of a service URL list cannot be used, or undefined when it can. */
+function instanceProblem(entrada: string): string | undefined {
+  if (entrada.startsWith(UNIX_PREFIX)) return socketPathProblem(entrada.slice(UNIX_PREFIX.length));
+  if (!z.string().url().safeParse(entrada).success) return 'is not a URL';
+  // undici dials http and https only: another scheme passed here, and the start then failed with "Invalid URL".
+  if (!/^https?:\/\//i.test(entrada)) return 'is neither http(s):// nor unix:';
+  return undefined;
+}
+
 /**
  * One service URL or several separated by commas (instances the gateway takes in turn), each
  * http(s)://host:port or unix:/absolute/path.sock (a service on this host: routes.ts's instanceOf);
@@ -23,11 +32,7 @@ const serviceUrlsFromEnv = (localUrl: string) =>
     localUrl,
     z.string().superRefine((lista, ctx) => {
       for (const entrada of lista.split(',').map((url) => url.trim())) {
-        const problem = entrada.startsWith(UNIX_PREFIX)
-          ? socketPathProblem(entrada.slice(UNIX_PREFIX.length))
-          : z.string().url().safeParse(entrada).success
-            ? undefined
-            : 'is not a URL';
+        const problem = instanceProblem(entrada);
         if (problem)
           ctx.addIssue({
             code: 'custom',

@@ -37,13 +37,17 @@ export interface Instance {
  * Unix socket") as undici dials it.
  */
 export function instanceOf(url: string): Instance {
-  if (url.startsWith(UNIX_PREFIX))
+  if (url.startsWith(UNIX_PREFIX)) {
+    const socketPath = url.slice(UNIX_PREFIX.length);
+    // undici takes an empty socketPath for none and would dial the placeholder origin (TCP localhost:80).
+    if (socketPath === '') throw new Error(`${url} names no socket path`);
     return {
       origin: 'http://localhost',
-      socketPath: url.slice(UNIX_PREFIX.length),
+      socketPath,
       prefix: '',
       servername: 'localhost',
     };
+  }
   const parsed = new URL(url);
   return {
     origin: parsed.origin,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { readConfig } from '../config';
+import { instanceOf } from '../routes';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
@@ -90,6 +91,10 @@ describe('gateway to a service on a Unix socket', () => {
 });
 
 describe('gateway configuration of a service on a Unix socket', () => {
+  it('When an instance URL names no socket path, then it is not taken for TCP to localhost', () => {
+    expect(() => instanceOf('unix:')).toThrow('unix: names no socket path');
+  });
+
   const base = { HUB_AMBIENTE: 'LOCALHOST' };
 
   it('When an instance is unix: with an absolute path, then it is taken, beside http ones', () => {
@@ -101,6 +106,15 @@ describe('gateway configuration of a service on a Unix socket', () => {
     ['unix:run/hub-api.sock', 'must be an absolute path (it starts with /)'],
     [`unix:/${'d'.repeat(120)}.sock`, 'a Unix socket path holds 107 at most'],
     ['nada', 'is not a URL'],
+    // The instance list drops a URL's trailing slashes: these would leave `unix:` with no path, which
+    // undici takes for "no socket" and dials the placeholder origin, TCP localhost:80.
+    ['unix:/', 'names a directory (it ends with /)'],
+    ['unix:///', 'names a directory (it ends with /)'],
+    ['unix:/run/hub/', 'names a directory (it ends with /)'],
+    // Valid URLs of another scheme passed, and the gateway then failed to start with "Invalid URL".
+    ['UNIX:/run/hub/hub-api.sock', 'is neither http(s):// nor unix:'],
+    ['file:///run/hub/hub-api.sock', 'is neither http(s):// nor unix:'],
+    ['ftp://10.0.0.7:8083', 'is neither http(s):// nor unix:'],
   ])('When an instance is %s, then the configuration is refused and says why', (url, why) => {
     expect(() => readConfig({ ...base, HUB_API_URL: url })).toThrow(why);
   });
