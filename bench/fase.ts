@@ -76,6 +76,18 @@ async function checkpoints(url: string, antes: boolean, log?: (line: string) => 
   }
 }
 
+/**
+ * Before a measured stretch: a CHECKPOINT of the platform's PostgreSQL and a rollover of RabbitMQ's
+ * quorum WAL (when they are known and local), so that the storage work the writes before it owe is
+ * done now and not inside the stretch (docs/decisions.md, "Checkpoints and the isolation
+ * benchmark"). Returns the server's count of checkpoints begun after its CHECKPOINT, when known.
+ */
+export async function comecarLimpo(entorno: Entorno, log: (line: string) => void): Promise<number | undefined> {
+  const antes = entorno.servidor ? await checkpoints(entorno.servidor, true, log) : undefined;
+  if (entorno.rabbitLocal && !rolarWalDoRabbit()) log("    no rollover of RabbitMQ's WAL before the phase");
+  return antes;
+}
+
 /** The phase's surroundings for a platform the benchmark started: its server, databases and RabbitMQ node. */
 export function entornoDe(platform: Platform, vhost: string): Entorno {
   const prefixo = platform.databasePrefix;
@@ -118,8 +130,7 @@ export async function medirFase(
   entorno: Entorno = {},
 ): Promise<Fase> {
   const { rastro, servidor } = entorno;
-  const checkpointsAntes = servidor ? await checkpoints(servidor, true, log) : undefined;
-  if (entorno.rabbitLocal && !rolarWalDoRabbit()) log("    no rollover of RabbitMQ's WAL before the phase");
+  const checkpointsAntes = await comecarLimpo(entorno, log);
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
   await r.zerar();

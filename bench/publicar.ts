@@ -17,7 +17,9 @@
  * After the saturation rows it prints "publication alone: gateway / hub-api = X %" (issue 19: at
  * least 85 %) with the gateway's CPU ms per request, and the same for the bare pipe: from those rows
  * and BENCH_RATIO_ROUNDS (6) more rounds of the three, 3 s each, each round starting with the next
- * target, so that the machine's drift (other sessions' work) falls on all three alike.
+ * target, so that the machine's drift (other sessions' work) falls on all three alike. Every row of
+ * the platform starts after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL (bench/fase.ts,
+ * comecarLimpo), so that storage work owed by the rows before falls in none.
  * The delivery worker is not started (BENCH_START_WITHOUT, default `delivery-worker`): this measures
  * publication, and the subscriptions' URLs lead nowhere, so a worker beside it would spend the CPUs
  * retrying them (its speed is bench/entregar.ts's). Every delivery job is copied to a queue of this
@@ -37,6 +39,8 @@ import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { deleteVhost } from './local';
+import { descreverEscritas, lerEscritas } from './escritas';
+import { comecarLimpo, type Entorno, entornoDe } from './fase';
 import { pacedLoad } from './paced';
 import { registrarPublicacao } from './evento';
 import { obtainPlatform, type Platform } from './platform';
@@ -124,14 +128,25 @@ interface Linha {
   conta?: ContaDeCpu;
 }
 
+interface OpcoesDaLinha {
+  /** A new Idempotency-Key per request. */
+  comChave?: boolean;
+  duracao?: number;
+  /** The platform's server and broker: each row starts after a CHECKPOINT and a rollover of RabbitMQ's WAL. */
+  entorno?: Entorno;
+  /** hub-api's /metrics: the row prints how many publications each group write carried. */
+  metricas?: string;
+}
+
 async function saturar(
   alvo: string,
   url: string,
   token: string,
   corpo: string,
-  comChave = false,
-  duracao = DURATION,
+  { comChave = false, duracao = DURATION, entorno, metricas }: OpcoesDaLinha = {},
 ): Promise<Linha> {
+  if (entorno) await comecarLimpo(entorno, log);
+  const escritasAntes = metricas ? await lerEscritas([metricas]) : undefined;
   log(`  ${alvo}: autocannon, ${CONNECTIONS} connections, ${duracao} s…`);
   const cpu = contarCpu();
   const r = await autocannon({
@@ -171,6 +186,8 @@ async function saturar(
   };
   log(`    ${linha.eventosPorSegundo.toFixed(0)}/s, p50 ${linha.p50} ms, p99 ${linha.p99} ms, non-2xx ${linha.non2xx}`);
   log(`    CPU per accepted request: ${linha.cpu}`);
+  if (metricas && escritasAntes)
+    log(`    items per group write: ${descreverEscritas(escritasAntes, await lerEscritas([metricas]))}`);
   return linha;
 }
 
@@ -255,12 +272,21 @@ async function main() {
     const linhas: Linha[] = [];
     linhas.push(await saturar('bare express 5 (JSON parse only)', `${bare.url}/eventos`, token, corpo));
     rss.fase('directly');
-    linhas.push(await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo));
+    // Every row of the platform after a CHECKPOINT and a rollover of RabbitMQ's WAL: with the worker
+    // stopped the jobs pile up in the quorum queue, and RabbitMQ's WAL (512 MB) rolled over inside
+    // some rows and not others, tripling its CPU per request there.
+    const entorno = entornoDe(platform, VHOST);
+    const metricas = `${platform.hubApiUrl}/metrics`;
+    linhas.push(
+      await saturar('hub-api directly', `${platform.hubApiUrl}/eventos`, token, corpo, { entorno, metricas }),
+    );
     rss.fase('through the gateway');
-    linhas.push(await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo));
+    linhas.push(
+      await saturar('through the gateway', `${platform.gatewayUrl}/eventos`, token, corpo, { entorno, metricas }),
+    );
     rss.fase('through a bare pipe');
     const PIPE = 'through a bare node:http pipe (bench/cano-nu.ts)';
-    linhas.push(await saturar(PIPE, `${cano!.url}/eventos`, token, corpo));
+    linhas.push(await saturar(PIPE, `${cano!.url}/eventos`, token, corpo, { entorno, metricas }));
     // Issue 19: publication alone through the gateway against hub-api directly, in this run, with
     // more rounds of the three alternated, so that the machine's drift falls on each alike.
     const rodadas: Linha[] = [];
@@ -274,7 +300,7 @@ async function main() {
       // Each round starts with the next target, so that each comes first, second and third alike.
       for (let j = 0; j < alvosDaRazao.length; j++) {
         const [alvo, url] = alvosDaRazao[(i + j) % alvosDaRazao.length]!;
-        rodadas.push(await saturar(alvo, url, token, corpo, false, RATIO_ROUND_SECONDS));
+        rodadas.push(await saturar(alvo, url, token, corpo, { duracao: RATIO_ROUND_SECONDS, entorno, metricas }));
       }
     }
     const de = (alvo: string) => [...linhas, ...rodadas].filter((l) => l.alvo === alvo);
@@ -285,7 +311,11 @@ async function main() {
     log(`  ${pipeRatio}`);
     rss.fase('keyed');
     linhas.push(
-      await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, true),
+      await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, {
+        comChave: true,
+        entorno,
+        metricas,
+      }),
     );
     const saturados = [...linhas.slice(1), ...rodadas].reduce((n, l) => n + l.aceitos, 0);
     // BENCH_ONLY_SATURATION=1: the saturation rows and nothing written (for profiling runs,
