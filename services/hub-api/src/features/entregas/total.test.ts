@@ -295,4 +295,25 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
   });
 
+  test("When evento is truncated (its cascade takes entrega), then GET /evento's total and every hour's eventos_guardados are 0 as well, not only GET /entrega's", async () => {
+    const totalDeEventos = async () => {
+      const response = await ctx.api().get('/evento').set(ler());
+      expect(response.status).toBe(200);
+      return response.body.total as number;
+    };
+    await gravarEvento(db(), curto, { recebidoEm: antes(2 * HORA), entregas: ['concluida'] });
+    await gravarEvento(db(), curto, { recebidoEm: antes(60 * HORA) });
+    expect(await totalDeEventos()).toBe(await db().evento.count());
+    expect(await totalDeEventos()).toBeGreaterThan(0);
+
+    await db().$executeRaw`truncate evento cascade`;
+
+    expect(await totalDeEventos()).toBe(0);
+    expect(await db().resumoPorHora.count({ where: { eventosGuardados: { not: 0 } } })).toBe(0);
+    await expectTotalExato();
+    // Counting starts again from there.
+    await gravarEvento(db(), curto, { recebidoEm: antes(HORA), entregas: ['pendente'] });
+    expect(await totalDeEventos()).toBe(1);
+    await expectTotalExato();
+  });
 });
