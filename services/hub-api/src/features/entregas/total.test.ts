@@ -1,4 +1,4 @@
-import { horaDoResumo } from '@hub/hub-data';
+import { horaDoResumo, type Tx } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
@@ -269,6 +269,46 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
     await db().$executeRaw`update entrega set criada_em = criada_em + interval '1 millisecond' where id = ${id}::uuid`;
     await db().$executeRaw`update entrega set situacao = 'cancelada', atualizada_em = now() where id = ${id}::uuid`;
+    await expectTotalExato();
+  });
+
+  test("When an operator moves many deliveries' criada_em to another hour in one statement, then the count moves with one upsert per hour, not two per delivery", async () => {
+    // Two per delivery piled up versions of the same rows in one transaction: quadratic (18,000
+    // deliveries of one hour moved in 22 s, migration 025).
+    const { id } = await gravarEvento(db(), curto, {
+      recebidoEm: antes(6 * HORA),
+      entregas: Array.from({ length: 300 }, () => 'concluida' as const),
+    });
+    // Rows of resumo_por_hora the statement inserted or updated: the backend's counters of the table
+    // before and after it, in its transaction (they also hold what earlier transactions of the
+    // connection wrote and the server has not gathered yet, hence the difference).
+    const escritas = async (mover: (tx: Tx) => Promise<unknown>) =>
+      db().$transaction(async (tx) => {
+        const contador = async () =>
+          (
+            await tx.$queryRaw<{ n: number }[]>`
+              select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
+               where relname = 'resumo_por_hora'`
+          )[0]!.n;
+        const antesDeMover = await contador();
+        await mover(tx);
+        return (await contador()) - antesDeMover;
+      });
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        update entrega set criada_em = criada_em - interval '2 hours' where evento_id = ${id}::uuid`,
+      ),
+    ).toBeLessThanOrEqual(2);
+    await expectTotalExato();
+    // An upsert that sets criada_em moves it too.
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        insert into entrega select * from entrega where evento_id = ${id}::uuid
+        on conflict (id) do update set criada_em = excluded.criada_em + interval '5 hours'`,
+      ),
+    ).toBeLessThanOrEqual(2);
     await expectTotalExato();
   });
 
