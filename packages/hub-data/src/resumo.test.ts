@@ -79,7 +79,7 @@ test('When the slices are read from the migrations, then they are the FATIAS_DO_
   const funcoes = await db.$queryRaw<{ nome: string; def: string }[]>`
     select p.proname as nome, pg_get_functiondef(p.oid) as def from pg_proc p
      where p.proname in ('eventos_guardados_somar', 'eventos_guardados_subtrair', 'eventos_guardados_mover',
-                         'entrega_nao_concluida_inserir', 'entrega_nao_concluida_apagar', 'entregas_guardadas_mover')`;
+                         'entrega_nao_concluida_inserir', 'entrega_nao_concluida_apagar', 'entregas_guardadas_somar_movidas')`;
   expect(funcoes).toHaveLength(6);
   for (const f of funcoes)
     expect([f.nome, f.def.includes('fatia_da_transacao()'), /random\(\)/.test(f.def)]).toEqual([f.nome, true, false]);

@@ -124,31 +124,52 @@ export function retencaoJob(options: RetencaoOptions) {
   /**
    * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados and
    * entregas_guardadas (the stored events and deliveries of the hour: the totals of GET /evento and
-   * GET /entrega, the deep pages of GET /evento) must stay exact. So the hour's slices are deleted
-   * and both counts written back as one row (none when the hour holds neither any more), in one
-   * transaction: what the delete returns is what it removed (a slice a trigger updates meanwhile is
-   * deleted at its new value, after that transaction commits), so the hour's sums do not change. An
-   * hour already folded (one row, no tally) is left alone. Returns the rows erased.
+   * GET /entrega, the deep pages of GET /evento) must stay exact. So each such hour's slices are folded
+   * into one row, in one transaction: its lowest slice keeps both sums (the other tallies zeroed),
+   * the others are deleted, and an hour that holds neither any more keeps no row. An hour already
+   * folded (one row, no tally) is left alone. Returns the rows folded away (every row locked here).
+   *
+   * The rows are locked first, in (hora, fatia) order, and their counts read as they are once
+   * locked (READ COMMITTED: a slice a trigger updated meanwhile is read at its committed value), so
+   * the hours' sums do not change. The order matters: another instance's retention, or an operator,
+   * deleting events of these hours upserts their slices in the same transaction, on one slice
+   * (`fatia_da_transacao()`), hour after hour; folding in the order the delete happened to scan the
+   * table, this pass could hold a later hour's slice and wait for an earlier one the other
+   * transaction held while it waited for the later one (40P01: one of the two rolled back). And the
+   * folded row is an update of a row already locked, not an insert: an insert into a slice would
+   * wait for another transaction's uncommitted insert of it, an order no lock taken here can fix.
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
-      const removidas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number; entregas_guardadas: number }[]>`
-        delete from resumo_por_hora
-         where hora in (select hora from resumo_por_hora where hora < ${antesDe}
-                         group by hora having count(*) > 1 or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0)
-                                  or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
-                                  or max(tentativas_com_falha) > 0)
-        returning hora, eventos_guardados, entregas_guardadas`;
+      const travadas = await tx.$queryRaw<
+        { hora: Date; fatia: number; eventos_guardados: number; entregas_guardadas: number }[]
+      >`
+        select r.hora, r.fatia, r.eventos_guardados, r.entregas_guardadas from resumo_por_hora r
+         where r.hora in (select hora from resumo_por_hora where hora < ${antesDe}
+                           group by hora having count(*) > 1 or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0)
+                                    or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
+                                    or max(tentativas_com_falha) > 0)
+         order by r.hora, r.fatia
+           for update of r`;
+      if (travadas.length === 0) return 0;
       await tx.$executeRaw`
-        insert into resumo_por_hora (hora, fatia, eventos_guardados, entregas_guardadas)
-        select hora, 0, sum(n), sum(m) from unnest(${removidas.map((r) => r.hora)}::timestamptz[],
-                                                   ${removidas.map((r) => r.eventos_guardados)}::int[],
-                                                   ${removidas.map((r) => r.entregas_guardadas)}::int[]) as r(hora, n, m)
-         group by hora having sum(n) <> 0 or sum(m) <> 0
-        on conflict (hora, fatia) do update
-          set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados,
-              entregas_guardadas = resumo_por_hora.entregas_guardadas + excluded.entregas_guardadas`;
-      return removidas.length;
+        with travadas as (
+          select * from unnest(${travadas.map((r) => r.hora)}::timestamptz[], ${travadas.map((r) => r.fatia)}::int[],
+                               ${travadas.map((r) => r.eventos_guardados)}::int[],
+                               ${travadas.map((r) => r.entregas_guardadas)}::int[]) as t(hora, fatia, n, m)
+        ), somas as (
+          select hora, min(fatia) as fatia, sum(n) as n, sum(m) as m from travadas group by hora
+        ), apagadas as (
+          delete from resumo_por_hora r using travadas t
+           where r.hora = t.hora and r.fatia = t.fatia
+             and not exists (select 1 from somas s where s.hora = t.hora and s.fatia = t.fatia and (s.n <> 0 or s.m <> 0))
+        )
+        update resumo_por_hora r
+           set eventos = 0, recusados = 0, entregas_concluidas = 0, tentativas_com_falha = 0,
+               eventos_guardados = s.n, entregas_guardadas = s.m
+          from somas s
+         where r.hora = s.hora and r.fatia = s.fatia and (s.n <> 0 or s.m <> 0)`;
+      return travadas.length;
     });
   }
 

@@ -1,4 +1,6 @@
-import { horaDoResumo } from '@hub/hub-data';
+import { horaDoResumo, type Tx } from '@hub/hub-data';
+import { waitFor } from '@hub/testing';
+import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
 import { assinar, cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario.test-support';
@@ -147,10 +149,11 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
 
     await ctx.hub.retencao.runNow();
+    // One row: the hour's lowest slice, which keeps both counts (retencao.job.ts compactarHoras).
     expect(
       await db().$queryRaw`
-        select fatia, eventos_guardados, entregas_guardadas from resumo_por_hora where hora = ${hora}`,
-    ).toEqual([{ fatia: 0, eventos_guardados: 0, entregas_guardadas: 1 }]);
+        select eventos, eventos_guardados, entregas_guardadas from resumo_por_hora where hora = ${hora}`,
+    ).toEqual([{ eventos: 0, eventos_guardados: 0, entregas_guardadas: 1 }]);
     await expectTotalExato();
     // Folded, it is not folded again at every pass.
     expect((await ctx.hub.retencao.runNow()).horas).toBe(0);
@@ -166,6 +169,79 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
       ...Array.from({ length: 20 }, () => publicar(ctx, publicacao.tokenDoDono, publicacao.corpo())),
     ]);
     await expectTotalExato();
+  });
+
+  test('When another transaction deletes events of two hours past 48 h, hour after hour, while retention folds those hours, then neither is rolled back as a deadlock and the counts stay exact', async () => {
+    // Another hub-api's retention (or an operator) deleting events of two old hours: its triggers
+    // upsert the hours' slices on its one slice (fatia_da_transacao), the earlier hour first. Here as
+    // two statements of one transaction, so that this instance's fold runs between them.
+    const longo = await criarCenario(ctx, { retencao_em_dias: 30 }); // nothing of it expires: the pass only folds
+    const h1 = horaDoResumo(antes(71 * HORA));
+    const h2 = horaDoResumo(antes(70 * HORA));
+    const e1 = await gravarEvento(db(), longo, {
+      recebidoEm: new Date(h1.getTime() + 60_000),
+      entregas: ['concluida'],
+    });
+    const e2 = await gravarEvento(db(), longo, {
+      recebidoEm: new Date(h2.getTime() + 60_000),
+      entregas: ['concluida'],
+    });
+    // Every slice of both hours, as a busy hour leaves them (so neither hour is folded already).
+    for (const h of [h1, h2])
+      await db().$executeRaw`insert into resumo_por_hora (hora, fatia) select ${h}, f from generate_series(0, 15) f
+        on conflict do nothing`;
+    await expectTotalExato();
+
+    const outra = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    await outra.connect();
+    try {
+      await outra.query('begin');
+      const { rows } = await outra.query<{ fatia: number }>('select (txid_current() % 16)::int as fatia');
+      const k = rows[0]!.fatia;
+      // The later hour's row of that slice lies before the earlier one's in the table (rewritten in
+      // that order, same values): a fold that locks in the order it scans meets the later one first.
+      await db().$transaction(async (tx) => {
+        const linhas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number; entregas_guardadas: number }[]>`
+          delete from resumo_por_hora where hora in (${h1}, ${h2}) and fatia = ${k}
+          returning hora, eventos_guardados, entregas_guardadas`;
+        for (const h of [h2, h1]) {
+          const l = linhas.find((x) => x.hora.getTime() === h.getTime())!;
+          await tx.$executeRaw`insert into resumo_por_hora (hora, fatia, eventos_guardados, entregas_guardadas)
+            values (${h}, ${k}, ${l.eventos_guardados}, ${l.entregas_guardadas})`;
+        }
+      });
+
+      await outra.query('delete from evento where id = $1::uuid', [e1.id]);
+      const passe = ctx.hub.retencao.runNow().then(
+        (apagados) => ({ apagados }),
+        (erro: unknown) => ({ erro: String(erro) }),
+      );
+      // The fold waits for the other transaction's slice of the earlier hour.
+      await waitFor(
+        async () =>
+          (
+            await db().$queryRaw<{ n: number }[]>`
+              select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and wait_event_type = 'Lock' and query like '%resumo_por_hora%'`
+          )[0]!.n > 0,
+        { what: 'the fold to wait for a row lock' },
+      );
+      const segunda = await outra.query('delete from evento where id = $1::uuid', [e2.id]).then(
+        () => 'ok',
+        (erro: { code?: string }) => erro.code ?? String(erro),
+      );
+      await outra.query(segunda === 'ok' ? 'commit' : 'rollback');
+
+      expect({ segunda, passe: await passe }).toEqual({ segunda: 'ok', passe: { apagados: expect.any(Object) } });
+    } finally {
+      await outra.end();
+    }
+    expect(await db().evento.count({ where: { id: { in: [e1.id, e2.id] } } })).toBe(0);
+    await expectTotalExato();
+    // Each hour is one row now, or none.
+    const linhas = await db().$queryRaw<{ n: number }[]>`
+      select count(*)::int as n from resumo_por_hora where hora in (${h1}, ${h2}) group by hora`;
+    expect(linhas.every((l) => l.n === 1)).toBe(true);
   });
 
   test('When an operator deletes deliveries, and events (the cascade takes theirs), with plain SQL, then the counts stay exact', async () => {
@@ -196,6 +272,46 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
   });
 
+  test("When an operator moves many deliveries' criada_em to another hour in one statement, then the count moves with one upsert per hour, not two per delivery", async () => {
+    // Two per delivery piled up versions of the same rows in one transaction: quadratic (18,000
+    // deliveries of one hour moved in 22 s, migration 025).
+    const { id } = await gravarEvento(db(), curto, {
+      recebidoEm: antes(6 * HORA),
+      entregas: Array.from({ length: 300 }, () => 'concluida' as const),
+    });
+    // Rows of resumo_por_hora the statement inserted or updated: the backend's counters of the table
+    // before and after it, in its transaction (they also hold what earlier transactions of the
+    // connection wrote and the server has not gathered yet, hence the difference).
+    const escritas = async (mover: (tx: Tx) => Promise<unknown>) =>
+      db().$transaction(async (tx) => {
+        const contador = async () =>
+          (
+            await tx.$queryRaw<{ n: number }[]>`
+              select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
+               where relname = 'resumo_por_hora'`
+          )[0]!.n;
+        const antesDeMover = await contador();
+        await mover(tx);
+        return (await contador()) - antesDeMover;
+      });
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        update entrega set criada_em = criada_em - interval '2 hours' where evento_id = ${id}::uuid`,
+      ),
+    ).toBeLessThanOrEqual(2);
+    await expectTotalExato();
+    // An upsert that sets criada_em moves it too.
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        insert into entrega select * from entrega where evento_id = ${id}::uuid
+        on conflict (id) do update set criada_em = excluded.criada_em + interval '5 hours'`,
+      ),
+    ).toBeLessThanOrEqual(2);
+    await expectTotalExato();
+  });
+
   test('When a subscribing application lists its own deliveries, then its total counts only its own', async () => {
     const c = await criarCenario(ctx);
     for (const h of [1, 2, 2]) await gravarEvento(db(), c, { recebidoEm: antes(h * HORA), entregas: ['concluida'] });
@@ -216,6 +332,28 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
     // Counting starts again from there.
     await gravarEvento(db(), curto, { recebidoEm: antes(HORA), entregas: ['pendente', 'concluida'] });
     expect(await total()).toBe(2);
+    await expectTotalExato();
+  });
+
+  test("When evento is truncated (its cascade takes entrega), then GET /evento's total and every hour's eventos_guardados are 0 as well, not only GET /entrega's", async () => {
+    const totalDeEventos = async () => {
+      const response = await ctx.api().get('/evento').set(ler());
+      expect(response.status).toBe(200);
+      return response.body.total as number;
+    };
+    await gravarEvento(db(), curto, { recebidoEm: antes(2 * HORA), entregas: ['concluida'] });
+    await gravarEvento(db(), curto, { recebidoEm: antes(60 * HORA) });
+    expect(await totalDeEventos()).toBe(await db().evento.count());
+    expect(await totalDeEventos()).toBeGreaterThan(0);
+
+    await db().$executeRaw`truncate evento cascade`;
+
+    expect(await totalDeEventos()).toBe(0);
+    expect(await db().resumoPorHora.count({ where: { eventosGuardados: { not: 0 } } })).toBe(0);
+    await expectTotalExato();
+    // Counting starts again from there.
+    await gravarEvento(db(), curto, { recebidoEm: antes(HORA), entregas: ['pendente'] });
+    expect(await totalDeEventos()).toBe(1);
     await expectTotalExato();
   });
 });
