@@ -44,7 +44,7 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's counts of stored events and deliveries in one row) and the
+ * summary tallies past 48 h (keeping each old hour's counts of stored events, deliveries and attempts in one row) and the
  * latency histograms of those hours, whose younger ones it folds into one slice an hour once
  * no worker writes them (`horas` counts all of these rows). Everything goes in small batches, each one
  * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
@@ -122,32 +122,43 @@ export function retencaoJob(options: RetencaoOptions) {
   }
 
   /**
-   * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados and
-   * entregas_guardadas (the stored events and deliveries of the hour: the totals of GET /evento and
-   * GET /entrega, the deep pages of GET /evento) must stay exact. So the hour's slices are deleted
-   * and both counts written back as one row (none when the hour holds neither any more), in one
-   * transaction: what the delete returns is what it removed (a slice a trigger updates meanwhile is
-   * deleted at its new value, after that transaction commits), so the hour's sums do not change. An
-   * hour already folded (one row, no tally) is left alone. Returns the rows erased.
+   * The summary's tallies of hours past 48 h are no longer read, but the stored counts of the hour
+   * (eventos_guardados, entregas_guardadas, tentativas_guardadas and tentativas_com_sucesso_guardadas:
+   * the totals of GET /evento, GET /entrega and GET /tentativa, the deep pages of GET /evento and
+   * GET /tentativa) must stay exact. So the hour's slices are deleted and the counts written back as
+   * one row (none when the hour holds nothing any more), in one transaction: what the delete returns
+   * is what it removed (a slice a trigger updates meanwhile is deleted at its new value, after that
+   * transaction commits), so the hour's sums do not change. An hour already folded (one row, no
+   * tally) is left alone. Returns the rows erased.
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
-      const removidas = await tx.$queryRaw<{ hora: Date; eventos_guardados: number; entregas_guardadas: number }[]>`
+      const removidas = await tx.$queryRaw<
+        { hora: Date; eventos: number; entregas: number; tentativas: number; sucessos: number }[]
+      >`
         delete from resumo_por_hora
          where hora in (select hora from resumo_por_hora where hora < ${antesDe}
-                         group by hora having count(*) > 1 or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0)
+                         group by hora having count(*) > 1
+                                  or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0
+                                      and sum(tentativas_guardadas) = 0 and sum(tentativas_com_sucesso_guardadas) = 0)
                                   or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
                                   or max(tentativas_com_falha) > 0)
-        returning hora, eventos_guardados, entregas_guardadas`;
+        returning hora, eventos_guardados as eventos, entregas_guardadas as entregas,
+                  tentativas_guardadas as tentativas, tentativas_com_sucesso_guardadas as sucessos`;
       await tx.$executeRaw`
-        insert into resumo_por_hora (hora, fatia, eventos_guardados, entregas_guardadas)
-        select hora, 0, sum(n), sum(m) from unnest(${removidas.map((r) => r.hora)}::timestamptz[],
-                                                   ${removidas.map((r) => r.eventos_guardados)}::int[],
-                                                   ${removidas.map((r) => r.entregas_guardadas)}::int[]) as r(hora, n, m)
-         group by hora having sum(n) <> 0 or sum(m) <> 0
+        insert into resumo_por_hora (hora, fatia, eventos_guardados, entregas_guardadas, tentativas_guardadas,
+                                     tentativas_com_sucesso_guardadas)
+        select hora, 0, sum(n), sum(m), sum(t), sum(s)
+          from unnest(${removidas.map((r) => r.hora)}::timestamptz[], ${removidas.map((r) => r.eventos)}::int[],
+                      ${removidas.map((r) => r.entregas)}::int[], ${removidas.map((r) => r.tentativas)}::int[],
+                      ${removidas.map((r) => r.sucessos)}::int[]) as r(hora, n, m, t, s)
+         group by hora having sum(n) <> 0 or sum(m) <> 0 or sum(t) <> 0 or sum(s) <> 0
         on conflict (hora, fatia) do update
           set eventos_guardados = resumo_por_hora.eventos_guardados + excluded.eventos_guardados,
-              entregas_guardadas = resumo_por_hora.entregas_guardadas + excluded.entregas_guardadas`;
+              entregas_guardadas = resumo_por_hora.entregas_guardadas + excluded.entregas_guardadas,
+              tentativas_guardadas = resumo_por_hora.tentativas_guardadas + excluded.tentativas_guardadas,
+              tentativas_com_sucesso_guardadas =
+                resumo_por_hora.tentativas_com_sucesso_guardadas + excluded.tentativas_com_sucesso_guardadas`;
       return removidas.length;
     });
   }
