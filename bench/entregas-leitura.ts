@@ -23,8 +23,13 @@ import { createLogger } from '../packages/log/src';
 import { startTestIdentity } from '../packages/testing/src';
 import { startAccessForTests } from '../services/access/src/access.test-support';
 import { hubApiConfig } from '../services/hub-api/src/config';
-import { Prisma } from '../packages/hub-data/src';
+import type { Prisma } from '../packages/hub-data/src';
 import { sqlDaPagina, sqlDoFiltro, sqlDoTotal } from '../services/hub-api/src/features/entregas/entregas.repository';
+import {
+  sqlDoFiltro as filtroDeTentativas,
+  sqlDaPagina as paginaDeTentativas,
+  sqlDoTotal as totalDeTentativas,
+} from '../services/hub-api/src/features/tentativas/tentativas.repository';
 import type { FiltroDeTentativas } from '../services/hub-api/src/features/tentativas/tentativas.schemas';
 import { verificarConcordancia } from '../services/hub-api/src/features/fila/fila-de-erro.test-support';
 import { startHubApi } from '../services/hub-api/src/start';
@@ -79,24 +84,8 @@ const segundos = (t: number) => (performance.now() - t) / 1000;
 const semIds = (texto: string) =>
   texto
     .replace(/[0-9a-f-]{36}/g, '{uuid}')
-    .replace(/desde=[0-9TZ:.-]+/, 'desde={a day}')
-    .replace(/ate=[0-9TZ:.-]+/, 'ate={its end}');
-
-/**
- * The count(*) Prisma runs for GET /tentativa's total (tentativa.count with the route's where: the
- * subscription through entrega's ids), as SQL, for its plan.
- */
-function totalDoPrisma(f: FiltroDeTentativas): Prisma.Sql {
-  const partes: Prisma.Sql[] = [];
-  if (f.entrega_id) partes.push(Prisma.sql`entrega_id = ${f.entrega_id}::uuid`);
-  if (f.assinatura_id)
-    partes.push(Prisma.sql`entrega_id in (select id from entrega where assinatura_id = ${f.assinatura_id}::uuid)`);
-  if (f.sucesso !== undefined) partes.push(Prisma.sql`sucesso = ${f.sucesso}`);
-  if (f.status_http !== undefined) partes.push(Prisma.sql`status_http = ${f.status_http}`);
-  if (f.desde) partes.push(Prisma.sql`iniciada_em >= ${f.desde}`);
-  if (f.ate) partes.push(Prisma.sql`iniciada_em <= ${f.ate}`);
-  return Prisma.sql`select count(*) from tentativa ${partes.length ? Prisma.sql`where ${Prisma.join(partes, ' and ')}` : Prisma.empty}`;
-}
+    .replace(/desde=[0-9T:.-]+Z/, 'desde={a day}')
+    .replace(/ate=[0-9T:.-]+Z/, 'ate={its end}');
 
 async function main() {
   const loadBefore = loadavg()[0] ?? 0;
@@ -213,7 +202,17 @@ async function main() {
         .map((c) => [`GET ${c.rota ?? '/entrega'}${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
       ...filtrosDeTentativas
         .filter((c) => !c.pagina)
-        .map((c) => [`GET /tentativa${c.query}: total`, totalDoPrisma(c.filtro)] as [string, Prisma.Sql]),
+        .map((c) => [`GET /tentativa${c.query}: total`, totalDeTentativas(c.filtro)] as [string, Prisma.Sql]),
+      ...filtrosDeTentativas
+        .filter((c) => c.pagina || c.filtro.assinatura_id || c.filtro.desde)
+        .map(
+          (c) =>
+            [`GET /tentativa${c.query}`, paginaDeTentativas(c.filtro, { pagina: c.pagina ?? 1, tamanho: 10 })] as [
+              string,
+              Prisma.Sql,
+            ],
+        ),
+      ['GET /tentativa/filtro?sucesso=false', filtroDeTentativas({ sucesso: false })],
     ];
     const textos: string[] = [];
     for (const [titulo, sql] of planos)
