@@ -1,10 +1,12 @@
 /**
  * Benchmark of the delivery routes and of reprocessing (issue 9): GET /entrega (first and a deep
- * page, each filter), GET /entrega/filtro, GET /entrega/{id}, then the error queue: a
+ * page, each filter), GET /entrega/filtro, GET /entrega/{id}, the same for their attempts
+ * (GET /tentativa, /tentativa/filtro, /tentativa/{id}), then the error queue: a
  * reconciliation pass that republishes every delivery in fila_de_erro (the seed has no messages),
  * a reprocessing request of all of them (batches of HUB_REPROCESSAMENTO_LOTE, jobs through the
  * outbox), and the pass that follows it, emptying the error queue. Data: 1,000,000 events and
- * 3,000,000 deliveries over 30 days (the seed of bench/eventos-leitura.ts, bench/semente.ts).
+ * 3,000,000 deliveries over 30 days (the seed of bench/eventos-leitura.ts, bench/semente.ts), with
+ * their attempts (about 3.7 million).
  *
  * Run from the root: npx tsx bench/entregas-leitura.ts [--manter]
  * Uses a RabbitMQ virtual host of its own (made and deleted with rabbitmqctl) and a scratch
@@ -23,6 +25,12 @@ import { startAccessForTests } from '../services/access/src/access.test-support'
 import { hubApiConfig } from '../services/hub-api/src/config';
 import type { Prisma } from '../packages/hub-data/src';
 import { sqlDaPagina, sqlDoFiltro, sqlDoTotal } from '../services/hub-api/src/features/entregas/entregas.repository';
+import {
+  sqlDoFiltro as filtroDeTentativas,
+  sqlDaPagina as paginaDeTentativas,
+  sqlDoTotal as totalDeTentativas,
+} from '../services/hub-api/src/features/tentativas/tentativas.repository';
+import type { FiltroDeTentativas } from '../services/hub-api/src/features/tentativas/tentativas.schemas';
 import { verificarConcordancia } from '../services/hub-api/src/features/fila/fila-de-erro.test-support';
 import { startHubApi } from '../services/hub-api/src/start';
 import { type PgClient, pg, semearLeituras } from './semente';
@@ -72,6 +80,13 @@ async function plano(client: PgClient, sql: Prisma.Sql): Promise<string> {
 
 const segundos = (t: number) => (performance.now() - t) / 1000;
 
+/** A query or title as the section prints it: ids and instants replaced by what they are. */
+const semIds = (texto: string) =>
+  texto
+    .replace(/[0-9a-f-]{36}/g, '{uuid}')
+    .replace(/desde=[0-9T:.-]+Z/, 'desde={a day}')
+    .replace(/ate=[0-9T:.-]+Z/, 'ate={its end}');
+
 async function main() {
   const loadBefore = loadavg()[0] ?? 0;
   const admin = await pg(ADMIN_URL);
@@ -99,7 +114,7 @@ async function main() {
   );
   const client = await pg(databaseUrl);
   try {
-    await semearLeituras(client, EVENTOS, log);
+    await semearLeituras(client, EVENTOS, log, { tentativas: true });
     const token = await access.userWith(`monitor.bench@${access.companyDomain}`, {
       monitoramento: { ler: true, editar: true },
     });
@@ -140,11 +155,41 @@ async function main() {
       { rota: '/entrega/filtro', query: `?evento_id=${meio.evento}`, sql: sqlDoFiltro({ evento_id: meio.evento }) },
       { rota: `/entrega/${meio.id}`, query: '' },
     ];
+    // The attempts (GET /tentativa): a delivery of the error queue (8 attempts), one attempt in the
+    // middle of the table, a day in the middle of the 30.
+    const tentativas = (
+      await client.query<{ entrega: string; id: string; desde: string; ate: string }>(
+        `select (select entrega_id::text from tentativa where numero = 8 order by iniciada_em desc offset 1000 limit 1) as entrega,
+                (select id::text from tentativa order by iniciada_em desc offset 1800000 limit 1) as id,
+                to_char(date_trunc('day', now() - interval '15 days') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') as desde,
+                to_char(date_trunc('day', now() - interval '14 days') at time zone 'UTC' - interval '1 millisecond',
+                        'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as ate`,
+      )
+    ).rows[0];
+    if (!tentativas?.entrega || !tentativas.id) throw new Error('no attempts');
+    const filtrosDeTentativas: { query: string; filtro: FiltroDeTentativas; pagina?: number }[] = [
+      { query: '?pagina=1', filtro: {} },
+      { query: '?pagina=50000', filtro: {}, pagina: 50_000 },
+      { query: '?sucesso=false', filtro: { sucesso: false } },
+      { query: '?sucesso=true', filtro: { sucesso: true } },
+      { query: '?status_http=500', filtro: { status_http: 500 } },
+      { query: `?entrega_id=${tentativas.entrega}`, filtro: { entrega_id: tentativas.entrega } },
+      { query: `?assinatura_id=${meio.assinatura}`, filtro: { assinatura_id: meio.assinatura } },
+      {
+        query: `?desde=${tentativas.desde}&ate=${tentativas.ate}`,
+        filtro: { desde: new Date(tentativas.desde), ate: new Date(tentativas.ate) },
+      },
+    ];
+    casos.push(
+      ...filtrosDeTentativas.map((c) => ({ rota: '/tentativa', query: c.query })),
+      { rota: '/tentativa/filtro', query: '?sucesso=false' },
+      { rota: `/tentativa/${tentativas.id}`, query: '' },
+    );
     const linhas: string[] = [];
     for (const caso of casos) {
       const rota = caso.rota ?? '/entrega';
       const r = await medir(`${hub.url}${rota}${caso.query}`, token);
-      const linha = `| GET ${rota.replace(/[0-9a-f-]{36}/g, '{id}')} | \`${caso.query.replace(/[0-9a-f-]{36}/g, '{uuid}')}\` | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`;
+      const linha = `| GET ${rota.replace(/[0-9a-f-]{36}/g, '{id}')} | \`${semIds(caso.query)}\` | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} |`;
       linhas.push(linha);
       log(linha);
     }
@@ -155,10 +200,23 @@ async function main() {
         .filter((c) => c.sql)
         .slice(2)
         .map((c) => [`GET ${c.rota ?? '/entrega'}${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
+      ...filtrosDeTentativas
+        .filter((c) => !c.pagina)
+        .map((c) => [`GET /tentativa${c.query}: total`, totalDeTentativas(c.filtro)] as [string, Prisma.Sql]),
+      ...filtrosDeTentativas
+        .filter((c) => c.pagina || c.filtro.assinatura_id || c.filtro.desde)
+        .map(
+          (c) =>
+            [`GET /tentativa${c.query}`, paginaDeTentativas(c.filtro, { pagina: c.pagina ?? 1, tamanho: 10 })] as [
+              string,
+              Prisma.Sql,
+            ],
+        ),
+      ['GET /tentativa/filtro?sucesso=false', filtroDeTentativas({ sucesso: false })],
     ];
     const textos: string[] = [];
     for (const [titulo, sql] of planos)
-      textos.push(`${titulo.replace(/[0-9a-f-]{36}/g, '{uuid}')}:`, '', '```', await plano(client, sql), '```', '');
+      textos.push(`${semIds(titulo)}:`, '', '```', await plano(client, sql), '```', '');
 
     // The error queue: the seed's deliveries in fila_de_erro have no message yet.
     const naFila = (
@@ -203,11 +261,12 @@ async function main() {
     const verificacao = await verificarConcordancia({ ...hub, databaseUrl });
     log(`after: ${JSON.stringify({ ...verificacao, ids_das_mensagens: verificacao.ids_das_mensagens.length })}`);
 
-    const [{ eventos, entregas }] = (
-      await client.query<{ eventos: number; entregas: number }>(
-        'select (select count(*) from evento)::int as eventos, (select count(*) from entrega)::int as entregas',
+    const [{ eventos, entregas, quantas }] = (
+      await client.query<{ eventos: number; entregas: number; quantas: number }>(
+        `select (select count(*) from evento)::int as eventos, (select count(*) from entrega)::int as entregas,
+                (select count(*) from tentativa)::int as quantas`,
       )
-    ).rows as [{ eventos: number; entregas: number }];
+    ).rows as [{ eventos: number; entregas: number; quantas: number }];
     const secao = [
       HEADING,
       '',
@@ -220,7 +279,8 @@ async function main() {
       '```',
       '',
       `Data: the seed of "Panel reads of events" (${eventos.toLocaleString('en')} events, ${entregas.toLocaleString('en')} ` +
-        `deliveries over 30 days, ${naFila.toLocaleString('en')} of them in fila_de_erro), migrations up to ${MIGRACOES}. Each row is ` +
+        `deliveries over 30 days, ${naFila.toLocaleString('en')} of them in fila_de_erro) and their ${quantas.toLocaleString('en')} ` +
+        `attempts (bench/semente.ts SQL_DAS_TENTATIVAS), migrations up to ${MIGRACOES}. Each row is ` +
         `${AMOSTRAS} requests one after another (after ${AQUECIMENTO} to warm up) with a real user token.`,
       '',
       '| route | query | p50 ms | p99 ms | max ms |',

@@ -2,7 +2,8 @@
  * The seed the benches of large tables share (eventos-leitura, entregas-leitura, retencao): applications,
  * types with 3 subscriptions each, `eventos` events spread over `dias` days (SQL generate_series, the
  * triggers on evento counting them per hour), 3 deliveries each, with ids ordered in time like the
- * hub's UUIDv7. Each bench adds its own statements after these (`RESUMO_E_RECUSADOS`, its attempts).
+ * hub's UUIDv7. Each bench adds its own statements after these (`RESUMO_E_RECUSADOS`, attempts:
+ * `SQL_DAS_TENTATIVAS` or its own).
  */
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -38,6 +39,11 @@ export interface SementeOptions {
   retentativasNoUltimoDia: boolean;
 }
 
+/** Time-ordered ids like the hub's UUIDv7: 48 bits of milliseconds, version 7, random rest (this session's). */
+const SQL_DO_UUID7 = `create or replace function pg_temp.uuid7(t timestamptz) returns uuid language sql volatile as $$
+     select (lpad(to_hex((extract(epoch from t) * 1000)::bigint), 12, '0') || '7' ||
+             substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$`;
+
 /**
  * The common statements. Deliveries' situacao by age: the last 10 minutes still in the queue, then
  * final (2.5 % in the error queue, 0.5 % cancelled), the last day as `retentativasNoUltimoDia` says.
@@ -66,10 +72,7 @@ export function sqlDaSemente(o: SementeOptions): string[] {
        cross join generate_series(1, 3) k
        join tipo_de_evento t on t.nome = 'bench' || g || '.criado'
        join aplicativo a on a.client_id = 'bench_' || (1 + (g + k) % ${APLICATIVOS})`,
-    // Time-ordered ids like the hub's UUIDv7: 48 bits of milliseconds, version 7, random rest.
-    `create or replace function pg_temp.uuid7(t timestamptz) returns uuid language sql volatile as $$
-     select (lpad(to_hex((extract(epoch from t) * 1000)::bigint), 12, '0') || '7' ||
-             substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid $$`,
+    SQL_DO_UUID7,
     `insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id, ocorrido_em,
                        recebido_em, dados)
      select pg_temp.uuid7(r), t.id, 1, t.aplicativo_id, 'pedido-' || (g % 200000), r, r,
@@ -82,7 +85,7 @@ export function sqlDaSemente(o: SementeOptions): string[] {
                         tipo_de_evento_id, versao_do_esquema, url_de_destino, situacao, quantidade_de_tentativas,
                         maximo_de_tentativas, proxima_tentativa_em, entregue_em, criada_em, atualizada_em)
      select pg_temp.uuid7(e.recebido_em), e.id, e.recebido_em, e.entidade_id, s.id, s.aplicativo_assinante_id,
-            e.tipo_de_evento_id, 1, s.url_de_destino, x.situacao, 1, 8, e.recebido_em,
+            e.tipo_de_evento_id, 1, s.url_de_destino, x.situacao, n.tentativas, 8, e.recebido_em,
             case when x.situacao = 'concluida' then e.recebido_em end, e.recebido_em, e.recebido_em
        from evento e
        join assinatura s on s.tipo_de_evento_id = e.tipo_de_evento_id
@@ -92,9 +95,46 @@ export function sqlDaSemente(o: SementeOptions): string[] {
          when e.recebido_em > now() - interval '10 minutes' then
            case when p < 0.5 then 'pendente' when p < 0.7 then 'em_andamento' else 'concluida' end${ultimoDia}
          else case when p < 0.97 then 'concluida' when p < 0.995 then 'fila_de_erro' else 'cancelada' end
-       end as situacao) x`,
+       end as situacao) x
+       -- attempts made (SQL_DAS_TENTATIVAS writes them): a concluded delivery mostly at the first,
+       -- some after one or two failures; the error queue after all 8, a retry after 1 to 4; a digit
+       -- of p far from the bands above chooses, so it is drawn independently of the situacao
+       cross join lateral (select case x.situacao
+         when 'concluida' then case when (p * 1e6)::bigint % 100 < 94 then 1
+                                    when (p * 1e6)::bigint % 100 < 98 then 2 else 3 end
+         when 'fila_de_erro' then 8
+         when 'aguardando_nova_tentativa' then 1 + (p * 1e6)::bigint % 4
+         when 'cancelada' then 1
+         else 0 end as tentativas) n`,
   ];
 }
+
+/**
+ * The attempts of every delivery, as the worker records them: numbers 1..quantidade_de_tentativas,
+ * the first 40 ms after publication, the next ones on a backoff (5 s, 10 s, 20 s… after the one
+ * before: the error queue's 8th about 10 minutes after the 1st), never in the future. Only the last
+ * attempt of a concluded delivery succeeded (200, a few 202); the failures are a 500 (half), a 503
+ * (a quarter) or no answer (a timeout, status_http null). About 3.7 million rows for 3,000,000
+ * deliveries. Needs sqlDaSemente's session (pg_temp.uuid7).
+ */
+export const SQL_DAS_TENTATIVAS = `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso,
+                         resposta, erro, cabecalhos)
+     select pg_temp.uuid7(a.em), en.id, k, a.em, a.duracao, a.status, a.sucesso,
+            case when a.sucesso then 'ok' when a.status is not null then '{"erro":"indisponivel"}' end,
+            case when not a.sucesso then coalesce('HTTP ' || a.status, 'ETIMEDOUT: no answer in 10000 ms') end,
+            '{"webhook-id":"msg_bench","webhook-timestamp":"1","webhook-signature":"v1,abc"}'
+       from entrega en
+       cross join lateral generate_series(1, en.quantidade_de_tentativas) k
+       -- k makes it correlated: one draw per attempt
+       cross join lateral (select random() as q where k > 0) sorte
+       cross join lateral (select en.situacao = 'concluida' and k = en.quantidade_de_tentativas as sucesso) s
+       cross join lateral (select
+         least(en.criada_em + interval '40 milliseconds' + interval '5 seconds' * (power(2, k - 1) - 1),
+               now() - (en.quantidade_de_tentativas - k) * interval '1 second') as em,
+         case when s.sucesso then case when q < 0.98 then 200 else 202 end
+              when q < 0.5 then 500 when q < 0.75 then 503 end as status,
+         s.sucesso,
+         case when s.sucesso then 20 + (q * 180)::int when q < 0.75 then 5 + (q * 40)::int else 10000 end as duracao) a`;
 
 /** The panel's summary: the tallies of the last 48 h, and 10,000 refused publications (one every 4 minutes). */
 export const RESUMO_E_RECUSADOS = [
@@ -140,8 +180,17 @@ export async function semear(client: PgClient, sqls: string[], tabelas: string[]
   log(`seeded in ${((performance.now() - inicio) / 1000).toFixed(0)} s`);
 }
 
-/** The panel benches' database: seeded unless it holds `eventos` events already (a database kept with --manter). */
-export async function semearLeituras(client: PgClient, eventos: number, log: (line: string) => void) {
+/**
+ * The panel benches' database: seeded unless it holds `eventos` events already (a database kept with
+ * --manter). `tentativas`: with the deliveries' attempts (SQL_DAS_TENTATIVAS, about 3.7 million rows
+ * and 40 s more), which only the delivery routes' bench reads; a kept database without them gets them.
+ */
+export async function semearLeituras(
+  client: PgClient,
+  eventos: number,
+  log: (line: string) => void,
+  { tentativas = false }: { tentativas?: boolean } = {},
+) {
   const n = (await client.query<{ n: number }>('select count(*)::int as n from evento')).rows[0]?.n ?? 0;
   if (n >= eventos) {
     log(`reusing the seeded database: ${n} events already there`);
@@ -149,8 +198,10 @@ export async function semearLeituras(client: PgClient, eventos: number, log: (li
     await client.query('delete from resumo_latencia_por_hora');
     await client.query(SEED_DAS_LATENCIAS);
     await client.query('vacuum (analyze) resumo_latencia_por_hora');
-  } else await semearDoZero(client, eventos, log);
-  await visibilidade(client, log);
+    const semTentativas = (await client.query('select 1 from tentativa limit 1')).rows.length === 0;
+    if (tentativas && semTentativas) await semear(client, [SQL_DO_UUID7, SQL_DAS_TENTATIVAS], ['tentativa'], log);
+  } else await semearDoZero(client, eventos, log, tentativas);
+  await visibilidade(client, log, tentativas);
 }
 
 /**
@@ -161,8 +212,8 @@ export async function semearLeituras(client: PgClient, eventos: number, log: (li
  * VACUUM would do it). On a live database autovacuum marks old pages in time: the reads are measured
  * as it would leave them. Also a kept database after the last run's reprocessing.
  */
-async function visibilidade(client: PgClient, log: (line: string) => void) {
-  await client.query('vacuum evento, entrega, entrega_nao_concluida');
+async function visibilidade(client: PgClient, log: (line: string) => void, tentativas: boolean) {
+  await client.query(`vacuum evento, entrega, entrega_nao_concluida${tentativas ? ', tentativa' : ''}`);
   const { rows } = await client.query<{ paginas: number; visiveis: number }>(
     "select relpages as paginas, relallvisible as visiveis from pg_class where relname = 'entrega'",
   );
@@ -170,17 +221,19 @@ async function visibilidade(client: PgClient, log: (line: string) => void) {
   if (r) log(`entrega: ${r.visiveis} of ${r.paginas} pages all-visible after a second VACUUM`);
 }
 
-async function semearDoZero(client: PgClient, eventos: number, log: (line: string) => void) {
+async function semearDoZero(client: PgClient, eventos: number, log: (line: string) => void, tentativas: boolean) {
   await semear(
     client,
     [
       ...sqlDaSemente({ eventos, dias: 30, retencaoEmDias: 90, retentativasNoUltimoDia: true }),
+      ...(tentativas ? [SQL_DAS_TENTATIVAS] : []),
       ...RESUMO_E_RECUSADOS,
       SEED_DAS_LATENCIAS,
     ],
     [
       'evento',
       'entrega',
+      ...(tentativas ? ['tentativa'] : []),
       'entrega_nao_concluida',
       'resumo_por_hora',
       'resumo_latencia_por_hora',

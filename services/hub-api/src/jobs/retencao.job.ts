@@ -44,7 +44,7 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's counts of stored events and deliveries in one row) and the
+ * summary tallies past 48 h (keeping each old hour's counts of stored events, deliveries and attempts in one row) and the
  * latency histograms of those hours, whose younger ones it folds into one slice an hour once
  * no worker writes them (`horas` counts all of these rows). Everything goes in small batches, each one
  * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
@@ -122,12 +122,13 @@ export function retencaoJob(options: RetencaoOptions) {
   }
 
   /**
-   * The summary's tallies of hours past 48 h are no longer read, but eventos_guardados and
-   * entregas_guardadas (the stored events and deliveries of the hour: the totals of GET /evento and
-   * GET /entrega, the deep pages of GET /evento) must stay exact. So each such hour's slices are folded
-   * into one row, in one transaction: its lowest slice keeps both sums (the other tallies zeroed),
-   * the others are deleted, and an hour that holds neither any more keeps no row. An hour already
-   * folded (one row, no tally) is left alone. Returns the rows folded away (every row locked here).
+   * The summary's tallies of hours past 48 h are no longer read, but the stored counts of the hour
+   * (eventos_guardados, entregas_guardadas, tentativas_guardadas and tentativas_com_sucesso_guardadas:
+   * the totals of GET /evento, GET /entrega and GET /tentativa, the deep pages of GET /evento and
+   * GET /tentativa) must stay exact. So each such hour's slices are folded into one row, in one
+   * transaction: its lowest slice keeps the sums (the other tallies zeroed), the others are deleted,
+   * and an hour that holds none of them any more keeps no row. An hour already folded (one row, no
+   * tally) is left alone. Returns the rows folded away (every row locked here).
    *
    * The rows are locked first, in (hora, fatia) order, and their counts read as they are once
    * locked (READ COMMITTED: a slice a trigger updated meanwhile is read at its committed value), so
@@ -142,11 +143,22 @@ export function retencaoJob(options: RetencaoOptions) {
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
       const travadas = await tx.$queryRaw<
-        { hora: Date; fatia: number; eventos_guardados: number; entregas_guardadas: number }[]
+        {
+          hora: Date;
+          fatia: number;
+          eventos_guardados: number;
+          entregas_guardadas: number;
+          tentativas_guardadas: number;
+          tentativas_com_sucesso_guardadas: number;
+        }[]
       >`
-        select r.hora, r.fatia, r.eventos_guardados, r.entregas_guardadas from resumo_por_hora r
+        select r.hora, r.fatia, r.eventos_guardados, r.entregas_guardadas, r.tentativas_guardadas,
+               r.tentativas_com_sucesso_guardadas
+          from resumo_por_hora r
          where r.hora in (select hora from resumo_por_hora where hora < ${antesDe}
-                           group by hora having count(*) > 1 or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0)
+                           group by hora having count(*) > 1
+                                    or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0
+                                        and sum(tentativas_guardadas) = 0 and sum(tentativas_com_sucesso_guardadas) = 0)
                                     or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
                                     or max(tentativas_com_falha) > 0)
          order by r.hora, r.fatia
@@ -156,19 +168,23 @@ export function retencaoJob(options: RetencaoOptions) {
         with travadas as (
           select * from unnest(${travadas.map((r) => r.hora)}::timestamptz[], ${travadas.map((r) => r.fatia)}::int[],
                                ${travadas.map((r) => r.eventos_guardados)}::int[],
-                               ${travadas.map((r) => r.entregas_guardadas)}::int[]) as t(hora, fatia, n, m)
+                               ${travadas.map((r) => r.entregas_guardadas)}::int[],
+                               ${travadas.map((r) => r.tentativas_guardadas)}::int[],
+                               ${travadas.map((r) => r.tentativas_com_sucesso_guardadas)}::int[]) as t(hora, fatia, n, m, x, y)
         ), somas as (
-          select hora, min(fatia) as fatia, sum(n) as n, sum(m) as m from travadas group by hora
+          select hora, min(fatia) as fatia, sum(n) as n, sum(m) as m, sum(x) as x, sum(y) as y from travadas group by hora
         ), apagadas as (
           delete from resumo_por_hora r using travadas t
            where r.hora = t.hora and r.fatia = t.fatia
-             and not exists (select 1 from somas s where s.hora = t.hora and s.fatia = t.fatia and (s.n <> 0 or s.m <> 0))
+             and not exists (select 1 from somas s where s.hora = t.hora and s.fatia = t.fatia
+                                                      and (s.n <> 0 or s.m <> 0 or s.x <> 0 or s.y <> 0))
         )
         update resumo_por_hora r
            set eventos = 0, recusados = 0, entregas_concluidas = 0, tentativas_com_falha = 0,
-               eventos_guardados = s.n, entregas_guardadas = s.m
+               eventos_guardados = s.n, entregas_guardadas = s.m, tentativas_guardadas = s.x,
+               tentativas_com_sucesso_guardadas = s.y
           from somas s
-         where r.hora = s.hora and r.fatia = s.fatia and (s.n <> 0 or s.m <> 0)`;
+         where r.hora = s.hora and r.fatia = s.fatia and (s.n <> 0 or s.m <> 0 or s.x <> 0 or s.y <> 0)`;
       return travadas.length;
     });
   }

@@ -310,9 +310,14 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            from upd join d on d.entrega_id = upd.id
            where d.encerrar and a.id = upd.assinatura_id and a.ativa
          ),
+         -- on the transaction's slice (migration 023), not a random one: the attempts inserted above
+         -- run tentativa's statement trigger (migration 024), which adds them to that slice of their
+         -- hour after this. On a random slice and the transaction's, two records could each hold the
+         -- row the other's second upsert wants (deadlock); on one slice, the second upsert finds the
+         -- row this one holds (the same hour), or an earlier hour's
          contadas as (
            insert into resumo_por_hora (hora, fatia, entregas_concluidas, tentativas_com_falha)
-           select $2::timestamptz, $3::int, count(*) filter (where d.sucesso), count(*) filter (where not d.sucesso)
+           select $2::timestamptz, fatia_da_transacao(), count(*) filter (where d.sucesso), count(*) filter (where not d.sucesso)
            from upd join d on d.entrega_id = upd.id
            having count(*) > 0
            on conflict (hora, fatia) do update

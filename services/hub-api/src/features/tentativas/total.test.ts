@@ -1,0 +1,279 @@
+import { uuidv7 } from '@hub/database';
+import { horaDoResumo } from '@hub/hub-data';
+import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
+import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
+
+// GET /tentativa's total without a filter, or with sucesso alone, is the sum of
+// resumo_por_hora.tentativas_guardadas (and tentativas_com_sucesso_guardadas), the stored attempts of
+// each hour of iniciada_em, kept by the statement triggers on tentativa (migration 024), not a
+// count(*) of tentativa; the deep pages of those lists seek by hour on the same counts. After every
+// kind of write the sums must equal count(*), hour by hour, and the pages the plain OFFSET pages.
+const DIA = 86_400_000;
+const HORA = 3_600_000;
+const MINUTO = 60_000;
+// The clock of retention: the test moves it, nothing waits.
+let agora = new Date('2042-08-20T12:30:00.000Z');
+const antes = (ms: number) => new Date(agora.getTime() - ms);
+
+let ctx: Contexto;
+let curto: Cenario;
+beforeAll(async () => {
+  ctx = await iniciarContexto({ relogio: () => agora, env: { HUB_RETENCAO_INTERVALO: '1h' } });
+  curto = await criarCenario(ctx, { retencao_em_dias: 1 });
+});
+afterAll(() => encerrarContexto(ctx));
+
+const ler = () => auth(ctx.leitor);
+const db = () => ctx.hub.db;
+
+async function lista(query: Record<string, string | number | boolean> = {}) {
+  const response = await ctx.api().get('/tentativa').query(query).set(ler());
+  expect(response.status).toBe(200);
+  return response.body as { total: number; itens: { id: string }[] };
+}
+const total = async (query: Record<string, string | number | boolean> = {}) => (await lista(query)).total;
+
+/**
+ * Attempts of a delivery in one statement, as the worker's record inserts a batch: numbers 1..n,
+ * `minutos` after `inicio` each, the last one successful when `sucesso`.
+ */
+async function tentativas(entregaId: string, inicio: Date, minutos: number[], sucesso = true) {
+  const n = minutos.length;
+  await db().$executeRaw`
+    insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+    select id, ${entregaId}::uuid, numero, ${inicio}::timestamptz + m * interval '1 minute', 12,
+           case when ${sucesso} and numero = ${n}::int then 200 else 500 end, ${sucesso} and numero = ${n}::int
+      from unnest(${minutos.map(() => uuidv7())}::uuid[], ${minutos}::int[]) with ordinality as a(id, m, numero)`;
+}
+
+/** An event `horas` hours old with one delivery per entry of `porEntrega` (its attempts' minutes after the event). */
+async function comTentativas(horas: number, porEntrega: number[][], sucesso = true) {
+  const recebidoEm = antes(horas * HORA);
+  const evento = await gravarEvento(db(), curto, {
+    recebidoEm,
+    entregas: porEntrega.map(() => (sucesso ? 'concluida' : 'cancelada')),
+  });
+  for (const [i, minutos] of porEntrega.entries()) await tentativas(evento.entregas[i]!, recebidoEm, minutos, sucesso);
+  return evento;
+}
+
+/** The stored attempts of each hour (all, and successful), counted in tentativa and in resumo_por_hora's slices. */
+async function contagensPorHora() {
+  const [real, fatias] = await Promise.all([
+    db().$queryRaw<{ hora: Date; n: number; s: number }[]>`
+      select date_trunc('hour', iniciada_em, 'UTC') as hora, count(*)::int as n, count(*) filter (where sucesso)::int as s
+        from tentativa group by 1 order by 1`,
+    db().$queryRaw<{ hora: Date; n: number; s: number }[]>`
+      select hora, sum(tentativas_guardadas)::int as n, sum(tentativas_com_sucesso_guardadas)::int as s
+        from resumo_por_hora group by hora
+      having sum(tentativas_guardadas) <> 0 or sum(tentativas_com_sucesso_guardadas) <> 0 order by hora`,
+  ]);
+  return { real, fatias };
+}
+
+async function expectTotalExato() {
+  const { real, fatias } = await contagensPorHora();
+  expect(fatias).toEqual(real);
+  expect(await total()).toBe(await db().tentativa.count());
+  expect(await total({ sucesso: true })).toBe(await db().tentativa.count({ where: { sucesso: true } }));
+  expect(await total({ sucesso: false })).toBe(await db().tentativa.count({ where: { sucesso: false } }));
+}
+
+/** Every page of the list at `tamanho`, against the same rows read in order with a plain OFFSET. */
+async function expectPaginasComoOffset(tamanho: number, query: Record<string, string | number | boolean> = {}) {
+  const sucesso = query.sucesso === undefined ? undefined : query.sucesso === true;
+  const todas = await db().tentativa.findMany({
+    where: sucesso === undefined ? {} : { sucesso },
+    orderBy: [{ iniciadaEm: 'desc' }, { id: 'desc' }],
+    select: { id: true },
+  });
+  const paginas = Math.ceil(todas.length / tamanho) + 1;
+  for (let pagina = 1; pagina <= paginas; pagina++) {
+    const { itens } = await lista({ ...query, pagina, tamanho });
+    expect([pagina, itens.map((i) => i.id)]).toEqual([
+      pagina,
+      todas.slice((pagina - 1) * tamanho, pagina * tamanho).map((t) => t.id),
+    ]);
+  }
+}
+
+describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
+  test('When attempts are recorded one by one and many in one statement, then the totals (all, sucesso true and false) and every hourly count equal the stored attempts', async () => {
+    const antesDeTudo = await total();
+    await comTentativas(3, [[0], [0, 1, 61]]);
+    await comTentativas(5, [[1, 2, 3]], false);
+    expect(await total()).toBe(antesDeTudo + 7);
+    // Many deliveries' attempts in one statement, over several hours, as a batch of the worker.
+    const { entregas } = await gravarEvento(db(), curto, {
+      recebidoEm: antes(10 * HORA),
+      entregas: Array.from({ length: 12 }, () => 'concluida' as const),
+    });
+    await db().$executeRaw`
+      insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+      select gen_random_uuid(), e, 1, ${antes(10 * HORA)}::timestamptz + o * interval '17 minutes', 30,
+             case when o % 3 = 0 then null else 200 end, o % 3 <> 0
+        from unnest(${entregas}::uuid[]) with ordinality as a(e, o)`;
+    expect(await total()).toBe(antesDeTudo + 19);
+    await expectTotalExato();
+  });
+
+  test('When a slice is off by some attempts, then the total is off by as many: it is the sum of the hourly counts; another filter is still counted', async () => {
+    const exato = await total();
+    const hora = horaDoResumo(antes(5 * HORA));
+    await db().$executeRaw`
+      insert into resumo_por_hora (hora, fatia, tentativas_guardadas, tentativas_com_sucesso_guardadas) values (${hora}, 3, 7, 2)
+      on conflict (hora, fatia) do update
+        set tentativas_guardadas = resumo_por_hora.tentativas_guardadas + 7,
+            tentativas_com_sucesso_guardadas = resumo_por_hora.tentativas_com_sucesso_guardadas + 2`;
+    expect(await total()).toBe(exato + 7);
+    expect(await total({ sucesso: true })).toBe((await db().tentativa.count({ where: { sucesso: true } })) + 2);
+    expect(await total({ sucesso: false })).toBe((await db().tentativa.count({ where: { sucesso: false } })) + 5);
+    expect(await total({ status_http: 500 })).toBe(await db().tentativa.count({ where: { statusHttp: 500 } }));
+    expect(await total({ sucesso: true, status_http: 200 })).toBe(
+      await db().tentativa.count({ where: { sucesso: true, statusHttp: 200 } }),
+    );
+    await db().$executeRaw`
+      update resumo_por_hora set tentativas_guardadas = tentativas_guardadas - 7,
+             tentativas_com_sucesso_guardadas = tentativas_com_sucesso_guardadas - 2
+       where hora = ${hora} and fatia = 3`;
+    await expectTotalExato();
+  });
+
+  test('When the pages of the whole list and of sucesso seek by hour, then each equals the plain OFFSET page, at several sizes and past the end', async () => {
+    for (const h of [1, 2, 2, 7, 30]) await comTentativas(h, [[0, 1, 59, 60], [0]]);
+    await comTentativas(4, [[0, 30, 90]], false);
+    for (const tamanho of [1, 3, 7, 50]) {
+      await expectPaginasComoOffset(tamanho);
+      await expectPaginasComoOffset(tamanho, { sucesso: true });
+      await expectPaginasComoOffset(tamanho, { sucesso: false });
+    }
+  });
+
+  test("When retention erases events, then the cascade runs tentativa's delete trigger once for the batch, hours past 48 h are folded, and the counts stay exact", async () => {
+    // Every run of a statement-level delete trigger on tentativa, with how many rows it saw.
+    await db().$executeRawUnsafe('create table tentativas_apagadas_por_comando (n integer not null)');
+    await db().$executeRawUnsafe(`create function registrar_tentativas_apagadas() returns trigger language plpgsql as $$
+      begin insert into tentativas_apagadas_por_comando select count(*) from velhas; return null; end $$`);
+    await db().$executeRawUnsafe(`create trigger registrar_tentativas_apagadas after delete on tentativa
+      referencing old table as velhas for each statement execute function registrar_tentativas_apagadas()`);
+    try {
+      await ctx.hub.retencao.runNow();
+      await db().$executeRawUnsafe('delete from tentativas_apagadas_por_comando');
+      const eventos = [];
+      for (const h of [30, 30, 49, 50, 72, 200])
+        eventos.push(
+          await comTentativas(h, [
+            [0, 1],
+            [0, 70],
+          ]),
+        );
+      const recente = await comTentativas(1, [[0]]);
+      const antesDaRetencao = await total();
+      await expectTotalExato();
+
+      const apagados = await ctx.hub.retencao.runNow();
+
+      expect(apagados.eventos).toBe(eventos.length);
+      expect(await total()).toBe(antesDaRetencao - 4 * eventos.length);
+      await expectTotalExato();
+      // The cascade evento → entrega → tentativa deleted them with statements of its own, but
+      // tentativa's statement triggers ran once, over all of them: one upsert per hour.
+      const comandos = await db().$queryRaw<{ n: number }[]>`select n from tentativas_apagadas_por_comando`;
+      expect(comandos.map((c) => c.n)).toEqual([4 * eventos.length]);
+      expect(await db().tentativa.count({ where: { entrega: { eventoId: recente.id } } })).toBe(1);
+      const velhas = await db().$queryRaw<{ hora: Date; linhas: number }[]>`
+        select hora, count(*)::int as linhas from resumo_por_hora where hora < ${antes(48 * HORA)} group by hora`;
+      expect(velhas.filter((h) => h.linhas > 1)).toEqual([]);
+
+      agora = new Date(agora.getTime() + 2 * DIA);
+      await ctx.hub.retencao.runNow();
+      expect(await db().tentativa.count({ where: { entrega: { eventoId: recente.id } } })).toBe(0);
+      await expectTotalExato();
+      expect((await ctx.hub.retencao.runNow()).horas).toBe(0);
+    } finally {
+      await db().$executeRawUnsafe('drop trigger registrar_tentativas_apagadas on tentativa');
+      await db().$executeRawUnsafe('drop function registrar_tentativas_apagadas()');
+      await db().$executeRawUnsafe('drop table tentativas_apagadas_por_comando');
+    }
+  });
+
+  test('When an hour past 48 h holds attempts but no event or delivery, then retention folds it into one row and keeps its counts', async () => {
+    // A delivery 20 h old whose attempt started 60 h ago (written by hand: the worker's are after the event).
+    const { entregas } = await gravarEvento(db(), curto, { recebidoEm: antes(20 * HORA), entregas: ['concluida'] });
+    const hora = horaDoResumo(antes(60 * HORA));
+    await tentativas(entregas[0]!, new Date(hora.getTime() + MINUTO), [0]);
+    await db().$executeRaw`insert into resumo_por_hora (hora, fatia, eventos) values (${hora}, 9, 1)
+      on conflict (hora, fatia) do update set eventos = resumo_por_hora.eventos + 1`;
+    await expectTotalExato();
+
+    await ctx.hub.retencao.runNow();
+    expect(
+      await db().$queryRaw`
+        select fatia, eventos_guardados, entregas_guardadas, tentativas_guardadas, tentativas_com_sucesso_guardadas
+          from resumo_por_hora where hora = ${hora}`,
+    ).toEqual([
+      {
+        // The fold keeps the hour's lowest slice (retencao.job.ts, compactarHoras).
+        fatia: expect.any(Number),
+        eventos_guardados: 0,
+        entregas_guardadas: 0,
+        tentativas_guardadas: 1,
+        tentativas_com_sucesso_guardadas: 1,
+      },
+    ]);
+    await expectTotalExato();
+    expect((await ctx.hub.retencao.runNow()).horas).toBe(0);
+  });
+
+  test('When an operator deletes attempts, deliveries and events (the cascade takes theirs) with plain SQL, then the counts stay exact', async () => {
+    const a = await comTentativas(2, [[0, 1], [0]]);
+    const b = await comTentativas(3, [[0, 5, 65]], false);
+    const c = await comTentativas(3, [[0]]);
+    await expectTotalExato();
+    const antesDeApagar = await total();
+
+    await db().$executeRaw`delete from tentativa where entrega_id = ${a.entregas[0]}::uuid and numero = 1`;
+    expect(await total()).toBe(antesDeApagar - 1);
+    await expectTotalExato();
+    await db().$executeRaw`delete from entrega where id = ${a.entregas[1]}::uuid`;
+    expect(await total()).toBe(antesDeApagar - 2);
+    await expectTotalExato();
+    await db().$executeRaw`delete from evento where id = any(${[b.id, c.id]}::uuid[])`;
+    expect(await total()).toBe(antesDeApagar - 6);
+    await expectTotalExato();
+  });
+
+  test("When an operator moves an attempt's iniciada_em to another hour or changes its sucesso, then its counts move with it; other updates change nothing", async () => {
+    const { entregas } = await comTentativas(4, [[0, 1]]);
+    const id = entregas[0]!;
+    await db()
+      .$executeRaw`update tentativa set iniciada_em = iniciada_em - interval '3 hours' where entrega_id = ${id}::uuid`;
+    await expectTotalExato();
+    await db().$executeRaw`update tentativa set sucesso = not sucesso where entrega_id = ${id}::uuid and numero = 1`;
+    await expectTotalExato();
+    await db()
+      .$executeRaw`update tentativa set iniciada_em = iniciada_em + interval '1 millisecond', resposta = 'x' where entrega_id = ${id}::uuid`;
+    await expectTotalExato();
+  });
+
+  test('When tentativa is truncated, or entrega with cascade, then every hourly count is zero and the totals 0', async () => {
+    await comTentativas(1, [[0, 1]]);
+    expect(await total()).toBeGreaterThan(0);
+    await db().$executeRaw`truncate tentativa`;
+    expect(await total()).toBe(0);
+    await expectTotalExato();
+    await comTentativas(1, [[0, 1]]);
+    expect(await total()).toBe(2);
+    await db().$executeRaw`truncate entrega cascade`;
+    expect([await total(), await total({ sucesso: true }), await total({ sucesso: false })]).toEqual([0, 0, 0]);
+    expect(
+      await db().resumoPorHora.count({
+        where: { OR: [{ tentativasGuardadas: { not: 0 } }, { tentativasComSucessoGuardadas: { not: 0 } }] },
+      }),
+    ).toBe(0);
+    // Counting starts again from there.
+    await comTentativas(1, [[0, 2]], false);
+    expect(await total()).toBe(2);
+    await expectTotalExato();
+  });
+});
