@@ -87,8 +87,13 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     ? `amqp://guest:guest@127.0.0.1:5672/${encodeURIComponent(vhost)}`
     : (process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   if (!vhost) log('note: rabbitmqctl unavailable; the benchmark platform shares the default RabbitMQ vhost');
-  const hubApiSocket = path.join(root, '.data/run', `bench-hub-api-${hubApi}.sock`);
-  mkdirSync(path.dirname(hubApiSocket), { recursive: true, mode: 0o700 });
+  // START_UNIX_SOCKETS=true: the gateway reaches hub-api on this socket (start.mjs), and a bare pipe of
+  // a benchmark may use it too; otherwise both use the port.
+  const hubApiSocket =
+    process.env.START_UNIX_SOCKETS === 'true'
+      ? path.join(root, '.data/run', `bench-hub-api-${hubApi}.sock`)
+      : undefined;
+  if (hubApiSocket) mkdirSync(path.dirname(hubApiSocket), { recursive: true, mode: 0o700 });
   const env = {
     ...process.env,
     GATEWAY_PORT: String(gateway),
@@ -96,8 +101,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     ACCESS_PORT: String(access),
     FUNCTION_PORT: String(fn),
     HUB_API_PORT: String(hubApi),
-    // The socket start.mjs has the gateway reach hub-api on (a bare pipe of a benchmark may use it too).
-    HUB_API_SOCKET: hubApiSocket,
+    ...(hubApiSocket ? { HUB_API_SOCKET: hubApiSocket } : {}),
     DELIVERY_WORKER_PORT: String(worker),
     IDENTITY_DEV_PORT: String(identity),
     DEMO_RECEIVER_PORT: String(receiver),
@@ -146,12 +150,12 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     identityUrl: `http://127.0.0.1:${identity}`,
     accessUrl: `http://127.0.0.1:${access}`,
     hubApiUrl: `http://127.0.0.1:${hubApi}`,
-    hubApiSocket,
+    ...(hubApiSocket ? { hubApiSocket } : {}),
     metricsUrls: [`http://127.0.0.1:${hubApi}/metrics`, `http://127.0.0.1:${worker}/metrics`],
     rabbitmqUrl,
     databasePrefix: `${BENCH_PREFIX}${run}_`,
     hubDatabaseUrl: env.HUB_DATABASE_URL,
-    mode: 'platform started by the benchmark (start.mjs on free ports, the gateway to the services over Unix sockets, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)',
+    mode: `platform started by the benchmark (start.mjs on free ports${hubApiSocket ? ', the gateway to hub-api over a Unix socket' : ''}, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)`,
     stop,
   };
 }

@@ -11,8 +11,8 @@
 // Environment: the caller's, passed to every service (`COMPANY_DOMAIN=x.com pnpm start`).
 // START_TIMEOUT (seconds a service may take to be ready, default 90), START_SEED=false (no demo),
 // START_LOG_FORMAT=json (raw logs), START_WITHOUT (services not to start, comma-separated, e.g.
-// `delivery-worker` to run it elsewhere or to measure publication alone), START_UNIX_SOCKETS=false
-// (the gateway reaches the services on their ports, not on Unix sockets), and the *_PORT variables.
+// `delivery-worker` to run it elsewhere or to measure publication alone), START_UNIX_SOCKETS=true
+// (the gateway reaches the services on Unix sockets, not on their ports), and the *_PORT variables.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -98,17 +98,19 @@ const RUN_DIR = path.join(root, '.data/run');
 const SOCKET_PATH_MAX_BYTES = 107;
 
 /**
- * All on one host, the gateway reaches each routed service over a Unix socket the service serves
- * beside its port (docs/decisions.md, "The gateway to a service on the same host over a Unix
- * socket"): the hop costs both processes less than one over loopback TCP. The others keep the
- * ports. A socket the caller set (HUB_API_SOCKET…) is the one used; none for a service whose URL
- * the caller set, nor with START_UNIX_SOCKETS=false.
- * The socket is named by the service's port, so two platforms of one checkout (a benchmark's
- * beside `pnpm start`) do not meet.
+ * With START_UNIX_SOCKETS=true, the gateway reaches each routed service over a Unix socket the
+ * service serves beside its port (docs/decisions.md, "The gateway to a service on the same host
+ * over a Unix socket"): the hop costs both processes a little less than loopback TCP. Off by
+ * default: with it, the healthy subscribers' p99 beside a failing one (bench/terco.ts) was 2.6-5.2x
+ * the all-healthy one in four runs against 1.1-1.2x over TCP, for a cause not found yet. The others
+ * keep the ports. A socket the caller set (HUB_API_SOCKET…) is the one used; none for a service whose
+ * URL the caller set, nor when the checkout's path makes the socket's path too long. The socket is
+ * named by the service's port, so two platforms of one checkout (a benchmark's beside `pnpm start`)
+ * do not meet.
  */
 function gatewayEnvOf(present, env) {
   const gatewayEnv = { ...env };
-  if (process.env.START_UNIX_SOCKETS === 'false') return gatewayEnv;
+  if (process.env.START_UNIX_SOCKETS !== 'true') return gatewayEnv;
   for (const s of present.filter((x) => x.socketVar && ROUTED.includes(x.name))) {
     if (process.env[s.urlVar] !== undefined) continue;
     let socket = process.env[s.socketVar];

@@ -98,8 +98,8 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
       ],
       [
         'START_UNIX_SOCKETS',
-        '`true`',
-        '`false`: the gateway reaches access, function and hub-api on their ports instead of on Unix sockets under `.data/run`',
+        '`false`',
+        '`true`: the gateway reaches access, function and hub-api on Unix sockets under `.data/run` instead of on their ports',
       ],
       ['START_TIMEOUT', '`90`', 'seconds each service has to become ready before the start gives up'],
       ['START_SEED', '`true`', '`false` skips the demo seed (infra/scripts/seed-demo.ts)'],
