@@ -4,20 +4,32 @@ import { instanceOf, type Upstream } from '../routes';
 
 const CHECK_TIMEOUT_MS = 2000;
 
+/** Where one instance's readiness is asked, parsed once from its URL (routes.ts's instanceOf). */
+interface Sonda {
+  prontidao: string;
+  /** Its own dispatcher when on a Unix socket; undici's shared one otherwise. */
+  dispatcher?: Dispatcher;
+}
+
+function sondaDe(url: string): Sonda {
+  const { origin, prefix, socketPath } = instanceOf(url);
+  const prontidao = `${origin}${prefix}/saude/prontidao`;
+  return socketPath === undefined ? { prontidao } : { prontidao, dispatcher: new Agent({ connect: { socketPath } }) };
+}
+
 /**
  * "ok" when at least one instance of the upstream is ready (the proxy spreads requests over the
  * instances and moves on from one that refuses connections), or why none is (without internal
  * addresses: this page is public).
  */
-async function readinessOf(upstream: Upstream, dispatchers: Map<string, Dispatcher>): Promise<string> {
-  const estados = await Promise.all(upstream.urls.map((url) => readinessAt(url, dispatchers.get(url))));
+async function readinessOf(sondas: Sonda[]): Promise<string> {
+  const estados = await Promise.all(sondas.map(readinessAt));
   return estados.find((estado) => estado === 'ok') ?? estados[0] ?? 'falha: inacessivel';
 }
 
-async function readinessAt(url: string, dispatcher: Dispatcher | undefined): Promise<string> {
-  const { origin, prefix } = instanceOf(url);
+async function readinessAt({ prontidao, dispatcher }: Sonda): Promise<string> {
   try {
-    const response = await request(`${origin}${prefix}/saude/prontidao`, {
+    const response = await request(prontidao, {
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
       ...(dispatcher ? { dispatcher } : {}),
     });
@@ -30,26 +42,15 @@ async function readinessAt(url: string, dispatcher: Dispatcher | undefined): Pro
   }
 }
 
-/** A dispatcher for each instance on a Unix socket (the others are asked on undici's shared one). */
-function socketDispatchers(upstreams: Upstream[]): Map<string, Dispatcher> {
-  const dispatchers = new Map<string, Dispatcher>();
-  for (const url of upstreams.flatMap((u) => u.urls)) {
-    const { socketPath } = instanceOf(url);
-    if (socketPath !== undefined) dispatchers.set(url, new Agent({ connect: { socketPath } }));
-  }
-  return dispatchers;
-}
-
 /** /saude answers for the gateway itself; /saude/prontidao is ready only when every upstream is. */
 export function healthRouter(upstreams: Upstream[]): Router {
   const router = Router();
-  const enabled = upstreams.filter((u) => u.enabled);
-  const dispatchers = socketDispatchers(enabled);
+  const enabled = upstreams.filter((u) => u.enabled).map((u) => ({ name: u.name, sondas: u.urls.map(sondaDe) }));
   router.get('/saude', (_req, res) => {
     res.json({ situacao: 'ok', servico: 'gateway' });
   });
   router.get('/saude/prontidao', async (_req, res) => {
-    const states = await Promise.all(enabled.map(async (u) => [u.name, await readinessOf(u, dispatchers)] as const));
+    const states = await Promise.all(enabled.map(async (u) => [u.name, await readinessOf(u.sondas)] as const));
     const ready = states.every(([, state]) => state === 'ok');
     res.set('cache-control', 'no-store');
     res
