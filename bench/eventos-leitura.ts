@@ -29,6 +29,7 @@ import {
 } from '../services/hub-api/src/features/eventos/resumo.repository';
 import { startHubApi } from '../services/hub-api/src/start';
 import { type PgClient, pg, semearLeituras, TIPOS } from './semente';
+import { percentile } from './paced';
 
 process.env.LOG_LEVEL ??= 'warn';
 
@@ -44,9 +45,6 @@ if (process.env.BENCH_ONLY && !somenteResumo)
   throw new Error(`BENCH_ONLY is resumo or unset, not ${process.env.BENCH_ONLY}`);
 const log = (message: string) => process.stderr.write(`${message}\n`);
 
-const quantil = (ordenados: number[], q: number) =>
-  ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)] ?? Number.NaN;
-
 /** Closed loop, one request at a time: the latency a panel user sees on an otherwise idle hub. */
 async function medir(url: string, token: string) {
   const uma = async () => {
@@ -60,7 +58,7 @@ async function medir(url: string, token: string) {
   const tempos: number[] = [];
   for (let i = 0; i < AMOSTRAS; i++) tempos.push(await uma());
   tempos.sort((a, b) => a - b);
-  return { p50: quantil(tempos, 0.5), p99: quantil(tempos, 0.99), max: tempos[tempos.length - 1] ?? Number.NaN };
+  return { p50: percentile(tempos, 50), p99: percentile(tempos, 99), max: tempos[tempos.length - 1] ?? Number.NaN };
 }
 
 async function plano(client: PgClient, sql: Prisma.Sql): Promise<string> {

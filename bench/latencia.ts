@@ -12,7 +12,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { pacedLoad } from './paced';
+import { pacedLoad, percentile } from './paced';
 import { contarCpu, cpuPorUnidade } from './cpu';
 import { obtainPlatform } from './platform';
 import { copiarTrabalhos } from './trabalhos';
@@ -20,8 +20,6 @@ import { copiarTrabalhos } from './trabalhos';
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const DURATION = Number(process.env.BENCH_PACED_DURATION ?? 20);
 const log = (line: string) => process.stdout.write(`${line}\n`);
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN;
 
 /** A receiver that notes when each delivery's request began to arrive (its headers parsed). */
 async function receptor(status: () => number) {

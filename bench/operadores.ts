@@ -11,15 +11,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { deleteVhost, freshVhost } from './local';
 import { semearEntregas } from './semear';
+import { percentile } from './paced';
 
 const N = Number(process.env.BENCH_ENTREGAS ?? 20_000);
 const RECEPTORES = 4;
 const INTERVALO_MS = 100;
 const VHOST = `hub-bench-operadores-${process.pid}`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
-
-const quantil = (ordenados: number[], q: number) =>
-  ordenados.length ? ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)]! : Number.NaN;
 
 async function main() {
   if (!freshVhost(VHOST)) throw new Error('rabbitmqctl is needed to make a virtual host for the benchmark');
@@ -102,7 +100,7 @@ async function main() {
       const ordenados = [...lista].sort((a, b) => a - b);
       const f = (v: number) => v.toFixed(1);
       log(
-        `| GET ${rota} | ${lista.length} | ${f(quantil(ordenados, 0.5))} | ${f(quantil(ordenados, 0.99))} | ${f(ordenados.at(-1)!)} |`,
+        `| GET ${rota} | ${lista.length} | ${f(percentile(ordenados, 50))} | ${f(percentile(ordenados, 99))} | ${f(ordenados.at(-1)!)} |`,
       );
     }
   } finally {

@@ -41,7 +41,7 @@ import autocannon from 'autocannon';
 import { deleteVhost } from './local';
 import { descreverEscritas, lerEscritas } from './escritas';
 import { comecarLimpo, type Entorno, entornoDe } from './fase';
-import { pacedLoad } from './paced';
+import { pacedLoad, percentile } from './paced';
 import { registrarPublicacao } from './evento';
 import { obtainPlatform, type Platform } from './platform';
 
@@ -191,8 +191,6 @@ async function saturar(
   return linha;
 }
 
-const quantil = (ordenados: number[], q: number) =>
-  ordenados.length ? ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)]! : Number.NaN;
 const ms = (v: number) => (Number.isFinite(v) ? v.toFixed(v < 10 ? 2 : 1) : '–');
 
 async function esperarChegadas(chegadas: Map<string, number>, ids: Iterable<string>, limiteMs: number) {
@@ -381,7 +379,7 @@ async function main() {
       const texto =
         `${rate}/s: ${respostas.length} accepted events, ${ids.length} delivery ids in their answers; ` +
         `${faltando} never arrived, ${foraDoPrazo} arrived more than ${CONFIRM_WITHIN_MS / 1000} s after their event's ` +
-        `answer; from answer to arrival p50 ${ms(quantil(atrasos, 0.5))} ms, p99 ${ms(quantil(atrasos, 0.99))} ms, ` +
+        `answer; from answer to arrival p50 ${ms(percentile(atrasos, 50))} ms, p99 ${ms(percentile(atrasos, 99))} ms, ` +
         `max ${ms(atrasos[atrasos.length - 1] ?? Number.NaN)} ms`;
       log(`    ${texto}`);
       return { r, ok, confirmOk, texto };

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Amostra } from './rastro';
+import { percentile } from './paced';
 
 const [diretorio = process.env.BENCH_TRACE_DIR ?? '.', passoTexto = '1'] = process.argv.slice(2);
 const passo = Number(passoTexto) * 1000;
@@ -51,9 +52,6 @@ function checkpoints(arquivo: string | undefined): Checkpoint[] {
 
 const CHECKPOINTS = checkpoints(process.env.BENCH_PG_LOG);
 const sob = (de: number, ate: number) => CHECKPOINTS.some((c) => c.inicio <= ate && c.fim >= de);
-
-const pct = (xs: number[], p: number) =>
-  xs.length ? xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]! : NaN;
 
 for (const arquivo of readdirSync(diretorio)
   .filter((a) => a.endsWith('.json'))
@@ -109,7 +107,7 @@ for (const arquivo of readdirSync(diretorio)
         ultima ? soma((n) => n.includes('.destino.')) : '',
         ultima ? soma((n) => n.includes('atraso') || /\d+ms$/.test(n)) : '',
         latencias.length,
-        latencias.length ? pct(latencias, 50).toFixed(0) : '',
+        latencias.length ? percentile(latencias, 50).toFixed(0) : '',
         latencias.length ? latencias.at(-1)!.toFixed(0) : '',
         ...(CHECKPOINTS.length ? [sob(t, t + passo) ? 'yes' : ''] : []),
       ].join('\t'),

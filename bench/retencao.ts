@@ -21,6 +21,7 @@ import { SQL_DA_GRAVACAO, valoresDaGravacao } from '../services/hub-api/src/feat
 import { retencaoJob } from '../services/hub-api/src/jobs/retencao.job';
 import { runSection } from './report';
 import { pg, semear, sqlDaSemente } from './semente';
+import { percentile } from './paced';
 
 export const HEADING = '## Retention: erasing an expired day of 1,000,000 events (issue 19)';
 const EVENTOS = Number(process.env.BENCH_RETENCAO_EVENTOS ?? 1_000_000);
@@ -48,11 +49,9 @@ const SEED = [
        from entrega en where en.situacao not in ('pendente', 'em_andamento')`,
 ];
 
-const quantil = (ordenados: number[], q: number) =>
-  ordenados[Math.min(ordenados.length - 1, Math.ceil(q * ordenados.length) - 1)] ?? Number.NaN;
 const resumo = (tempos: number[]) => {
   const o = [...tempos].sort((a, b) => a - b);
-  return { n: o.length, p50: quantil(o, 0.5), p99: quantil(o, 0.99), max: o[o.length - 1] ?? Number.NaN };
+  return { n: o.length, p50: percentile(o, 50), p99: percentile(o, 99), max: o[o.length - 1] ?? Number.NaN };
 };
 
 /** A loop one request after another, its latencies filed under the phase the bench is in. */
