@@ -8,7 +8,7 @@ import request from 'supertest';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, osDoisCaminhos, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /**
@@ -125,10 +125,7 @@ afterAll(() => identity.close());
 
 const gatewayWith = (env: Record<string, string> = {}) => startGatewayWithKnownCaller(identity, token, env);
 
-const ambosOsCaminhos = [
-  ['the express path (no token)', () => ({}) as Record<string, string>],
-  ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
-] as const;
+const ambosOsCaminhos = osDoisCaminhos(() => token);
 
 describe('attack on the gateway: smuggling and malformed requests, refused before any service', () => {
   let gateway: GatewayUnderTest;
@@ -630,10 +627,7 @@ describe('attack on the gateway: a small body declared and never finished', () =
     await hubApi.close();
   });
 
-  it.each([
-    ['the express path (no token)', () => ({}) as Record<string, string>],
-    ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
-  ])(
+  it.each(ambosOsCaminhos)(
     'When on %s a client declares a small body and sends part of it, then 408 tempo_esgotado within the request timeout, and the service never sees it',
     async (_nome, headersOf) => {
       const path = `/aplicativo?devagar=${Date.now()}`;

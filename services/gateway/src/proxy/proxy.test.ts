@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, osDoisCaminhos, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /** A body the gateway streams rather than reads whole first (over INTEIRO_ATE). */
@@ -101,12 +101,7 @@ afterAll(() => identity.close());
 
 const gatewayWith = (env: Record<string, string> = {}) => startGatewayWithKnownCaller(identity, token, env);
 
-// Every behaviour holds on both ways through the gateway: the express app (a request that names
-// nobody) and the fast path (a caller whose token was verified a moment ago: front.ts).
-describe.each([
-  ['the express path (no token)', () => ({}) as Record<string, string>],
-  ['the fast path (a token verified before)', () => ({ authorization: `Bearer ${token}` })],
-])('gateway proxy, %s', (_name, headersOf) => {
+describe.each(osDoisCaminhos(() => token))('gateway proxy, %s', (_name, headersOf) => {
   let gateway: GatewayUnderTest;
   let headers: Record<string, string>;
 

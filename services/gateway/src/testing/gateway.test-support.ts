@@ -67,3 +67,14 @@ export async function startGatewayWithKnownCaller(
   await request(gateway.url).get('/auth').set('authorization', `Bearer ${token}`).expect(200);
   return gateway;
 }
+
+/**
+ * The two ways through the gateway every proxy behaviour must hold on, as the headers of each: the
+ * express app (a request that names nobody) and the fast path (a caller whose token was verified a
+ * moment before: front.ts). `token` is read when the headers are, after the test's beforeAll.
+ */
+export const osDoisCaminhos = (token: () => string) =>
+  [
+    ['the express path (no token)', (): Record<string, string> => ({})],
+    ['the fast path (a token verified before)', (): Record<string, string> => ({ authorization: `Bearer ${token()}` })],
+  ] as const;
