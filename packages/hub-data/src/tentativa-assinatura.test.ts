@@ -107,7 +107,7 @@ test('When migration 026 runs over stored attempts, then each carries its delive
   expect(coluna?.is_nullable).toBe('NO');
   const [indice] = await db.$queryRaw<{ indexdef: string }[]>`
     select indexdef from pg_indexes where indexname = 'tentativa_assinatura'`;
-  expect(indice?.indexdef).toContain('(assinatura_id, iniciada_em DESC, id DESC)');
+  expect(indice?.indexdef).toContain('(assinatura_id, iniciada_em DESC, id DESC) INCLUDE (sucesso, status_http)');
   const [restricao] = await db.$queryRaw<{ n: number }[]>`
     select count(*)::int as n from pg_constraint where conname = 'tentativa_assinatura_presente'`;
   expect(restricao?.n).toBe(0);

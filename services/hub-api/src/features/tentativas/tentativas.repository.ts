@@ -17,8 +17,9 @@ const comColunas = (ids: Prisma.Sql) => Prisma.sql`
  * order (tentativa_sucesso, tentativa_status: migration 007; tentativa_assinatura: migration 026;
  * tentativa_iniciada for desde and ate); one delivery's attempts (a few) come by
  * tentativa_numero_unico. A subscription's attempts carry it (tentativa.assinatura_id, a copy of their
- * delivery's): with desde/ate its index's range is the subscription's attempts of that period, with
- * sucesso or status_http the planner walks it in the list's order and tests the rest.
+ * delivery's): with desde/ate its index's range is the subscription's attempts of that period; sucesso
+ * and status_http are included in it, so with either the count stays index-only and the page tests
+ * them in the index, walking it in the list's order.
  */
 function condicoes(f: FiltroDeTentativas): Prisma.Sql {
   const partes: Prisma.Sql[] = [];
