@@ -29,7 +29,8 @@ begin
   return new;
 end $$;
 
-create or replace trigger tentativa_sem_assinatura before insert on tentativa for each row
+drop trigger if exists tentativa_sem_assinatura on tentativa;
+create trigger tentativa_sem_assinatura before insert on tentativa for each row
   when (new.assinatura_id is null) execute function tentativa_assinatura_da_entrega();
 commit;
 
