@@ -10,7 +10,8 @@
  *
  * Run from the root: npx tsx bench/entregas-leitura.ts [--manter]
  * Uses a RabbitMQ virtual host of its own (made and deleted with rabbitmqctl) and a scratch
- * database (hub_entregas_bench, dropped at the end unless --manter). Writes its section of docs/benchmarks.md.
+ * database (hub_entregas_bench, or BENCH_DATABASE: two runs on a shared server need two names;
+ * dropped at the end unless --manter). Writes its section of docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -42,7 +43,7 @@ const AMOSTRAS = 200;
 const AQUECIMENTO = 20;
 const LOTE = 500;
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
-const DATABASE = 'hub_entregas_bench';
+const DATABASE = process.env.BENCH_DATABASE ?? 'hub_entregas_bench';
 const VHOST = `hub-entregas-bench-${process.pid}`;
 const HEADING = '## Delivery routes, reprocessing and the error queue';
 const manter = process.argv.includes('--manter');
@@ -175,6 +176,11 @@ async function main() {
       { query: '?status_http=500', filtro: { status_http: 500 } },
       { query: `?entrega_id=${tentativas.entrega}`, filtro: { entrega_id: tentativas.entrega } },
       { query: `?assinatura_id=${meio.assinatura}`, filtro: { assinatura_id: meio.assinatura } },
+      // with another filter: tentativa_assinatura (migration 026) walked in the list's order
+      {
+        query: `?assinatura_id=${meio.assinatura}&sucesso=false`,
+        filtro: { assinatura_id: meio.assinatura, sucesso: false },
+      },
       {
         query: `?desde=${tentativas.desde}&ate=${tentativas.ate}`,
         filtro: { desde: new Date(tentativas.desde), ate: new Date(tentativas.ate) },

@@ -42,8 +42,9 @@ const SLOT = `hub_retencao_bench_${process.pid}`;
  */
 const SEED = [
   ...sqlDaSemente({ eventos: EVENTOS, dias: DIAS, retencaoEmDias: DIAS - 1, retentativasNoUltimoDia: false }),
-  `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta, cabecalhos)
-     select pg_temp.uuid7(en.criada_em), en.id, 1, en.criada_em, 40, case when en.situacao = 'concluida' then 200 else 500 end,
+  `insert into tentativa (id, entrega_id, assinatura_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta,
+                          cabecalhos)
+     select pg_temp.uuid7(en.criada_em), en.id, en.assinatura_id, 1, en.criada_em, 40, case when en.situacao = 'concluida' then 200 else 500 end,
             en.situacao = 'concluida', case when en.situacao = 'concluida' then 'ok' else 'erro interno' end,
             '{"webhook-id":"x","webhook-timestamp":"1","webhook-signature":"v1,abc"}'
        from entrega en where en.situacao not in ('pendente', 'em_andamento')`,

@@ -117,9 +117,9 @@ export function sqlDaSemente(o: SementeOptions): string[] {
  * (a quarter) or no answer (a timeout, status_http null). About 3.7 million rows for 3,000,000
  * deliveries. Needs sqlDaSemente's session (pg_temp.uuid7).
  */
-export const SQL_DAS_TENTATIVAS = `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso,
-                         resposta, erro, cabecalhos)
-     select pg_temp.uuid7(a.em), en.id, k, a.em, a.duracao, a.status, a.sucesso,
+export const SQL_DAS_TENTATIVAS = `insert into tentativa (id, entrega_id, assinatura_id, numero, iniciada_em, duracao_ms, status_http,
+                         sucesso, resposta, erro, cabecalhos)
+     select pg_temp.uuid7(a.em), en.id, en.assinatura_id, k, a.em, a.duracao, a.status, a.sucesso,
             case when a.sucesso then 'ok' when a.status is not null then '{"erro":"indisponivel"}' end,
             case when not a.sucesso then coalesce('HTTP ' || a.status, 'ETIMEDOUT: no answer in 10000 ms') end,
             '{"webhook-id":"msg_bench","webhook-timestamp":"1","webhook-signature":"v1,abc"}'

@@ -208,6 +208,7 @@ it('When every model is written and read through Prisma, then the migrated table
     data: {
       id: uuidv7(),
       entregaId: entrega.id,
+      assinaturaId: assinatura.id,
       numero: 1,
       iniciadaEm: now,
       duracaoMs: 12,

@@ -299,10 +299,11 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
                      e.evento_recebido_em, e.entregue_em, e.entidade_id, e.sequencia
          ),
          tentativas as (
-           insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso, resposta,
-                                  erro, cabecalhos)
-           select d.tentativa_id, upd.id, upd.quantidade_de_tentativas, d.iniciada_em, d.duracao_ms, d.status_http,
-                  d.sucesso, d.resposta, d.erro, d.cabecalhos
+           -- assinatura_id: the delivery's, copied (migration 026, GET /tentativa?assinatura_id='s index)
+           insert into tentativa (id, entrega_id, assinatura_id, numero, iniciada_em, duracao_ms, status_http, sucesso,
+                                  resposta, erro, cabecalhos)
+           select d.tentativa_id, upd.id, upd.assinatura_id, upd.quantidade_de_tentativas, d.iniciada_em, d.duracao_ms,
+                  d.status_http, d.sucesso, d.resposta, d.erro, d.cabecalhos
            from upd join d on d.entrega_id = upd.id
          ),
          desligadas as (

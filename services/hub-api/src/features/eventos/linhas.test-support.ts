@@ -66,10 +66,16 @@ export async function gravarEvento(
 }
 
 export async function gravarTentativa(db: Db, entregaId: string, numero: number, statusHttp: number | null) {
+  // the delivery's subscription, copied as the worker's record does (migration 026)
+  const { assinaturaId } = await db.entrega.findUniqueOrThrow({
+    where: { id: entregaId },
+    select: { assinaturaId: true },
+  });
   await db.tentativa.create({
     data: {
       id: uuidv7(),
       entregaId,
+      assinaturaId,
       numero,
       iniciadaEm: new Date(),
       duracaoMs: 12,

@@ -14,15 +14,17 @@ const comColunas = (ids: Prisma.Sql) => Prisma.sql`
 
 /**
  * The filter as a WHERE on tentativa. Each filter has an index that leads with it and then the list's
- * order (tentativa_sucesso, tentativa_status: migration 007; tentativa_iniciada for desde and ate);
- * one delivery's attempts (a few) come by tentativa_numero_unico; a subscription's through its
- * deliveries (entrega_assinatura).
+ * order (tentativa_sucesso, tentativa_status: migration 007; tentativa_assinatura: migration 026;
+ * tentativa_iniciada for desde and ate); one delivery's attempts (a few) come by
+ * tentativa_numero_unico. A subscription's attempts carry it (tentativa.assinatura_id, a copy of their
+ * delivery's): with desde/ate its index's range is the subscription's attempts of that period; sucesso
+ * and status_http are included in it, so with either the count stays index-only and the page tests
+ * them in the index, walking it in the list's order.
  */
 function condicoes(f: FiltroDeTentativas): Prisma.Sql {
   const partes: Prisma.Sql[] = [];
   if (f.entrega_id) partes.push(Prisma.sql`entrega_id = ${f.entrega_id}::uuid`);
-  if (f.assinatura_id)
-    partes.push(Prisma.sql`entrega_id in (select id from entrega where assinatura_id = ${f.assinatura_id}::uuid)`);
+  if (f.assinatura_id) partes.push(Prisma.sql`assinatura_id = ${f.assinatura_id}::uuid`);
   if (f.sucesso !== undefined) partes.push(Prisma.sql`sucesso = ${f.sucesso}`);
   if (f.status_http !== undefined) partes.push(Prisma.sql`status_http = ${f.status_http}::int`);
   if (f.desde) partes.push(Prisma.sql`iniciada_em >= ${f.desde}`);

@@ -19,10 +19,15 @@ const ids = (itens: { id: string }[]) => itens.map((item) => item.id);
 /** An attempt as the delivery worker records it. */
 async function gravar(entregaId: string, numero: number, statusHttp: number | null, segundo: number) {
   const id = uuidv7();
+  const { assinaturaId } = await ctx.hub.db.entrega.findUniqueOrThrow({
+    where: { id: entregaId },
+    select: { assinaturaId: true },
+  });
   await ctx.hub.db.tentativa.create({
     data: {
       id,
       entregaId,
+      assinaturaId,
       numero,
       iniciadaEm: em(segundo),
       duracaoMs: 40 + numero,

@@ -40,8 +40,9 @@ const total = async (query: Record<string, string | number | boolean> = {}) => (
 async function tentativas(entregaId: string, inicio: Date, minutos: number[], sucesso = true) {
   const n = minutos.length;
   await db().$executeRaw`
-    insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
-    select id, ${entregaId}::uuid, numero, ${inicio}::timestamptz + m * interval '1 minute', 12,
+    insert into tentativa (id, entrega_id, assinatura_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+    select id, ${entregaId}::uuid, (select assinatura_id from entrega where id = ${entregaId}::uuid), numero,
+           ${inicio}::timestamptz + m * interval '1 minute', 12,
            case when ${sucesso} and numero = ${n}::int then 200 else 500 end, ${sucesso} and numero = ${n}::int
       from unnest(${minutos.map(() => uuidv7())}::uuid[], ${minutos}::int[]) with ordinality as a(id, m, numero)`;
 }
@@ -109,10 +110,10 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
       entregas: Array.from({ length: 12 }, () => 'concluida' as const),
     });
     await db().$executeRaw`
-      insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
-      select gen_random_uuid(), e, 1, ${antes(10 * HORA)}::timestamptz + o * interval '17 minutes', 30,
+      insert into tentativa (id, entrega_id, assinatura_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+      select gen_random_uuid(), e, en.assinatura_id, 1, ${antes(10 * HORA)}::timestamptz + o * interval '17 minutes', 30,
              case when o % 3 = 0 then null else 200 end, o % 3 <> 0
-        from unnest(${entregas}::uuid[]) with ordinality as a(e, o)`;
+        from unnest(${entregas}::uuid[]) with ordinality as a(e, o) join entrega en on en.id = a.e`;
     expect(await total()).toBe(antesDeTudo + 19);
     await expectTotalExato();
   });

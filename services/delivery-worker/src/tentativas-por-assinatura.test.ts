@@ -1,0 +1,101 @@
+import { waitFor } from '@hub/testing';
+import { tentativasRepository } from '../../hub-api/src/features/tentativas/tentativas.repository';
+import { iniciarReceptor, type Receptor } from './receptor.test-support';
+import {
+  cenario,
+  createTestHub,
+  deleteTestTopology,
+  startDeliveryWorkerForTests,
+  type TestDeliveryWorker,
+  type TestHub,
+} from './delivery-worker.test-support';
+
+// GET /tentativa?assinatura_id= reads tentativa.assinatura_id (migration 026), which the worker's record
+// writes from the delivery it updates in the same statement. Here the trigger that fills it for an
+// insert that leaves it out (a worker of the previous version) is disabled, so a record that did not
+// write it would fail on NOT NULL and its deliveries would never end. Then hub-api's list of each
+// subscription's attempts (the route's SQL) must be exactly the attempts of its deliveries, counted
+// through entrega as before the column.
+const PASSOS = '20ms,40ms,80ms';
+const PASSOS_MS = [20, 40, 80];
+
+let hub: TestHub;
+let worker: TestDeliveryWorker;
+let receptor: Receptor;
+beforeAll(async () => {
+  hub = await createTestHub();
+  await hub.db.$executeRawUnsafe('alter table tentativa disable trigger tentativa_sem_assinatura');
+  const vistas = new Set<string>();
+  receptor = await iniciarReceptor({
+    '/ok': (_req, res) => res.writeHead(200).end('recebido'),
+    '/erro': (_req, res) => res.writeHead(500).end('falhou'),
+    // a delivery's first attempt fails, its second succeeds
+    '/depois': (req, res) => {
+      const id = String(req.headers['webhook-id']);
+      res.writeHead(vistas.has(id) ? 200 : 503).end();
+      vistas.add(id);
+    },
+  });
+  worker = await startDeliveryWorkerForTests(hub, {
+    DELIVERY_RETRY_DELAYS: PASSOS,
+    DELIVERY_CIRCUIT_MIN_FAILURES: '0',
+  });
+});
+afterAll(async () => {
+  await worker?.close();
+  if (worker) await deleteTestTopology(hub, PASSOS_MS);
+  await receptor?.fechar();
+  await hub?.close();
+});
+
+test("When the worker records the attempts of several subscriptions' deliveries, then GET /tentativa?assinatura_id lists exactly each one's attempts, with the total counted through entrega", async () => {
+  const c = await cenario(hub);
+  const assinaturas = [
+    await c.assinar(receptor.url('/ok')),
+    await c.assinar(receptor.url('/erro'), 3),
+    await c.assinar(receptor.url('/depois'), 4),
+  ];
+  const trabalhos = (
+    await Promise.all(Array.from({ length: 12 }, () => c.entregar(assinaturas, { broker: worker.broker })))
+  ).flat();
+  await waitFor(
+    async () =>
+      (await hub.db.entrega.count({
+        where: { id: { in: trabalhos.map((t) => t.entrega_id) }, situacao: { in: ['concluida', 'fila_de_erro'] } },
+      })) === trabalhos.length,
+    { timeoutMs: 45_000, what: 'every delivery final' },
+  );
+
+  // every attempt carries its delivery's subscription
+  const [diferentes] = await hub.db.$queryRaw<{ n: number }[]>`
+    select count(*)::int as n from tentativa t join entrega e on e.id = t.entrega_id
+     where t.assinatura_id is distinct from e.assinatura_id`;
+  expect(diferentes!.n).toBe(0);
+
+  const repositorio = tentativasRepository(hub.db);
+  const esperadas = async (assinaturaId: string, sucesso?: boolean) =>
+    (
+      await hub.db.$queryRaw<{ id: string }[]>`
+        select t.id::text from tentativa t join entrega e on e.id = t.entrega_id
+         where e.assinatura_id = ${assinaturaId}::uuid and (${sucesso ?? null}::boolean is null or t.sucesso = ${sucesso ?? null}::boolean)
+         order by t.iniciada_em desc, t.id desc`
+    ).map((t) => t.id);
+  const quantas: number[] = [];
+  for (const a of assinaturas) {
+    const todas = await esperadas(a.id);
+    quantas.push(todas.length);
+    const lista = await repositorio.listar({ assinatura_id: a.id }, { pagina: 1, tamanho: 1_000 });
+    expect(lista.itens.map((t) => t.id)).toEqual(todas);
+    expect(lista.total).toBe(todas.length);
+    // a page further on, and the filter combined with sucesso
+    const segunda = await repositorio.listar({ assinatura_id: a.id }, { pagina: 2, tamanho: 5 });
+    expect(segunda.itens.map((t) => t.id)).toEqual(todas.slice(5, 10));
+    expect(segunda.total).toBe(todas.length);
+    const falhas = await esperadas(a.id, false);
+    const comFalha = await repositorio.listar({ assinatura_id: a.id, sucesso: false }, { pagina: 1, tamanho: 1_000 });
+    expect(comFalha.itens.map((t) => t.id)).toEqual(falhas);
+    expect(comFalha.total).toBe(falhas.length);
+  }
+  // 12 at the first attempt; 3 × 12 failures to the error queue; 12 failures then 12 successes
+  expect(quantas).toEqual([12, 36, 24]);
+}, 60_000);
