@@ -72,6 +72,54 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(maximo).toBe(2);
   });
 
+  it('When `escalonarApos` is set and each flush ends before it, then one flush is under way at a time and it carries what arrived during the one before', async () => {
+    let emCurso = 0;
+    let maximo = 0;
+    const tamanhos: number[] = [];
+    const grupo = new GroupCommit<number, number>(
+      async (itens) => {
+        maximo = Math.max(maximo, ++emCurso);
+        tamanhos.push(itens.length);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        emCurso--;
+        return itens;
+      },
+      { paralelos: 2, escalonarApos: 1_000 },
+    );
+    const pendentes: Promise<number>[] = [];
+    for (let i = 0; i < 30; i++) {
+      pendentes.push(grupo.add(i));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await Promise.all(pendentes)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(maximo).toBe(1);
+    expect(tamanhos.length).toBeLessThan(30);
+  });
+
+  it('When a flush stalls past `escalonarApos`, then the items behind it go in a second flush beside it and are answered before it ends', async () => {
+    let soltar = () => {};
+    const parado = new Promise<void>((resolve) => {
+      soltar = resolve;
+    });
+    const lotes: string[][] = [];
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        if (itens.includes('lento')) await parado;
+        return itens;
+      },
+      { paralelos: 2, escalonarApos: 30 },
+    );
+    const lento = grupo.add('lento');
+    const depois = Promise.all([grupo.add('a'), grupo.add('b')]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lotes).toEqual([['lento']]);
+    expect(await depois).toEqual(['a', 'b']);
+    expect(lotes).toEqual([['lento'], ['a', 'b']]);
+    soltar();
+    expect(await lento).toBe('lento');
+  });
+
   it("When flushes start, then `aoEsvaziar` is told each one's size, the retries of a failed batch one by one", async () => {
     const { executar } = registrando();
     const tamanhos: number[] = [];

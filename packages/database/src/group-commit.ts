@@ -20,6 +20,14 @@ export interface GroupCommitOptions {
    * - 'juntos': all at once (independent items; a database away costs one timeout, not one each).
    */
   repeticao?: 'em-ordem' | 'juntos';
+  /**
+   * Milliseconds the latest flush in flight must have been under way before another may start beside
+   * it (0, the default: at once, up to `paralelos`). With it, a steady load is served by one flush at
+   * a time, each carrying everything that arrived during the one before (twice the items of two
+   * flushes taking turns, and half the statements' fixed costs), while a flush that stalls holds
+   * only its own items: the next starts beside it once it is this late.
+   */
+  escalonarApos?: number;
   /** Told the size of each flush as it starts (a metric: how many items one statement serves). */
   aoEsvaziar?: (itens: number) => void;
 }
@@ -43,11 +51,15 @@ export class GroupCommit<I, O> {
   private readonly fila: Pendente<I, O>[] = [];
   private emCurso = 0;
   private agendado = false;
+  /** When the latest flush in flight started (performance.now()), for `escalonarApos`. */
+  private ultimoInicio = 0;
+  private espera: NodeJS.Timeout | undefined;
   private readonly maximo: number;
   private readonly paralelos: number;
   private readonly inicio: NonNullable<GroupCommitOptions['inicio']>;
   private readonly repeticao: NonNullable<GroupCommitOptions['repeticao']>;
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
+  private readonly escalonarApos: number;
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -58,6 +70,7 @@ export class GroupCommit<I, O> {
     this.inicio = options.inicio ?? 'imediato';
     this.repeticao = options.repeticao ?? 'em-ordem';
     this.aoEsvaziar = options.aoEsvaziar;
+    this.escalonarApos = options.escalonarApos ?? 0;
   }
 
   /** Resolves with the item's output once its flush has committed; rejects when the item alone fails. */
@@ -70,6 +83,16 @@ export class GroupCommit<I, O> {
 
   private agendar(): void {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
+    if (this.emCurso > 0 && this.escalonarApos > 0) {
+      const falta = this.ultimoInicio + this.escalonarApos - performance.now();
+      if (falta > 0) {
+        this.espera ??= setTimeout(() => {
+          this.espera = undefined;
+          this.agendar();
+        }, Math.ceil(falta));
+        return;
+      }
+    }
     if (this.inicio === 'imediato') {
       void this.esvaziar();
       return;
@@ -86,6 +109,9 @@ export class GroupCommit<I, O> {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const vez = this.fila.splice(0, this.maximo);
     this.emCurso += 1;
+    this.ultimoInicio = performance.now();
+    clearTimeout(this.espera);
+    this.espera = undefined;
     this.aoEsvaziar?.(vez.length);
     try {
       const saidas = await this.executar(vez.map((v) => v.item));
