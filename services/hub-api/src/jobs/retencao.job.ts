@@ -132,13 +132,18 @@ export function retencaoJob(options: RetencaoOptions) {
    *
    * The rows are locked first, in (hora, fatia) order, and their counts read as they are once
    * locked (READ COMMITTED: a slice a trigger updated meanwhile is read at its committed value), so
-   * the hours' sums do not change. The order matters: another instance's retention, or an operator,
-   * deleting events of these hours upserts their slices in the same transaction, on one slice
-   * (`fatia_da_transacao()`), hour after hour; folding in the order the delete happened to scan the
-   * table, this pass could hold a later hour's slice and wait for an earlier one the other
-   * transaction held while it waited for the later one (40P01: one of the two rolled back). And the
-   * folded row is an update of a row already locked, not an insert: an insert into a slice would
-   * wait for another transaction's uncommitted insert of it, an order no lock taken here can fix.
+   * the hours' sums do not change. A row another transaction holds is skipped (SKIP LOCKED), never
+   * waited for: the pass folds the hour's other slices into the lowest of those it locked (the hour's
+   * sum is the same) and the skipped one at a later pass. Another instance's retention, or an
+   * operator, deleting events of these hours upserts their slices in its transaction, on one slice
+   * (`fatia_da_transacao()`), but not in hour order: evento's and entrega's triggers upsert the
+   * events' hours, then tentativa's the hours its attempts started in, later than their event's and
+   * possibly after another event's of the batch; so that transaction could hold a later hour's slice
+   * and wait for an earlier one this pass held while it waited for the later one (40P01: one of the
+   * two rolled back, total.test.ts of tentativas reproduces it). A pass that waits for nothing is in
+   * no such cycle, whatever order the others lock in. And the folded row is an update of a row
+   * already locked, not an insert: an insert into a slice would wait for another transaction's
+   * uncommitted insert of it.
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
@@ -162,7 +167,7 @@ export function retencaoJob(options: RetencaoOptions) {
                                     or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
                                     or max(tentativas_com_falha) > 0)
          order by r.hora, r.fatia
-           for update of r`;
+           for update of r skip locked`;
       if (travadas.length === 0) return 0;
       await tx.$executeRaw`
         with travadas as (

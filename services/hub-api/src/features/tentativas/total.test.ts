@@ -227,6 +227,90 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     expect((await ctx.hub.retencao.runNow()).horas).toBe(0);
   });
 
+  test("When another transaction deletes, in one statement, events whose attempts started in a later hour than another event's, while retention folds those hours, then neither is rolled back as a deadlock and the counts stay exact", async () => {
+    // Another hub-api's retention batch (or an operator) deleting two events in one statement: the
+    // triggers of evento and entrega upsert their hours (h1, h3) on its slice, then tentativa's
+    // upserts the hours of the attempts (h2, started after h1's event): h3 before h2, out of order.
+    const longo = await criarCenario(ctx, { retencao_em_dias: 30 }); // nothing of it expires: the pass only folds
+    const h1 = horaDoResumo(antes(73 * HORA));
+    const h2 = horaDoResumo(antes(72 * HORA));
+    const h3 = horaDoResumo(antes(71 * HORA));
+    const b = await gravarEvento(db(), longo, { recebidoEm: new Date(h1.getTime() + MINUTO), entregas: ['concluida'] });
+    await tentativas(b.entregas[0]!, new Date(h2.getTime() + MINUTO), [0]);
+    const a = await gravarEvento(db(), longo, { recebidoEm: new Date(h3.getTime() + MINUTO), entregas: ['concluida'] });
+    // h1 folded already (one row, left alone), h2 and h3 with every slice, as a busy hour leaves them.
+    await ctx.hub.retencao.runNow();
+    for (const h of [h2, h3])
+      await db().$executeRaw`insert into resumo_por_hora (hora, fatia) select ${h}, f from generate_series(0, 15) f
+        on conflict do nothing`;
+    await expectTotalExato();
+
+    const outra = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    const terceira = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    await Promise.all([outra.connect(), terceira.connect()]);
+    try {
+      // The other transaction's slice, below 15 (the fold locks the slices of an hour in order).
+      let k = 15;
+      while (k === 15) {
+        await outra.query('begin');
+        k = (await outra.query<{ fatia: number }>('select (txid_current() % 16)::int as fatia')).rows[0]!.fatia;
+        if (k === 15) await outra.query('rollback');
+      }
+      // A third transaction holds h2's slice 15 for a while, so that the fold stops there, holding
+      // h2's slices 0 to 14, the other transaction's among them.
+      await terceira.query('begin');
+      await terceira.query('select 1 from resumo_por_hora where hora = $1 and fatia = 15 for update', [h2]);
+      const esperando = async (pid: number) =>
+        (
+          await db().$queryRaw<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity where pid = ${pid}::int and wait_event_type = 'Lock'`
+        )[0]!.n > 0;
+      let passou = false;
+      const passe = ctx.hub.retencao
+        .runNow()
+        .then(
+          (apagados) => ({ apagados }),
+          (erro: unknown) => ({ erro: String(erro) }),
+        )
+        .finally(() => {
+          passou = true;
+        });
+      await waitFor(
+        async () =>
+          (
+            await db().$queryRaw<{ n: number }[]>`
+              select count(*)::int as n from pg_locks l join pg_stat_activity s using (pid)
+               where not l.granted and s.query like '%resumo_por_hora%' and s.datname = current_database()`
+          )[0]!.n > 0 || passou,
+        { what: 'the fold to wait for h2 slice 15, or to end' },
+      );
+      const pid = (outra as unknown as { processID: number }).processID;
+      let apagou = false;
+      const apagar = outra
+        .query('delete from evento where id = any($1::uuid[])', [[a.id, b.id]])
+        .then(
+          () => 'ok',
+          (erro: { code?: string }) => erro.code ?? String(erro),
+        )
+        .finally(() => {
+          apagou = true;
+        });
+      // It holds h1 and h3 and waits for h2 (the fold's), or finishes.
+      await waitFor(async () => apagou || (await esperando(pid)), { what: 'the delete to wait for h2 or to end' });
+      await terceira.query('commit');
+      const resultado = await apagar;
+      await outra.query(resultado === 'ok' ? 'commit' : 'rollback');
+      expect({ resultado, passe: await passe }).toEqual({ resultado: 'ok', passe: { apagados: expect.any(Object) } });
+    } finally {
+      await terceira.query('rollback').catch(() => undefined);
+      await Promise.all([outra.end(), terceira.end()]);
+    }
+    expect(await db().evento.count({ where: { id: { in: [a.id, b.id] } } })).toBe(0);
+    await expectTotalExato();
+    await ctx.hub.retencao.runNow();
+    await expectTotalExato();
+  });
+
   test('When an operator deletes attempts, deliveries and events (the cascade takes theirs) with plain SQL, then the counts stay exact', async () => {
     const a = await comTentativas(2, [[0, 1], [0]]);
     const b = await comTentativas(3, [[0, 5, 65]], false);
