@@ -82,6 +82,14 @@ export function retencaoJob(options: RetencaoOptions) {
       // entrega_nao_concluida, the hour's entregas_guardadas: migrations 018 and 023) once for this
       // whole statement, over every delivery it took: PostgreSQL gathers the rows of one statement's
       // foreign-key actions into one transition table per table (total.test.ts of entregas logs it).
+      // Those triggers upsert the hours of resumo_por_hora on the transaction's slice: evento's and
+      // entrega's the events' hours, then tentativa's the hours the attempts started in, later than
+      // their event's and so possibly after another event's of the batch: out of hour order, the
+      // batch could hold a later hour's slice and wait for an earlier one, and meet in a cycle
+      // (40P01) another instance's batch on the same slice (one transaction in 16) or any writer that
+      // locks those hours in order. So `horas` first locks every hour the triggers will upsert, in hour
+      // order (an upsert that changes nothing, or an empty row), before the deletes' triggers run at
+      // the end of the statement; they then update rows the batch already holds.
       const naoFinais = [...SITUACOES_NAO_FINAIS];
       const desde = depois
         ? Prisma.sql`and (ev.recebido_em, ev.id) > (${depois.recebidoEm}, ${depois.id}::uuid)`
@@ -103,6 +111,19 @@ export function retencaoJob(options: RetencaoOptions) {
         ), lote as (
           select c.id from candidatos c
            where not exists (select 1 from travadas t where t.evento_id = c.id and t.situacao = any(${naoFinais}::text[]))
+        ), horas as (
+          insert into resumo_por_hora as r (hora, fatia)
+          select hora, fatia_da_transacao() from (
+            select date_trunc('hour', c.recebido_em, 'UTC') as hora from candidatos c where c.id in (select id from lote)
+            union
+            select date_trunc('hour', en.criada_em, 'UTC') from entrega en where en.evento_id in (select id from lote)
+            union
+            select date_trunc('hour', t.iniciada_em, 'UTC')
+              from entrega en join tentativa t on t.entrega_id = en.id
+             where en.evento_id in (select id from lote)
+          ) h
+           order by hora
+          on conflict (hora, fatia) do update set eventos_guardados = r.eventos_guardados
         ), saidas as (
           delete from outbox
            where message_id in (select e.id::text from entrega e where e.evento_id in (select id from lote))

@@ -311,6 +311,60 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
   });
 
+  test('When retention erases a batch whose attempts started in a later hour than another event of the batch, while another transaction locks those hours in order, then neither is rolled back as a deadlock', async () => {
+    // Another instance's retention batch on the same slice (one transaction in 16 shares it), or any
+    // writer that locks the hours in order: it holds h2 and then wants h3. This pass's batch erases
+    // an event of h1, whose attempt started in h2, and one of h3: it must not hold h3 while waiting for h2.
+    const h1 = horaDoResumo(antes(30 * HORA));
+    const h2 = horaDoResumo(antes(29 * HORA));
+    const h3 = horaDoResumo(antes(28 * HORA));
+    const b = await gravarEvento(db(), curto, { recebidoEm: new Date(h1.getTime() + MINUTO), entregas: ['concluida'] });
+    await tentativas(b.entregas[0]!, new Date(h2.getTime() + MINUTO), [0]);
+    const a = await gravarEvento(db(), curto, { recebidoEm: new Date(h3.getTime() + MINUTO), entregas: ['concluida'] });
+    for (const h of [h1, h2, h3])
+      await db().$executeRaw`insert into resumo_por_hora (hora, fatia) select ${h}, f from generate_series(0, 15) f
+        on conflict do nothing`;
+    await expectTotalExato();
+
+    const outra = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    await outra.connect();
+    try {
+      await outra.query('begin');
+      await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [h2]);
+      let passou = false;
+      const passe = ctx.hub.retencao
+        .runNow()
+        .then(
+          (apagados) => ({ apagados }),
+          (erro: unknown) => ({ erro: String(erro) }),
+        )
+        .finally(() => {
+          passou = true;
+        });
+      // The pass's batch waits for h2.
+      await waitFor(
+        async () =>
+          passou ||
+          (
+            await db().$queryRaw<{ n: number }[]>`
+              select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and wait_event_type = 'Lock' and query like '%with candidatos as%'`
+          )[0]!.n > 0,
+        { what: "the pass's batch to wait for h2" },
+      );
+      const segunda = await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [h3]).then(
+        () => 'ok',
+        (erro: { code?: string }) => erro.code ?? String(erro),
+      );
+      await outra.query(segunda === 'ok' ? 'commit' : 'rollback');
+      expect({ segunda, passe: await passe }).toEqual({ segunda: 'ok', passe: { apagados: expect.any(Object) } });
+    } finally {
+      await outra.end();
+    }
+    expect(await db().evento.count({ where: { id: { in: [a.id, b.id] } } })).toBe(0);
+    await expectTotalExato();
+  });
+
   test('When an operator deletes attempts, deliveries and events (the cascade takes theirs) with plain SQL, then the counts stay exact', async () => {
     const a = await comTentativas(2, [[0, 1], [0]]);
     const b = await comTentativas(3, [[0, 5, 65]], false);
