@@ -1,9 +1,10 @@
 import { uuidv7 } from '@hub/database';
-import { horaDoResumo, type Tx } from '@hub/hub-data';
+import { horaDoResumo, Prisma, type Tx } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
+import { sqlDaPagina, sqlDoTotal } from './tentativas.repository';
 
 // GET /tentativa's total without a filter, or with sucesso alone, is the sum of
 // resumo_por_hora.tentativas_guardadas (and tentativas_com_sucesso_guardadas), the stored attempts of
@@ -149,6 +150,87 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
       await expectPaginasComoOffset(tamanho, { sucesso: true });
       await expectPaginasComoOffset(tamanho, { sucesso: false });
     }
+  });
+
+  test('When attempts are inserted and deleted by concurrent transactions, then in every snapshot the totals equal count(*) and the pages seeking by hour equal the plain OFFSET pages', async () => {
+    const { entregas } = await gravarEvento(db(), curto, {
+      recebidoEm: antes(3 * HORA),
+      entregas: Array.from({ length: 8 }, () => 'concluida' as const),
+    });
+    // Writers, each in transactions of its own: a batch of 1 to 5 attempts over the last 3 hours (as
+    // the worker's record, and as a late record of an hour already past), now and then a delete.
+    const escritores = await Promise.all(
+      entregas.slice(0, 4).map(async () => {
+        const c = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+        await c.connect();
+        return c;
+      }),
+    );
+    let parar = false;
+    let escritas = 0;
+    const escrever = escritores.map(async (c, i) => {
+      while (!parar) {
+        if (Math.random() < 0.15)
+          await c.query(
+            'delete from tentativa where id in (select id from tentativa where entrega_id = $1::uuid order by random() limit 2)',
+            [entregas[i]],
+          );
+        else
+          await c.query(
+            `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+             select gen_random_uuid(), $1::uuid, g + (select coalesce(max(numero), 0) from tentativa where entrega_id = $1::uuid),
+                    $2::timestamptz - random() * interval '3 hours', 5, 200, random() < 0.4
+               from generate_series(1, 1 + (random() * 4)::int) g`,
+            [entregas[i], agora],
+          );
+        escritas++;
+      }
+    });
+    // A writer's failure ends the test at once.
+    const falha = Promise.all(escrever).then(
+      () => undefined,
+      (erro: unknown) => {
+        parar = true;
+        return erro;
+      },
+    );
+    const fotos: { f: Record<string, boolean>; tamanho: number; pagina: number }[] = [];
+    try {
+      const fim = Date.now() + 3_000;
+      while (!parar && (Date.now() < fim || escritas < 100)) {
+        await db().$transaction(
+          async (tx) => {
+            for (const f of [{}, { sucesso: true }, { sucesso: false }]) {
+              const onde = 'sucesso' in f ? Prisma.sql`where sucesso = ${f.sucesso}` : Prisma.empty;
+              const [{ total }] = await tx.$queryRaw<[{ total: number }]>(sqlDoTotal(f));
+              const [{ n }] = await tx.$queryRaw<[{ n: number }]>`select count(*)::int as n from tentativa ${onde}`;
+              expect([f, total]).toEqual([f, n]);
+              const tamanho = [1, 3, 7, 50][Math.floor(Math.random() * 4)]!;
+              const pagina = 1 + Math.floor((Math.random() * (n + tamanho)) / tamanho);
+              const pagina_ = (await tx.$queryRaw<{ id: string }[]>(sqlDaPagina(f, { pagina, tamanho }))).map(
+                (t) => t.id,
+              );
+              const offset = (
+                await tx.$queryRaw<{ id: string }[]>`
+                  select id::text from tentativa ${onde} order by iniciada_em desc, id desc
+                  offset ${(pagina - 1) * tamanho}::bigint limit ${tamanho}::int`
+              ).map((t) => t.id);
+              expect([f, tamanho, pagina, pagina_]).toEqual([f, tamanho, pagina, offset]);
+              fotos.push({ f, tamanho, pagina });
+            }
+          },
+          { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+        );
+      }
+    } finally {
+      parar = true;
+      expect(await falha).toBeUndefined();
+      await Promise.all(escritores.map((c) => c.end()));
+    }
+    expect(escritas).toBeGreaterThanOrEqual(100);
+    expect(fotos.length).toBeGreaterThan(30);
+    await expectTotalExato();
+    await expectPaginasComoOffset(50);
   });
 
   test("When retention erases events, then the cascade runs tentativa's delete trigger once for the batch, hours past 48 h are folded, and the counts stay exact", async () => {
