@@ -105,7 +105,7 @@ export function retencaoJob(options: RetencaoOptions) {
            limit ${lote}
              for update skip locked
         ), travadas as materialized (
-          select en.evento_id, en.situacao from entrega en
+          select en.id, en.evento_id, en.situacao, en.criada_em from entrega en
            where en.evento_id in (select id from candidatos)
              for update
         ), lote as (
@@ -116,11 +116,11 @@ export function retencaoJob(options: RetencaoOptions) {
           select hora, fatia_da_transacao() from (
             select date_trunc('hour', c.recebido_em, 'UTC') as hora from candidatos c where c.id in (select id from lote)
             union
-            select date_trunc('hour', en.criada_em, 'UTC') from entrega en where en.evento_id in (select id from lote)
+            select date_trunc('hour', t.criada_em, 'UTC') from travadas t where t.evento_id in (select id from lote)
             union
-            select date_trunc('hour', t.iniciada_em, 'UTC')
-              from entrega en join tentativa t on t.entrega_id = en.id
-             where en.evento_id in (select id from lote)
+            select date_trunc('hour', x.iniciada_em, 'UTC')
+              from travadas t join tentativa x on x.entrega_id = t.id
+             where t.evento_id in (select id from lote)
           ) h
            order by hora
           on conflict (hora, fatia) do update set eventos_guardados = r.eventos_guardados
