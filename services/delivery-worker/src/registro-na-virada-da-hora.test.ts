@@ -1,7 +1,6 @@
 import { SqlPool, uuidv7 } from '@hub/database';
 import { horaDoResumo } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
-import pg from 'pg';
 import { cenario, createTestHub, type TestHub } from './delivery-worker.test-support';
 import { entregasRepository } from './features/entregas/entregas.repository';
 
@@ -35,12 +34,13 @@ test('When an attempt started before the hour turned is recorded after it, while
       on conflict do nothing`;
   const repo = entregasRepository(sql, { reivindicacaoMs: 60_000, reivindicacoesAteVeneno: 5 });
 
-  const outra = new pg.Client({ connectionString: hub.database.url });
-  await outra.connect();
+  // One connection: a pool of one runs every statement of its transaction on it.
+  const outra = new SqlPool(hub.database.url, 1);
+  const consultar = (texto: string, valores: unknown[] = []) => outra.consultar(uuidv7(), texto, valores);
   try {
     // Another writer that locks the hours in order holds every slice of the earlier one.
-    await outra.query('begin');
-    await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [antes]);
+    await consultar('begin');
+    await consultar('select 1 from resumo_por_hora where hora = $1 for update', [antes]);
     let registrou = false;
     const registro = repo
       .registrar(
@@ -79,14 +79,14 @@ test('When an attempt started before the hour turned is recorded after it, while
         )[0]!.n > 0,
       { what: 'the record to wait for the earlier hour' },
     );
-    const segunda = await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [depois]).then(
+    const segunda = await consultar('select 1 from resumo_por_hora where hora = $1 for update', [depois]).then(
       () => 'ok',
       (erro: { code?: string }) => erro.code ?? String(erro),
     );
-    await outra.query(segunda === 'ok' ? 'commit' : 'rollback');
+    await consultar(segunda === 'ok' ? 'commit' : 'rollback');
     expect({ segunda, registro: await registro }).toEqual({ segunda: 'ok', registro: 1 });
   } finally {
-    await outra.end();
+    await outra.fechar();
   }
   const horas = await hub.db.$queryRaw<{ hora: Date; t: number; s: number; concluidas: number }[]>`
     select hora, sum(tentativas_guardadas)::int as t, sum(tentativas_com_sucesso_guardadas)::int as s,

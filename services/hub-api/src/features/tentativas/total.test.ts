@@ -194,7 +194,7 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
         return erro;
       },
     );
-    const fotos: { f: Record<string, boolean>; tamanho: number; pagina: number }[] = [];
+    const fotos: { f: object; tamanho: number; pagina: number }[] = [];
     try {
       const fim = Date.now() + 3_000;
       while (!parar && (Date.now() < fim || escritas < 100)) {
