@@ -72,7 +72,7 @@ test('When the slices are read from the migrations, then they are the FATIAS_DO_
      where c.conrelid = 'resumo_por_hora'::regclass and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%fatia%'`;
   expect(restricao?.def).toBe(`CHECK (((fatia >= 0) AND (fatia <= ${FATIAS_DO_RESUMO - 1})))`);
 
-  // Every trigger that counts in resumo_por_hora adds to its transaction's slice (migrations 023 and 024).
+  // Every trigger that counts in resumo_por_hora adds to its transaction's slice (migrations 023, 024, 025 and 027).
   const [fatia] = await db.$queryRaw<{ def: string }[]>`
     select pg_get_functiondef('fatia_da_transacao'::regproc) as def`;
   expect(fatia?.def.match(/txid_current\(\) % \(?(\d+)/)?.[1]).toBe(String(FATIAS_DO_RESUMO));
@@ -80,7 +80,7 @@ test('When the slices are read from the migrations, then they are the FATIAS_DO_
     select p.proname as nome, pg_get_functiondef(p.oid) as def from pg_proc p
      where p.proname in ('eventos_guardados_somar', 'eventos_guardados_subtrair', 'eventos_guardados_mover',
                          'entrega_nao_concluida_inserir', 'entrega_nao_concluida_apagar', 'entregas_guardadas_somar_movidas',
-                         'tentativas_guardadas_somar', 'tentativas_guardadas_subtrair', 'tentativas_guardadas_mover')`;
+                         'tentativas_guardadas_somar', 'tentativas_guardadas_subtrair', 'tentativas_guardadas_somar_movidas')`;
   expect(funcoes).toHaveLength(9);
   for (const f of funcoes)
     expect([f.nome, f.def.includes('fatia_da_transacao()'), /random\(\)/.test(f.def)]).toEqual([f.nome, true, false]);

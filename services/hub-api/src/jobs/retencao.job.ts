@@ -82,6 +82,14 @@ export function retencaoJob(options: RetencaoOptions) {
       // entrega_nao_concluida, the hour's entregas_guardadas: migrations 018 and 023) once for this
       // whole statement, over every delivery it took: PostgreSQL gathers the rows of one statement's
       // foreign-key actions into one transition table per table (total.test.ts of entregas logs it).
+      // Those triggers upsert the hours of resumo_por_hora on the transaction's slice: evento's and
+      // entrega's the events' hours, then tentativa's the hours the attempts started in, later than
+      // their event's and so possibly after another event's of the batch: out of hour order, the
+      // batch could hold a later hour's slice and wait for an earlier one, and meet in a cycle
+      // (40P01) another instance's batch on the same slice (one transaction in 16) or any writer that
+      // locks those hours in order. So `horas` first locks every hour the triggers will upsert, in hour
+      // order (an upsert that changes nothing, or an empty row), before the deletes' triggers run at
+      // the end of the statement; they then update rows the batch already holds.
       const naoFinais = [...SITUACOES_NAO_FINAIS];
       const desde = depois
         ? Prisma.sql`and (ev.recebido_em, ev.id) > (${depois.recebidoEm}, ${depois.id}::uuid)`
@@ -97,12 +105,25 @@ export function retencaoJob(options: RetencaoOptions) {
            limit ${lote}
              for update skip locked
         ), travadas as materialized (
-          select en.evento_id, en.situacao from entrega en
+          select en.id, en.evento_id, en.situacao, en.criada_em from entrega en
            where en.evento_id in (select id from candidatos)
              for update
         ), lote as (
           select c.id from candidatos c
            where not exists (select 1 from travadas t where t.evento_id = c.id and t.situacao = any(${naoFinais}::text[]))
+        ), horas as (
+          insert into resumo_por_hora as r (hora, fatia)
+          select hora, fatia_da_transacao() from (
+            select date_trunc('hour', c.recebido_em, 'UTC') as hora from candidatos c where c.id in (select id from lote)
+            union
+            select date_trunc('hour', t.criada_em, 'UTC') from travadas t where t.evento_id in (select id from lote)
+            union
+            select date_trunc('hour', x.iniciada_em, 'UTC')
+              from travadas t join tentativa x on x.entrega_id = t.id
+             where t.evento_id in (select id from lote)
+          ) h
+           order by hora
+          on conflict (hora, fatia) do update set eventos_guardados = r.eventos_guardados
         ), saidas as (
           delete from outbox
            where message_id in (select e.id::text from entrega e where e.evento_id in (select id from lote))
@@ -132,13 +153,18 @@ export function retencaoJob(options: RetencaoOptions) {
    *
    * The rows are locked first, in (hora, fatia) order, and their counts read as they are once
    * locked (READ COMMITTED: a slice a trigger updated meanwhile is read at its committed value), so
-   * the hours' sums do not change. The order matters: another instance's retention, or an operator,
-   * deleting events of these hours upserts their slices in the same transaction, on one slice
-   * (`fatia_da_transacao()`), hour after hour; folding in the order the delete happened to scan the
-   * table, this pass could hold a later hour's slice and wait for an earlier one the other
-   * transaction held while it waited for the later one (40P01: one of the two rolled back). And the
-   * folded row is an update of a row already locked, not an insert: an insert into a slice would
-   * wait for another transaction's uncommitted insert of it, an order no lock taken here can fix.
+   * the hours' sums do not change. A row another transaction holds is skipped (SKIP LOCKED), never
+   * waited for: the pass folds the hour's other slices into the lowest of those it locked (the hour's
+   * sum is the same) and the skipped one at a later pass. Another instance's retention, or an
+   * operator, deleting events of these hours upserts their slices in its transaction, on one slice
+   * (`fatia_da_transacao()`), but not in hour order: evento's and entrega's triggers upsert the
+   * events' hours, then tentativa's the hours its attempts started in, later than their event's and
+   * possibly after another event's of the batch; so that transaction could hold a later hour's slice
+   * and wait for an earlier one this pass held while it waited for the later one (40P01: one of the
+   * two rolled back, total.test.ts of tentativas reproduces it). A pass that waits for nothing is in
+   * no such cycle, whatever order the others lock in. And the folded row is an update of a row
+   * already locked, not an insert: an insert into a slice would wait for another transaction's
+   * uncommitted insert of it.
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
@@ -162,7 +188,7 @@ export function retencaoJob(options: RetencaoOptions) {
                                     or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
                                     or max(tentativas_com_falha) > 0)
          order by r.hora, r.fatia
-           for update of r`;
+           for update of r skip locked`;
       if (travadas.length === 0) return 0;
       await tx.$executeRaw`
         with travadas as (

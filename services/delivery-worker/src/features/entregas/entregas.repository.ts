@@ -315,12 +315,22 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
          -- run tentativa's statement trigger (migration 024), which adds them to that slice of their
          -- hour after this. On a random slice and the transaction's, two records could each hold the
          -- row the other's second upsert wants (deadlock); on one slice, the second upsert finds the
-         -- row this one holds (the same hour), or an earlier hour's
+         -- row this one holds. The hours the attempts started in are upserted here too (nothing added),
+         -- with this hour, in hour order: an attempt started before the hour turned and recorded after
+         -- it would otherwise have its earlier hour locked by the trigger after this later one, out of
+         -- order, and meet in a cycle (40P01) a writer that locks hours in order (publication's group
+         -- write of events received on both sides of the turn, on the same slice)
          contadas as (
            insert into resumo_por_hora (hora, fatia, entregas_concluidas, tentativas_com_falha)
-           select $2::timestamptz, fatia_da_transacao(), count(*) filter (where d.sucesso), count(*) filter (where not d.sucesso)
-           from upd join d on d.entrega_id = upd.id
-           having count(*) > 0
+           select hora, fatia_da_transacao(), sum(concluidas), sum(falhas)
+           from (select $2::timestamptz as hora, count(*) filter (where d.sucesso) as concluidas,
+                        count(*) filter (where not d.sucesso) as falhas
+                   from upd join d on d.entrega_id = upd.id
+                 having count(*) > 0
+                 union all
+                 select date_trunc('hour', d.iniciada_em, 'UTC'), 0, 0 from upd join d on d.entrega_id = upd.id) h
+           group by hora
+           order by hora
            on conflict (hora, fatia) do update
              set entregas_concluidas = resumo_por_hora.entregas_concluidas + excluded.entregas_concluidas,
                  tentativas_com_falha = resumo_por_hora.tentativas_com_falha + excluded.tentativas_com_falha

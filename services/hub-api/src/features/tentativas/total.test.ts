@@ -1,7 +1,10 @@
 import { uuidv7 } from '@hub/database';
-import { horaDoResumo } from '@hub/hub-data';
+import { horaDoResumo, Prisma, type Tx } from '@hub/hub-data';
+import { waitFor } from '@hub/testing';
+import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
+import { sqlDaPagina, sqlDoTotal } from './tentativas.repository';
 
 // GET /tentativa's total without a filter, or with sucesso alone, is the sum of
 // resumo_por_hora.tentativas_guardadas (and tentativas_com_sucesso_guardadas), the stored attempts of
@@ -150,6 +153,87 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     }
   });
 
+  test('When attempts are inserted and deleted by concurrent transactions, then in every snapshot the totals equal count(*) and the pages seeking by hour equal the plain OFFSET pages', async () => {
+    const { entregas } = await gravarEvento(db(), curto, {
+      recebidoEm: antes(3 * HORA),
+      entregas: Array.from({ length: 8 }, () => 'concluida' as const),
+    });
+    // Writers, each in transactions of its own: a batch of 1 to 5 attempts over the last 3 hours (as
+    // the worker's record, and as a late record of an hour already past), now and then a delete.
+    const escritores = await Promise.all(
+      entregas.slice(0, 4).map(async () => {
+        const c = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+        await c.connect();
+        return c;
+      }),
+    );
+    let parar = false;
+    let escritas = 0;
+    const escrever = escritores.map(async (c, i) => {
+      while (!parar) {
+        if (Math.random() < 0.15)
+          await c.query(
+            'delete from tentativa where id in (select id from tentativa where entrega_id = $1::uuid order by random() limit 2)',
+            [entregas[i]],
+          );
+        else
+          await c.query(
+            `insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+             select gen_random_uuid(), $1::uuid, g + (select coalesce(max(numero), 0) from tentativa where entrega_id = $1::uuid),
+                    $2::timestamptz - random() * interval '3 hours', 5, 200, random() < 0.4
+               from generate_series(1, 1 + (random() * 4)::int) g`,
+            [entregas[i], agora],
+          );
+        escritas++;
+      }
+    });
+    // A writer's failure ends the test at once.
+    const falha = Promise.all(escrever).then(
+      () => undefined,
+      (erro: unknown) => {
+        parar = true;
+        return erro;
+      },
+    );
+    const fotos: { f: object; tamanho: number; pagina: number }[] = [];
+    try {
+      const fim = Date.now() + 3_000;
+      while (!parar && (Date.now() < fim || escritas < 100)) {
+        await db().$transaction(
+          async (tx) => {
+            for (const f of [{}, { sucesso: true }, { sucesso: false }]) {
+              const onde = 'sucesso' in f ? Prisma.sql`where sucesso = ${f.sucesso}` : Prisma.empty;
+              const [{ total }] = await tx.$queryRaw<[{ total: number }]>(sqlDoTotal(f));
+              const [{ n }] = await tx.$queryRaw<[{ n: number }]>`select count(*)::int as n from tentativa ${onde}`;
+              expect([f, total]).toEqual([f, n]);
+              const tamanho = [1, 3, 7, 50][Math.floor(Math.random() * 4)]!;
+              const pagina = 1 + Math.floor((Math.random() * (n + tamanho)) / tamanho);
+              const pagina_ = (await tx.$queryRaw<{ id: string }[]>(sqlDaPagina(f, { pagina, tamanho }))).map(
+                (t) => t.id,
+              );
+              const offset = (
+                await tx.$queryRaw<{ id: string }[]>`
+                  select id::text from tentativa ${onde} order by iniciada_em desc, id desc
+                  offset ${(pagina - 1) * tamanho}::bigint limit ${tamanho}::int`
+              ).map((t) => t.id);
+              expect([f, tamanho, pagina, pagina_]).toEqual([f, tamanho, pagina, offset]);
+              fotos.push({ f, tamanho, pagina });
+            }
+          },
+          { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+        );
+      }
+    } finally {
+      parar = true;
+      expect(await falha).toBeUndefined();
+      await Promise.all(escritores.map((c) => c.end()));
+    }
+    expect(escritas).toBeGreaterThanOrEqual(100);
+    expect(fotos.length).toBeGreaterThan(30);
+    await expectTotalExato();
+    await expectPaginasComoOffset(50);
+  });
+
   test("When retention erases events, then the cascade runs tentativa's delete trigger once for the batch, hours past 48 h are folded, and the counts stay exact", async () => {
     // Every run of a statement-level delete trigger on tentativa, with how many rows it saw.
     await db().$executeRawUnsafe('create table tentativas_apagadas_por_comando (n integer not null)');
@@ -226,6 +310,144 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     expect((await ctx.hub.retencao.runNow()).horas).toBe(0);
   });
 
+  test("When another transaction deletes, in one statement, events whose attempts started in a later hour than another event's, while retention folds those hours, then neither is rolled back as a deadlock and the counts stay exact", async () => {
+    // Another hub-api's retention batch (or an operator) deleting two events in one statement: the
+    // triggers of evento and entrega upsert their hours (h1, h3) on its slice, then tentativa's
+    // upserts the hours of the attempts (h2, started after h1's event): h3 before h2, out of order.
+    const longo = await criarCenario(ctx, { retencao_em_dias: 30 }); // nothing of it expires: the pass only folds
+    const h1 = horaDoResumo(antes(73 * HORA));
+    const h2 = horaDoResumo(antes(72 * HORA));
+    const h3 = horaDoResumo(antes(71 * HORA));
+    const b = await gravarEvento(db(), longo, { recebidoEm: new Date(h1.getTime() + MINUTO), entregas: ['concluida'] });
+    await tentativas(b.entregas[0]!, new Date(h2.getTime() + MINUTO), [0]);
+    const a = await gravarEvento(db(), longo, { recebidoEm: new Date(h3.getTime() + MINUTO), entregas: ['concluida'] });
+    // h1 folded already (one row, left alone), h2 and h3 with every slice, as a busy hour leaves them.
+    await ctx.hub.retencao.runNow();
+    for (const h of [h2, h3])
+      await db().$executeRaw`insert into resumo_por_hora (hora, fatia) select ${h}, f from generate_series(0, 15) f
+        on conflict do nothing`;
+    await expectTotalExato();
+
+    const outra = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    const terceira = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    await Promise.all([outra.connect(), terceira.connect()]);
+    try {
+      // The other transaction's slice, below 15 (the fold locks the slices of an hour in order).
+      let k = 15;
+      while (k === 15) {
+        await outra.query('begin');
+        k = (await outra.query<{ fatia: number }>('select (txid_current() % 16)::int as fatia')).rows[0]!.fatia;
+        if (k === 15) await outra.query('rollback');
+      }
+      // A third transaction holds h2's slice 15 for a while, so that the fold stops there, holding
+      // h2's slices 0 to 14, the other transaction's among them.
+      await terceira.query('begin');
+      await terceira.query('select 1 from resumo_por_hora where hora = $1 and fatia = 15 for update', [h2]);
+      const esperando = async (pid: number) =>
+        (
+          await db().$queryRaw<{ n: number }[]>`
+            select count(*)::int as n from pg_stat_activity where pid = ${pid}::int and wait_event_type = 'Lock'`
+        )[0]!.n > 0;
+      let passou = false;
+      const passe = ctx.hub.retencao
+        .runNow()
+        .then(
+          (apagados) => ({ apagados }),
+          (erro: unknown) => ({ erro: String(erro) }),
+        )
+        .finally(() => {
+          passou = true;
+        });
+      await waitFor(
+        async () =>
+          (
+            await db().$queryRaw<{ n: number }[]>`
+              select count(*)::int as n from pg_locks l join pg_stat_activity s using (pid)
+               where not l.granted and s.query like '%resumo_por_hora%' and s.datname = current_database()`
+          )[0]!.n > 0 || passou,
+        { what: 'the fold to wait for h2 slice 15, or to end' },
+      );
+      const pid = (outra as unknown as { processID: number }).processID;
+      let apagou = false;
+      const apagar = outra
+        .query('delete from evento where id = any($1::uuid[])', [[a.id, b.id]])
+        .then(
+          () => 'ok',
+          (erro: { code?: string }) => erro.code ?? String(erro),
+        )
+        .finally(() => {
+          apagou = true;
+        });
+      // It holds h1 and h3 and waits for h2 (the fold's), or finishes.
+      await waitFor(async () => apagou || (await esperando(pid)), { what: 'the delete to wait for h2 or to end' });
+      await terceira.query('commit');
+      const resultado = await apagar;
+      await outra.query(resultado === 'ok' ? 'commit' : 'rollback');
+      expect({ resultado, passe: await passe }).toEqual({ resultado: 'ok', passe: { apagados: expect.any(Object) } });
+    } finally {
+      await terceira.query('rollback').catch(() => undefined);
+      await Promise.all([outra.end(), terceira.end()]);
+    }
+    expect(await db().evento.count({ where: { id: { in: [a.id, b.id] } } })).toBe(0);
+    await expectTotalExato();
+    await ctx.hub.retencao.runNow();
+    await expectTotalExato();
+  });
+
+  test('When retention erases a batch whose attempts started in a later hour than another event of the batch, while another transaction locks those hours in order, then neither is rolled back as a deadlock', async () => {
+    // Another instance's retention batch on the same slice (one transaction in 16 shares it), or any
+    // writer that locks the hours in order: it holds h2 and then wants h3. This pass's batch erases
+    // an event of h1, whose attempt started in h2, and one of h3: it must not hold h3 while waiting for h2.
+    const h1 = horaDoResumo(antes(30 * HORA));
+    const h2 = horaDoResumo(antes(29 * HORA));
+    const h3 = horaDoResumo(antes(28 * HORA));
+    const b = await gravarEvento(db(), curto, { recebidoEm: new Date(h1.getTime() + MINUTO), entregas: ['concluida'] });
+    await tentativas(b.entregas[0]!, new Date(h2.getTime() + MINUTO), [0]);
+    const a = await gravarEvento(db(), curto, { recebidoEm: new Date(h3.getTime() + MINUTO), entregas: ['concluida'] });
+    for (const h of [h1, h2, h3])
+      await db().$executeRaw`insert into resumo_por_hora (hora, fatia) select ${h}, f from generate_series(0, 15) f
+        on conflict do nothing`;
+    await expectTotalExato();
+
+    const outra = new pg.Client({ connectionString: ctx.hub.databaseUrl });
+    await outra.connect();
+    try {
+      await outra.query('begin');
+      await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [h2]);
+      let passou = false;
+      const passe = ctx.hub.retencao
+        .runNow()
+        .then(
+          (apagados) => ({ apagados }),
+          (erro: unknown) => ({ erro: String(erro) }),
+        )
+        .finally(() => {
+          passou = true;
+        });
+      // The pass's batch waits for h2.
+      await waitFor(
+        async () =>
+          passou ||
+          (
+            await db().$queryRaw<{ n: number }[]>`
+              select count(*)::int as n from pg_stat_activity
+               where datname = current_database() and wait_event_type = 'Lock' and query like '%with candidatos as%'`
+          )[0]!.n > 0,
+        { what: "the pass's batch to wait for h2" },
+      );
+      const segunda = await outra.query('select 1 from resumo_por_hora where hora = $1 for update', [h3]).then(
+        () => 'ok',
+        (erro: { code?: string }) => erro.code ?? String(erro),
+      );
+      await outra.query(segunda === 'ok' ? 'commit' : 'rollback');
+      expect({ segunda, passe: await passe }).toEqual({ segunda: 'ok', passe: { apagados: expect.any(Object) } });
+    } finally {
+      await outra.end();
+    }
+    expect(await db().evento.count({ where: { id: { in: [a.id, b.id] } } })).toBe(0);
+    await expectTotalExato();
+  });
+
   test('When an operator deletes attempts, deliveries and events (the cascade takes theirs) with plain SQL, then the counts stay exact', async () => {
     const a = await comTentativas(2, [[0, 1], [0]]);
     const b = await comTentativas(3, [[0, 5, 65]], false);
@@ -257,6 +479,67 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     await expectTotalExato();
   });
 
+  test("When an operator moves many attempts' iniciada_em or sucesso in one statement, then the counts move with one upsert per hour, not one per attempt", async () => {
+    // One per attempt piled up versions of the same rows in one transaction: quadratic (18,000
+    // attempts of one hour moved in 13.4 s at 1,000,000 stored, migration 027).
+    const { entregas } = await comTentativas(6, [Array.from({ length: 300 }, (_, i) => i % 20)]);
+    const id = entregas[0]!;
+    // Rows of resumo_por_hora the statement inserted or updated: the backend's counters of the table
+    // before and after it, in its transaction.
+    const escritas = async (mover: (tx: Tx) => Promise<unknown>) =>
+      db().$transaction(async (tx) => {
+        const contador = async () =>
+          (
+            await tx.$queryRaw<{ n: number }[]>`
+              select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
+               where relname = 'resumo_por_hora'`
+          )[0]!.n;
+        const antesDeMover = await contador();
+        await mover(tx);
+        return (await contador()) - antesDeMover;
+      });
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        update tentativa set iniciada_em = iniciada_em - interval '2 hours' where entrega_id = ${id}::uuid`,
+      ),
+    ).toBeLessThanOrEqual(2);
+    await expectTotalExato();
+    // sucesso of all of them but the last (the one that succeeded): one hour's counts, one upsert.
+    expect(
+      await escritas((tx) => tx.$executeRaw`update tentativa set sucesso = not sucesso where entrega_id = ${id}::uuid`),
+    ).toBeLessThanOrEqual(1);
+    await expectTotalExato();
+    // An upsert that sets them moves them too, and so does MERGE.
+    expect(
+      await escritas(
+        (tx) => tx.$executeRaw`
+        insert into tentativa select * from tentativa where entrega_id = ${id}::uuid
+        on conflict (id) do update set iniciada_em = excluded.iniciada_em + interval '5 hours', sucesso = not excluded.sucesso`,
+      ),
+    ).toBeLessThanOrEqual(2);
+    await expectTotalExato();
+    await db().$executeRaw`
+      merge into tentativa t using (select id from tentativa where entrega_id = ${id}::uuid and numero % 2 = 0) m on t.id = m.id
+       when matched then update set iniciada_em = t.iniciada_em - interval '1 day', sucesso = true`;
+    await expectTotalExato();
+    // A move undone by a savepoint's rollback counts nothing; one after it counts.
+    await db().$transaction(async (tx) => {
+      await tx.$executeRawUnsafe('savepoint antes');
+      await tx.$executeRaw`update tentativa set iniciada_em = iniciada_em + interval '3 hours' where entrega_id = ${id}::uuid`;
+      await tx.$executeRawUnsafe('rollback to savepoint antes');
+      await tx.$executeRaw`update tentativa set iniciada_em = iniciada_em + interval '1 hour' where entrega_id = ${id}::uuid and numero < 10`;
+    });
+    await expectTotalExato();
+    // A move within the hour, or another column, changes nothing; the session's notes go with discard temp.
+    await db()
+      .$executeRaw`update tentativa set iniciada_em = date_trunc('hour', iniciada_em) + interval '59 minutes', resposta = 'x' where entrega_id = ${id}::uuid`;
+    await db().$executeRawUnsafe('discard temp');
+    await db()
+      .$executeRaw`update tentativa set iniciada_em = iniciada_em - interval '1 hour' where entrega_id = ${id}::uuid and numero > 290`;
+    await expectTotalExato();
+  });
+
   test('When tentativa is truncated, or entrega with cascade, then every hourly count is zero and the totals 0', async () => {
     await comTentativas(1, [[0, 1]]);
     expect(await total()).toBeGreaterThan(0);
@@ -275,6 +558,10 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     // Counting starts again from there.
     await comTentativas(1, [[0, 2]], false);
     expect(await total()).toBe(2);
+    await expectTotalExato();
+    // A truncate of evento reaches tentativa through entrega's cascade, and runs its truncate trigger.
+    await db().$executeRaw`truncate evento cascade`;
+    expect([await total(), await total({ sucesso: true }), await total({ sucesso: false })]).toEqual([0, 0, 0]);
     await expectTotalExato();
   });
 });
