@@ -1,9 +1,8 @@
 import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ensureDatabase, migrate, uuidv7, withDatabase } from '@hub/database';
+import { DedicatedSession, ensureDatabase, migrate, uuidv7, withDatabase } from '@hub/database';
 import { dropDatabase, unusedTestDatabase } from '@hub/database/test-support';
-import pg from 'pg';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 
 // Migration 026 as an operator meets it (docs/decisions.md "Review of migration 026"): the process
@@ -30,12 +29,11 @@ async function migracoesAntesDe(versao: number) {
 /** A fresh copy of the template (migrated to 025, with attempts of three subscriptions). */
 async function copia(): Promise<{ url: string; db: Db }> {
   const nome = `${molde.name}_c${criados.length}`;
-  const admin = new pg.Client({ connectionString: withDatabase(molde.url, 'postgres') });
-  await admin.connect();
+  const admin = await DedicatedSession.abrir(withDatabase(molde.url, 'postgres'), 'copia');
   try {
-    await admin.query(`create database "${nome}" template "${molde.name}"`);
+    await admin.consultar(`create database "${nome}" template "${molde.name}"`);
   } finally {
-    await admin.end();
+    await admin.fechar();
   }
   criados.push(nome);
   const url = withDatabase(molde.url, nome);
@@ -132,12 +130,11 @@ test("When migration 026 was killed after any of its six transactions, then two 
     const { url, db } = await copia();
     try {
       // by hand, as the runner sends them (simple protocol: several statements in one query)
-      const sessao = new pg.Client({ connectionString: url });
-      await sessao.connect();
+      const sessao = await DedicatedSession.abrir(url, 'migracao-interrompida');
       try {
-        for (const bloco of blocos.slice(0, feitos)) await sessao.query(bloco);
+        for (const bloco of blocos.slice(0, feitos)) await sessao.consultar(bloco);
       } finally {
-        await sessao.end();
+        await sessao.fechar();
       }
       // a worker of the previous version records while the service is down
       await tentativas(db, [ids.assinaturas[1]!, ids.assinaturas[2]!], 2);
