@@ -184,3 +184,27 @@ test('When an operator moves a delivery to another subscription, or an attempt t
     await db.$disconnect();
   }
 }, 60_000);
+
+test("When a worker of the previous version records several deliveries' attempts in its one statement (update entrega … returning, then insert without assinatura_id), then each attempt carries its delivery subscription", async () => {
+  const { url, db } = await copia();
+  try {
+    await migrate(url, HUB_DATA_MIGRATIONS_DIR);
+    const entregas = [
+      ...(await tentativas(db, [ids.assinaturas[0]!, ids.assinaturas[1]!], 0)),
+      ...(await tentativas(db, [ids.assinaturas[2]!, ids.assinaturas[1]!], 0)),
+    ];
+    // the shape of the record before migration 026: the attempts come from the deliveries it updates
+    const inseridas = await db.$executeRaw`
+      with upd as (
+        update entrega e set quantidade_de_tentativas = e.quantidade_de_tentativas + 1, atualizada_em = now()
+         where e.id = any(${entregas}::uuid[])
+        returning e.id, e.quantidade_de_tentativas
+      )
+      insert into tentativa (id, entrega_id, numero, iniciada_em, duracao_ms, status_http, sucesso)
+      select gen_random_uuid(), upd.id, upd.quantidade_de_tentativas, now(), 10, 200, true from upd`;
+    expect(inseridas).toBe(4);
+    expect(await divergentes(db)).toBe(0);
+  } finally {
+    await db.$disconnect();
+  }
+}, 60_000);
