@@ -9,9 +9,10 @@
 -- No application code updates entrega.assinatura_id or tentativa.entrega_id/assinatura_id: both triggers
 -- are `update of` those columns, so the workers' updates of entrega (situacao, claims, counters) and
 -- updates of tentativa's iniciada_em or sucesso (migration 024's trigger) do not even evaluate them,
--- and inserts are untouched (the worker's record costs what it cost). An insert that writes a wrong assinatura_id is not checked: the
--- one writer that sets it, the worker's record, copies it from the delivery in the same statement, and
--- checking every insert would cost a lookup per attempt (docs/decisions.md).
+-- and inserts are untouched (the worker's record costs what it cost). An insert that writes a wrong
+-- assinatura_id is not checked: the one writer that sets it, the worker's record, copies it from the
+-- delivery in the same statement, and checking every insert would cost a lookup per attempt
+-- (docs/decisions.md).
 --
 -- Two transactions, as in 026 (postgrator sends the file as one query): the triggers (CREATE TRIGGER
 -- holds SHARE ROW EXCLUSIVE on entrega and tentativa for a moment), then the repair of any copy that
