@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { waitFor } from '@hub/testing';
-import { destinoFora, deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
+import { contagemQueAbre, destinoFora, deveAbrir, Janela, type LimiaresDoCircuito } from './features/destinos/circuito';
 import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
   type Assinatura,
@@ -55,6 +55,41 @@ describe('circuit breaker: the window and the threshold', () => {
     expect(deveAbrir(contagem(30, 14), limiares, 1)).toBe(false);
     expect(deveAbrir(contagem(30, 15), limiares, 1)).toBe(true);
     expect(deveAbrir(contagem(100, 100), { ...limiares, minimoDeFalhas: 0 }, 1)).toBe(false);
+  });
+
+  it('When an origin that answered for a whole window goes down, then its circuit opens once the last sixth of the window is mostly failures, long before its failures outweigh the whole window', () => {
+    const janela = new Janela(60_000);
+    const cheia = { ...limiares, janelaMs: 60_000 };
+    // 20 successes a second for 50 s, then 20 failures a second.
+    for (let ms = 0; ms < 50_000; ms += 50) janela.anotar(true, ms);
+    let abriuEm: number | undefined;
+    for (let ms = 50_000; ms < 90_000 && abriuEm === undefined; ms += 50) {
+      janela.anotar(false, ms);
+      if (contagemQueAbre(janela, ms, cheia, 1)) abriuEm = ms;
+    }
+    // The recent 10 s (from 46 s): 80 successes, then failures pass them at about 54 s.
+    expect(abriuEm).toBeGreaterThanOrEqual(54_000);
+    expect(abriuEm).toBeLessThan(55_000);
+    const abre = contagemQueAbre(janela, abriuEm!, cheia, 1)!;
+    expect(abre.duranteMs).toBe(10_000);
+    expect(abre.contagem.desdeMs).toBeGreaterThanOrEqual(abriuEm! - 10_000);
+    // The whole window alone would have waited for the failures to reach its 1,000 successes.
+    expect(deveAbrir(janela.contar(abriuEm!), cheia, 1)).toBe(false);
+  });
+
+  it('When failures are few or spread thin, then neither the window nor its recent part opens the circuit', () => {
+    const janela = new Janela(60_000);
+    const cheia = { ...limiares, janelaMs: 60_000 };
+    // One failure in three, all window long: never half of either count.
+    for (let ms = 0; ms < 60_000; ms += 100) janela.anotar(ms % 300 !== 0, ms);
+    expect(contagemQueAbre(janela, 60_000, cheia, 1)).toBeUndefined();
+    // A few failures in a quiet recent part: under the threshold's count.
+    const quieta = new Janela(60_000);
+    for (let ms = 0; ms < 50_000; ms += 1_000) quieta.anotar(true, ms);
+    for (let ms = 55_000; ms < 55_000 + (limiares.minimoDeFalhas - 1) * 10; ms += 10) quieta.anotar(false, ms);
+    expect(contagemQueAbre(quieta, 56_000, cheia, 1)).toBeUndefined();
+    quieta.anotar(false, 55_900);
+    expect(contagemQueAbre(quieta, 56_000, cheia, 1)?.duranteMs).toBe(10_000);
   });
 });
 

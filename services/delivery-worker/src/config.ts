@@ -95,7 +95,7 @@ export const deliveryWorkerConfig = baseConfig
       .max(1_000_000)
       .default(20)
       .describe(
-        "failed attempts to one origin within DELIVERY_CIRCUIT_WINDOW, over every worker together (each process takes its share, as for a destination's limits), before the origin's circuit opens and its deliveries wait; 0: circuits never open",
+        "failed attempts to one origin within DELIVERY_CIRCUIT_WINDOW (or within its last sixth alone), over every worker together (each process takes its share, as for a destination's limits), before the origin's circuit opens and its deliveries wait; 0: circuits never open",
       ),
     DELIVERY_CIRCUIT_FAILURE_SHARE: z.coerce
       .number()
@@ -103,10 +103,10 @@ export const deliveryWorkerConfig = baseConfig
       .max(1)
       .default(0.5)
       .describe(
-        "the least share of the window's attempts to the origin that failed (0 to 1) for its circuit to open, with DELIVERY_CIRCUIT_MIN_FAILURES",
+        "the least share of the window's attempts to the origin that failed (0 to 1) for its circuit to open, with DELIVERY_CIRCUIT_MIN_FAILURES; its last sixth is also counted alone, so an origin that answered for a whole window and then goes down is cut off in seconds",
       ),
     DELIVERY_CIRCUIT_WINDOW: durationFromEnv('60s').describe(
-      "the sliding window over which an origin's attempts and failures are counted for its circuit",
+      "the sliding window over which an origin's attempts and failures are counted for its circuit (and, alone, its last sixth)",
     ),
     DELIVERY_CIRCUIT_OPEN_FOR: durationFromEnv('30s').describe(
       "how long an origin's circuit stays open the first time before one probe is attempted; each opening in a row (the probe failed) lasts twice the one before",

@@ -57,16 +57,19 @@ export class Janela {
     if (!sucesso) fatia.falhas += 1;
   }
 
-  /** The attempts of the window that ends now. */
-  contar(agoraMs: number): Contagem {
+  /** The attempts of the window that ends now, or of its slices that began at `desdeMs` or later. */
+  contar(agoraMs: number, desdeMs = agoraMs - this.janelaMs): Contagem {
     this.esquecerAntesDe(agoraMs - this.janelaMs);
     let tentativas = 0;
     let falhas = 0;
+    let primeira: number | undefined;
     for (const f of this.fatias) {
+      if (f.inicio < desdeMs) continue;
+      primeira ??= f.primeira;
       tentativas += f.tentativas;
       falhas += f.falhas;
     }
-    return { tentativas, falhas, desdeMs: this.fatias[0]?.primeira ?? agoraMs };
+    return { tentativas, falhas, desdeMs: primeira ?? agoraMs };
   }
 
   /** Drops the slices that began before `ms` (out of the window, or from before the circuit last closed). */
@@ -88,6 +91,32 @@ export function deveAbrir(contagem: Contagem, limiares: LimiaresDoCircuito, work
   if (limiares.minimoDeFalhas === 0) return false;
   const minimo = Math.max(1, Math.ceil(limiares.minimoDeFalhas / Math.max(1, workers)));
   return contagem.falhas >= minimo && contagem.falhas >= limiares.parcela * contagem.tentativas;
+}
+
+/**
+ * The window's last part looked at on its own (a sixth: 10 s of a minute's window). A destination
+ * that answered for a whole window and then goes down would otherwise keep its circuit closed until
+ * its failures outweighed every success of the window (at a steady rate, half a window of failures:
+ * 30 s of retries hammering it and of the workers' time spent on them); its recent part turns in a
+ * few seconds. The same thresholds apply to both (DELIVERY_CIRCUIT_MIN_FAILURES and _FAILURE_SHARE).
+ */
+export const PARTE_RECENTE = 6;
+
+/**
+ * The count that opens the circuit, if any: the whole window's, or its recent part's
+ * (PARTE_RECENTE), with the span it covers for the opening's reason.
+ */
+export function contagemQueAbre(
+  janela: Janela,
+  agoraMs: number,
+  limiares: LimiaresDoCircuito,
+  workers: number,
+): { contagem: Contagem; duranteMs: number } | undefined {
+  const inteira = janela.contar(agoraMs);
+  if (deveAbrir(inteira, limiares, workers)) return { contagem: inteira, duranteMs: limiares.janelaMs };
+  const duranteMs = Math.ceil(limiares.janelaMs / PARTE_RECENTE);
+  const recente = janela.contar(agoraMs, agoraMs - duranteMs);
+  return deveAbrir(recente, limiares, workers) ? { contagem: recente, duranteMs } : undefined;
 }
 
 /**

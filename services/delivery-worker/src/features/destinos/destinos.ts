@@ -4,7 +4,7 @@ import { uuidv7 } from '@hub/database';
 import type { DbClient } from '@hub/hub-data';
 import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
-import { type Circuito, type Contagem, deveAbrir, Janela, type LimiaresDoCircuito } from './circuito';
+import { type Circuito, type Contagem, contagemQueAbre, Janela, type LimiaresDoCircuito } from './circuito';
 
 export type { Circuito } from './circuito';
 
@@ -268,19 +268,19 @@ export class Destinos {
     janela.anotar(sucesso, instanteMs);
     // A success never makes the failures more or their share larger: only a failure is looked at.
     if (sucesso || this.mudando.has(origem)) return;
-    const contagem = janela.contar(Date.now());
-    if (deveAbrir(contagem, limiares, this.workers)) void this.abrir(origem, contagem);
+    const abre = contagemQueAbre(janela, Date.now(), limiares, this.workers);
+    if (abre) void this.abrir(origem, abre.contagem, abre.duranteMs);
   }
 
   /**
    * Opens the circuit: only if it is still closed and was not closed again after the oldest attempt
    * counted (by hand, or by another worker's probe), so stale failures never reopen it.
    */
-  private async abrir(origem: string, contagem: Contagem): Promise<void> {
-    const { janelaMs, minimoDeFalhas, parcela, abertoMs, abertoMaximoMs } = this.options.circuito;
+  private async abrir(origem: string, contagem: Contagem, duranteMs: number): Promise<void> {
+    const { minimoDeFalhas, parcela, abertoMs, abertoMaximoMs } = this.options.circuito;
     const parte = Math.ceil(minimoDeFalhas / this.workers);
     const detalhe =
-      `${contagem.falhas} of ${contagem.tentativas} attempts failed within ${janelaMs / 1000} s at one of ${this.workers} ` +
+      `${contagem.falhas} of ${contagem.tentativas} attempts failed within ${duranteMs / 1000} s at one of ${this.workers} ` +
       `worker(s) (threshold: ${minimoDeFalhas} failures over all workers, ${parte} for each, and at least ` +
       `${Math.round(parcela * 100)} % of the attempts)`;
     this.mudando.add(origem);
@@ -321,7 +321,7 @@ export class Destinos {
           origem,
           falhas: contagem.falhas,
           tentativas: contagem.tentativas,
-          janela_ms: janelaMs,
+          janela_ms: duranteMs,
           aberto_ate: linha.circuito_aberto_ate,
         },
         `destination circuit opened: ${detalhe}`,
