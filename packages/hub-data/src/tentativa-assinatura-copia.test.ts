@@ -1,9 +1,9 @@
-import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DedicatedSession, ensureDatabase, migrate, uuidv7, withDatabase } from '@hub/database';
 import { dropDatabase, unusedTestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
+import { migracoesAntesDe } from './migracoes.test-support';
 
 // Migration 026 as an operator meets it (docs/decisions.md "Review of migration 026"): the process
 // that ran it killed after any of its six transactions, then two instances starting at once, both
@@ -16,15 +16,6 @@ const criados: string[] = [];
 let ate025: string;
 let ate026: string;
 let arquivo026: string;
-
-/** A folder with the migrations before `versao`. */
-async function migracoesAntesDe(versao: number) {
-  const pasta = await mkdtemp(path.join(tmpdir(), 'hub-migracoes-'));
-  for (const nome of await readdir(HUB_DATA_MIGRATIONS_DIR))
-    if (Number(nome.slice(0, 3)) < versao)
-      await copyFile(path.join(HUB_DATA_MIGRATIONS_DIR, nome), path.join(pasta, nome));
-  return pasta;
-}
 
 /** A fresh copy of the template (migrated to 025, with attempts of three subscriptions). */
 async function copia(): Promise<{ url: string; db: Db }> {

@@ -1,51 +1,29 @@
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { ensureDatabase, migrate, uuidv7 } from '@hub/database';
-import { dropDatabase, unusedTestDatabase } from '@hub/database/test-support';
-import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
+import { uuidv7 } from '@hub/database';
+import type { Db } from './index';
+import { bancoAntesDaMigracao, registroMinimo } from './migracoes.test-support';
 
 // Migration 026 on a database that already holds attempts: it copies each one's subscription from its
 // delivery into tentativa.assinatura_id, makes the column NOT NULL and indexes it, without touching
 // the hourly counts of migration 024. An insert that leaves the column out (a worker of the previous
 // version during a rolling deploy) still works: the trigger fills it from the delivery. The database is
 // migrated up to 025 from a copy of those files, written to, then migrated to the end.
-const banco = unusedTestDatabase('hub_tentativa_assinatura');
-let antigas: string;
+let banco: Awaited<ReturnType<typeof bancoAntesDaMigracao>>;
 let db: Db;
 let aplicativoId: string;
 let tipoId: string;
 const assinaturas: string[] = [];
 
 beforeAll(async () => {
-  antigas = await mkdtemp(path.join(tmpdir(), 'hub-migracoes-'));
-  for (const arquivo of await readdir(HUB_DATA_MIGRATIONS_DIR))
-    if (Number(arquivo.slice(0, 3)) < 26)
-      await copyFile(path.join(HUB_DATA_MIGRATIONS_DIR, arquivo), path.join(antigas, arquivo));
-  await ensureDatabase(banco.url);
-  await migrate(banco.url, antigas);
-  db = createDb(banco.url);
-  aplicativoId = uuidv7();
-  tipoId = uuidv7();
-  await db.$executeRaw`insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
-    values (${aplicativoId}::uuid, 'Loja', 'loja', true, now(), now())`;
-  await db.$executeRaw`insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
-    values (${tipoId}::uuid, 'pedido.criado', ${aplicativoId}::uuid, true, 30, now(), now())`;
-  await db.$executeRaw`insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
-    values (${uuidv7()}::uuid, ${tipoId}::uuid, 1, '{}', true, now(), now())`;
-  for (let i = 0; i < 3; i++) {
-    const id = uuidv7();
-    assinaturas.push(id);
-    await db.$executeRaw`insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema,
-        url_de_destino, maximo_de_tentativas, ativa, criado_em, atualizado_em)
-      values (${id}::uuid, ${aplicativoId}::uuid, ${tipoId}::uuid, 1, ${`https://r.example/${i}`}, 3, true, now(), now())`;
-  }
+  banco = await bancoAntesDaMigracao('hub_tentativa_assinatura', 26);
+  db = banco.db;
+  const registro = await registroMinimo(
+    db,
+    [0, 1, 2].map((i) => `https://r.example/${i}`),
+  );
+  ({ aplicativoId, tipoId } = registro);
+  assinaturas.push(...registro.assinaturas);
 });
-afterAll(async () => {
-  await db?.$disconnect();
-  await dropDatabase(banco.name);
-  if (antigas) await rm(antigas, { recursive: true, force: true });
-});
+afterAll(() => banco?.fechar());
 
 /**
  * An event received at `instante`, one delivery of it to each subscription given, and `n` attempts of
@@ -91,7 +69,7 @@ test('When migration 026 runs over stored attempts, then each carries its delive
   await tentativas('2041-07-02T00:00:00.000Z', [a1], 8);
   const antes = await contagens();
 
-  expect(await migrate(banco.url, HUB_DATA_MIGRATIONS_DIR)).toBeGreaterThanOrEqual(1);
+  expect(await banco.migrarAteOFim()).toBeGreaterThanOrEqual(1);
 
   expect(await porAssinatura()).toEqual(
     [

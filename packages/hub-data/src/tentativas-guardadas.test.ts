@@ -1,47 +1,25 @@
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { ensureDatabase, migrate, uuidv7 } from '@hub/database';
-import { dropDatabase, unusedTestDatabase } from '@hub/database/test-support';
-import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
+import { uuidv7 } from '@hub/database';
+import type { Db } from './index';
+import { bancoAntesDaMigracao, registroMinimo } from './migracoes.test-support';
 
 // Migration 024 on a database that already holds attempts: it counts them, per hour of iniciada_em,
 // into resumo_por_hora.tentativas_guardadas (and those with sucesso into
 // tentativas_com_sucesso_guardadas), and from then on tentativa's triggers keep the counts. The
 // database is migrated up to 023 from a copy of those files, written to, then migrated to the end.
-const banco = unusedTestDatabase('hub_tentativas_guardadas');
-let antigas: string;
+let banco: Awaited<ReturnType<typeof bancoAntesDaMigracao>>;
 let db: Db;
 let aplicativoId: string;
 let tipoId: string;
 let assinaturaId: string;
 
 beforeAll(async () => {
-  antigas = await mkdtemp(path.join(tmpdir(), 'hub-migracoes-'));
-  for (const arquivo of await readdir(HUB_DATA_MIGRATIONS_DIR))
-    if (Number(arquivo.slice(0, 3)) < 24)
-      await copyFile(path.join(HUB_DATA_MIGRATIONS_DIR, arquivo), path.join(antigas, arquivo));
-  await ensureDatabase(banco.url);
-  await migrate(banco.url, antigas);
-  db = createDb(banco.url);
-  aplicativoId = uuidv7();
-  tipoId = uuidv7();
-  assinaturaId = uuidv7();
-  await db.$executeRaw`insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
-    values (${aplicativoId}::uuid, 'Loja', 'loja', true, now(), now())`;
-  await db.$executeRaw`insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
-    values (${tipoId}::uuid, 'pedido.criado', ${aplicativoId}::uuid, true, 30, now(), now())`;
-  await db.$executeRaw`insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
-    values (${uuidv7()}::uuid, ${tipoId}::uuid, 1, '{}', true, now(), now())`;
-  await db.$executeRaw`insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema,
-      url_de_destino, maximo_de_tentativas, ativa, criado_em, atualizado_em)
-    values (${assinaturaId}::uuid, ${aplicativoId}::uuid, ${tipoId}::uuid, 1, 'https://r.example/h', 3, true, now(), now())`;
+  banco = await bancoAntesDaMigracao('hub_tentativas_guardadas', 24);
+  db = banco.db;
+  const registro = await registroMinimo(db, ['https://r.example/h']);
+  ({ aplicativoId, tipoId } = registro);
+  assinaturaId = registro.assinaturas[0]!;
 });
-afterAll(async () => {
-  await db?.$disconnect();
-  await dropDatabase(banco.name);
-  if (antigas) await rm(antigas, { recursive: true, force: true });
-});
+afterAll(() => banco?.fechar());
 
 /**
  * An event received at `instante`, one delivery of it, and its attempts in one statement, started
@@ -87,7 +65,7 @@ test('When migration 024 runs over stored attempts, then it counts them per hour
   const apagado = await tentativas('2041-07-01T11:00:00.000Z', [0, 1, 2, 3]);
   await tentativas('2041-06-30T23:00:00.000Z', [0]);
 
-  expect(await migrate(banco.url, HUB_DATA_MIGRATIONS_DIR)).toBeGreaterThanOrEqual(1);
+  expect(await banco.migrarAteOFim()).toBeGreaterThanOrEqual(1);
 
   const depois = await porHora();
   expect(depois.real.map((h) => [h.n, h.s])).toEqual([
