@@ -2,7 +2,7 @@ import { horaDoResumo, type Tx } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
-import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
+import { type Cenario, criarCenario, escritasNoResumo, gravarEvento } from '../eventos/linhas.test-support';
 import { assinar, cenario as cenarioDePublicacao, publicar } from '../publicacao/cenario.test-support';
 
 // GET /entrega's total without a filter is the sum of resumo_por_hora.entregas_guardadas, the stored
@@ -288,21 +288,7 @@ describe('total of GET /entrega, kept per hour in resumo_por_hora', () => {
       recebidoEm: antes(6 * HORA),
       entregas: Array.from({ length: 300 }, () => 'concluida' as const),
     });
-    // Rows of resumo_por_hora the statement inserted or updated: the backend's counters of the table
-    // before and after it, in its transaction (they also hold what earlier transactions of the
-    // connection wrote and the server has not gathered yet, hence the difference).
-    const escritas = async (mover: (tx: Tx) => Promise<unknown>) =>
-      db().$transaction(async (tx) => {
-        const contador = async () =>
-          (
-            await tx.$queryRaw<{ n: number }[]>`
-              select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
-               where relname = 'resumo_por_hora'`
-          )[0]!.n;
-        const antesDeMover = await contador();
-        await mover(tx);
-        return (await contador()) - antesDeMover;
-      });
+    const escritas = (mover: (tx: Tx) => Promise<unknown>) => escritasNoResumo(db(), mover);
     expect(
       await escritas(
         (tx) => tx.$executeRaw`

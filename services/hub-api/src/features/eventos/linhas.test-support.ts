@@ -1,6 +1,6 @@
 import { uuidv7 } from '@hub/database';
 import type { PageRequest } from '@hub/http';
-import { Prisma } from '@hub/hub-data';
+import { Prisma, type Tx } from '@hub/hub-data';
 import type { Db } from '../../db';
 import { auth, type Contexto, criarAplicativo, criarTipo, criarVersao } from '../../contexto.test-support';
 import { comNomes } from './eventos.repository';
@@ -159,4 +159,24 @@ export function sqlDaPaginaPorOffset({ pagina, tamanho }: PageRequest): Prisma.S
   return comNomes(
     Prisma.sql`select id, recebido_em from evento order by recebido_em desc, id desc offset ${skip} limit ${tamanho}`,
   );
+}
+
+/**
+ * Rows of resumo_por_hora that `mover` inserted or updated, from the backend's counters of the table
+ * before and after it in one transaction (they also hold what earlier transactions of the connection
+ * wrote and the server has not gathered yet, hence the difference): how many hour rows one
+ * operator's statement touched.
+ */
+export function escritasNoResumo(db: Db, mover: (tx: Tx) => Promise<unknown>): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const contador = async () =>
+      (
+        await tx.$queryRaw<{ n: number }[]>`
+          select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
+           where relname = 'resumo_por_hora'`
+      )[0]!.n;
+    const antesDeMover = await contador();
+    await mover(tx);
+    return (await contador()) - antesDeMover;
+  });
 }

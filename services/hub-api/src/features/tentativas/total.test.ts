@@ -3,7 +3,7 @@ import { horaDoResumo, Prisma, type Tx } from '@hub/hub-data';
 import { waitFor } from '@hub/testing';
 import pg from 'pg';
 import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../contexto.test-support';
-import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
+import { type Cenario, criarCenario, escritasNoResumo, gravarEvento } from '../eventos/linhas.test-support';
 import { sqlDaPagina, sqlDoTotal } from './tentativas.repository';
 
 // GET /tentativa's total without a filter, or with sucesso alone, is the sum of
@@ -484,20 +484,7 @@ describe('total of GET /tentativa, kept per hour in resumo_por_hora', () => {
     // attempts of one hour moved in 13.4 s at 1,000,000 stored, migration 027).
     const { entregas } = await comTentativas(6, [Array.from({ length: 300 }, (_, i) => i % 20)]);
     const id = entregas[0]!;
-    // Rows of resumo_por_hora the statement inserted or updated: the backend's counters of the table
-    // before and after it, in its transaction.
-    const escritas = async (mover: (tx: Tx) => Promise<unknown>) =>
-      db().$transaction(async (tx) => {
-        const contador = async () =>
-          (
-            await tx.$queryRaw<{ n: number }[]>`
-              select coalesce(sum(n_tup_ins + n_tup_upd), 0)::int as n from pg_stat_xact_user_tables
-               where relname = 'resumo_por_hora'`
-          )[0]!.n;
-        const antesDeMover = await contador();
-        await mover(tx);
-        return (await contador()) - antesDeMover;
-      });
+    const escritas = (mover: (tx: Tx) => Promise<unknown>) => escritasNoResumo(db(), mover);
     expect(
       await escritas(
         (tx) => tx.$executeRaw`
