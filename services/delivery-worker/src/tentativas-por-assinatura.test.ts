@@ -1,13 +1,4 @@
-import { waitFor } from '@hub/testing';
-import { iniciarReceptor, type Receptor } from './receptor.test-support';
-import {
-  cenario,
-  createTestHub,
-  deleteTestTopology,
-  startDeliveryWorkerForTests,
-  type TestDeliveryWorker,
-  type TestHub,
-} from './delivery-worker.test-support';
+import { tresDestinos } from './tres-destinos.test-support';
 
 // GET /tentativa?assinatura_id= reads tentativa.assinatura_id (migration 026), which the worker's record
 // writes from the delivery it updates in the same statement. Here the trigger that fills it for an
@@ -16,72 +7,29 @@ import {
 // attempts read by the column (what GET /tentativa?assinatura_id reads; its SQL is tested in hub-api,
 // features/tentativas) must be exactly the attempts of its deliveries, found through entrega as before
 // the column.
-const PASSOS = '20ms,40ms,80ms';
-const PASSOS_MS = [20, 40, 80];
-
-let hub: TestHub;
-let worker: TestDeliveryWorker;
-let receptor: Receptor;
-beforeAll(async () => {
-  hub = await createTestHub();
-  await hub.db.$executeRawUnsafe('alter table tentativa disable trigger tentativa_sem_assinatura');
-  const vistas = new Set<string>();
-  receptor = await iniciarReceptor({
-    '/ok': (_req, res) => res.writeHead(200).end('recebido'),
-    '/erro': (_req, res) => res.writeHead(500).end('falhou'),
-    // a delivery's first attempt fails, its second succeeds
-    '/depois': (req, res) => {
-      const id = String(req.headers['webhook-id']);
-      res.writeHead(vistas.has(id) ? 200 : 503).end();
-      vistas.add(id);
-    },
-  });
-  worker = await startDeliveryWorkerForTests(hub, {
-    DELIVERY_RETRY_DELAYS: PASSOS,
-    DELIVERY_CIRCUIT_MIN_FAILURES: '0',
-  });
-});
-afterAll(async () => {
-  await worker?.close();
-  if (worker) await deleteTestTopology(hub, PASSOS_MS);
-  await receptor?.fechar();
-  await hub?.close();
-});
+const { f, entregarATodas } = tresDestinos((hub) =>
+  hub.db.$executeRawUnsafe('alter table tentativa disable trigger tentativa_sem_assinatura').then(() => undefined),
+);
 
 test("When the worker records the attempts of several subscriptions' deliveries, then each attempt carries its delivery's subscription: read by the column, each subscription's attempts are exactly those of its deliveries", async () => {
-  const c = await cenario(hub);
-  const assinaturas = [
-    await c.assinar(receptor.url('/ok')),
-    await c.assinar(receptor.url('/erro'), 3),
-    await c.assinar(receptor.url('/depois'), 4),
-  ];
-  const trabalhos = (
-    await Promise.all(Array.from({ length: 12 }, () => c.entregar(assinaturas, { broker: worker.broker })))
-  ).flat();
-  await waitFor(
-    async () =>
-      (await hub.db.entrega.count({
-        where: { id: { in: trabalhos.map((t) => t.entrega_id) }, situacao: { in: ['concluida', 'fila_de_erro'] } },
-      })) === trabalhos.length,
-    { timeoutMs: 45_000, what: 'every delivery final' },
-  );
+  const assinaturas = await entregarATodas(12);
 
   // every attempt carries its delivery's subscription
-  const [diferentes] = await hub.db.$queryRaw<{ n: number }[]>`
+  const [diferentes] = await f.hub.db.$queryRaw<{ n: number }[]>`
     select count(*)::int as n from tentativa t join entrega e on e.id = t.entrega_id
      where t.assinatura_id is distinct from e.assinatura_id`;
   expect(diferentes!.n).toBe(0);
 
   const esperadas = async (assinaturaId: string, sucesso?: boolean) =>
     (
-      await hub.db.$queryRaw<{ id: string }[]>`
+      await f.hub.db.$queryRaw<{ id: string }[]>`
         select t.id::text from tentativa t join entrega e on e.id = t.entrega_id
          where e.assinatura_id = ${assinaturaId}::uuid and (${sucesso ?? null}::boolean is null or t.sucesso = ${sucesso ?? null}::boolean)
          order by t.iniciada_em desc, t.id desc`
     ).map((t) => t.id);
   const pelaColuna = async (assinaturaId: string, sucesso?: boolean) =>
     (
-      await hub.db.$queryRaw<{ id: string }[]>`
+      await f.hub.db.$queryRaw<{ id: string }[]>`
         select id::text from tentativa
          where assinatura_id = ${assinaturaId}::uuid and (${sucesso ?? null}::boolean is null or sucesso = ${sucesso ?? null}::boolean)
          order by iniciada_em desc, id desc`
