@@ -1,9 +1,13 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { CONEXAO } from './sql';
+import { criarPool } from './pool';
 
-/** The driver adapter every service's PrismaClient is built with. */
+/**
+ * The driver adapter every service's PrismaClient is built with, on a pool of ours: the adapter's
+ * own pool would leave a client without an 'error' listener while a transaction takes it
+ * (`criarPool`). Disconnecting the client ends the pool.
+ */
 export function prismaAdapter(url: string, max = 10): PrismaPg {
-  return new PrismaPg({ connectionString: url, max, ...CONEXAO });
+  return new PrismaPg(criarPool({ connectionString: url, max }, undefined, 'prisma'), { disposeExternalPool: true });
 }
 
 /**

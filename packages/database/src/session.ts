@@ -1,6 +1,6 @@
 import type { Logger } from '@hub/log';
 import pg from 'pg';
-import { CONEXAO } from './sql';
+import { CONEXAO } from './pool';
 
 /**
  * One connection of its own, outside every pool, for what must live as long as a session: a

@@ -1,18 +1,6 @@
 import type { Logger } from '@hub/log';
-import pg from 'pg';
-
-/**
- * How every pool of the platform connects. A database that does not answer at all (a host gone
- * from the network) fails a query after 10 s instead of holding it for ever (then 503
- * banco_indisponivel); TCP keep-alive finds a connection whose peer vanished without closing it.
- * A connection that breaks is dropped by its pool and the next query opens another, so the
- * pools come back by themselves once the database does.
- */
-export const CONEXAO = {
-  connectionTimeoutMillis: 10_000,
-  keepAlive: true,
-  keepAliveInitialDelayMillis: 10_000,
-} as const;
+import type pg from 'pg';
+import { criarPool } from './pool';
 
 /**
  * The statements of a hot path (publication's group write, the delivery worker's claim and record),
@@ -37,9 +25,7 @@ export class SqlPool {
   private readonly pool: pg.Pool;
 
   constructor(url: string, max = 4, logger?: Logger) {
-    this.pool = new pg.Pool({ connectionString: url, max, ...CONEXAO, options: '-c enable_seqscan=off' });
-    // An idle connection that breaks (database restarted) is dropped; the next query opens another.
-    this.pool.on('error', (error) => logger?.warn({ err: error }, 'idle database connection failed'));
+    this.pool = criarPool({ connectionString: url, max, options: '-c enable_seqscan=off' }, logger, 'sql');
   }
 
   /** Runs the statement prepared under `nome` with these parameters; the rows it returns. */

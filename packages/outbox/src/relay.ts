@@ -1,10 +1,9 @@
 import { type Broker, UnroutableError } from '@hub/broker';
-import { CONEXAO } from '@hub/database';
+import { criarPool, NotificationListener } from '@hub/database';
 import { type PeriodicJob, periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
-import { NotificationListener } from '@hub/database';
 import { publicando } from '@hub/tracing';
-import pg from 'pg';
+import type pg from 'pg';
 import { outboxTable } from './table';
 
 export interface OutboxRelayOptions {
@@ -101,8 +100,11 @@ export class OutboxRelay {
       purgeIntervalMs: options.purgeIntervalMs ?? 60_000,
       maxBackoffMs: options.maxBackoffMs ?? 5_000,
     };
-    this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: this.o.concurrency + 1, ...CONEXAO });
-    this.pool.on('error', (error) => options.logger.warn({ err: error }, 'outbox: idle database connection failed'));
+    this.pool = criarPool(
+      { connectionString: options.databaseUrl, max: this.o.concurrency + 1 },
+      options.logger,
+      'outbox',
+    );
     this.ownListener = !options.listener;
     this.listener = options.listener ?? new NotificationListener(options.databaseUrl, options.logger, 'outbox');
   }

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { criarPool } from './pool';
+
+const URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * Clients taken with `await pool.connect()` (as Prisma's transactions and the outbox relay take
+ * them), each a new connection, on an event loop kept busy, while another session terminates their
+ * backends over and over (57P01, as a restart does). The busy loop makes the end of a connection's
+ * start-up and its termination arrive in one read: node-postgres then emits 'error' on a client the
+ * pool has handed out and the caller has not yet received. Without a listener there, that error is
+ * unhandled and ends the process; jest reports it and fails the test.
+ */
+async function clientesNovosSobTerminacao(pool: pg.Pool, nome: string, rodadas: number) {
+  const admin = new pg.Client({ connectionString: URL });
+  admin.on('error', () => undefined);
+  await admin.connect();
+  let parar = false;
+  let servidas = 0;
+  let falhas = 0;
+  const ocupado = setInterval(() => {
+    const ate = Date.now() + 8;
+    while (Date.now() < ate) {}
+  }, 1);
+  const usar = async () => {
+    while (!parar) {
+      let client: pg.PoolClient | undefined;
+      try {
+        client = await pool.connect();
+        const ate = Date.now() + 2;
+        while (Date.now() < ate) {}
+        await client.query('select 1');
+        servidas += 1;
+        client.release(true);
+      } catch (error) {
+        falhas += 1;
+        client?.release(error as Error);
+      }
+    }
+  };
+  const usos = Array.from({ length: 10 }, usar);
+  try {
+    for (let i = 0; i < rodadas; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [nome]);
+    }
+  } finally {
+    parar = true;
+    clearInterval(ocupado);
+    await Promise.all(usos);
+    await admin.end();
+  }
+  return { servidas, falhas };
+}
+
+test('When the backends of connections being handed out are terminated under a busy event loop, then no error goes unhandled, the callers see failures, and the pool serves again', async () => {
+  const nome = `pool-test-${process.pid}-${Date.now()}`;
+  const pool = criarPool({ connectionString: URL, max: 10, application_name: nome });
+  try {
+    const { servidas, falhas } = await clientesNovosSobTerminacao(pool, nome, 40);
+    expect(servidas).toBeGreaterThan(0);
+    expect(falhas).toBeGreaterThan(0);
+    expect((await pool.query('select 1 as um')).rows).toEqual([{ um: 1 }]);
+  } finally {
+    await pool.end();
+  }
+}, 60_000);

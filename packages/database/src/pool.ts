@@ -1,0 +1,39 @@
+import type { Logger } from '@hub/log';
+import pg from 'pg';
+
+/**
+ * How every pool of the platform connects. A database that does not answer at all (a host gone
+ * from the network) fails a query after 10 s instead of holding it for ever (then 503
+ * banco_indisponivel); TCP keep-alive finds a connection whose peer vanished without closing it.
+ * A connection that breaks is dropped by its pool and the next query opens another, so the
+ * pools come back by themselves once the database does.
+ */
+export const CONEXAO = {
+  connectionTimeoutMillis: 10_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+} as const;
+
+/**
+ * A node-postgres pool that never turns a broken connection into an unhandled 'error' event, which
+ * would end the process.
+ *
+ * node-postgres leaves a gap: `await pool.connect()` takes the pool's listener off the client and
+ * resolves a promise, and until the caller's code runs (a microtask later) the client has no
+ * listener at all. When the event loop is busy, the end of a new connection's start-up and the
+ * server's 57P01 (a restart, `pg_terminate_backend`) arrive in one read and are parsed in one go:
+ * the error is emitted inside that gap. Prisma's transactions and the outbox relay's batches take
+ * their clients this way. So every client gets a listener of its own for its whole life, added when
+ * it connects; the error still reaches whoever uses the client, as its next query's failure
+ * ("not queryable"), and the pool drops the client when it comes back
+ * (docs/decisions.md, "A restart never ends a process").
+ */
+export function criarPool(config: pg.PoolConfig, logger?: Logger, nome = 'database'): pg.Pool {
+  const pool = new pg.Pool({ ...CONEXAO, ...config });
+  // An idle connection that breaks (database restarted) is dropped; the next query opens another.
+  pool.on('error', (error) => logger?.warn({ err: error, pool: nome }, 'idle database connection failed'));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => logger?.debug({ err: error, pool: nome }, 'database connection failed'));
+  });
+  return pool;
+}
