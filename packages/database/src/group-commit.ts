@@ -128,6 +128,10 @@ export class GroupCommit<I, O> {
 
   private sozinho(v: Pendente<I, O>): Promise<void> {
     this.aoEsvaziar?.(1);
-    return this.executar([v.item]).then(([saida]) => v.resolve(saida as O), v.reject);
+    // Through a promise, so that an `executar` that throws before returning one fails this item
+    // instead of escaping the retries (leaving the items after it waiting for ever).
+    return Promise.resolve()
+      .then(() => this.executar([v.item]))
+      .then(([saida]) => v.resolve(saida as O), v.reject);
   }
 }
