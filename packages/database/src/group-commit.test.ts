@@ -136,6 +136,22 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(fim === 'esperando' ? fim : fim.map((r) => r.status)).toEqual(Array(4).fill('rejected'));
   });
 
+  it('When a batch fails with an error `naoRepetir` names (the database away), then every item fails with it at once, none tried alone', async () => {
+    const lotes: string[][] = [];
+    const fora = Object.assign(new Error('Query read timeout'), { fora: true });
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        await new Promise((resolve) => setImmediate(resolve));
+        throw fora;
+      },
+      { paralelos: 1, naoRepetir: (erro) => (erro as { fora?: boolean }).fora === true },
+    );
+    const resultados = await Promise.allSettled(['a', 'b', 'c', 'd'].map((i) => grupo.add(i)));
+    expect(resultados.map((r) => (r.status === 'rejected' ? r.reason : r.value))).toEqual(Array(4).fill(fora));
+    expect(lotes).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
   it("When flushes start, then `aoEsvaziar` is told each one's size, the retries of a failed batch one by one", async () => {
     const { executar } = registrando();
     const tamanhos: number[] = [];
