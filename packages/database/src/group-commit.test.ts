@@ -178,6 +178,38 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await Promise.all([1, 2, 3].map((i) => grupo.add(i)))).toEqual([1, 2, 3]);
   });
 
+  it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
+    let chamadas = 0;
+    const grupo = new GroupCommit<string, string>(
+      (itens) => {
+        // The first flush is under way a moment, so the others arrive behind it and go as a batch.
+        if (chamadas++ === 0) return new Promise((_, reject) => setImmediate(() => reject(new Error('recusado'))));
+        throw new Error(`recusado de imediato: ${itens.join(',')}`);
+      },
+      { paralelos: 1 },
+    );
+    const resultados = Promise.allSettled(['a', 'b', 'c', 'd'].map((i) => grupo.add(i)));
+    const limite = new Promise<'esperando'>((resolve) => setTimeout(() => resolve('esperando'), 1_000).unref());
+    const fim = await Promise.race([resultados, limite]);
+    expect(fim === 'esperando' ? fim : fim.map((r) => r.status)).toEqual(Array(4).fill('rejected'));
+  });
+
+  it('When a batch fails with an error `naoRepetir` names (the database away), then every item fails with it at once, none tried alone', async () => {
+    const lotes: string[][] = [];
+    const fora = Object.assign(new Error('Query read timeout'), { fora: true });
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        await new Promise((resolve) => setImmediate(resolve));
+        throw fora;
+      },
+      { paralelos: 1, naoRepetir: (erro) => (erro as { fora?: boolean }).fora === true },
+    );
+    const resultados = await Promise.allSettled(['a', 'b', 'c', 'd'].map((i) => grupo.add(i)));
+    expect(resultados.map((r) => (r.status === 'rejected' ? r.reason : r.value))).toEqual(Array(4).fill(fora));
+    expect(lotes).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
   it("When flushes start, then `aoEsvaziar` is told each one's size, the retries of a failed batch one by one", async () => {
     const { executar } = registrando();
     const tamanhos: number[] = [];

@@ -21,6 +21,13 @@ export interface GroupCommitOptions {
    */
   repeticao?: 'em-ordem' | 'juntos';
   /**
+   * Whether a batch's failure is none of its items' doing (the database not answering, the
+   * connection lost): then every item fails with it at once, none tried alone. Alone each would
+   * fail the same way, and 'em-ordem' tries them one after the other: with a database that hangs,
+   * one statement timeout per item (the last of 200 answered after 200 of them).
+   */
+  naoRepetir?: (erro: unknown) => boolean;
+  /**
    * Milliseconds the latest flush in flight must have been under way before another may start beside
    * it (0, the default: at once, up to `paralelos`). With it, a steady load is served by one flush at
    * a time, each carrying everything that arrived during the one before (twice the items of two
@@ -76,6 +83,7 @@ export class GroupCommit<I, O> {
   private readonly inicio: NonNullable<GroupCommitOptions['inicio']>;
   private readonly repeticao: NonNullable<GroupCommitOptions['repeticao']>;
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
+  private readonly naoRepetir: GroupCommitOptions['naoRepetir'];
   private readonly escalonarApos: number;
   private readonly juntarAte: number;
 
@@ -88,6 +96,7 @@ export class GroupCommit<I, O> {
     this.inicio = options.inicio ?? 'imediato';
     this.repeticao = options.repeticao ?? 'em-ordem';
     this.aoEsvaziar = options.aoEsvaziar;
+    this.naoRepetir = options.naoRepetir;
     this.escalonarApos = options.escalonarApos ?? 0;
     this.juntarAte = options.juntarAte ?? 0;
   }
@@ -146,7 +155,7 @@ export class GroupCommit<I, O> {
       const saidas = await this.executar(vez.map((v) => v.item));
       for (const [i, v] of vez.entries()) v.resolve(saidas[i] as O);
     } catch (error) {
-      if (vez.length === 1) vez[0]!.reject(error);
+      if (vez.length === 1 || this.naoRepetir?.(error)) for (const v of vez) v.reject(error);
       else if (this.repeticao === 'juntos') await Promise.all(vez.map((v) => this.sozinho(v)));
       else for (const v of vez) await this.sozinho(v);
     } finally {
@@ -157,6 +166,10 @@ export class GroupCommit<I, O> {
 
   private sozinho(v: Pendente<I, O>): Promise<void> {
     this.aoEsvaziar?.(1);
-    return this.executar([v.item]).then(([saida]) => v.resolve(saida as O), v.reject);
+    // Through a promise, so that an `executar` that throws before returning one fails this item
+    // instead of escaping the retries (leaving the items after it waiting for ever).
+    return Promise.resolve()
+      .then(() => this.executar([v.item]))
+      .then(([saida]) => v.resolve(saida as O), v.reject);
   }
 }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { criarPool } from './pool';
+import { prismaAdapter } from './prisma';
 
 const URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
@@ -65,3 +66,32 @@ test('When the backends of connections being handed out are terminated under a b
     await pool.end();
   }
 }, 60_000);
+
+test("When Prisma's adapter, on a pool of criarPool, is disposed (what $disconnect does), then every connection it opened is closed", async () => {
+  const nome = `prisma-dispose-${process.pid}-${Date.now()}`;
+  const admin = new pg.Client({ connectionString: URL });
+  await admin.connect();
+  const abertas = async () =>
+    Number(
+      (await admin.query('select count(*) from pg_stat_activity where application_name = $1', [nome])).rows[0].count,
+    );
+  try {
+    const adapter = await prismaAdapter(`${URL}?application_name=${nome}`, 4).connect();
+    const consulta = { sql: 'select 1 as um from pg_sleep(0.05)', args: [], argTypes: [] };
+    await Promise.all(Array.from({ length: 4 }, () => adapter.queryRaw(consulta)));
+    const tx = await adapter.startTransaction();
+    await tx.queryRaw({ sql: 'select 1', args: [], argTypes: [] });
+    await tx.commit();
+    expect(await abertas()).toBe(4);
+    await adapter.dispose();
+    await waitForZero(abertas);
+    expect(await abertas()).toBe(0);
+  } finally {
+    await admin.end();
+  }
+}, 30_000);
+
+/** pg_stat_activity shows a closed connection's backend until it has exited: a moment. */
+async function waitForZero(contar: () => Promise<number>) {
+  for (let i = 0; i < 50 && (await contar()) > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+}

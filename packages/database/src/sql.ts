@@ -3,6 +3,21 @@ import type pg from 'pg';
 import { criarPool } from './pool';
 
 /**
+ * How long one of these statements may go unanswered: then it fails ("Query read timeout", 503
+ * banco_indisponivel) and its connection is closed (the pool drops a client whose query failed;
+ * node-postgres destroys the socket of one with a query still under way). A database that hangs
+ * without closing anything (a stalled host, a frozen VM, processes stopped) answers nothing, and
+ * TCP keep-alive cannot tell: its kernel still answers. Without it, publication's group write and
+ * the worker's claims waited for ever, and every publication with them. These statements take
+ * milliseconds; the same limit as the pools' connection timeout (CONEXAO).
+ *
+ * Only here: node-postgres's own pool.query gives a client whose query timed out back as broken.
+ * Prisma's transactions hold their client and give it back as sound, so a timed-out statement
+ * would be left under way on a connection the next transaction reuses.
+ */
+export const ESPERA_MAXIMA_MS = 10_000;
+
+/**
  * The statements of a hot path (publication's group write, the delivery worker's claim and record),
  * sent through node-postgres as NAMED prepared statements: each connection parses one once, and
  * after its first few runs PostgreSQL reuses a generic plan (these statements' parameters are arrays
@@ -24,8 +39,15 @@ import { criarPool } from './pool';
 export class SqlPool {
   private readonly pool: pg.Pool;
 
-  constructor(url: string, max = 4, logger?: Logger) {
-    this.pool = criarPool({ connectionString: url, max, options: '-c enable_seqscan=off' }, logger, 'sql');
+  /**
+   * `esperaMaximaMs`: how long a statement may go unanswered before it fails (ESPERA_MAXIMA_MS).
+   */
+  constructor(url: string, max = 4, logger?: Logger, esperaMaximaMs = ESPERA_MAXIMA_MS) {
+    this.pool = criarPool(
+      { connectionString: url, max, options: '-c enable_seqscan=off', query_timeout: esperaMaximaMs },
+      logger,
+      'sql',
+    );
   }
 
   /** Runs the statement prepared under `nome` with these parameters; the rows it returns. */

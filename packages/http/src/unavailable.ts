@@ -20,9 +20,12 @@ const SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 const PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 /** What @prisma/adapter-pg reports for a socket or connection failure (`DriverAdapterError.cause.kind`). */
 const ADAPTER = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
-/** node-postgres errors without a code, thrown when a connection dies under a query or a transaction. */
+/**
+ * node-postgres errors without a code, thrown when a connection dies under a query or a transaction,
+ * or when a statement went unanswered past the pool's query_timeout (SqlPool's ESPERA_MAXIMA_MS).
+ */
 const MENSAGEM =
-  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect)/;
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout)/;
 
 /**
  * True when the error says the database could not be reached or the connection was lost (restart,

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,13 @@ export interface PrivatePostgres {
   start(): Promise<void>;
   /** `stop(mode)` then `start()`. */
   restart(mode?: StopMode): Promise<void>;
+  /**
+   * SIGSTOP to the postmaster and every backend: the server hangs without closing anything (a
+   * stalled host, a frozen VM). Connections stay open, nothing is answered, new ones are accepted by
+   * the kernel and never started. `descongelar()` (SIGCONT) resumes it where it was.
+   */
+  congelar(): void;
+  descongelar(): void;
   /** Everything the server logged so far. */
   log(): string;
   /** Stops it at once and deletes its data directory. Call in afterAll. */
@@ -171,6 +178,33 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     await exited;
   };
 
+  /** The postmaster and its children (backends, background processes), by their parent pid in /proc. */
+  const processos = (): number[] => {
+    const postmaster = child?.pid;
+    if (postmaster === undefined) return [];
+    const filhos = readdirSync('/proc')
+      .filter((nome) => /^\d+$/.test(nome))
+      .filter((nome) => {
+        try {
+          // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ')'.
+          const stat = readFileSync(`/proc/${nome}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        } catch {
+          return false; // ended meanwhile
+        }
+      })
+      .map(Number);
+    return [postmaster, ...filhos];
+  };
+  const sinalizar = (sinal: NodeJS.Signals) => {
+    for (const pid of processos())
+      try {
+        process.kill(pid, sinal);
+      } catch {
+        // ended meanwhile
+      }
+  };
+
   await start();
   return {
     url,
@@ -186,8 +220,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       await stop(mode);
       await start();
     },
+    congelar: () => sinalizar('SIGSTOP'),
+    descongelar: () => sinalizar('SIGCONT'),
     log: () => output,
     close: async () => {
+      sinalizar('SIGCONT');
       await stop('immediate');
       rmSync(dir, { recursive: true, force: true });
     },

@@ -77,6 +77,26 @@ describe('circuit breaker: the window and the threshold', () => {
     expect(deveAbrir(janela.contar(abriuEm!), cheia, 1)).toBe(false);
   });
 
+  it('When an origin that answered for a whole window stops answering (each attempt fails at DELIVERY_TIMEOUT, 10 s, the recent part), then its circuit opens as soon as the timeouts outweigh the recent answers, not once they outweigh the whole window', () => {
+    const janela = new Janela(60_000);
+    const cheia = { ...limiares, janelaMs: 60_000 };
+    // 20 answers a second for 50 s, each known at once; then every attempt started from 50 s on
+    // fails 10 s after it started, counted when its timeout ends.
+    for (let ms = 0; ms < 50_000; ms += 50) janela.anotar(true, ms, ms);
+    let abriuEm: number | undefined;
+    for (let fim = 60_000; fim < 120_000 && abriuEm === undefined; fim += 50) {
+      janela.anotar(false, fim - 10_000, fim);
+      if (contagemQueAbre(janela, fim, cheia, 1)) abriuEm = fim;
+    }
+    // The first timeouts end at 60 s; the recent 10 s then hold no answer, so the threshold's 10
+    // failures open it half a second later. Counted by their starts, the timeouts fell before the
+    // recent part and only the whole window opened it, at about 85 s.
+    expect(abriuEm).toBeLessThan(61_000);
+    // The oldest start among the failures counted: the stale-failure guard compares it with the
+    // circuit's last closing.
+    expect(contagemQueAbre(janela, abriuEm!, cheia, 1)!.contagem.desdeMs).toBe(50_000);
+  });
+
   it('When failures are few or spread thin, then neither the window nor its recent part opens the circuit', () => {
     const janela = new Janela(60_000);
     const cheia = { ...limiares, janelaMs: 60_000 };

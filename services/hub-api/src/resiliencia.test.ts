@@ -131,6 +131,73 @@ describe('hub-api when PostgreSQL goes away', () => {
     }
     expect(hub.output()).not.toMatch(/Unhandled 'error' event|uncaughtException/);
   }, 120_000);
+
+  test('When PostgreSQL hangs (its processes stopped, connections left open) under publications, then each is answered 201 or 503 banco_indisponivel within the statement timeout, none held; once it resumes, each keyed one sent again is accepted, and every accepted one is in evento once', async () => {
+    // The registry's lookups go through Prisma, which has no statement timeout: they are cached for
+    // HUB_CACHE_TTL (5 s) from a fresh load, so the publications below, sent at once, go straight to
+    // SqlPool's statements: the group write (10 without a key, first) and the key's lookup (10 with
+    // one). A registry write drops the caches (here, and by its NOTIFY a moment later); the next
+    // publication loads them again.
+    await assinar(ctx, c.tipo.id);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await aceitaDeNovo();
+    const chaves = Array.from({ length: 10 }, (_, i) => `parado-${Date.now()}-${i}`);
+    const comChave = (chave: string) => publicar(ctx, c.tokenDoDono, c.corpo(), { 'Idempotency-Key': chave });
+    postgres.congelar();
+    let respostas: request.Response[] | 'sem resposta';
+    let limite: NodeJS.Timeout | undefined;
+    try {
+      const semChave = Array.from({ length: 10 }, () => publicar(ctx, c.tokenDoDono, c.corpo()));
+      // A statement fails after SqlPool's ESPERA_MAXIMA_MS (10 s) unanswered, a wait for one of its
+      // connections after CONEXAO's 10 s; a publication whose group write waited for a slot behind
+      // hung statements, after twice that at most.
+      respostas = await Promise.race([
+        Promise.all([...semChave, ...chaves.map(comChave)]),
+        new Promise<'sem resposta'>((resolve) => {
+          limite = setTimeout(() => resolve('sem resposta'), 28_000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(limite);
+      postgres.descongelar();
+    }
+    expect(respostas === 'sem resposta' ? respostas : 'respondidas').toBe('respondidas');
+    if (respostas === 'sem resposta') return;
+    const vistas = respostas.map((r) => (r.status === 201 ? 'ok' : `${r.status} ${r.body.codigo}`));
+    expect(vistas.filter((v) => v !== 'ok' && v !== '503 banco_indisponivel')).toEqual([]);
+
+    // As a publisher does: each refused keyed one again, with its key, until accepted. One whose
+    // statement committed once the server resumed is answered with that event, not written twice.
+    const finais = await Promise.all(
+      respostas.slice(10).map((r, i) =>
+        r.status === 201
+          ? r
+          : waitFor(
+              async () => {
+                const outra = await comChave(chaves[i]!);
+                return outra.status < 300 ? outra : undefined;
+              },
+              { timeoutMs: 30_000, intervalMs: 200, what: 'a refused publication accepted again' },
+            ),
+      ),
+    );
+    const comChaveIds = finais.map((r) => r.body.id as string);
+    expect(new Set(comChaveIds).size).toBe(10);
+    expect(
+      await consultar(
+        'select count(*) from evento e join chave_de_idempotencia k on k.evento_id = e.id where k.chave = any($1::text[]) and e.id = any($2::uuid[])',
+        [chaves, comChaveIds],
+      ),
+    ).toBe(10);
+    const aceitosSemChave = respostas
+      .slice(0, 10)
+      .filter((r) => r.status === 201)
+      .map((r) => r.body.id as string);
+    expect(await consultar('select count(*) from evento where id = any($1::uuid[])', [aceitosSemChave])).toBe(
+      aceitosSemChave.length,
+    );
+    expect(situacao()).toBe('vivo');
+  }, 90_000);
 });
 
 describe('hub-api when RabbitMQ goes away', () => {
@@ -175,12 +242,12 @@ async function postgresCount(): Promise<number> {
   return consultar('select count(*) from evento');
 }
 
-async function consultar(texto: string): Promise<number> {
+async function consultar(texto: string, valores: unknown[] = []): Promise<number> {
   const pg = await import('pg');
   const client = new pg.default.Client({ connectionString: withDatabase(postgres.url, 'hub_resiliencia') });
   await client.connect();
   try {
-    return Number((await client.query(texto)).rows[0].count);
+    return Number((await client.query(texto, valores)).rows[0].count);
   } finally {
     await client.end();
   }

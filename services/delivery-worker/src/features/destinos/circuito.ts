@@ -44,10 +44,17 @@ export class Janela {
     this.fatiaMs = Math.max(10, Math.ceil(janelaMs / FATIAS));
   }
 
-  anotar(sucesso: boolean, instanteMs: number): void {
-    const inicio = instanteMs - (instanteMs % this.fatiaMs);
+  /**
+   * One attempt that started at `instanteMs`, counted in the slice of `fimMs`, when its result came
+   * (the same when not given). By its end, not its start: an attempt that timed out is known only
+   * DELIVERY_TIMEOUT (10 s) after it started, and by its start it would fall before the window's
+   * recent part (10 s), which then never saw a destination that stopped answering. Its start stays
+   * the slice's `primeira`, for the stale-failure guard.
+   */
+  anotar(sucesso: boolean, instanteMs: number, fimMs = instanteMs): void {
+    const inicio = fimMs - (fimMs % this.fatiaMs);
     let fatia = this.fatias.at(-1);
-    // An attempt that started before the latest slice (it ended after a later one) counts in that slice.
+    // An attempt that ended before the latest slice began (clocks read out of order) counts in that slice.
     if (!fatia || fatia.inicio < inicio) {
       fatia = { inicio, primeira: instanteMs, tentativas: 0, falhas: 0 };
       this.fatias.push(fatia);
@@ -65,7 +72,8 @@ export class Janela {
     let primeira: number | undefined;
     for (const f of this.fatias) {
       if (f.inicio < desdeMs) continue;
-      primeira ??= f.primeira;
+      // A later slice may hold an attempt that started earlier (a slow one): the oldest start of all.
+      primeira = Math.min(primeira ?? f.primeira, f.primeira);
       tentativas += f.tentativas;
       falhas += f.falhas;
     }

@@ -265,10 +265,11 @@ export class Destinos {
       janela = new Janela(limiares.janelaMs);
       this.janelas.set(origem, janela);
     }
-    janela.anotar(sucesso, instanteMs);
+    const agora = Date.now();
+    janela.anotar(sucesso, instanteMs, agora);
     // A success never makes the failures more or their share larger: only a failure is looked at.
     if (sucesso || this.mudando.has(origem)) return;
-    const abre = contagemQueAbre(janela, Date.now(), limiares, this.workers);
+    const abre = contagemQueAbre(janela, agora, limiares, this.workers);
     if (abre) void this.abrir(origem, abre.contagem, abre.duranteMs);
   }
 

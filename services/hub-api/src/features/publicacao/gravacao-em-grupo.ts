@@ -1,4 +1,5 @@
 import { GroupCommit } from '@hub/database';
+import { bancoIndisponivel } from '@hub/http';
 import type { OutboxMessage } from '@hub/outbox';
 import { iniciarTrecho, rastreamentoLigado } from '@hub/tracing';
 import type { TrabalhoDeEntrega } from '@hub/contracts';
@@ -77,6 +78,9 @@ export function gravadorEmGrupo(
       escalonarApos: options.escalonarApos ?? ESCALONAR_APOS_MS,
       inicio: 'imediato',
       repeticao: 'em-ordem',
+      // A statement that failed for want of a database (lost, or unanswered past its timeout) fails
+      // its whole batch at once (503): one by one, a hung database would cost each a timeout in turn.
+      naoRepetir: bancoIndisponivel,
       aoEsvaziar: options.aoEsvaziar,
     },
   );

@@ -299,11 +299,13 @@ export interface ChaveGuardada {
 /**
  * Publication reaches the database through Prisma (the typed client; `$queryRaw` only where dados
  * must stay the stored text, detalhe.repository.ts), with ONE exception: the group write
- * (`gravar`), and the outbox insert of the jobs the broker did not confirm (despacho.ts), go through
- * `SqlPool` as named prepared statements. Those run for every accepted event; Prisma sends its raw
- * queries unnamed, parsed and planned on every call, and planning those CTEs cost as much as running
- * them (docs/benchmarks.md, "Publication: where the time goes"). Everything else runs rarely
- * (refusals, a key's replay, cache misses) and keeps Prisma's types.
+ * (`gravar`), the key's lookup (`buscarChave`) and the outbox insert of the jobs the broker did not
+ * confirm (despacho.ts) go through `SqlPool` as named prepared statements. Those run for every
+ * accepted event (with a key, for the lookup); Prisma sends its raw queries unnamed, parsed and
+ * planned on every call, and planning those CTEs cost as much as running them (docs/benchmarks.md,
+ * "Publication: where the time goes"); and SqlPool's statements fail once unanswered for
+ * ESPERA_MAXIMA_MS, where Prisma's wait for ever on a database that hangs. Everything else runs
+ * rarely (refusals, a key's replay, cache misses) and keeps Prisma's types.
  *
  * Every Prisma function takes the client or a transaction (`cliente`, the base client when absent).
  */
@@ -357,11 +359,20 @@ export function publicacaoRepository(db: DbClient, sql: SqlPool) {
         on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
     },
 
-    buscarChave: (escopo: string, chave: string, cliente: DbClient = db): Promise<ChaveGuardada | null> =>
-      cliente.chaveDeIdempotencia.findUnique({
-        where: { escopo_chave: { escopo, chave } },
-        select: { impressao: true, eventoId: true, criadaEm: true },
-      }),
+    /**
+     * The key's record, read first by every publication that carries one: through `SqlPool`, as
+     * the group write, so that a database that hangs fails it within the same time (ESPERA_MAXIMA_MS)
+     * instead of holding the publication for ever (Prisma's queries have no such limit).
+     */
+    buscarChave: async (escopo: string, chave: string): Promise<ChaveGuardada | null> => {
+      const [guardada] = await sql.consultar<ChaveGuardada>(
+        'publicacao_buscar_chave',
+        `select impressao, evento_id as "eventoId", criada_em as "criadaEm"
+           from chave_de_idempotencia where escopo = $1 and chave = $2`,
+        [escopo, chave],
+      );
+      return guardada ?? null;
+    },
 
     inserirRecusado: (data: Prisma.EventoRecusadoUncheckedCreateInput, cliente: DbClient = db) =>
       cliente.eventoRecusado.create({ data, select: { id: true } }),
