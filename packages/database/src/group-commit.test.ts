@@ -120,64 +120,6 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await lento).toBe('lento');
   });
 
-  /** A flush held until `soltar()`; records its batches. */
-  function retido() {
-    const lotes: number[][] = [];
-    let soltar = () => {};
-    const executar = async (itens: number[]) => {
-      lotes.push(itens);
-      await new Promise<void>((resolve) => {
-        soltar = resolve;
-      });
-      return itens;
-    };
-    return { lotes, executar, soltar: () => soltar() };
-  }
-  const volta = () => new Promise((resolve) => setImmediate(resolve));
-
-  it('When `juntarAte` is set and the last flush carried at least JUNTAR_A_PARTIR_DE, then the next waits until as many are waiting, and goes as soon as they are', async () => {
-    const { lotes, executar, soltar } = retido();
-    const grupo = new GroupCommit(executar, { paralelos: 1, juntarAte: 60_000 });
-    const todos: Promise<number>[] = [grupo.add(0)];
-    for (let i = 1; i <= 9; i++) todos.push(grupo.add(i));
-    soltar();
-    await volta();
-    expect(lotes).toEqual([[0], [1, 2, 3, 4, 5, 6, 7, 8, 9]]);
-    for (let i = 10; i < 15; i++) todos.push(grupo.add(i));
-    soltar();
-    await volta();
-    // Five are waiting, fewer than the nine before: no flush yet.
-    expect(lotes.length).toBe(2);
-    for (let i = 15; i < 19; i++) todos.push(grupo.add(i));
-    await volta();
-    expect(lotes[2]).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18]);
-    soltar();
-    expect(await Promise.all(todos)).toEqual(Array.from({ length: 19 }, (_, i) => i));
-  });
-
-  it('When `juntarAte` is set and fewer arrive than the last flush carried, then they go once the first has waited that long', async () => {
-    const { lotes, executar, soltar } = retido();
-    const grupo = new GroupCommit(executar, { paralelos: 1, juntarAte: 30 });
-    const primeiros = Array.from({ length: 10 }, (_, i) => grupo.add(i));
-    soltar();
-    await volta();
-    soltar();
-    await Promise.all(primeiros);
-    const tardios = [grupo.add(10), grupo.add(11)];
-    await volta();
-    expect(lotes.length).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(lotes[2]).toEqual([10, 11]);
-    soltar();
-    expect(await Promise.all(tardios)).toEqual([10, 11]);
-  });
-
-  it('When `juntarAte` is set and the last flush was small (a quiet moment), then an item never waits', async () => {
-    const grupo = new GroupCommit<number, number>(async (itens) => itens, { paralelos: 1, juntarAte: 60_000 });
-    for (let i = 0; i < 5; i++) expect(await grupo.add(i)).toBe(i);
-    expect(await Promise.all([1, 2, 3].map((i) => grupo.add(i)))).toEqual([1, 2, 3]);
-  });
-
   it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
     let chamadas = 0;
     const grupo = new GroupCommit<string, string>(

@@ -35,27 +35,12 @@ export interface GroupCommitOptions {
    * only its own items: the next starts beside it once it is this late.
    */
   escalonarApos?: number;
-  /**
-   * Milliseconds a flush may wait, under load, for as many items as the flush before it carried (0,
-   * the default: it never waits). Under load the flush takes its slot with what has arrived; with
-   * this, while fewer are waiting than the last flush carried (and that one carried at least
-   * `JUNTAR_A_PARTIR_DE`), it waits until they are as many or the first of them has waited this long.
-   * The size of a flush then no longer follows the rate of arrival down: a slower caller (behind a
-   * proxy) gets statements as full as a faster one, at the cost of this wait at most. A quiet moment
-   * never waits: its last flush was small.
-   */
-  juntarAte?: number;
   /** Told the size of each flush as it starts (a metric: how many items one statement serves). */
   aoEsvaziar?: (itens: number) => void;
 }
 
-/** The least size of the last flush for `juntarAte` to apply: below it the load is light. */
-export const JUNTAR_A_PARTIR_DE = 8;
-
 interface Pendente<I, O> {
   item: I;
-  /** When it was handed in (performance.now()), for `juntarAte`. */
-  chegada: number;
   resolve: (saida: O) => void;
   reject: (erro: unknown) => void;
 }
@@ -75,8 +60,6 @@ export class GroupCommit<I, O> {
   private agendado = false;
   /** When the latest flush in flight started (performance.now()), for `escalonarApos`. */
   private ultimoInicio = 0;
-  /** How many items the latest flush carried, for `juntarAte`. */
-  private ultimoTamanho = 0;
   private espera: NodeJS.Timeout | undefined;
   private readonly maximo: number;
   private readonly paralelos: number;
@@ -85,7 +68,6 @@ export class GroupCommit<I, O> {
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
   private readonly naoRepetir: GroupCommitOptions['naoRepetir'];
   private readonly escalonarApos: number;
-  private readonly juntarAte: number;
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -98,27 +80,28 @@ export class GroupCommit<I, O> {
     this.aoEsvaziar = options.aoEsvaziar;
     this.naoRepetir = options.naoRepetir;
     this.escalonarApos = options.escalonarApos ?? 0;
-    this.juntarAte = options.juntarAte ?? 0;
   }
 
   /** Resolves with the item's output once its flush has committed; rejects when the item alone fails. */
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.fila.push({ item, chegada: this.juntarAte > 0 ? performance.now() : 0, resolve, reject });
+      this.fila.push({ item, resolve, reject });
       this.agendar();
     });
   }
 
   private agendar(): void {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
-    if (this.emCurso > 0 && this.escalonarApos > 0 && this.esperar(this.ultimoInicio + this.escalonarApos)) return;
-    if (
-      this.juntarAte > 0 &&
-      this.ultimoTamanho >= JUNTAR_A_PARTIR_DE &&
-      this.fila.length < this.ultimoTamanho &&
-      this.esperar(this.fila[0]!.chegada + this.juntarAte)
-    )
-      return;
+    if (this.emCurso > 0 && this.escalonarApos > 0) {
+      const falta = this.ultimoInicio + this.escalonarApos - performance.now();
+      if (falta > 0) {
+        this.espera ??= setTimeout(() => {
+          this.espera = undefined;
+          this.agendar();
+        }, Math.ceil(falta));
+        return;
+      }
+    }
     if (this.inicio === 'imediato') {
       void this.esvaziar();
       return;
@@ -131,23 +114,11 @@ export class GroupCommit<I, O> {
     });
   }
 
-  /** True, with a call of `agendar` due then, while `ate` (performance.now()) is still ahead. */
-  private esperar(ate: number): boolean {
-    const falta = ate - performance.now();
-    if (falta <= 0) return false;
-    this.espera ??= setTimeout(() => {
-      this.espera = undefined;
-      this.agendar();
-    }, Math.ceil(falta));
-    return true;
-  }
-
   private async esvaziar(): Promise<void> {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const vez = this.fila.splice(0, this.maximo);
     this.emCurso += 1;
     this.ultimoInicio = performance.now();
-    this.ultimoTamanho = vez.length;
     clearTimeout(this.espera);
     this.espera = undefined;
     this.aoEsvaziar?.(vez.length);
