@@ -250,6 +250,8 @@ async function comRuido(
     ritmo: number;
     run: string;
     entorno: Entorno;
+    /** hub-api's and the worker's /metrics, for the trace (bench/rastro.ts) */
+    metricas?: string[];
   },
   cenario: Cenario,
   indice: number,
@@ -307,7 +309,7 @@ async function comRuidoEm(
     await esperar(LEITURA_DOS_DESTINOS_MS);
   }
   // Traced from before the backlog is written: its relay and its isolation are part of the phase.
-  const rastro = rastrear(cenario.nome, op.filas, contexto.entorno.bancos);
+  const rastro = rastrear(cenario.nome, op.filas, contexto.entorno.bancos, contexto.metricas);
   log(`  writing ${ACUMULO} events for it in bulk (publication's statement), then waiting for the relay…`);
   const destinatario: Destinatario = {
     assinaturaId: assinatura.id,
@@ -452,7 +454,7 @@ export async function isolar(log: (line: string) => void): Promise<string> {
       {
         fase: await medirFase(saudaveis, alvo, ritmo, DURACAO, ESPERA_MS, log, {
           ...entorno,
-          rastro: rastrear('alone', op.filas, bancos),
+          rastro: rastrear('alone', op.filas, bancos, platform.metricsUrls),
         }),
       },
     ];
@@ -468,12 +470,13 @@ export async function isolar(log: (line: string) => void): Promise<string> {
       alvo,
       ritmo,
       run: Date.now().toString(36),
+      metricas: platform.metricsUrls,
     };
     for (const [i, cenario] of ESCOLHIDOS.entries()) linhas.push(await comRuido(contexto, cenario, i, log));
     linhas.push({
       fase: await medirFase(saudaveis, { ...alvo, nome: 'healthy, alone again' }, ritmo, DURACAO, ESPERA_MS, log, {
         ...entorno,
-        rastro: rastrear('alone again', op.filas, bancos),
+        rastro: rastrear('alone again', op.filas, bancos, platform.metricsUrls),
       }),
     });
     return secao(linhas, {

@@ -1,9 +1,10 @@
 // The traces bench/rastro.ts wrote (BENCH_TRACE_DIR) as timelines, one line per second (or per
 // `npx tsx bench/rastro-resumo.ts <dir> [seconds per line]`): the CPU of the worker, hub-api, the
 // gateway, PostgreSQL and RabbitMQ in that interval, the ready messages of the shared work queue, of
-// the destination queues and of the delay queues, and the healthy deliveries published in it (how
-// many, p50 and max of publication → arrival). Given PostgreSQL's server log (BENCH_PG_LOG; log_checkpoints
-// is on by default), it also marks the seconds a checkpoint was under way and says how many of the
+// the destination queues and of the delay queues, hub-api's and the worker's longest event-loop
+// stall and GC time, and the healthy deliveries published in it (how many, p50 and max of
+// publication → arrival). Given PostgreSQL's server log (BENCH_PG_LOG; log_checkpoints is on by
+// default), it also marks the seconds a checkpoint was under way and says how many of the
 // deliveries slower than BENCH_LENTA_MS (40) were published or travelling during one.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -85,6 +86,8 @@ for (const arquivo of readdirSync(diretorio)
       'published',
       'p50 ms',
       'max ms',
+      'hub-api stall/gc ms',
+      'worker stall/gc ms',
       ...(CHECKPOINTS.length ? ['checkpoint'] : []),
     ].join('\t'),
   );
@@ -109,6 +112,12 @@ for (const arquivo of readdirSync(diretorio)
         latencias.length,
         latencias.length ? percentile(latencias, 50).toFixed(0) : '',
         latencias.length ? latencias.at(-1)!.toFixed(0) : '',
+        // The longest event-loop stall of the interval and the GC's time in it (bench/rastro.ts).
+        ...[0, 1].map((i) => {
+          const lacos = nelas.flatMap((a) => (a.laco?.[i] ? [a.laco[i]] : []));
+          if (lacos.length === 0) return '';
+          return `${Math.max(...lacos.map(([atraso]) => atraso)).toFixed(0)}/${lacos.reduce((s, [, gc]) => s + gc, 0).toFixed(0)}`;
+        }),
         ...(CHECKPOINTS.length ? [sob(t, t + passo) ? 'yes' : ''] : []),
       ].join('\t'),
     );
