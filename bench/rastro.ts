@@ -36,7 +36,7 @@ async function lerLaco(url: string): Promise<[number, number]> {
       .split('\n')
       .filter((l) => linha.test(l))
       .reduce((soma, l) => soma + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-  return [valor(/^nodejs_eventloop_lag_max_seconds /), valor(/^nodejs_gc_duration_seconds_sum\{/)];
+  return [valor(/^nodejs_eventloop_lag_max_seconds[ {]/), valor(/^nodejs_gc_duration_seconds_sum\{/)];
 }
 
 export interface Rastro {
