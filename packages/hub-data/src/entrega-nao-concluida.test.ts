@@ -1,6 +1,7 @@
 import { uuidv7 } from '@hub/database';
 import { createTestDatabase, type TestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
+import { registroMinimo } from './migracoes.test-support';
 
 // Migration 018: entrega_nao_concluida is the index of where each delivery is in its life, kept by
 // triggers on entrega whoever writes it; entrega itself has no index on a column the worker changes,
@@ -16,18 +17,9 @@ const agora = new Date('2026-11-25T12:00:00.000Z');
 beforeAll(async () => {
   database = await createTestDatabase('hub', HUB_DATA_MIGRATIONS_DIR);
   db = createDb(database.url);
-  aplicativoId = uuidv7();
-  tipoId = uuidv7();
-  assinaturaId = uuidv7();
-  await db.$executeRaw`insert into aplicativo (id, nome, client_id, ativo, criado_em, atualizado_em)
-    values (${aplicativoId}::uuid, 'Loja', 'loja', true, now(), now())`;
-  await db.$executeRaw`insert into tipo_de_evento (id, nome, aplicativo_id, ativo, retencao_em_dias, criado_em, atualizado_em)
-    values (${tipoId}::uuid, 'pedido.criado', ${aplicativoId}::uuid, true, 30, now(), now())`;
-  await db.$executeRaw`insert into versao_de_esquema (id, tipo_de_evento_id, versao, esquema, ativa, criado_em, atualizado_em)
-    values (${uuidv7()}::uuid, ${tipoId}::uuid, 1, '{}', true, now(), now())`;
-  await db.$executeRaw`insert into assinatura (id, aplicativo_assinante_id, tipo_de_evento_id, versao_do_esquema,
-      url_de_destino, maximo_de_tentativas, ativa, criado_em, atualizado_em)
-    values (${assinaturaId}::uuid, ${aplicativoId}::uuid, ${tipoId}::uuid, 1, 'https://r.example/h', 3, true, now(), now())`;
+  const registro = await registroMinimo(db, ['https://r.example/h']);
+  ({ aplicativoId, tipoId } = registro);
+  assinaturaId = registro.assinaturas[0]!;
 });
 afterAll(async () => {
   await db?.$disconnect();
