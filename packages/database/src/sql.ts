@@ -39,12 +39,9 @@ export const ESPERA_MAXIMA_MS = 10_000;
 export class SqlPool {
   private readonly pool: pg.Pool;
 
-  /**
-   * `esperaMaximaMs`: how long a statement may go unanswered before it fails (ESPERA_MAXIMA_MS).
-   */
-  constructor(url: string, max = 4, logger?: Logger, esperaMaximaMs = ESPERA_MAXIMA_MS) {
+  constructor(url: string, max = 4, logger?: Logger) {
     this.pool = criarPool(
-      { connectionString: url, max, options: '-c enable_seqscan=off', query_timeout: esperaMaximaMs },
+      { connectionString: url, max, options: '-c enable_seqscan=off', query_timeout: ESPERA_MAXIMA_MS },
       logger,
       'sql',
     );
