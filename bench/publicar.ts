@@ -12,12 +12,14 @@
  * databases of this run only. Rows:
  *   1. saturation (autocannon, 50 connections): a bare express 5 handler that only parses the same
  *      JSON (bench/express-nu.ts, its own process: the machine's ceiling), hub-api directly,
- *      through the gateway, and through the least proxy node:http makes (bench/cano-nu.ts);
+ *      through the gateway, through the least proxy node:http makes (bench/cano-nu.ts), and through
+ *      the least any hop does (bench/cano-tcp.ts: bytes relayed, one connection to hub-api per client
+ *      connection, no HTTP read);
  *   2. a steady 1,000 events/s through the gateway, open loop, evenly spaced (bench/paced.ts).
  * After the saturation rows it prints "publication alone: gateway / hub-api = X %" (issue 19: at
- * least 85 %) with the gateway's CPU ms per request, and the same for the bare pipe: from those rows
- * and BENCH_RATIO_ROUNDS (6) more rounds of the three, 3 s each, each round starting with the next
- * target, so that the machine's drift (other sessions' work) falls on all three alike. Every row of
+ * least 85 %) with the gateway's CPU ms per request, and the same for the bare pipe and the relay:
+ * from those rows and BENCH_RATIO_ROUNDS (6) more rounds of the four, 3 s each, each round starting with the next
+ * target, so that the machine's drift (other sessions' work) falls on all four alike. Every row of
  * the platform starts after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL (bench/fase.ts,
  * comecarLimpo), so that storage work owed by the rows before falls in none.
  * The delivery worker is not started (BENCH_START_WITHOUT, default `delivery-worker`): this measures
@@ -243,6 +245,9 @@ async function main() {
   const cano = platform.hubApiUrl
     ? await startBare('cano-nu.ts', [platform.hubApiSocket ? `unix:${platform.hubApiSocket}` : platform.hubApiUrl])
     : undefined;
+  const tcp = platform.hubApiUrl
+    ? await startBare('cano-tcp.ts', [platform.hubApiSocket ? `unix:${platform.hubApiSocket}` : platform.hubApiUrl])
+    : undefined;
   let fila: Awaited<ReturnType<typeof copiarTrabalhos>> | undefined;
   let rss: ReturnType<typeof amostrarRss> | undefined;
   try {
@@ -257,6 +262,7 @@ async function main() {
       `${platform.hubApiUrl}/eventos`,
       `${platform.gatewayUrl}/eventos`,
       `${cano!.url}/eventos`,
+      `${tcp!.url}/eventos`,
     ])
       await autocannon({
         url,
@@ -285,17 +291,21 @@ async function main() {
     rss.fase('through a bare pipe');
     const PIPE = 'through a bare node:http pipe (bench/cano-nu.ts)';
     linhas.push(await saturar(PIPE, `${cano!.url}/eventos`, token, corpo, { entorno, metricas }));
+    rss.fase('through a TCP relay');
+    const RELAY = 'through a bare TCP relay (bench/cano-tcp.ts)';
+    linhas.push(await saturar(RELAY, `${tcp!.url}/eventos`, token, corpo, { entorno, metricas }));
     // Issue 19: publication alone through the gateway against hub-api directly, in this run, with
-    // more rounds of the three alternated, so that the machine's drift falls on each alike.
+    // more rounds of the four alternated, so that the machine's drift falls on each alike.
     const rodadas: Linha[] = [];
     const alvosDaRazao = [
       ['hub-api directly', `${platform.hubApiUrl}/eventos`],
       ['through the gateway', `${platform.gatewayUrl}/eventos`],
       [PIPE, `${cano!.url}/eventos`],
+      [RELAY, `${tcp!.url}/eventos`],
     ] as const;
     for (let i = 0; i < RATIO_ROUNDS; i++) {
       log(`  ratio round ${i + 1} of ${RATIO_ROUNDS}:`);
-      // Each round starts with the next target, so that each comes first, second and third alike.
+      // Each round starts with the next target, so that each comes first, second, third and fourth alike.
       for (let j = 0; j < alvosDaRazao.length; j++) {
         const [alvo, url] = alvosDaRazao[(i + j) % alvosDaRazao.length]!;
         rodadas.push(await saturar(alvo, url, token, corpo, { duracao: RATIO_ROUND_SECONDS, entorno, metricas }));
@@ -304,9 +314,11 @@ async function main() {
     const de = (alvo: string) => [...linhas, ...rodadas].filter((l) => l.alvo === alvo);
     const gatewayRatio = publicacaoSozinha('gateway', 'gateway', de('hub-api directly'), de('through the gateway'));
     const pipeRatio = publicacaoSozinha('bare node:http pipe', 'bench/cano-nu', de('hub-api directly'), de(PIPE));
+    const relayRatio = publicacaoSozinha('bare TCP relay', 'bench/cano-tcp', de('hub-api directly'), de(RELAY));
     const gatewayMet = somar(de('through the gateway')).porSegundo >= 0.85 * somar(de('hub-api directly')).porSegundo;
     log(`  ${gatewayRatio}`);
     log(`  ${pipeRatio}`);
+    log(`  ${relayRatio}`);
     rss.fase('keyed');
     linhas.push(
       await saturar('hub-api directly, an Idempotency-Key each', `${platform.hubApiUrl}/eventos`, token, corpo, {
@@ -417,7 +429,9 @@ async function main() {
         '3 deliveries, 3 outbox rows and its hourly counts in one transaction, and the relay publishes 3 delivery jobs with ' +
         `publisher confirms. Saturation rows: autocannon, ${CONNECTIONS} connections, ${DURATION} s (after 3 s of warm-up ` +
         'each). The bare express 5 row is one handler that only parses the same JSON (bench/express-nu.ts, its own ' +
-        `process): this machine's ceiling. The paced rows send one request every ${1000 / RATE} ms ` +
+        "process): this machine's ceiling. The bare TCP relay (bench/cano-tcp.ts) relays bytes, one connection to " +
+        'hub-api per client connection, reading no HTTP: the least any hop costs. ' +
+        `The paced rows send one request every ${1000 / RATE} ms ` +
         `${LOW_RATE > 0 ? `(and every ${1000 / LOW_RATE} ms) ` : ''}for ${PACED_DURATION} s (bench/paced.ts).`,
       '',
       '| target | load | events/s | p50 ms | p99 ms | accepted | non-2xx | errors |',
@@ -446,7 +460,7 @@ async function main() {
         `warm-up to the end); per row: ${rss.porFase()}.`,
       '',
       'Targets:',
-      `- ${gatewayRatio} (issue 19: at least 85 %; the saturation rows above and ${RATIO_ROUNDS} rotated rounds of ${RATIO_ROUND_SECONDS} s) — ${sim(gatewayMet)}; the yardstick: ${pipeRatio}`,
+      `- ${gatewayRatio} (issue 19: at least 85 %; the saturation rows above and ${RATIO_ROUNDS} rotated rounds of ${RATIO_ROUND_SECONDS} s) — ${sim(gatewayMet)}; the yardsticks: ${pipeRatio}; ${relayRatio}`,
       `- hub-api directly at least 50 % of the bare ceiling: ${((100 * direto) / ceiling).toFixed(0)} % — ${sim(direto >= ceiling / 2)}`,
       `- through the gateway at a steady ${RATE} events/s, p99 under 50 ms: ${ms(ritmo.p99)} ms — ${sim(pacedOk)}`,
       `- every accepted event's jobs confirmed within ${CONFIRM_WITHIN_MS / 1000} s of its answer at ${RATE}/s: ${sim(confirmOk)}` +
@@ -462,6 +476,7 @@ async function main() {
     await fila?.close();
     bare.child.kill('SIGTERM');
     cano?.child.kill('SIGTERM');
+    tcp?.child.kill('SIGTERM');
     await platform.stop();
     try {
       deleteVhost(VHOST);

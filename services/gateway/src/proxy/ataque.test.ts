@@ -598,6 +598,104 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     );
   });
 
+  it('When the service answers in chunks with extensions and trailers, then the client gets the body whole, and the next request is answered', async () => {
+    await diante(
+      (n) =>
+        n === 0
+          ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Fim: sim\r\n\r\n'
+          : ok(`resposta ${n}`),
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'abc0123456789' });
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
+      },
+    );
+  });
+
+  it('When the service answers with no length and ends the connection, then the client gets the body whole, and the next request is answered', async () => {
+    await diante(
+      (n, socket) => {
+        if (n > 0) return ok(`resposta ${n}`);
+        socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\naté o fim');
+        return undefined;
+      },
+      async (gateway) => {
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'até o fim' });
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
+      },
+    );
+  });
+
+  it('When the service answers 304 and 204 without a body, then the answers after them are whole', async () => {
+    await diante(
+      (n) =>
+        n === 0
+          ? 'HTTP/1.1 304 Not Modified\r\nETag: "a"\r\n\r\n'
+          : n === 1
+            ? 'HTTP/1.1 204 No Content\r\n\r\n'
+            : ok(`resposta ${n}`),
+      async (gateway) => {
+        expect((await pedir(gateway)).status).toBe(304);
+        expect((await pedir(gateway)).status).toBe(204);
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 2' });
+      },
+    );
+  });
+
+  it('When the service says Connection: close, then the next request goes on a new connection and is answered', async () => {
+    const portas = new Set<number>();
+    await diante(
+      (n, socket) => {
+        portas.add(socket.remotePort!);
+        return ok(`resposta ${n}`, 'Connection: close\r\n');
+      },
+      async (gateway) => {
+        for (let i = 0; i < 3; i += 1)
+          expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: `resposta ${i}` });
+      },
+    );
+    expect(portas.size).toBe(3);
+  });
+
+  it.each([
+    [
+      'a chunk size that is not hexadecimal',
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n',
+    ],
+    ['a chunk not followed by CRLF', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n'],
+    [
+      'a body shorter than its length, then the end of the connection',
+      'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc',
+    ],
+  ])(
+    'When the service answers %s, then the client connection is cut, and the next request is answered',
+    async (caso, bytes) => {
+      await diante(
+        (n, socket) => {
+          if (n > 0) return ok(`resposta ${n}`);
+          if (caso.includes('end of the connection')) socket.end(bytes);
+          else socket.write(bytes);
+          return undefined;
+        },
+        async (gateway) => {
+          await expect(pedir(gateway)).rejects.toThrow();
+          expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
+        },
+      );
+    },
+  );
+
+  it('When a client pipelines two requests, then both are answered in order, whole', async () => {
+    await diante(
+      (n) => ok(`resposta ${n}`),
+      async (gateway) => {
+        const pedido = `GET /funcao/x HTTP/1.1\r\nHost: g\r\n${linhas(headers)}\r\n`;
+        const resposta = await bruto(gateway.url, [pedido + pedido], 2_000);
+        expect(resposta.match(/HTTP\/1\.1 200 /g)).toHaveLength(2);
+        expect(resposta.indexOf('resposta 0')).toBeLessThan(resposta.indexOf('resposta 1'));
+      },
+    );
+  });
+
   it('When the service never answers, then 504 tempo_esgotado', async () => {
     await diante(
       () => undefined,

@@ -9,6 +9,7 @@ import type { ObserveRequest } from '../health/metrics';
 import { type Instance, instanceOf, type Upstream, type UpstreamName, upstreamOf } from '../routes';
 import { bodyTooLarge, CorpoInteiro, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
 import { type GatewayHeaders, headerText, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
+import { ConexaoLeve, type Destino, type Receptor } from './leve';
 
 export interface ProxyOptions {
   upstreams: Record<UpstreamName, Upstream>;
@@ -81,8 +82,18 @@ const upstreamTimeout = (name: string) =>
     { 'Retry-After': String(SERVICO_RETRY_AFTER_S) },
   );
 
-/** Where one instance is, parsed once (routes.ts's Instance), and its connections. */
-type Target = { pool: Pool } & Pick<Instance, 'prefix' | 'servername'>;
+/**
+ * Where one instance is, parsed once (routes.ts's Instance), and its connections: undici's pool, and
+ * the fast path's light ones (leve.ts; plain HTTP and Unix sockets only: `destino` undefined for
+ * HTTPS), the free ones last in, first out.
+ */
+type Target = {
+  pool: Pool;
+  destino: Destino | undefined;
+  /** The Host a request without one is sent with (undici's: the origin's host). */
+  host: string;
+  livres: ConexaoLeve[];
+} & Pick<Instance, 'prefix' | 'servername'>;
 
 /** What undici reads of a request; `servername` is read too, though its types leave it out. */
 type Dispatch = Dispatcher.DispatchOptions & { servername: string };
@@ -120,6 +131,10 @@ const exchangeOf = (emitter: unknown) => (emitter as Carrier)[EXCHANGE]!;
 /** What the proxy's exchanges share: one per createProxy. */
 interface ProxyShared {
   targets: Map<string, Target>;
+  /** A free light connection to this instance, new if need be; undefined: all are taken, undici's pool. */
+  leve(target: Target): ConexaoLeve | undefined;
+  /** A light connection done with its request, free for the next. */
+  devolver(target: Target, conexao: ConexaoLeve): void;
   timeoutMs: number;
   logger: Logger;
   limit: ReturnType<typeof createRepeatLimiter>;
@@ -132,7 +147,7 @@ interface ProxyShared {
  * as Buffer[], with no per-request wrapper: a handler of the newer one is wrapped, and its headers
  * parsed into an object). Listeners on the client's request and answer find it on them (no closure each).
  */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements Dispatcher.DispatchHandler, Receptor {
   /** The request's headers for the service, built once for every attempt. */
   headers: string[] = [];
   /** A chunked body read whole here; undefined when the body streams (or there is none). */
@@ -165,11 +180,29 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.attemptsLeft = upstream.urls.length - 1;
   }
 
-  /** Sends the request to the next instance of its service. */
+  /** The light connection the request under way went on, if it did (it goes back free when the answer is whole). */
+  leve: { target: Target; conexao: ConexaoLeve } | undefined = undefined;
+
+  /**
+   * Sends the request to the next instance of its service: on the fast path, a body read whole (or
+   * none) goes on a light connection (leve.ts); anything else, or when all of those are taken,
+   * through undici.
+   */
   attempt(): void {
     const target = this.proxy.targets.get(this.upstream.url)!;
     this.abort = undefined;
     this.resume = undefined;
+    const conexao = this.fast !== undefined && this.corpo === undefined ? this.proxy.leve(target) : undefined;
+    if (conexao !== undefined) {
+      this.leve = { target, conexao };
+      conexao.enviar(
+        requestHead(this.req.method!, target.prefix + this.req.url, this.headers, target.host),
+        this.body,
+        this.req.method === 'HEAD',
+        this,
+      );
+      return;
+    }
     const options: Dispatch = {
       path: target.prefix + this.req.url,
       method: this.req.method!,
@@ -192,9 +225,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean {
     // 1xx (103 Early Hints): node:http's 'information', never passed on either; the final answer follows.
     if (status < 200) return true;
-    this.resume = resume;
-    writeUpstreamHead(this.res, status, statusText, headerText(raw), this.fast?.gateway);
+    this.onHeadersText(status, headerText(raw), resume, statusText);
     return true;
+  }
+
+  onHeadersText(status: number, headers: string[], resume: () => void, statusText: string): void {
+    this.resume = resume;
+    writeUpstreamHead(this.res, status, statusText, headers, this.fast?.gateway);
   }
 
   /**
@@ -212,6 +249,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onComplete(): void {
+    if (this.leve !== undefined) {
+      this.proxy.devolver(this.leve.target, this.leve.conexao);
+      this.leve = undefined;
+    }
     unstall(this);
     this.res.end();
     // The service answered before the body was all here (a 401 before reading it, a 503 of its
@@ -222,6 +263,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
+    this.leve = undefined;
     unstall(this);
     if (this.clientGone) return;
     const { res, upstream, proxy } = this;
@@ -256,6 +298,22 @@ class Exchange implements Dispatcher.DispatchHandler {
 }
 
 const SLASH = 47;
+
+/**
+ * A request's line and headers as a light connection writes them, ending in the empty line: kept
+ * alive, and with the instance's host when the client sent none (HTTP/1.0), as undici does.
+ */
+function requestHead(method: string, path: string, headers: readonly string[], hostOfTarget: string): string {
+  let head = `${method} ${path} HTTP/1.1\r\n`;
+  let host = false;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') host = true;
+    head += `${name}: ${headers[i + 1]}\r\n`;
+  }
+  if (!host) head += `host: ${hostOfTarget}\r\n`;
+  return `${head}connection: keep-alive\r\n\r\n`;
+}
 
 /** A request target in absolute form as origin form: the path express parsed from it, and its query as it came. */
 function formaDeOrigem(path: string, url: string): string {
@@ -358,12 +416,41 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) {
       const { origin, socketPath, prefix, servername } = instanceOf(url);
+      const { protocol, hostname, port, host } = new URL(origin);
       targets.set(url, {
         pool: new Pool(origin, socketPath === undefined ? poolOptions : { ...poolOptions, socketPath }),
+        host,
+        livres: [],
+        destino:
+          socketPath !== undefined
+            ? { path: socketPath }
+            : protocol === 'http:'
+              ? { host: hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(port || 80) }
+              : undefined,
         prefix,
         servername,
       });
     }
+
+  // Light connections (leve.ts): at most UPSTREAM_SOCKETS open at once across every instance, as
+  // each of undici's pools is bounded; past it, a request goes through the pool.
+  const abertas = new Set<ConexaoLeve>();
+  function leve(target: Target): ConexaoLeve | undefined {
+    if (target.destino === undefined) return undefined;
+    const livre = target.livres.pop();
+    if (livre !== undefined) return livre;
+    if (abertas.size >= UPSTREAM_SOCKETS) return undefined;
+    const nova = new ConexaoLeve(target.destino, timeoutMs, FREE_SOCKET_MS, (fechada) => {
+      abertas.delete(fechada);
+      const i = target.livres.indexOf(fechada);
+      if (i !== -1) target.livres.splice(i, 1);
+    });
+    abertas.add(nova);
+    return nova;
+  }
+  function devolver(target: Target, conexao: ConexaoLeve) {
+    if (conexao.livre) target.livres.push(conexao);
+  }
 
   // Errors of the fast path go through the one problem handler, like every other answer's.
   const errorApp = express();
@@ -374,6 +461,8 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
 
   const proxy: ProxyShared = {
     targets,
+    leve,
+    devolver,
     timeoutMs,
     logger,
     limit: createRepeatLimiter(),
@@ -460,6 +549,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     handler,
     close: () => {
       for (const target of targets.values()) target.pool.destroy().catch(() => undefined);
+      for (const conexao of [...abertas]) conexao.fechar();
     },
   };
 }
