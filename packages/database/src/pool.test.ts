@@ -92,6 +92,44 @@ test("When Prisma's adapter, on a pool of criarPool, is disposed (what $disconne
 }, 30_000);
 
 /** pg_stat_activity shows a closed connection's backend until it has exited: a moment. */
-async function waitForZero(contar: () => Promise<number>) {
-  for (let i = 0; i < 50 && (await contar()) > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+async function waitForZero(contar: () => Promise<number>, vezes = 50) {
+  for (let i = 0; i < vezes && (await contar()) > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
 }
+
+test("When a statement in a Prisma transaction outlives the pool's query_timeout, then its connection is ended: the transaction's write is never committed, and the next statement runs on a new connection, committed on its own", async () => {
+  const nome = `prisma-tempo-${process.pid}-${Date.now()}`;
+  const tabela = `pool_tempo_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: URL });
+  await admin.connect();
+  const sql = (texto: string) => ({ sql: texto, args: [], argTypes: [] });
+  await admin.query(`create table ${tabela} (v text)`);
+  // One connection, as a pool whose others are all taken: without the fix, the next statement waits
+  // behind the abandoned one on the same connection, and then runs inside its transaction.
+  const adapter = await prismaAdapter(`${URL}?application_name=${nome}`, 1, 300).connect();
+  try {
+    const tx = await adapter.startTransaction();
+    await tx.executeRaw(sql(`insert into ${tabela} values ('abandonada')`));
+    await expect(tx.queryRaw(sql('select pg_sleep(1.5)'))).rejects.toBeDefined();
+    await tx.rollback().catch(() => undefined);
+
+    await adapter.executeRaw(sql(`insert into ${tabela} values ('seguinte')`));
+    // The abandoned backend ends once its pg_sleep is over and it finds its client gone.
+    await waitForZero(
+      async () =>
+        Number(
+          (
+            await admin.query(
+              "select count(*) from pg_stat_activity where application_name = $1 and query like '%pg_sleep%'",
+              [nome],
+            )
+          ).rows[0].count,
+        ),
+      40,
+    );
+    expect((await admin.query(`select v from ${tabela} order by v`)).rows).toEqual([{ v: 'seguinte' }]);
+  } finally {
+    await adapter.dispose();
+    await admin.query(`drop table ${tabela}`);
+    await admin.end();
+  }
+}, 30_000);

@@ -34,6 +34,48 @@ export function criarPool(config: pg.PoolConfig, logger?: Logger, nome = 'databa
   pool.on('error', (error) => logger?.warn({ err: error, pool: nome }, 'idle database connection failed'));
   pool.on('connect', (client) => {
     client.on('error', (error) => logger?.debug({ err: error, pool: nome }, 'database connection failed'));
+    if (config.query_timeout) derrubarAoEsgotar(client);
   });
   return pool;
+}
+
+/** node-postgres's message when a statement went unanswered past its query_timeout. */
+const TEMPO_ESGOTADO = 'Query read timeout';
+
+/**
+ * A statement that ran out of its query_timeout ends its connection at once. node-postgres only
+ * stops waiting: the statement stays under way on the server, the connection stays "queryable", and
+ * a later statement on it that also times out is dropped from its queue unsent. A transaction's
+ * ROLLBACK is dropped so, the holder (Prisma's adapter) gives the client back to the pool as sound,
+ * and the next user of that connection runs its statements inside the abandoned transaction, its
+ * own writes never committed, or committed with the abandoned ones by its COMMIT. With the
+ * connection ended, everything queued on it fails at once ("Connection terminated"), the pool drops
+ * the client when it comes back, and the server rolls the open transaction back
+ * (docs/decisions.md, "Pools").
+ */
+function derrubarAoEsgotar(client: pg.PoolClient): void {
+  const consultar = client.query as (...args: unknown[]) => unknown;
+  const derrubar = (error: unknown) => {
+    // end() marks the client as ending at once (the pool drops it when it comes back) and, with a
+    // statement still under way, destroys its socket rather than waiting for it.
+    if ((error as { message?: unknown } | undefined)?.message === TEMPO_ESGOTADO) client.end().catch(() => undefined);
+  };
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const ultimo = args.length - 1;
+    const callback = args[ultimo];
+    if (typeof callback === 'function') {
+      args[ultimo] = (error: unknown, result: unknown) => {
+        derrubar(error);
+        callback(error, result);
+      };
+      return consultar.apply(client, args);
+    }
+    const resultado = consultar.apply(client, args);
+    return resultado instanceof Promise
+      ? resultado.catch((error: unknown) => {
+          derrubar(error);
+          throw error;
+        })
+      : resultado;
+  };
 }

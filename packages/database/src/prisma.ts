@@ -2,12 +2,23 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { criarPool } from './pool';
 
 /**
- * The driver adapter every service's PrismaClient is built with, on a pool of ours: the adapter's
- * own pool would leave a client without an 'error' listener while a transaction takes it
- * (`criarPool`). Disconnecting the client ends the pool.
+ * How long a statement through Prisma may go unanswered before it fails (503 banco_indisponivel) and
+ * its connection is ended (`criarPool`). Longer than SqlPool's 10 s: the panel's reads and
+ * retention's batches go through Prisma and take more than the hot path's statements (the slowest
+ * measured at 1,000,000 events, well under a second); no longer than the gateway waits for a service
+ * (GATEWAY_UPSTREAM_TIMEOUT, 30 s), after which nobody is waiting for the answer.
  */
-export function prismaAdapter(url: string, max = 10): PrismaPg {
-  return new PrismaPg(criarPool({ connectionString: url, max }, undefined, 'prisma'), { disposeExternalPool: true });
+export const ESPERA_PRISMA_MS = 30_000;
+
+/**
+ * The driver adapter every service's PrismaClient is built with, on a pool of ours: the adapter's
+ * own pool would leave a client without an 'error' listener while a transaction takes it, and
+ * would wait for ever on a database that hangs (`criarPool`). Disconnecting the client ends the pool.
+ */
+export function prismaAdapter(url: string, max = 10, esperaMaxima = ESPERA_PRISMA_MS): PrismaPg {
+  return new PrismaPg(criarPool({ connectionString: url, max, query_timeout: esperaMaxima }, undefined, 'prisma'), {
+    disposeExternalPool: true,
+  });
 }
 
 /**

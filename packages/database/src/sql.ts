@@ -4,16 +4,12 @@ import { criarPool } from './pool';
 
 /**
  * How long one of these statements may go unanswered: then it fails ("Query read timeout", 503
- * banco_indisponivel) and its connection is closed (the pool drops a client whose query failed;
- * node-postgres destroys the socket of one with a query still under way). A database that hangs
+ * banco_indisponivel) and its connection is ended (criarPool). A database that hangs
  * without closing anything (a stalled host, a frozen VM, processes stopped) answers nothing, and
  * TCP keep-alive cannot tell: its kernel still answers. Without it, publication's group write and
  * the worker's claims waited for ever, and every publication with them. These statements take
- * milliseconds; the same limit as the pools' connection timeout (CONEXAO).
- *
- * Only here: node-postgres's own pool.query gives a client whose query timed out back as broken.
- * Prisma's transactions hold their client and give it back as sound, so a timed-out statement
- * would be left under way on a connection the next transaction reuses.
+ * milliseconds; the same limit as the pools' connection timeout (CONEXAO). Prisma's statements
+ * have a longer one (ESPERA_PRISMA_MS).
  */
 export const ESPERA_MAXIMA_MS = 10_000;
 

@@ -304,7 +304,7 @@ export interface ChaveGuardada {
  * accepted event (with a key, for the lookup); Prisma sends its raw queries unnamed, parsed and
  * planned on every call, and planning those CTEs cost as much as running them (docs/benchmarks.md,
  * "Publication: where the time goes"); and SqlPool's statements fail once unanswered for
- * ESPERA_MAXIMA_MS, where Prisma's wait for ever on a database that hangs. Everything else runs
+ * ESPERA_MAXIMA_MS (10 s), where Prisma's wait up to ESPERA_PRISMA_MS (30 s). Everything else runs
  * rarely (refusals, a key's replay, cache misses) and keeps Prisma's types.
  *
  * Every Prisma function takes the client or a transaction (`cliente`, the base client when absent).
