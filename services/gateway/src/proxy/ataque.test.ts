@@ -520,6 +520,9 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     ],
     ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
     ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
+    // Node refuses to write such a reason phrase: it must not reach the client's answer (nor throw).
+    ['a control byte in its reason phrase', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok'],
+    ['a status under 100', `HTTP/1.1 099 Antes\r\n\r\n${ok('depois')}`],
   ])('When the service answers %s, then 503 servico_indisponivel in problem+json', async (_caso, bytes) => {
     await diante(
       () => bytes,

@@ -32,7 +32,8 @@ const CABECA_MAXIMA = 16 * 1024;
 const LINHA_MAXIMA = 1024;
 const CRLF = Buffer.from('\r\n');
 const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
-const STATUS = /^HTTP\/1\.([01]) (\d{3})(?: ([^\r\n]*))?$/;
+/** A status line; its reason phrase as a field value (Node refuses to write one with a control byte). */
+const STATUS = /^HTTP\/1\.([01]) ([1-9]\d{2})(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
 const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A field value: visible characters, spaces and tabs, and obs-text (RFC 9110 §5.5); no control byte. */
 const VALOR = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -161,6 +162,16 @@ export class ConexaoLeve {
 
   /** Reads what has come, as far as it goes, while the client takes it. */
   private ler(): void {
+    try {
+      this.lerAteParar();
+    } catch (error) {
+      // A receptor that throws (an answer Node refuses to write) fails its request, as undici's
+      // handler errors do, instead of escaping a socket's event as an uncaught exception.
+      this.falhar(error as Error);
+    }
+  }
+
+  private lerAteParar(): void {
     while (this.buf !== undefined && !this.pausada && !this.fechada) {
       const buf = this.buf;
       switch (this.estado) {

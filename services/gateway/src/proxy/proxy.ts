@@ -225,6 +225,11 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
   onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean {
     // 1xx (103 Early Hints): node:http's 'information', never passed on either; the final answer follows.
     if (status < 200) return true;
+    // A reason phrase Node refuses to write (a control byte: llhttp lets it through) would throw
+    // halfway through the client's head, leaving it unfit for the error answer too; undici turns a
+    // throw here into onError before anything is written.
+    if (!RAZAO.test(statusText))
+      throw Object.assign(new Error('a control byte in the reason phrase'), { code: 'UPSTREAM_PROTOCOL' });
     this.onHeadersText(status, headerText(raw), resume, statusText);
     return true;
   }
@@ -298,6 +303,8 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
 }
 
 const SLASH = 47;
+/** A reason phrase Node writes: visible characters, spaces, tabs and obs-text, as a field value. */
+const RAZAO = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * A request's line and headers as a light connection writes them, ending in the empty line: kept
