@@ -310,9 +310,18 @@ export class ConexaoLeve {
     }
     this.manter =
       status[1] === '1' ? !/(^|,)\s*close\s*(,|$)/.test(conexao) : /(^|,)\s*keep-alive\s*(,|$)/.test(conexao);
+    // Transfer-Encoding in HTTP/1.0 is faulty framing: read, then the connection goes (RFC 9112 §6.1).
+    if (status[1] === '0' && transferencia !== undefined) this.manter = false;
     this.falta = 0;
-    if (this.metodoHead || codigo === 204 || codigo === 304) this.estado = Estado.Corpo;
-    else if (transferencia !== undefined) {
+    if (this.metodoHead || codigo === 204 || codigo === 304) {
+      this.estado = Estado.Corpo;
+      // An answer without a body whose service may send one anyway (a HEAD's, where a broken handler
+      // writes the GET's body; a 204 or 304 that declares one) ends its connection: body bytes
+      // coming a moment later would otherwise be read as the next request's answer, another
+      // client's. Bytes in the same read are caught by concluir; later ones only this way.
+      if (this.metodoHead || transferencia !== undefined || (tamanho !== undefined && Number(tamanho) > 0))
+        this.manter = false;
+    } else if (transferencia !== undefined) {
       if (tamanho !== undefined) return this.protocolo('both Content-Length and Transfer-Encoding');
       if (!/(^|,)\s*chunked\s*$/i.test(transferencia)) {
         this.estado = Estado.AteOFim;

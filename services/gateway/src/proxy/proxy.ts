@@ -209,9 +209,10 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
       headers: this.headers,
       body: this.body ?? this.corpo ?? null,
       servername: target.servername,
-      // Kept alive whatever the method: undici closes the connection after a HEAD (for servers that
-      // send a body anyway) and after a GET with a body; the services are Node, node:http kept them.
-      reset: false,
+      // Kept alive after a GET with a body (undici closes it then; the services are Node, node:http
+      // kept them), but not after a HEAD: a service that sends its body anyway, a moment late, would
+      // have it read as the next request's answer, another client's (undici's own default).
+      reset: this.req.method === 'HEAD',
     };
     target.pool.dispatch(options, this);
   }
