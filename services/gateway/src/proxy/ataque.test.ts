@@ -520,6 +520,9 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     ],
     ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
     ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
+    // Node refuses to write such a reason phrase: it must not reach the client's answer (nor throw).
+    ['a control byte in its reason phrase', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok'],
+    ['a status under 100', `HTTP/1.1 099 Antes\r\n\r\n${ok('depois')}`],
   ])('When the service answers %s, then 503 servico_indisponivel in problem+json', async (_caso, bytes) => {
     await diante(
       () => bytes,
@@ -696,6 +699,25 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     );
   });
 
+  it('When the service answers a HEAD with a body a moment later, then the next client never gets that body as its answer', async () => {
+    await diante(
+      (n, socket) => {
+        if (n > 0) {
+          // Answered after the stray body below has come, while this request waits.
+          setTimeout(() => socket.destroyed || socket.write(ok(`resposta ${n}`)), 300);
+          return undefined;
+        }
+        // A broken service: the body of its HEAD answer comes after the answer, once the connection could carry another request.
+        setTimeout(() => socket.destroyed || socket.write(ok('intrusa')), 150);
+        return 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 59\r\n\r\n';
+      },
+      async (gateway) => {
+        expect((await request(gateway.url).head('/funcao/x').set(headers)).status).toBe(200);
+        expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
+      },
+    );
+  });
+
   it('When the service never answers, then 504 tempo_esgotado', async () => {
     await diante(
       () => undefined,
@@ -704,6 +726,35 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
       },
       { GATEWAY_UPSTREAM_TIMEOUT: '300ms' },
     );
+  });
+});
+
+describe('attack on the gateway by a misbehaving service, on the light connections', () => {
+  it.each([
+    ['a 204 that declares a body', 'HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n'],
+    ['a 304 that declares a chunked body', 'HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n'],
+    [
+      'chunked in HTTP/1.0, keep-alive',
+      'HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
+    ],
+  ])('When the service answers %s, then its connection is not used again', async (_caso, bytes) => {
+    const portas: number[] = [];
+    const servico = await servicoBruto((n, socket) => {
+      portas.push(socket.remotePort!);
+      return n === 0 ? bytes : ok(`resposta ${n}`);
+    });
+    const gateway = await gatewayWith({ FUNCTION_URL: servico.url });
+    try {
+      const primeira = await request(gateway.url).get('/funcao/x').set('authorization', `Bearer ${token}`);
+      expect(primeira.status).toBeLessThan(400);
+      const segunda = await request(gateway.url).get('/funcao/x').set('authorization', `Bearer ${token}`);
+      expect({ status: segunda.status, text: segunda.text }).toEqual({ status: 200, text: 'resposta 1' });
+      // RFC 9112 §6.1 and §6.3: framing that cannot be trusted to have ended where it was read.
+      expect(portas[1]).not.toBe(portas[0]);
+    } finally {
+      await gateway.close();
+      await servico.close();
+    }
   });
 });
 

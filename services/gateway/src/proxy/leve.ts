@@ -32,7 +32,8 @@ const CABECA_MAXIMA = 16 * 1024;
 const LINHA_MAXIMA = 1024;
 const CRLF = Buffer.from('\r\n');
 const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
-const STATUS = /^HTTP\/1\.([01]) (\d{3})(?: ([^\r\n]*))?$/;
+/** A status line; its reason phrase as a field value (Node refuses to write one with a control byte). */
+const STATUS = /^HTTP\/1\.([01]) ([1-9]\d{2})(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
 const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A field value: visible characters, spaces and tabs, and obs-text (RFC 9110 §5.5); no control byte. */
 const VALOR = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -161,6 +162,16 @@ export class ConexaoLeve {
 
   /** Reads what has come, as far as it goes, while the client takes it. */
   private ler(): void {
+    try {
+      this.lerAteParar();
+    } catch (error) {
+      // A receptor that throws (an answer Node refuses to write) fails its request, as undici's
+      // handler errors do, instead of escaping a socket's event as an uncaught exception.
+      this.falhar(error as Error);
+    }
+  }
+
+  private lerAteParar(): void {
     while (this.buf !== undefined && !this.pausada && !this.fechada) {
       const buf = this.buf;
       switch (this.estado) {
@@ -299,9 +310,18 @@ export class ConexaoLeve {
     }
     this.manter =
       status[1] === '1' ? !/(^|,)\s*close\s*(,|$)/.test(conexao) : /(^|,)\s*keep-alive\s*(,|$)/.test(conexao);
+    // Transfer-Encoding in HTTP/1.0 is faulty framing: read, then the connection goes (RFC 9112 §6.1).
+    if (status[1] === '0' && transferencia !== undefined) this.manter = false;
     this.falta = 0;
-    if (this.metodoHead || codigo === 204 || codigo === 304) this.estado = Estado.Corpo;
-    else if (transferencia !== undefined) {
+    if (this.metodoHead || codigo === 204 || codigo === 304) {
+      this.estado = Estado.Corpo;
+      // An answer without a body whose service may send one anyway (a HEAD's, where a broken handler
+      // writes the GET's body; a 204 or 304 that declares one) ends its connection: body bytes
+      // coming a moment later would otherwise be read as the next request's answer, another
+      // client's. Bytes in the same read are caught by concluir; later ones only this way.
+      if (this.metodoHead || transferencia !== undefined || (tamanho !== undefined && Number(tamanho) > 0))
+        this.manter = false;
+    } else if (transferencia !== undefined) {
       if (tamanho !== undefined) return this.protocolo('both Content-Length and Transfer-Encoding');
       if (!/(^|,)\s*chunked\s*$/i.test(transferencia)) {
         this.estado = Estado.AteOFim;

@@ -318,15 +318,18 @@ describe.each(osDoisCaminhos(() => token))('gateway proxy, %s', (_name, headersO
     }
   });
 
-  it('When requests follow one another, then they share one kept-alive connection to the service, HEAD and bodies included', async () => {
+  it('When requests follow one another, then they share one kept-alive connection to the service, bodies included, until a HEAD ends it', async () => {
     const servico = gateway.upstreams.function;
     await request(gateway.url).get('/funcao/um').set(headers).expect(200);
-    await request(gateway.url).head('/funcao/dois').set(headers).expect(200);
     await request(gateway.url).post('/funcao/tres').set(headers).send({ a: 1 }).expect(200);
     expect((await sendChunked(gateway.url, '/funcao/quatro', 1024, headers)).status).toBe(200);
     await request(gateway.url).get('/funcao/cinco').set(headers).expect(200);
-    const ports = servico.seen.slice(-5).map((seen) => seen.remotePort);
-    expect(ports).toEqual(Array(5).fill(ports[0]));
+    await request(gateway.url).head('/funcao/dois').set(headers).expect(200);
+    await request(gateway.url).get('/funcao/seis').set(headers).expect(200);
+    const ports = servico.seen.slice(-6).map((seen) => seen.remotePort);
+    expect(ports.slice(0, 5)).toEqual(Array(5).fill(ports[0]));
+    // A body a broken service sent a HEAD anyway must not be read as the next answer (ataque.test.ts).
+    expect(ports[5]).not.toBe(ports[0]);
   });
 
   it('When the request carries two Host headers, then the service gets the first only', async () => {

@@ -209,9 +209,10 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
       headers: this.headers,
       body: this.body ?? this.corpo ?? null,
       servername: target.servername,
-      // Kept alive whatever the method: undici closes the connection after a HEAD (for servers that
-      // send a body anyway) and after a GET with a body; the services are Node, node:http kept them.
-      reset: false,
+      // Kept alive after a GET with a body (undici closes it then; the services are Node, node:http
+      // kept them), but not after a HEAD: a service that sends its body anyway, a moment late, would
+      // have it read as the next request's answer, another client's (undici's own default).
+      reset: this.req.method === 'HEAD',
     };
     target.pool.dispatch(options, this);
   }
@@ -225,6 +226,11 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
   onHeaders(status: number, raw: Buffer[], resume: () => void, statusText: string): boolean {
     // 1xx (103 Early Hints): node:http's 'information', never passed on either; the final answer follows.
     if (status < 200) return true;
+    // A reason phrase Node refuses to write (a control byte: llhttp lets it through) would throw
+    // halfway through the client's head, leaving it unfit for the error answer too; undici turns a
+    // throw here into onError before anything is written.
+    if (!RAZAO.test(statusText))
+      throw Object.assign(new Error('a control byte in the reason phrase'), { code: 'UPSTREAM_PROTOCOL' });
     this.onHeadersText(status, headerText(raw), resume, statusText);
     return true;
   }
@@ -298,6 +304,8 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
 }
 
 const SLASH = 47;
+/** A reason phrase Node writes: visible characters, spaces, tabs and obs-text, as a field value. */
+const RAZAO = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * A request's line and headers as a light connection writes them, ending in the empty line: kept
