@@ -520,6 +520,7 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     ],
     ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
     ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
+    ['a form feed around its Content-Length', 'HTTP/1.1 200 OK\r\nContent-Length: \f2\r\n\r\nok'],
     // Node refuses to write such a reason phrase: it must not reach the client's answer (nor throw).
     ['a control byte in its reason phrase', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok'],
     ['a status under 100', `HTTP/1.1 099 Antes\r\n\r\n${ok('depois')}`],
@@ -698,6 +699,35 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
       },
     );
   });
+
+  // undici lets these through and the light reader refuses them: either way nothing past the answer
+  // is read as another, and the next request is answered.
+  it.each([
+    [
+      'trailers over 16 KiB in many short lines',
+      `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n${'X-T: 1234567890\r\n'.repeat(1200)}\r\n`,
+    ],
+    [
+      'a chunk-size line over 1 KiB',
+      `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;${'e'.repeat(2048)}\r\nabc\r\n0\r\n\r\n`,
+    ],
+  ])(
+    'When the service answers %s, then the client gets its body or a cut connection, and the next request is answered',
+    async (_caso, bytes) => {
+      await diante(
+        (n, socket) => {
+          if (n > 0) return ok(`resposta ${n}`);
+          socket.write(bytes);
+          return undefined;
+        },
+        async (gateway) => {
+          const primeira = await pedir(gateway).catch(() => undefined);
+          if (primeira !== undefined) expect(primeira).toMatchObject({ status: 200, codigo: 'abc' });
+          expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
+        },
+      );
+    },
+  );
 
   it('When the service answers a HEAD with a body a moment later, then the next client never gets that body as its answer', async () => {
     await diante(

@@ -58,6 +58,12 @@ enum Estado {
   AteOFim,
 }
 
+/**
+ * A value without the optional whitespace around it: spaces and tabs only (RFC 9110 §5.6.3).
+ * String.trim would take form feeds and no-break spaces too, and a Content-Length of "\f5" with them.
+ */
+const semOWS = (texto: string) => texto.replace(/^[ \t]+|[ \t]+$/g, '');
+
 const erro = (message: string, code: string) => Object.assign(new Error(message), { code });
 
 export class ConexaoLeve {
@@ -67,6 +73,8 @@ export class ConexaoLeve {
   private metodoHead = false;
   private buf: Buffer | undefined = undefined;
   private falta = 0;
+  /** Bytes of trailer lines read so far in the answer under way. */
+  private trailers = 0;
   private pausada = false;
   /** The answer under way keeps the connection (false: `Connection: close`, HTTP/1.0, or read to its end). */
   private manter = true;
@@ -222,6 +230,10 @@ export class ConexaoLeve {
         }
         case Estado.ChunkTamanho: {
           const fim = buf.indexOf(CRLF);
+          if (fim > LINHA_MAXIMA) {
+            this.protocolo('a chunk-size line too long');
+            return;
+          }
           if (fim === -1) {
             if (buf.length > LINHA_MAXIMA) {
               this.protocolo('a chunk-size line too long');
@@ -231,7 +243,7 @@ export class ConexaoLeve {
           }
           const linha = buf.toString('latin1', 0, fim);
           const ext = linha.indexOf(';');
-          const hex = (ext === -1 ? linha : linha.slice(0, ext)).trim();
+          const hex = semOWS(ext === -1 ? linha : linha.slice(0, ext));
           if (!HEX.test(hex)) {
             this.protocolo('a chunk size that is not hexadecimal');
             return;
@@ -239,17 +251,18 @@ export class ConexaoLeve {
           this.buf = buf.subarray(fim + 2);
           this.falta = Number.parseInt(hex, 16);
           this.estado = this.falta === 0 ? Estado.Trailers : Estado.ChunkDados;
+          this.trailers = 0;
           break;
         }
         case Estado.Trailers: {
           const fim = buf.indexOf(CRLF);
-          if (fim === -1) {
-            if (buf.length > CABECA_MAXIMA) {
-              this.protocolo('trailers too large');
-              return;
-            }
+          // The trailer lines together, not each alone, within the head's limit.
+          if ((fim === -1 ? buf.length : fim) + this.trailers > CABECA_MAXIMA) {
+            this.protocolo('trailers too large');
             return;
           }
+          if (fim === -1) return;
+          this.trailers += fim + 2;
           this.buf = buf.subarray(fim + 2);
           // Trailers are not passed on (the client's answer has its own framing); the empty line ends the answer.
           if (fim === 0) {
@@ -285,7 +298,7 @@ export class ConexaoLeve {
       const doisPontos = linha.indexOf(':');
       const nome = doisPontos > 0 ? linha.slice(0, doisPontos) : '';
       if (!NOME.test(nome)) return this.protocolo('a header line without a name');
-      const valor = linha.slice(doisPontos + 1).trim();
+      const valor = semOWS(linha.slice(doisPontos + 1));
       if (!VALOR.test(valor)) return this.protocolo('a control byte in a header value');
       switch (nome.toLowerCase()) {
         case 'content-length':
