@@ -36,7 +36,7 @@ const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
 const STATUS = /^HTTP\/1\.([01]) ([1-9]\d{2})(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
 const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A field value: visible characters, spaces and tabs, and obs-text (RFC 9110 §5.5); no control byte. */
-const VALOR = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const VALOR_DE_CAMPO = /^[\t\x20-\x7e\x80-\xff]*$/;
 const DIGITOS = /^\d{1,15}$/;
 const HEX = /^[0-9A-Fa-f]{1,12}$/;
 
@@ -299,7 +299,7 @@ export class ConexaoLeve {
       const nome = doisPontos > 0 ? linha.slice(0, doisPontos) : '';
       if (!NOME.test(nome)) return this.protocolo('a header line without a name');
       const valor = semOWS(linha.slice(doisPontos + 1));
-      if (!VALOR.test(valor)) return this.protocolo('a control byte in a header value');
+      if (!VALOR_DE_CAMPO.test(valor)) return this.protocolo('a control byte in a header value');
       switch (nome.toLowerCase()) {
         case 'content-length':
           if (!DIGITOS.test(valor) || (tamanho !== undefined && tamanho !== valor))

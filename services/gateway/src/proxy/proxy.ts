@@ -9,7 +9,7 @@ import type { ObserveRequest } from '../health/metrics';
 import { type Instance, instanceOf, type Upstream, type UpstreamName, upstreamOf } from '../routes';
 import { bodyTooLarge, CorpoInteiro, declaredLength, discardRest, isChunked, readChunkedBody } from './body-limit';
 import { type GatewayHeaders, headerText, requestHeadersFor, setGatewayHeaders, writeUpstreamHead } from './headers';
-import { ConexaoLeve, type Destino, type Receptor } from './leve';
+import { ConexaoLeve, type Destino, type Receptor, VALOR_DE_CAMPO } from './leve';
 
 export interface ProxyOptions {
   upstreams: Record<UpstreamName, Upstream>;
@@ -163,6 +163,8 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
   abort: ((error?: Error) => void) | undefined = undefined;
   /** undici's resume of the service's answer, paused while the client is not reading. */
   resume: (() => void) | undefined = undefined;
+  /** The light connection the request under way went on, if it did (it goes back free when the answer is whole). */
+  leve: { target: Target; conexao: ConexaoLeve } | undefined = undefined;
   /** While the answer is paused: when the service's silence becomes a timeout (see onData). */
   stalled: NodeJS.Timeout | undefined = undefined;
   clientGone = false;
@@ -179,9 +181,6 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
   ) {
     this.attemptsLeft = upstream.urls.length - 1;
   }
-
-  /** The light connection the request under way went on, if it did (it goes back free when the answer is whole). */
-  leve: { target: Target; conexao: ConexaoLeve } | undefined = undefined;
 
   /**
    * Sends the request to the next instance of its service: on the fast path, a body read whole (or
@@ -229,7 +228,7 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
     // A reason phrase Node refuses to write (a control byte: llhttp lets it through) would throw
     // halfway through the client's head, leaving it unfit for the error answer too; undici turns a
     // throw here into onError before anything is written.
-    if (!RAZAO.test(statusText))
+    if (!VALOR_DE_CAMPO.test(statusText))
       throw Object.assign(new Error('a control byte in the reason phrase'), { code: 'UPSTREAM_PROTOCOL' });
     this.onHeadersText(status, headerText(raw), resume, statusText);
     return true;
@@ -304,8 +303,6 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
 }
 
 const SLASH = 47;
-/** A reason phrase Node writes: visible characters, spaces, tabs and obs-text, as a field value. */
-const RAZAO = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * A request's line and headers as a light connection writes them, ending in the empty line: kept
