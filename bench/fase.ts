@@ -51,6 +51,32 @@ export interface Entorno {
   bancos?: (nome: string) => boolean;
   /** the platform's RabbitMQ is the local node: its quorum WAL is rolled over before the phase */
   rabbitLocal?: boolean;
+  /**
+   * Before the load starts, wait for the machine to settle (esperarSossego): what was done just before
+   * the phase (100,000 jobs written in bulk and vacuumed, RabbitMQ writing them to its segment files, a
+   * teardown) is then not measured as the phase's own.
+   */
+  sossegar?: boolean;
+}
+
+/** A second whose machine-wide CPU use is under this share counts as quiet. */
+const QUIETO = 0.3;
+/** The longest wait for the machine to settle: a scenario whose own work keeps it busy starts anyway. */
+const SOSSEGO_MAXIMO_MS = 30_000;
+
+/**
+ * Waits until two seconds in a row had the machine's CPUs (every process, /proc/stat) under QUIETO busy,
+ * at most SOSSEGO_MAXIMO_MS; the milliseconds waited.
+ */
+async function esperarSossego(): Promise<number> {
+  const inicio = Date.now();
+  let quietos = 0;
+  while (quietos < 2 && Date.now() - inicio < SOSSEGO_MAXIMO_MS) {
+    const conta = contarCpu();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    quietos = conta.fim().ocupacao < QUIETO ? quietos + 1 : 0;
+  }
+  return Date.now() - inicio;
 }
 
 /**
@@ -131,6 +157,7 @@ export async function medirFase(
 ): Promise<Fase> {
   const { rastro, servidor } = entorno;
   const checkpointsAntes = await comecarLimpo(entorno, log);
+  if (entorno.sossegar) log(`    the machine settled in ${((await esperarSossego()) / 1000).toFixed(0)} s`);
   const carga = os.loadavg()[0]!;
   log(`  ${alvo.nome}: ${ritmo.toFixed(1)} events/s for ${segundos} s (load average ${carga.toFixed(2)})…`);
   await r.zerar();

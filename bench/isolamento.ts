@@ -449,7 +449,9 @@ export async function isolar(log: (line: string) => void): Promise<string> {
     // hub-api directly when known: reconciling a large error queue outlasts the gateway's upstream timeout.
     const op = operador(platform.hubApiUrl ?? platform.gatewayUrl, master);
     // Every phase after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL (bench/fase.ts).
-    const entorno = entornoDe(platform, VHOST);
+    // Each phase waits for the machine to settle first (bench/fase.ts, esperarSossego): the bulk backlog
+    // written just before a scenario, and the teardown just before an alone phase, are set-up, not noise.
+    const entorno = { ...entornoDe(platform, VHOST), sossegar: true };
     const { bancos } = entorno;
     // The healthy load alone before the first scenario and again after each: a scenario is compared
     // with the alone phases on either side of it, so that a machine that slows or speeds up during
@@ -550,7 +552,9 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       'so timeouts and retries happen within a phase. Every phase starts right after a CHECKPOINT and a rollover ' +
       "of RabbitMQ's quorum-queue WAL (its segment writer awaited), so that the storage work owed to what was " +
       'written before it (the saturation measure, the bulk backlog and its vacuum) is not done inside it, ' +
-      'stalling its commits and queues (docs/decisions.md, "Checkpoints and the isolation benchmark"); ' +
+      'stalling its commits and queues (docs/decisions.md, "Checkpoints and the isolation benchmark"), and once ' +
+      'the machine has settled (two seconds in a row under 30 % busy, at most 30 s: what RabbitMQ and the kernel ' +
+      'still write of the backlog, or of a teardown, is set-up, not the noisy destination); ' +
       '"checkpoints begun" counts those that still did (the server is shared: any session\'s WAL counts), and ' +
       '"other work\'s CPU" is the share of the machine\'s CPUs that processes not of this run took during the phase. ' +
       'Platform: ' +
