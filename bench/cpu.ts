@@ -76,10 +76,14 @@ function amostrar(bancos?: (nome: string) => boolean): Amostra {
     return false;
   };
   for (const [pid, conta] of processos) if (!COMPARTILHADAS.has(conta[0]) && !descende(pid)) conta[0] = 'other';
+  return { processos, ...cpuDaMaquina(), em: performance.now() };
+}
+
+/** The machine's CPU time so far, every CPU (/proc/stat, in ticks): busy, and in all (idle and iowait included). */
+export function cpuDaMaquina(): { ocupado: number; total: number } {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const total = cpu.reduce((a, b) => a + b, 0);
-  const ocioso = cpu[3]! + cpu[4]!;
-  return { processos, ocupado: total - ocioso, total, em: performance.now() };
+  return { ocupado: total - cpu[3]! - cpu[4]!, total };
 }
 
 /** CPU seconds each class of process spent between two samples, and the machine's busy share. */

@@ -7,7 +7,7 @@
 // late, so a p99 shows "not arrived" once more than 1 % are missing.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import { contarCpu } from './cpu';
+import { contarCpu, cpuDaMaquina } from './cpu';
 import { pgClient } from './databases';
 import { rolarWalDoRabbit } from './local';
 import { type Alvo, aquecer, esperarChegadas, medir, type Receptores } from './floor/compare';
@@ -72,9 +72,13 @@ async function esperarSossego(): Promise<number> {
   const inicio = Date.now();
   let quietos = 0;
   while (quietos < 2 && Date.now() - inicio < SOSSEGO_MAXIMO_MS) {
-    const conta = contarCpu();
+    // /proc/stat alone: reading every process's stat and command line (contarCpu) each second would
+    // be work of its own on the machine it waits on.
+    const antes = cpuDaMaquina();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    quietos = conta.fim().ocupacao < QUIETO ? quietos + 1 : 0;
+    const depois = cpuDaMaquina();
+    const ocupacao = (depois.ocupado - antes.ocupado) / Math.max(1, depois.total - antes.total);
+    quietos = ocupacao < QUIETO ? quietos + 1 : 0;
   }
   return Date.now() - inicio;
 }
