@@ -421,7 +421,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) {
       const { origin, socketPath, prefix, servername } = instanceOf(url);
-      const { protocol, hostname, port, host } = new URL(origin);
+      const { protocol, port, host } = new URL(origin);
       targets.set(url, {
         pool: new Pool(origin, socketPath === undefined ? poolOptions : { ...poolOptions, socketPath }),
         host,
@@ -430,7 +430,8 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
           socketPath !== undefined
             ? { path: socketPath }
             : protocol === 'http:'
-              ? { host: hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(port || 80) }
+              ? // servername: the host as a socket dials it (an IPv6 one without its brackets).
+                { host: servername, port: Number(port || 80) }
               : undefined,
         prefix,
         servername,
