@@ -505,6 +505,19 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     };
   }
 
+  /**
+   * A service whose first answer is `primeira`'s doing (raw bytes written, or the connection ended
+   * after them), every later one a plain "resposta <n>": what follows an odd answer shows whether
+   * anything of it was read as the next.
+   */
+  const primeiraDepoisOk =
+    (primeira: (socket: Socket) => void) =>
+    (n: number, socket: Socket): string | undefined => {
+      if (n > 0) return ok(`resposta ${n}`);
+      primeira(socket);
+      return undefined;
+    };
+
   it.each([
     ['garbage instead of HTTP', 'OLA MUNDO\r\n\r\n'],
     ['a 101 nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'],
@@ -604,10 +617,11 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
 
   it('When the service answers in chunks with extensions and trailers, then the client gets the body whole, and the next request is answered', async () => {
     await diante(
-      (n) =>
-        n === 0
-          ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Fim: sim\r\n\r\n'
-          : ok(`resposta ${n}`),
+      primeiraDepoisOk((socket) =>
+        socket.write(
+          'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Fim: sim\r\n\r\n',
+        ),
+      ),
       async (gateway) => {
         expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'abc0123456789' });
         expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
@@ -617,11 +631,7 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
 
   it('When the service answers with no length and ends the connection, then the client gets the body whole, and the next request is answered', async () => {
     await diante(
-      (n, socket) => {
-        if (n > 0) return ok(`resposta ${n}`);
-        socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\naté o fim');
-        return undefined;
-      },
+      primeiraDepoisOk((socket) => socket.end('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\naté o fim')),
       async (gateway) => {
         expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'até o fim' });
         expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
@@ -674,12 +684,9 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     'When the service answers %s, then the client connection is cut, and the next request is answered',
     async (caso, bytes) => {
       await diante(
-        (n, socket) => {
-          if (n > 0) return ok(`resposta ${n}`);
-          if (caso.includes('end of the connection')) socket.end(bytes);
-          else socket.write(bytes);
-          return undefined;
-        },
+        primeiraDepoisOk((socket) =>
+          caso.includes('end of the connection') ? socket.end(bytes) : socket.write(bytes),
+        ),
         async (gateway) => {
           await expect(pedir(gateway)).rejects.toThrow();
           expect(await pedir(gateway)).toMatchObject({ status: 200, codigo: 'resposta 1' });
@@ -715,11 +722,7 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     'When the service answers %s, then the client gets its body or a cut connection, and the next request is answered',
     async (_caso, bytes) => {
       await diante(
-        (n, socket) => {
-          if (n > 0) return ok(`resposta ${n}`);
-          socket.write(bytes);
-          return undefined;
-        },
+        primeiraDepoisOk((socket) => socket.write(bytes)),
         async (gateway) => {
           const primeira = await pedir(gateway).catch(() => undefined);
           if (primeira !== undefined) expect(primeira).toMatchObject({ status: 200, codigo: 'abc' });
