@@ -1,5 +1,12 @@
 import { createTokenVerifier } from '@hub/auth';
-import { problemHandler, requestIdWithoutContext, routeNotFound } from '@hub/http';
+import {
+  type ListenOptions,
+  listen,
+  problemHandler,
+  type RunningServer,
+  requestIdWithoutContext,
+  routeNotFound,
+} from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
@@ -13,6 +20,7 @@ import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { panelRouter } from './panel/panel.routes';
+import { createEntrada } from './proxy/entrada';
 import { createFront } from './proxy/front';
 import { createProxy } from './proxy/proxy';
 import { upstreamOf, upstreamsFrom } from './routes';
@@ -23,7 +31,13 @@ export interface GatewayDeps {
 }
 
 export interface GatewayApp {
-  /** What the public port serves: the fast path for services' routes, the express app for the rest. */
+  /**
+   * Serves the public port: the raw front (proxy/entrada.ts) reads the fast path's requests off
+   * the socket, and hands every other connection to node:http with `handler`. Its close lets the
+   * answers under way finish, on both.
+   */
+  listen(port: number, host?: string, options?: ListenOptions): Promise<RunningServer>;
+  /** What node:http serves on the public port: the fast path for services' routes, the express app for the rest. */
   handler: RequestListener;
   /** The express app alone (the gateway's own routes and the long way to the services). */
   app: Express;
@@ -97,5 +111,31 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(routeNotFound);
   app.use(problemHandler(logger));
   const handler = createFront({ app, proxy, identify, limiter, ambiente: config.HUB_AMBIENTE, origins });
-  return { handler, app, metricsApp: metrics.app, close: proxy.close };
+  const entrada = createEntrada({
+    proxy,
+    identify,
+    limiter,
+    ambiente: config.HUB_AMBIENTE,
+    origins,
+    observe: metrics.observe,
+    bodyLimit: config.GATEWAY_BODY_LIMIT,
+    logger,
+  });
+  return {
+    async listen(port, host, options) {
+      const running = await listen(handler, port, host, options);
+      entrada.instalar(running.server, options?.requestTimeoutMs);
+      return {
+        ...running,
+        close: async () => {
+          entrada.fechar();
+          await running.close();
+        },
+      };
+    },
+    handler,
+    app,
+    metricsApp: metrics.app,
+    close: proxy.close,
+  };
 }

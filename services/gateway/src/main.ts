@@ -11,7 +11,7 @@ const logger = createLogger('gateway');
 runMain(logger, async () => {
   const config = readConfig();
   const gateway = createGatewayApp({ config, logger });
-  const server = await listen(gateway.handler, config.GATEWAY_PORT, config.HOST);
+  const server = await gateway.listen(config.GATEWAY_PORT, config.HOST);
   const metrics = await listen(gateway.metricsApp, config.GATEWAY_METRICS_PORT, config.GATEWAY_METRICS_HOST);
   const upstreams = Object.values(upstreamsFrom(config)).map((u) => ({ name: u.name, url: u.url, enabled: u.enabled }));
   logger.info({ url: server.url, metrics: `${metrics.url}/metrics`, upstreams }, 'gateway listening');

@@ -1,7 +1,7 @@
 import { connect, createServer, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { listen, type RunningServer } from '@hub/http';
+import type { RunningServer } from '@hub/http';
 import { createLogger } from '@hub/log';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
@@ -800,7 +800,7 @@ describe('attack on the gateway: a small body declared and never finished', () =
     const config = readConfig({ ...identity.env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
     const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
     close = gateway.close;
-    server = await listen(gateway.handler, 0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+    server = await gateway.listen(0, '127.0.0.1', { requestTimeoutMs: 1_000 });
     await request(server.url).get('/aplicativo').set('authorization', `Bearer ${token}`).expect(200);
   });
   afterAll(async () => {

@@ -22,7 +22,7 @@ export interface FrontOptions {
 }
 
 /** Paths that might resolve to /metrics, which the express app refuses (hideMetrics). */
-const METRICS = /metrics/i;
+export const METRICS = /metrics/i;
 const SLASH = 47;
 
 /**

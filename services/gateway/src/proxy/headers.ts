@@ -41,7 +41,16 @@ function namedByConnection(values: string | undefined): Set<string> | undefined 
  * (`bodyLength`) goes with its own Content-Length.
  */
 export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyLength?: number): string[] {
-  const raw = req.rawHeaders;
+  return requestHeadersFrom(req.rawHeaders, req.socket.remoteAddress, requestId, bodyLength);
+}
+
+/** requestHeadersFor from a request's raw headers and its client's address (the raw front reads no IncomingMessage). */
+export function requestHeadersFrom(
+  raw: readonly string[],
+  remoteAddress: string | undefined,
+  requestId: string,
+  bodyLength?: number,
+): string[] {
   const out: string[] = [];
   let connection: string | undefined;
   let forwardedFor: string | undefined;
@@ -98,7 +107,7 @@ export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyL
     REQUEST_ID_HEADER,
     requestId,
     'x-forwarded-for',
-    append(forwardedFor, req.socket.remoteAddress ?? ''),
+    append(forwardedFor, remoteAddress ?? ''),
     'x-forwarded-port',
     append(forwardedPort, portOf(host)),
     'x-forwarded-proto',
@@ -156,11 +165,8 @@ export function writeUpstreamHead(
   raw: readonly string[],
   gateway: GatewayHeaders | undefined,
 ): void {
-  let connection: string | undefined;
-  for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') connection = append(connection, raw[i + 1]!);
-  const listed = namedByConnection(connection);
   if (gateway === undefined) {
+    const listed = listedByConnection(raw);
     let set: Set<string> | undefined;
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i]!.toLowerCase();
@@ -179,6 +185,18 @@ export function writeUpstreamHead(
     else res.writeHead(status);
     return;
   }
+  const out = answerHeaders(raw, gateway);
+  if (message) res.writeHead(status, message, out);
+  else res.writeHead(status, out);
+}
+
+/**
+ * The client's answer headers on the fast paths, a flat [name, value, …] list: the service's
+ * (`raw`), less hop-by-hop ones and those its Connection header lists, then the gateway's
+ * (`gateway`) that the service did not set itself.
+ */
+export function answerHeaders(raw: readonly string[], gateway: GatewayHeaders): string[] {
+  const listed = listedByConnection(raw);
   const out: string[] = [];
   let sent: Set<string> | undefined;
   let vary: number | undefined;
@@ -202,8 +220,15 @@ export function writeUpstreamHead(
     if (name === 'vary' && vary !== undefined) out[vary] = `${out[vary]}, ${gateway[i + 1]}`;
     else out.push(name, gateway[i + 1]!);
   }
-  if (message) res.writeHead(status, message, out);
-  else res.writeHead(status, out);
+  return out;
+}
+
+/** The header names an answer's Connection headers list (hop-by-hop by the service's word), lower case. */
+function listedByConnection(raw: readonly string[]): Set<string> | undefined {
+  let connection: string | undefined;
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 10 && raw[i]!.toLowerCase() === 'connection') connection = append(connection, raw[i + 1]!);
+  return namedByConnection(connection);
 }
 
 /** Names the gateway itself may add to an answer (see GatewayHeaders). */

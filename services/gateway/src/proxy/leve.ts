@@ -27,17 +27,17 @@ export interface Receptor {
 export type Destino = { path: string } | { host: string; port: number };
 
 /** The longest answer head read (status line and headers), as node:http's default limit. */
-const CABECA_MAXIMA = 16 * 1024;
+export const CABECA_MAXIMA = 16 * 1024;
 /** The longest chunk-size line (hex digits, extensions) read. */
 const LINHA_MAXIMA = 1024;
 const CRLF = Buffer.from('\r\n');
-const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
+export const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
 /** A status line; its reason phrase as a field value (Node refuses to write one with a control byte). */
 const STATUS = /^HTTP\/1\.([01]) ([1-9]\d{2})(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
-const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A field value: visible characters, spaces and tabs, and obs-text (RFC 9110 §5.5); no control byte. */
 export const VALOR_DE_CAMPO = /^[\t\x20-\x7e\x80-\xff]*$/;
-const DIGITOS = /^\d{1,15}$/;
+export const DIGITOS = /^\d{1,15}$/;
 const HEX = /^[0-9A-Fa-f]{1,12}$/;
 
 /** Where the reader is in the answer under way. */
@@ -62,7 +62,7 @@ enum Estado {
  * A value without the optional whitespace around it: spaces and tabs only (RFC 9110 §5.6.3).
  * String.trim would take form feeds and no-break spaces too, and a Content-Length of "\f5" with them.
  */
-const semOWS = (texto: string) => texto.replace(/^[ \t]+|[ \t]+$/g, '');
+export const semOWS = (texto: string) => texto.replace(/^[ \t]+|[ \t]+$/g, '');
 
 const erro = (message: string, code: string) => Object.assign(new Error(message), { code });
 

@@ -137,8 +137,8 @@ interface ProxyShared {
   devolver(target: Target, conexao: ConexaoLeve): void;
   timeoutMs: number;
   logger: Logger;
-  limit: ReturnType<typeof createRepeatLimiter>;
   fail(ex: Exchange, error: AppError): void;
+  falhaDe(name: UpstreamName, error: Error): AppError;
 }
 
 /**
@@ -275,7 +275,7 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
     const code = (error as NodeJS.ErrnoException).code;
     // A refused connection (an instance down or restarting; on a Unix socket, its file gone too) is
     // tried on the next instance, once per instance, when nothing of the request was consumed.
-    if (NOT_LISTENING.has(code) && !res.headersSent && this.attemptsLeft > 0 && this.replayable) {
+    if (conexaoRecusada(error) && !res.headersSent && this.attemptsLeft > 0 && this.replayable) {
       proxy.logger.warn({ upstream: upstream.name, code }, 'upstream instance refused the connection; trying the next');
       this.attemptsLeft -= 1;
       this.attempt();
@@ -291,18 +291,14 @@ class Exchange implements Dispatcher.DispatchHandler, Receptor {
       res.destroy();
       return;
     }
-    // Every request meets it while the service is away: one line per 10 s and cause, with the count.
-    proxy.limit(`${upstream.name} ${code}`, (omitidas) =>
-      proxy.logger.warn(
-        { upstream: upstream.name, code, reason: error.message, ...(omitidas ? { omitidas } : {}) },
-        'upstream request failed',
-      ),
-    );
-    proxy.fail(this, TIMEOUTS.has(code) ? upstreamTimeout(upstream.name) : serviceUnavailable(upstream.name));
+    proxy.fail(this, proxy.falhaDe(upstream.name, error));
   }
 }
 
 const SLASH = 47;
+
+/** No one listens at the instance: the request, when nothing of it was consumed, may go to the next one. */
+export const conexaoRecusada = (error: Error) => NOT_LISTENING.has((error as NodeJS.ErrnoException).code);
 
 /**
  * A request's line and headers as a light connection writes them, ending in the empty line: kept
@@ -378,6 +374,14 @@ function onClientClose(this: ServerResponse) {
   ex.abort?.();
 }
 
+/** A light connection to one instance, taken for one request (GatewayProxy.leveDe). */
+export interface Leve {
+  /** Sends the request: its method, its target in origin form, its headers for the service, its whole body. */
+  enviar(method: string, url: string, headers: readonly string[], body: Buffer | undefined, receptor: Receptor): void;
+  /** Its answer is whole: the connection is free for the next request. */
+  devolver(): void;
+}
+
 export interface GatewayProxy {
   /**
    * Sends the request to the service `name` and its answer back. On the express path `next`
@@ -393,6 +397,18 @@ export interface GatewayProxy {
   ): void;
   /** The proxy on the express app, for the requests that go that way (see front.ts). */
   handler: RequestHandler;
+  /**
+   * The raw front's way to a service (entrada.ts): a free light connection to its next instance;
+   * undefined when there is none to have (a service not deployed here, an HTTPS instance, or
+   * UPSTREAM_SOCKETS open).
+   */
+  leveDe(name: UpstreamName): Leve | undefined;
+  /** How many instances service `name` has (a request refused by one goes to the next). */
+  instancias(name: UpstreamName): number;
+  /** What a request that failed on its way to service `name` is answered; the cause is logged once per 10 s. */
+  falhaDe(name: UpstreamName, error: Error): AppError;
+  /** GATEWAY_UPSTREAM_TIMEOUT, in ms. */
+  timeoutMs: number;
   /** Drops the kept-alive upstream connections. */
   close(): void;
 }
@@ -465,13 +481,25 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   errorApp.use((req, _res, next) => next((req as { [FAILURE]?: unknown })[FAILURE]));
   errorApp.use(problemHandler(logger));
 
+  const limit = createRepeatLimiter();
+  const falhaDe = (name: UpstreamName, error: Error) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Every request meets it while the service is away: one line per 10 s and cause, with the count.
+    limit(`${name} ${code}`, (omitidas) =>
+      logger.warn(
+        { upstream: name, code, reason: error.message, ...(omitidas ? { omitidas } : {}) },
+        'upstream request failed',
+      ),
+    );
+    return TIMEOUTS.has(code) ? upstreamTimeout(name) : serviceUnavailable(name);
+  };
   const proxy: ProxyShared = {
     targets,
     leve,
     devolver,
     timeoutMs,
     logger,
-    limit: createRepeatLimiter(),
+    falhaDe,
     fail: (ex, error) => {
       if (ex.next) return ex.next(error);
       setGatewayHeaders(ex.res, ex.fast!.gateway);
@@ -550,9 +578,31 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     forward(req, res, name, String(req.headers[REQUEST_ID_HEADER]), next, undefined);
   };
 
+  function leveDe(name: UpstreamName): Leve | undefined {
+    const upstream = options.upstreams[name];
+    if (!upstream.enabled) return undefined;
+    const target = targets.get(upstream.url)!;
+    const conexao = leve(target);
+    if (conexao === undefined) return undefined;
+    return {
+      enviar: (method, url, headers, body, receptor) =>
+        conexao.enviar(
+          requestHead(method, target.prefix + url, headers, target.host),
+          body,
+          method === 'HEAD',
+          receptor,
+        ),
+      devolver: () => devolver(target, conexao),
+    };
+  }
+
   return {
     forward,
     handler,
+    leveDe,
+    instancias: (name) => options.upstreams[name].urls.length,
+    falhaDe,
+    timeoutMs,
     close: () => {
       for (const target of targets.values()) target.pool.destroy().catch(() => undefined);
       for (const conexao of [...abertas]) conexao.fechar();

@@ -37,7 +37,7 @@ export async function startGatewayWithFakes(
     ...env,
   });
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
-  const server: RunningServer = await listen(gateway.handler, 0);
+  const server: RunningServer = await gateway.listen(0);
   const metrics: RunningServer = await listen(gateway.metricsApp, 0, config.GATEWAY_METRICS_HOST);
   return {
     url: server.url,
