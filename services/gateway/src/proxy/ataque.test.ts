@@ -9,6 +9,7 @@ import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
 import { type GatewayUnderTest, osDoisCaminhos, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import { bruto, corpoDe } from '../testing/raw-request.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /**
@@ -17,46 +18,6 @@ import { INTEIRO_ATE } from './proxy';
  * at every stage, services that answer garbage, twice, too much or not at all, and headers meant
  * to pass for the gateway's. Every case runs on real sockets.
  */
-
-/** Writes `partes` on a connection of its own and resolves with all the gateway wrote back, once it closed or after `ms`. */
-function bruto(url: string, partes: (string | Buffer)[], ms = 3_000): Promise<string> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
-    let texto = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      texto += chunk;
-    });
-    socket.on('error', () => undefined);
-    const fim = setTimeout(() => {
-      socket.destroy();
-      resolve(texto);
-    }, ms);
-    socket.on('close', () => {
-      clearTimeout(fim);
-      resolve(texto);
-    });
-    for (const parte of partes) socket.write(parte);
-  });
-}
-
-/** The body of the last answer in raw text (after its head's blank line), its chunks joined when it was chunked. */
-function corpoDe(texto: string): string {
-  const depoisDe1xx = texto.lastIndexOf('\r\n\r\nHTTP/1.1 ');
-  const inicio = depoisDe1xx === -1 ? 0 : depoisDe1xx + 4;
-  const fimDaCabeca = texto.indexOf('\r\n\r\n', inicio);
-  const corpo = texto.slice(fimDaCabeca + 4);
-  if (!/\r\ntransfer-encoding: chunked\r\n/i.test(texto.slice(inicio, fimDaCabeca + 2))) return corpo;
-  let juntos = '';
-  for (let i = 0; ; ) {
-    const linha = corpo.indexOf('\r\n', i);
-    const tamanho = Number.parseInt(corpo.slice(i, linha), 16);
-    if (!tamanho) return juntos;
-    juntos += corpo.slice(linha + 2, linha + 2 + tamanho);
-    i = linha + 4 + tamanho;
-  }
-}
 
 /** Header lines for a raw request. */
 const linhas = (headers: Record<string, string>) =>
@@ -808,6 +769,21 @@ describe('attack on the gateway: a small body declared and never finished', () =
     await server.close();
     await hubApi.close();
   });
+
+  it.each(ambosOsCaminhos)(
+    'When on %s the head of a request stops arriving, then 408 tempo_esgotado within the request timeout',
+    async (_nome, headersOf) => {
+      const antes = Date.now();
+      const resposta = await bruto(
+        server.url,
+        [`GET /aplicativo HTTP/1.1\r\nHost: g\r\n${linhas(headersOf())}x-meio: a`],
+        5_000,
+      );
+      expect(resposta).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(corpoDe(resposta)).codigo).toBe('tempo_esgotado');
+      expect(Date.now() - antes).toBeLessThan(4_000);
+    },
+  );
 
   it.each(ambosOsCaminhos)(
     'When on %s a client declares a small body and sends part of it, then 408 tempo_esgotado within the request timeout, and the service never sees it',

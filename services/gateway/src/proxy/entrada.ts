@@ -480,8 +480,8 @@ class Troca implements Receptor {
   private parada: NodeJS.Timeout | undefined = undefined;
   private foi = false;
   private tentativas: number;
-  /** The connection ends after this answer. */
-  readonly fecha: boolean;
+  /** The connection ends after this answer: the client asked, or the server began closing before its head was written. */
+  fecha: boolean;
 
   constructor(
     private readonly cliente: Cliente,
@@ -649,6 +649,7 @@ class Troca implements Receptor {
 
   /** The answer's Connection header, and the empty line ending its head. */
   private conexao(): string {
+    if (this.cliente.comum.fechando) this.fecha = true;
     return this.fecha
       ? 'connection: close\r\n\r\n'
       : `connection: keep-alive\r\nkeep-alive: timeout=${Math.floor(this.cliente.comum.keepAliveMs / 1000)}\r\n\r\n`;

@@ -62,7 +62,14 @@ enum Estado {
  * A value without the optional whitespace around it: spaces and tabs only (RFC 9110 §5.6.3).
  * String.trim would take form feeds and no-break spaces too, and a Content-Length of "\f5" with them.
  */
-export const semOWS = (texto: string) => texto.replace(/^[ \t]+|[ \t]+$/g, '');
+export function semOWS(texto: string): string {
+  let inicio = 0;
+  let fim = texto.length;
+  while (inicio < fim && isOWS(texto.charCodeAt(inicio))) inicio += 1;
+  while (fim > inicio && isOWS(texto.charCodeAt(fim - 1))) fim -= 1;
+  return inicio === 0 && fim === texto.length ? texto : texto.slice(inicio, fim);
+}
+const isOWS = (codigo: number) => codigo === 32 || codigo === 9;
 
 const erro = (message: string, code: string) => Object.assign(new Error(message), { code });
 

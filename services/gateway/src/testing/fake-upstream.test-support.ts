@@ -27,7 +27,7 @@ export interface FakeUpstream extends RunningServer {
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
  * …/reinicia resets the connection before answering, …/reinicia-no-meio resets it mid-response,
- * …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
+ * …/devagar?ms=N answers after N ms, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
  * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/dicas sends a
  * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
@@ -112,6 +112,10 @@ export async function startFakeUpstream(
           if (sent >= total) res.end();
         };
         write();
+        return;
+      }
+      if (req.path.endsWith('/devagar')) {
+        setTimeout(() => res.json({ servico: name, url: req.originalUrl }), Number(req.query.ms));
         return;
       }
       if (req.path.endsWith('/dicas')) res.writeEarlyHints({ link: '</estilo.css>; rel=preload; as=style' });

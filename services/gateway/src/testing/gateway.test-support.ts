@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { listen, type RouteSpec, type RunningServer } from '@hub/http';
 import type { Express } from 'express';
 import { createLogger } from '@hub/log';
@@ -14,7 +15,12 @@ export interface GatewayUnderTest {
   upstreams: { access: FakeUpstream; function: FakeUpstream; hubApi: FakeUpstream };
   /** The gateway's express app: a test spies on its `handle` to see which requests took the long way. */
   express: Express;
+  /** The public port's node:http server: its 'request' events are the requests the raw front handed over. */
+  server: Server;
+  /** Drops the upstream connections, then closes the ports: requests under way fail at once. */
   close(): Promise<void>;
+  /** Stops as main.ts does: the public port closes, letting the answers under way finish, then the upstream connections go. */
+  parar(): Promise<void>;
 }
 
 /** The real gateway on port 0 in front of three fake services; `env` adds or overrides settings. */
@@ -44,11 +50,18 @@ export async function startGatewayWithFakes(
     metricsUrl: metrics.url,
     upstreams,
     express: gateway.app,
+    server: server.server,
     close: async () => {
       gateway.close();
       await server.close();
       await metrics.close();
       // A test may have stopped an upstream already to play "service down".
+      await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
+    },
+    parar: async () => {
+      await server.close();
+      gateway.close();
+      await metrics.close();
       await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
     },
   };
