@@ -47,9 +47,10 @@ export async function terco(log: (line: string) => void): Promise<string> {
     const saudavel = alvo('all healthy', corpos.saudavel, 3);
     const s = await saturacao(r, saudavel, platform, SATURACAO, log);
     log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
-    // Each phase after a CHECKPOINT and a rollover of RabbitMQ's WAL, as the isolation benchmark's
-    // (docs/decisions.md, "Checkpoints and the isolation benchmark").
-    const entorno = entornoDe(platform, VHOST);
+    // Each phase after a CHECKPOINT and a rollover of RabbitMQ's WAL, and once the machine has
+    // settled from the phase before, as the isolation benchmark's (docs/decisions.md, "Checkpoints
+    // and the isolation benchmark"): a phase measures its own rate, not the end of the one before.
+    const entorno = { ...entornoDe(platform, VHOST), sossegar: true };
     const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, entorno);
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
     const quarto = await fase({ ...saudavel, nome: 'all healthy, ¼ saturation' }, s / 4);

@@ -101,6 +101,28 @@ describe('the raw front', () => {
     expect(peloNode).toEqual([]);
   });
 
+  it('When a request trickles in, many small pieces apart, then node:http takes it (it reads each piece once) and answers it', async () => {
+    const inteiro = post('/eventos?gotas=1', '{"gotas":true}');
+    const texto = await new Promise<string>((resolve) => {
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect(Number(port), hostname);
+      socket.setNoDelay(true);
+      let lido = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        lido += chunk;
+        if (lido.includes('bodyBytes')) {
+          socket.destroy();
+          resolve(lido);
+        }
+      });
+      const pedacos = inteiro.match(/[^]{1,40}/g)!;
+      pedacos.forEach((pedaco, i) => setTimeout(() => socket.write(pedaco), i * 15));
+    });
+    expect(JSON.parse(corpoDe(texto))).toMatchObject({ url: '/eventos?gotas=1', bodyBytes: 14 });
+    expect(peloNode).toEqual(['/eventos?gotas=1']);
+  });
+
   it("When a connection's next request is not the plain case, then the connection goes to node:http with it and everything after it, in order", async () => {
     const texto = await bruto(
       gateway.url,

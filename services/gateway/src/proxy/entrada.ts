@@ -70,6 +70,12 @@ export interface Entrada {
 
 /** Bytes of pipelined requests kept while one is answered; past them the client is not read until it is. */
 const GUARDA_MAXIMA = 64 * 1024;
+/**
+ * Reads a request may arrive in and stay here. Each read of a request still arriving joins it to the
+ * bytes before it, so a head trickled in byte by byte would copy 16 KiB again at each byte; past
+ * this many reads it is node:http's, whose parser reads each piece once.
+ */
+const PEDACOS_MAXIMOS = 8;
 /** How long a connection ended after a refusal is kept for the client to read it. */
 const ESPERA_DO_FIM_MS = 5_000;
 const PEDIDO = /^(GET|HEAD|POST|PUT|PATCH|DELETE) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
@@ -223,6 +229,11 @@ enum Estado {
 class Cliente {
   estado = Estado.Esperando;
   private buf: Buffer | undefined = undefined;
+  /** Bytes that came while a request was answered, as they came: joined once, when it is (see juntar). */
+  private fila: Buffer[] = [];
+  private naFila = 0;
+  /** Reads the request still arriving came in (see PEDACOS_MAXIMOS). */
+  private pedacos = 0;
   /** When the first byte of the request still arriving came (performance.now); 0 when none is. */
   private desde = 0;
   troca: Troca | undefined = undefined;
@@ -253,12 +264,34 @@ class Cliente {
   }
 
   private chegou(chunk: Buffer): void {
-    this.buf = this.buf === undefined || this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    if (this.estado === Estado.Esperando) this.examinar();
-    else if (this.estado === Estado.Ocupado && this.buf.length > GUARDA_MAXIMA && !this.pausado) {
-      this.pausado = true;
-      this.socket.pause();
+    if (this.estado === Estado.Ocupado) {
+      this.fila.push(chunk);
+      this.naFila += chunk.length;
+      if (this.naFila > GUARDA_MAXIMA && !this.pausado) {
+        this.pausado = true;
+        this.socket.pause();
+      }
+      return;
     }
+    if (this.estado !== Estado.Esperando) return;
+    this.buf = this.buf === undefined || this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.examinar();
+  }
+
+  /** Nothing kept is read any more. */
+  private esquecer(): void {
+    this.buf = undefined;
+    this.fila = [];
+    this.naFila = 0;
+  }
+
+  /** What came while a request was answered goes after what was kept before it, in one buffer. */
+  private juntar(): void {
+    if (this.fila.length === 0) return;
+    if (this.buf !== undefined && this.buf.length > 0) this.fila.unshift(this.buf);
+    this.buf = this.fila.length === 1 ? this.fila[0] : Buffer.concat(this.fila);
+    this.fila = [];
+    this.naFila = 0;
   }
 
   /**
@@ -286,6 +319,7 @@ class Cliente {
     if (buf === undefined || buf.length === 0) {
       this.buf = undefined;
       this.desde = 0;
+      this.pedacos = 0;
       if (this.comum.fechando) this.encerrar();
       else this.socket.setTimeout(this.comum.keepAliveMs);
       return;
@@ -296,6 +330,11 @@ class Cliente {
       return;
     }
     if (lido === FALTA_CABECA || lido === FALTA_CORPO) {
+      this.pedacos += 1;
+      if (this.pedacos > PEDACOS_MAXIMOS) {
+        this.entregar();
+        return;
+      }
       const agora = performance.now();
       if (this.desde === 0) this.desde = agora;
       // As node:http's headersTimeout and requestTimeout: counted from the request's first byte.
@@ -310,6 +349,7 @@ class Cliente {
     }
     this.buf = lido.tamanho < buf.length ? buf.subarray(lido.tamanho) : undefined;
     this.desde = 0;
+    this.pedacos = 0;
     this.estado = Estado.Ocupado;
     this.socket.setTimeout(0);
     this.atender(lido, buf.subarray(0, lido.tamanho));
@@ -370,6 +410,7 @@ class Cliente {
 
   /** The request read goes back in front of what came after it, and the connection to node:http. */
   private devolver(bytes: Buffer): void {
+    this.juntar();
     this.buf = this.buf === undefined || this.buf.length === 0 ? bytes : Buffer.concat([bytes, this.buf]);
     this.entregar();
   }
@@ -383,6 +424,7 @@ class Cliente {
       return;
     }
     this.estado = Estado.Esperando;
+    this.juntar();
     if (this.pausado) {
       this.pausado = false;
       this.socket.resume();
@@ -406,6 +448,7 @@ class Cliente {
       this.pausado = false;
       socket.resume();
     }
+    this.juntar();
     const resto = this.buf;
     this.buf = undefined;
     if (resto !== undefined && resto.length > 0) socket.unshift(resto);
@@ -415,7 +458,7 @@ class Cliente {
   /** Refuses the request still arriving (Node's answer to the same: a 408 problem), and ends the connection. */
   private recusar(codigo: string): void {
     this.estado = Estado.Fechado;
-    this.buf = undefined;
+    this.esquecer();
     this.socket.setTimeout(ESPERA_DO_FIM_MS);
     this.socket.end(clientErrorResponse(codigo));
   }
@@ -424,7 +467,7 @@ class Cliente {
   private encerrar(): void {
     if (this.estado === Estado.Fechado) return;
     this.estado = Estado.Fechado;
-    this.buf = undefined;
+    this.esquecer();
     this.comum.clientes.delete(this);
     const { socket } = this;
     socket.setTimeout(ESPERA_DO_FIM_MS);
@@ -454,7 +497,7 @@ class Cliente {
 
   private fechou(): void {
     this.estado = Estado.Fechado;
-    this.buf = undefined;
+    this.esquecer();
     this.comum.clientes.delete(this);
     this.troca?.clienteFoi();
     this.troca = undefined;
