@@ -10,7 +10,7 @@
 //   BENCH_ONLY=terco pnpm bench       this section alone (`pnpm bench` runs it after the others)
 //   npx tsx bench/terco.ts            the same
 //
-// BENCH_TERCO_SATURATION: the saturation rate in events/s (unset: measured, BENCH_FLOOR_EVENTS events);
+// BENCH_TRACE_DIR: where each phase's trace goes (bench/rastro.ts). BENCH_TERCO_SATURATION: the saturation rate in events/s (unset: measured, BENCH_FLOOR_EVENTS events);
 // BENCH_TERCO_DURATION (60 s): each phase's load; BENCH_TERCO_WAIT (60 s): the longest wait after it
 // for the healthy deliveries. Writes its section of docs/benchmarks.md.
 import os from 'node:os';
@@ -19,6 +19,7 @@ import { cabecalho, entornoDaFase, entornoDe, type Fase, medirFase, ms, saturaca
 import { type Alvo, receptores } from './floor/compare';
 import { deleteVhost } from './local';
 import { obtainPlatform } from './platform';
+import { rastrear } from './rastro';
 import { runSection } from './report';
 
 const SATURACAO = process.env.BENCH_TERCO_SATURATION ? Number(process.env.BENCH_TERCO_SATURATION) : undefined;
@@ -51,7 +52,12 @@ export async function terco(log: (line: string) => void): Promise<string> {
     // settled from the phase before, as the isolation benchmark's (docs/decisions.md, "Checkpoints
     // and the isolation benchmark"): a phase measures its own rate, not the end of the one before.
     const entorno = { ...entornoDe(platform, VHOST), sossegar: true };
-    const fase = (a: Alvo, ritmo: number) => medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, entorno);
+    // BENCH_TRACE_DIR: each phase's trace, second by second (bench/rastro.ts; read it with bench/rastro-resumo.ts).
+    const fase = (a: Alvo, ritmo: number) =>
+      medirFase(r, a, ritmo, DURACAO, ESPERA_MS, log, {
+        ...entorno,
+        rastro: rastrear(a.nome, async () => [], entorno.bancos, platform.metricsUrls),
+      });
     const metade = await fase({ ...saudavel, nome: 'all healthy, ½ saturation' }, s / 2);
     const quarto = await fase({ ...saudavel, nome: 'all healthy, ¼ saturation' }, s / 4);
     const comFalha = await fase(alvo('1 of 3 answering 500, ½ saturation (the 2 healthy)', corpos.falha, 2), s / 2);
