@@ -211,7 +211,10 @@ interface Compartilhado {
 enum Estado {
   /** Reading the next request (or waiting for one). */
   Esperando,
-  /** A request is being answered (or its caller verified); what comes meanwhile is kept. */
+  /**
+   * A request is being answered (or its caller verified, or its answers wait for the client to take
+   * them); what comes meanwhile is kept, up to GUARDA_MAXIMA.
+   */
   Ocupado,
   /** Handed to node:http. */
   Entregue,
@@ -222,6 +225,12 @@ enum Estado {
 class Cliente {
   estado = Estado.Esperando;
   private buf: Buffer | undefined = undefined;
+  /**
+   * Its answers written, the client has not taken them yet (the socket's buffer is full): the next
+   * request is read once it has, as node:http does, so a client that never reads cannot have the
+   * gateway answer request after request into its memory.
+   */
+  private esperandoDreno = false;
   /** When the first byte of the request still arriving came (performance.now); 0 when none is. */
   private desde = 0;
   troca: Troca | undefined = undefined;
@@ -233,7 +242,7 @@ class Cliente {
   private readonly aoTerminar = () => this.terminou();
   private readonly aoFechar = () => this.fechou();
   private readonly aoEsgotar = () => this.esgotou();
-  private readonly aoDrenar = () => this.troca?.drenou();
+  private readonly aoDrenar = () => this.drenou();
   private readonly aoErrar = () => undefined;
 
   constructor(
@@ -252,6 +261,8 @@ class Cliente {
   }
 
   private chegou(chunk: Buffer): void {
+    // Ended here (refused, or its last answer written): what the client still sends is read and dropped.
+    if (this.estado === Estado.Fechado) return;
     this.buf = this.buf === undefined || this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     if (this.estado === Estado.Esperando) this.examinar();
     else if (this.estado === Estado.Ocupado && this.buf.length > GUARDA_MAXIMA && !this.pausado) {
@@ -381,6 +392,26 @@ class Cliente {
       this.encerrar();
       return;
     }
+    if (this.socket.writableNeedDrain) {
+      // Bounded as a stalled answer is: a client that takes nothing for this long goes.
+      this.esperandoDreno = true;
+      this.socket.setTimeout(this.comum.opcoes.proxy.timeoutMs);
+      return;
+    }
+    this.proximo();
+  }
+
+  /** The client took what was written: the answer under way goes on, or the next request is read. */
+  private drenou(): void {
+    if (this.troca !== undefined) this.troca.drenou();
+    else if (this.esperandoDreno && this.estado === Estado.Ocupado) {
+      this.esperandoDreno = false;
+      this.socket.setTimeout(0);
+      this.proximo();
+    }
+  }
+
+  private proximo(): void {
     this.estado = Estado.Esperando;
     if (this.pausado) {
       this.pausado = false;
@@ -411,12 +442,20 @@ class Cliente {
     this.comum.paraONode(socket);
   }
 
-  /** Refuses the request still arriving (Node's answer to the same: a 408 problem), and ends the connection. */
+  /**
+   * Refuses the request still arriving (Node's answer to the same: a 408 problem), and ends the
+   * connection: cut ESPERA_DO_FIM_MS later whatever the client does meanwhile, as listen() cuts
+   * one node:http refused (a client that keeps sending would otherwise keep it open).
+   */
   private recusar(codigo: string): void {
     this.estado = Estado.Fechado;
     this.buf = undefined;
-    this.socket.setTimeout(ESPERA_DO_FIM_MS);
-    this.socket.end(clientErrorResponse(codigo));
+    const { socket } = this;
+    socket.setTimeout(ESPERA_DO_FIM_MS);
+    socket.end(clientErrorResponse(codigo));
+    const corte = setTimeout(() => socket.destroy(), ESPERA_DO_FIM_MS);
+    corte.unref();
+    socket.once('close', () => clearTimeout(corte));
   }
 
   /** Our side ends once what was written is sent; the connection goes then. */
@@ -448,7 +487,7 @@ class Cliente {
   private esgotou(): void {
     // Waiting for the rest of a request: its time may be up; idle, or ended and unread: it goes.
     if (this.estado === Estado.Esperando && this.buf !== undefined) this.examinar();
-    else if (this.estado !== Estado.Ocupado) this.socket.destroy();
+    else if (this.estado !== Estado.Ocupado || this.esperandoDreno) this.socket.destroy();
   }
 
   private fechou(): void {
