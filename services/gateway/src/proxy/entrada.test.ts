@@ -101,6 +101,39 @@ describe('the raw front', () => {
     expect(peloNode).toEqual([]);
   });
 
+  it('When pipelined requests arrive a few bytes at a time, then each is answered whole, in order, its body intact', async () => {
+    const corpo = JSON.stringify({ texto: 'abcdefghij'.repeat(200) });
+    const todos =
+      get('/aplicativo?n=1') + post('/eventos/eco', corpo) + get('/aplicativo?n=3', 'connection: close\r\n');
+    const texto = await new Promise<string>((resolve) => {
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect(Number(port), hostname);
+      socket.setNoDelay(true);
+      socket.on('error', () => undefined);
+      let lido = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        lido += chunk;
+      });
+      socket.on('close', () => resolve(lido));
+      let i = 0;
+      const pedaco = () => {
+        if (i >= todos.length) return;
+        socket.write(todos.slice(i, i + 7));
+        i += 7;
+        setTimeout(pedaco, 1);
+      };
+      pedaco();
+    });
+    const lidas = respostas(texto);
+    expect(lidas.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(JSON.parse(lidas[0]!.corpo).url).toBe('/aplicativo?n=1');
+    // The body as the client sent it, byte for byte, from the service's echo.
+    expect(lidas[1]!.corpo).toBe(corpo);
+    expect(JSON.parse(lidas[2]!.corpo).url).toBe('/aplicativo?n=3');
+    expect(peloNode).toEqual([]);
+  });
+
   it("When a connection's next request is not the plain case, then the connection goes to node:http with it and everything after it, in order", async () => {
     const texto = await bruto(
       gateway.url,
