@@ -510,6 +510,8 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
       'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n',
     ],
     ['two different Content-Lengths', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde'],
+    // Passed on, the client's parser refuses it (llhttp: "Duplicate Content-Length"), as undici does.
+    ['two equal Content-Lengths', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc'],
     [
       'a header block over 16 KiB',
       `HTTP/1.1 200 OK\r\nX-Grande: ${'a'.repeat(20 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
