@@ -300,7 +300,8 @@ class Cliente {
         return;
       }
     }
-    const nova = Buffer.allocUnsafe(Math.max(4096, tamanho + Math.min(tamanho, 16 * 1024)));
+    // Room for 4 KiB more at most: a connection holds little more than what it sent.
+    const nova = Buffer.allocUnsafe(Math.max(4096, tamanho + Math.min(tamanho, 4096)));
     buf.copy(nova, 0);
     chunk.copy(nova, buf.length);
     this.reserva = nova;
