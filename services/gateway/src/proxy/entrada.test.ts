@@ -219,6 +219,36 @@ describe('the raw front', () => {
 });
 
 describe('the raw front while the gateway stops', () => {
+  it('When the server closes while a client does not read the answers it pipelined for, then close() resolves within seconds, not after GATEWAY_UPSTREAM_TIMEOUT', async () => {
+    const parar = await startGatewayWithKnownCaller(identity, token);
+    const { hostname, port } = new URL(parar.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.pause();
+    const marca = `nao-le=${Date.now()}`;
+    const servidos = () => parar.upstreams.hubApi.seen.filter((s) => s.url.includes(marca)).length;
+    try {
+      socket.write(get(`/aplicativo/grande?bytes=16000&${marca}`).repeat(1_000));
+      // The raw front stops reading once the answers back up (the socket's buffers full).
+      let antes = -1;
+      while (servidos() !== antes) {
+        antes = servidos();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(servidos()).toBeLessThan(1_000);
+      const inicio = Date.now();
+      const fechou = await Promise.race([
+        parar.parar().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000)),
+      ]);
+      expect(fechou).toBe(true);
+      // What was written has ESPERA_DO_FIM_MS (5 s) to go out; GATEWAY_UPSTREAM_TIMEOUT is 30 s.
+      expect(Date.now() - inicio).toBeLessThan(8_000);
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
+
   it('When the server closes with an idle connection and one waiting for its answer, then the idle one ends at once, the busy one gets its answer with Connection: close, and close() resolves', async () => {
     const parar = await startGatewayWithKnownCaller(identity, token);
     const { hostname, port } = new URL(parar.url);

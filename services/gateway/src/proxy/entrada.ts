@@ -434,6 +434,12 @@ class Cliente {
       return;
     }
     if (this.socket.writableNeedDrain) {
+      // The server is closing: what was written goes out (see encerrar), and nothing more is read.
+      if (this.comum.fechando) {
+        this.encerrar();
+        this.cortarDepois();
+        return;
+      }
       // Bounded as a stalled answer is: a client that takes nothing for this long goes.
       this.esperandoDreno = true;
       this.socket.setTimeout(this.comum.opcoes.proxy.timeoutMs);
@@ -495,9 +501,17 @@ class Cliente {
     this.buf = undefined;
     this.reserva = undefined;
     this.pendente = undefined;
+    this.socket.setTimeout(ESPERA_DO_FIM_MS);
+    this.socket.end(clientErrorResponse(codigo));
+    this.cortarDepois();
+  }
+
+  /**
+   * The connection, ended here, is cut ESPERA_DO_FIM_MS from now whatever the client does: the
+   * socket's own timeout waits longer while a write is stuck, and restarts with every byte read.
+   */
+  private cortarDepois(): void {
     const { socket } = this;
-    socket.setTimeout(ESPERA_DO_FIM_MS);
-    socket.end(clientErrorResponse(codigo));
     const corte = setTimeout(() => socket.destroy(), ESPERA_DO_FIM_MS);
     corte.unref();
     socket.once('close', () => clearTimeout(corte));
@@ -519,6 +533,11 @@ class Cliente {
   /** The server is closing: an idle connection goes now; a busy one after its answer. */
   fecharSeOcioso(): void {
     if (this.estado === Estado.Esperando) this.socket.destroy();
+    // Its answers written, the client not taking them: they have ESPERA_DO_FIM_MS to go out.
+    else if (this.esperandoDreno) {
+      this.encerrar();
+      this.cortarDepois();
+    }
   }
 
   /**
