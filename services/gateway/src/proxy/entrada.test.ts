@@ -134,6 +134,30 @@ describe('the raw front', () => {
     expect(peloNode).toEqual([]);
   });
 
+  it('When a client pipelines many requests and reads the answers only a second later, then every one is answered, in order', async () => {
+    const n = 600;
+    const pedidos = Array.from({ length: n }, (_v, i) => get(`/aplicativo/grande?bytes=16000&ordem=${i}`)).join('');
+    const texto = await new Promise<string>((resolve) => {
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.pause();
+      socket.write(`${pedidos}${get('/aplicativo?ultimo=1', 'connection: close\r\n')}`);
+      const partes: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => partes.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(partes).toString('latin1')));
+      // The answers back up meanwhile (9.6 MB): the raw front waits for them to be taken.
+      setTimeout(() => socket.resume(), 1_000);
+    });
+    const lidas = respostas(texto);
+    expect(lidas).toHaveLength(n + 1);
+    expect(lidas.slice(0, n).every((r) => r.status === 200 && r.corpo.length === 16_000)).toBe(true);
+    expect(JSON.parse(lidas[n]!.corpo).url).toBe('/aplicativo?ultimo=1');
+    const vistos = gateway.upstreams.hubApi.seen.filter((s) => s.url.includes('ordem=')).map((s) => s.url);
+    expect(vistos).toEqual(Array.from({ length: n }, (_v, i) => `/aplicativo/grande?bytes=16000&ordem=${i}`));
+    expect(peloNode).toEqual([]);
+  }, 15_000);
+
   it("When a connection's next request is not the plain case, then the connection goes to node:http with it and everything after it, in order", async () => {
     const texto = await bruto(
       gateway.url,
