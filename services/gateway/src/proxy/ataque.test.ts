@@ -416,6 +416,28 @@ describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, header
     });
   });
 
+  it('When a client pipelines requests and never reads the answers, then the gateway stops reading them once its answers back up, as node:http does', async () => {
+    const marca = `nunca-le=${Date.now()}`;
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.pause();
+    const servidos = () => gateway.upstreams.function.seen.filter((s) => s.url.includes(marca)).length;
+    try {
+      // 100 requests for 16 KB answers every 50 ms for 2 s (64 MB of answers), none of them read.
+      const cem = `GET /funcao/grande?bytes=16000&${marca} HTTP/1.1\r\nHost: g\r\n${linhas(headers)}\r\n`.repeat(100);
+      for (let i = 0; i < 40; i += 1) {
+        socket.write(cem);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      // node:http stops reading once answers wait to be written (a few hundred here); all 4,000 went
+      // to the service, their answers into the gateway's memory.
+      expect(servidos()).toBeLessThan(1_500);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('When hundreds of requests arrive at once, then every one is answered by its own service', async () => {
     const respostas = await Promise.all(
       Array.from({ length: 300 }, (_v, i) =>
@@ -488,6 +510,8 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
       'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n',
     ],
     ['two different Content-Lengths', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\nabcde'],
+    // Passed on, the client's parser refuses it (llhttp: "Duplicate Content-Length"), as undici does.
+    ['two equal Content-Lengths', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc'],
     [
       'a header block over 16 KiB',
       `HTTP/1.1 200 OK\r\nX-Grande: ${'a'.repeat(20 * 1024)}\r\nContent-Length: 2\r\n\r\nok`,
@@ -803,6 +827,52 @@ describe('attack on the gateway: a small body declared and never finished', () =
       expect(Date.now() - antes).toBeLessThan(4_000);
       expect(hubApi.started).not.toContain(path);
     },
+  );
+
+  it.each(ambosOsCaminhos)(
+    'When on %s a client refused with 408 keeps its side open and goes on sending, then nothing it sends is kept and its connection is cut within 5 s',
+    async (_nome, headersOf) => {
+      const { hostname, port } = new URL(server.url);
+      // Half-open, as a hostile client keeps it: the gateway's end of its side does not end the client's.
+      const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      let resposta = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        resposta += chunk;
+      });
+      let fechou = false;
+      socket.on('close', () => {
+        fechou = true;
+      });
+      try {
+        socket.write(`GET /aplicativo HTTP/1.1\r\nHost: g\r\n${linhas(headersOf())}x-meio: a`);
+        await waitFor(() => resposta.startsWith('HTTP/1.1 408 '), { what: 'the 408' });
+        const recusado = Date.now();
+        coletar();
+        const antes = process.memoryUsage().arrayBuffers;
+        let guardados = 0;
+        const lixo = Buffer.alloc(32 * 1024, 'j');
+        // 3 MB a second, as long as the connection lasts (7 s at most).
+        while (!fechou && Date.now() - recusado < 7_000) {
+          // What the gateway does not read stays here, not there.
+          if (socket.writableLength < 1024 * 1024) socket.write(lixo);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          if (guardados === 0 && Date.now() - recusado > 3_000) {
+            coletar();
+            guardados = process.memoryUsage().arrayBuffers - antes;
+          }
+        }
+        expect(fechou).toBe(true);
+        // listen() cuts a refused connection 5 s after its answer (cutAfterDrain); kept open by its bytes, it never was.
+        expect(Date.now() - recusado).toBeLessThan(6_500);
+        // About 9 MB sent by then: kept, they were all there.
+        expect(guardados).toBeLessThan(3 * 1024 * 1024);
+      } finally {
+        socket.destroy();
+      }
+    },
+    15_000,
   );
 
   it('When many clients hold small bodies unfinished, then the service is not held and others are answered', async () => {

@@ -101,27 +101,62 @@ describe('the raw front', () => {
     expect(peloNode).toEqual([]);
   });
 
-  it('When a request trickles in, many small pieces apart, then node:http takes it (it reads each piece once) and answers it', async () => {
-    const inteiro = post('/eventos?gotas=1', '{"gotas":true}');
+  it('When pipelined requests arrive a few bytes at a time, then each is answered whole, in order, its body intact', async () => {
+    const corpo = JSON.stringify({ texto: 'abcdefghij'.repeat(200) });
+    const todos =
+      get('/aplicativo?n=1') + post('/eventos/eco', corpo) + get('/aplicativo?n=3', 'connection: close\r\n');
     const texto = await new Promise<string>((resolve) => {
       const { hostname, port } = new URL(gateway.url);
       const socket = connect(Number(port), hostname);
       socket.setNoDelay(true);
+      socket.on('error', () => undefined);
       let lido = '';
       socket.setEncoding('latin1');
       socket.on('data', (chunk: string) => {
         lido += chunk;
-        if (lido.includes('bodyBytes')) {
-          socket.destroy();
-          resolve(lido);
-        }
       });
-      const pedacos = inteiro.match(/[^]{1,40}/g)!;
-      pedacos.forEach((pedaco, i) => setTimeout(() => socket.write(pedaco), i * 15));
+      socket.on('close', () => resolve(lido));
+      let i = 0;
+      const pedaco = () => {
+        if (i >= todos.length) return;
+        socket.write(todos.slice(i, i + 7));
+        i += 7;
+        setTimeout(pedaco, 1);
+      };
+      pedaco();
     });
-    expect(JSON.parse(corpoDe(texto))).toMatchObject({ url: '/eventos?gotas=1', bodyBytes: 14 });
-    expect(peloNode).toEqual(['/eventos?gotas=1']);
+    const lidas = respostas(texto);
+    expect(lidas.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(JSON.parse(lidas[0]!.corpo).url).toBe('/aplicativo?n=1');
+    // The body as the client sent it, byte for byte, from the service's echo.
+    expect(lidas[1]!.corpo).toBe(corpo);
+    expect(JSON.parse(lidas[2]!.corpo).url).toBe('/aplicativo?n=3');
+    expect(peloNode).toEqual([]);
   });
+
+  it('When a client pipelines many requests and reads the answers only a second later, then every one is answered, in order', async () => {
+    const n = 600;
+    const pedidos = Array.from({ length: n }, (_v, i) => get(`/aplicativo/grande?bytes=16000&ordem=${i}`)).join('');
+    const texto = await new Promise<string>((resolve) => {
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.pause();
+      socket.write(`${pedidos}${get('/aplicativo?ultimo=1', 'connection: close\r\n')}`);
+      const partes: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => partes.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(partes).toString('latin1')));
+      // The answers back up meanwhile (9.6 MB): the raw front waits for them to be taken.
+      setTimeout(() => socket.resume(), 1_000);
+    });
+    const lidas = respostas(texto);
+    expect(lidas).toHaveLength(n + 1);
+    expect(lidas.slice(0, n).every((r) => r.status === 200 && r.corpo.length === 16_000)).toBe(true);
+    expect(JSON.parse(lidas[n]!.corpo).url).toBe('/aplicativo?ultimo=1');
+    const vistos = gateway.upstreams.hubApi.seen.filter((s) => s.url.includes('ordem=')).map((s) => s.url);
+    expect(vistos).toEqual(Array.from({ length: n }, (_v, i) => `/aplicativo/grande?bytes=16000&ordem=${i}`));
+    expect(peloNode).toEqual([]);
+  }, 15_000);
 
   it("When a connection's next request is not the plain case, then the connection goes to node:http with it and everything after it, in order", async () => {
     const texto = await bruto(
@@ -208,6 +243,36 @@ describe('the raw front', () => {
 });
 
 describe('the raw front while the gateway stops', () => {
+  it('When the server closes while a client does not read the answers it pipelined for, then close() resolves within seconds, not after GATEWAY_UPSTREAM_TIMEOUT', async () => {
+    const parar = await startGatewayWithKnownCaller(identity, token);
+    const { hostname, port } = new URL(parar.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    socket.pause();
+    const marca = `nao-le=${Date.now()}`;
+    const servidos = () => parar.upstreams.hubApi.seen.filter((s) => s.url.includes(marca)).length;
+    try {
+      socket.write(get(`/aplicativo/grande?bytes=16000&${marca}`).repeat(1_000));
+      // The raw front stops reading once the answers back up (the socket's buffers full).
+      let antes = -1;
+      while (servidos() !== antes) {
+        antes = servidos();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      expect(servidos()).toBeLessThan(1_000);
+      const inicio = Date.now();
+      const fechou = await Promise.race([
+        parar.parar().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000)),
+      ]);
+      expect(fechou).toBe(true);
+      // What was written has ESPERA_DO_FIM_MS (5 s) to go out; GATEWAY_UPSTREAM_TIMEOUT is 30 s.
+      expect(Date.now() - inicio).toBeLessThan(8_000);
+    } finally {
+      socket.destroy();
+    }
+  }, 20_000);
+
   it('When the server closes with an idle connection and one waiting for its answer, then the idle one ends at once, the busy one gets its answer with Connection: close, and close() resolves', async () => {
     const parar = await startGatewayWithKnownCaller(identity, token);
     const { hostname, port } = new URL(parar.url);

@@ -12,7 +12,6 @@ import {
   requestIdOf,
 } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
-import { rastreamentoLigado } from '@hub/tracing';
 import type { Caller, IdentifyCaller } from '../edge/caller';
 import { corsHeadersFor } from '../edge/cors';
 import type { RateLimiter } from '../edge/rate-limit';
@@ -70,17 +69,11 @@ export interface Entrada {
 
 /** Bytes of pipelined requests kept while one is answered; past them the client is not read until it is. */
 const GUARDA_MAXIMA = 64 * 1024;
-/**
- * Reads a request may arrive in and stay here. Each read of a request still arriving joins it to the
- * bytes before it, so a head trickled in byte by byte would copy 16 KiB again at each byte; past
- * this many reads it is node:http's, whose parser reads each piece once.
- */
-const PEDACOS_MAXIMOS = 8;
 /** How long a connection ended after a refusal is kept for the client to read it. */
 const ESPERA_DO_FIM_MS = 5_000;
 const PEDIDO = /^(GET|HEAD|POST|PUT|PATCH|DELETE) (\/[\x21-\x7e]*) HTTP\/1\.1$/;
 
-/** A request read whole, of the plain case. */
+/** A request of the plain case: its head read, its body whole once the connection holds `tamanho` bytes. */
 interface Pedido {
   metodo: string;
   /** Its target in origin form, as it came. */
@@ -93,19 +86,22 @@ interface Pedido {
   requestId: string | undefined;
   /** The client asked for `Connection: close`. */
   fechar: boolean;
+  /** Its body, once all of it is here (undefined when it has none). */
   corpo: Buffer | undefined;
+  /** Where its body starts on the connection: its head's bytes. */
+  inicio: number;
   /** Its bytes on the connection, head and body. */
   tamanho: number;
 }
 
 const FALTA_CABECA = 0;
-const FALTA_CORPO = 1;
-const OUTRO = 2;
-type Lido = Pedido | typeof FALTA_CABECA | typeof FALTA_CORPO | typeof OUTRO;
+const OUTRO = 1;
+type Lido = Pedido | typeof FALTA_CABECA | typeof OUTRO;
 
 /**
- * The request at the start of `buf`: the plain case read whole; FALTA_CABECA or FALTA_CORPO while
- * its head or its body is still coming; OUTRO for anything not the plain case (node:http's).
+ * The request at the start of `buf`: the plain case, its head read (its body may still be coming:
+ * see `tamanho`); FALTA_CABECA while its head is still coming; OUTRO for anything not the plain
+ * case (node:http's). A head is read once: its body's bytes do not read it again.
  */
 function lerPedido(buf: Buffer, limiteDoCorpo: number): Lido {
   const fim = buf.indexOf(FIM_DA_CABECA);
@@ -169,8 +165,6 @@ function lerPedido(buf: Buffer, limiteDoCorpo: number): Lido {
   }
   if (hosts !== 1 || (tamanho ?? 0) > limiteDoCorpo) return OUTRO;
   const inicio = fim + 4;
-  const total = inicio + (tamanho ?? 0);
-  if (buf.length < total) return FALTA_CORPO;
   return {
     metodo: linha[1]!,
     url,
@@ -180,8 +174,9 @@ function lerPedido(buf: Buffer, limiteDoCorpo: number): Lido {
     origin,
     requestId,
     fechar: conexao === 'close',
-    corpo: total > inicio ? buf.subarray(inicio, total) : undefined,
-    tamanho: total,
+    corpo: undefined,
+    inicio,
+    tamanho: inicio + (tamanho ?? 0),
   };
 }
 
@@ -218,7 +213,10 @@ interface Compartilhado {
 enum Estado {
   /** Reading the next request (or waiting for one). */
   Esperando,
-  /** A request is being answered (or its caller verified); what comes meanwhile is kept. */
+  /**
+   * A request is being answered (or its caller verified, or its answers wait for the client to take
+   * them); what comes meanwhile is kept, up to GUARDA_MAXIMA.
+   */
   Ocupado,
   /** Handed to node:http. */
   Entregue,
@@ -229,11 +227,16 @@ enum Estado {
 class Cliente {
   estado = Estado.Esperando;
   private buf: Buffer | undefined = undefined;
-  /** Bytes that came while a request was answered, as they came: joined once, when it is (see juntar). */
-  private fila: Buffer[] = [];
-  private naFila = 0;
-  /** Reads the request still arriving came in (see PEDACOS_MAXIMOS). */
-  private pedacos = 0;
+  /** Room of our own that `buf` may end in, where the next bytes are copied (see guardar). */
+  private reserva: Buffer | undefined = undefined;
+  /** The request whose head was read and whose body is still arriving. */
+  private pendente: Pedido | undefined = undefined;
+  /**
+   * Its answers written, the client has not taken them yet (the socket's buffer is full): the next
+   * request is read once it has, as node:http does, so a client that never reads cannot have the
+   * gateway answer request after request into its memory.
+   */
+  private esperandoDreno = false;
   /** When the first byte of the request still arriving came (performance.now); 0 when none is. */
   private desde = 0;
   troca: Troca | undefined = undefined;
@@ -245,7 +248,7 @@ class Cliente {
   private readonly aoTerminar = () => this.terminou();
   private readonly aoFechar = () => this.fechou();
   private readonly aoEsgotar = () => this.esgotou();
-  private readonly aoDrenar = () => this.troca?.drenou();
+  private readonly aoDrenar = () => this.drenou();
   private readonly aoErrar = () => undefined;
 
   constructor(
@@ -264,34 +267,45 @@ class Cliente {
   }
 
   private chegou(chunk: Buffer): void {
-    if (this.estado === Estado.Ocupado) {
-      this.fila.push(chunk);
-      this.naFila += chunk.length;
-      if (this.naFila > GUARDA_MAXIMA && !this.pausado) {
-        this.pausado = true;
-        this.socket.pause();
-      }
+    // Ended here (refused, or its last answer written): what the client still sends is read and dropped.
+    if (this.estado === Estado.Fechado) return;
+    this.guardar(chunk);
+    if (this.estado === Estado.Esperando) this.examinar();
+    else if (this.estado === Estado.Ocupado && this.buf!.length > GUARDA_MAXIMA && !this.pausado) {
+      this.pausado = true;
+      this.socket.pause();
+    }
+  }
+
+  /**
+   * Keeps `chunk` after what is kept. A request arriving a few bytes at a time is copied once, into
+   * room that grows ahead of it, not whole again with every piece (a new 20 KB Buffer per piece cost
+   * more than node:http's whole parse of it).
+   */
+  private guardar(chunk: Buffer): void {
+    const buf = this.buf;
+    if (buf === undefined || buf.length === 0) {
+      this.buf = chunk;
+      this.reserva = undefined;
       return;
     }
-    if (this.estado !== Estado.Esperando) return;
-    this.buf = this.buf === undefined || this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    this.examinar();
-  }
-
-  /** Nothing kept is read any more. */
-  private esquecer(): void {
-    this.buf = undefined;
-    this.fila = [];
-    this.naFila = 0;
-  }
-
-  /** What came while a request was answered goes after what was kept before it, in one buffer. */
-  private juntar(): void {
-    if (this.fila.length === 0) return;
-    if (this.buf !== undefined && this.buf.length > 0) this.fila.unshift(this.buf);
-    this.buf = this.fila.length === 1 ? this.fila[0] : Buffer.concat(this.fila);
-    this.fila = [];
-    this.naFila = 0;
+    const tamanho = buf.length + chunk.length;
+    const reserva = this.reserva;
+    // `buf` ends in our room, with space after it: nothing else looks at those bytes.
+    if (reserva !== undefined && buf.buffer === reserva.buffer) {
+      const inicio = buf.byteOffset - reserva.byteOffset;
+      if (inicio >= 0 && inicio + tamanho <= reserva.length) {
+        chunk.copy(reserva, inicio + buf.length);
+        this.buf = reserva.subarray(inicio, inicio + tamanho);
+        return;
+      }
+    }
+    // Room for 4 KiB more at most: a connection holds little more than what it sent.
+    const nova = Buffer.allocUnsafe(Math.max(4096, tamanho + Math.min(tamanho, 4096)));
+    buf.copy(nova, 0);
+    chunk.copy(nova, buf.length);
+    this.reserva = nova;
+    this.buf = nova.subarray(0, tamanho);
   }
 
   /**
@@ -318,23 +332,19 @@ class Cliente {
     const buf = this.buf;
     if (buf === undefined || buf.length === 0) {
       this.buf = undefined;
+      this.reserva = undefined;
       this.desde = 0;
-      this.pedacos = 0;
       if (this.comum.fechando) this.encerrar();
       else this.socket.setTimeout(this.comum.keepAliveMs);
       return;
     }
-    const lido = lerPedido(buf, this.comum.limiteDoCorpo);
+    const lido = this.pendente ?? lerPedido(buf, this.comum.limiteDoCorpo);
     if (lido === OUTRO) {
       this.entregar();
       return;
     }
-    if (lido === FALTA_CABECA || lido === FALTA_CORPO) {
-      this.pedacos += 1;
-      if (this.pedacos > PEDACOS_MAXIMOS) {
-        this.entregar();
-        return;
-      }
+    if (lido === FALTA_CABECA || buf.length < lido.tamanho) {
+      if (lido !== FALTA_CABECA) this.pendente = lido;
       const agora = performance.now();
       if (this.desde === 0) this.desde = agora;
       // As node:http's headersTimeout and requestTimeout: counted from the request's first byte.
@@ -347,9 +357,10 @@ class Cliente {
       this.socket.setTimeout(Math.ceil(resta));
       return;
     }
+    this.pendente = undefined;
+    if (lido.tamanho > lido.inicio) lido.corpo = buf.subarray(lido.inicio, lido.tamanho);
     this.buf = lido.tamanho < buf.length ? buf.subarray(lido.tamanho) : undefined;
     this.desde = 0;
-    this.pedacos = 0;
     this.estado = Estado.Ocupado;
     this.socket.setTimeout(0);
     this.atender(lido, buf.subarray(0, lido.tamanho));
@@ -410,7 +421,6 @@ class Cliente {
 
   /** The request read goes back in front of what came after it, and the connection to node:http. */
   private devolver(bytes: Buffer): void {
-    this.juntar();
     this.buf = this.buf === undefined || this.buf.length === 0 ? bytes : Buffer.concat([bytes, this.buf]);
     this.entregar();
   }
@@ -423,8 +433,33 @@ class Cliente {
       this.encerrar();
       return;
     }
+    if (this.socket.writableNeedDrain) {
+      // The server is closing: what was written goes out (see encerrar), and nothing more is read.
+      if (this.comum.fechando) {
+        this.encerrar();
+        this.cortarDepois();
+        return;
+      }
+      // Bounded as a stalled answer is: a client that takes nothing for this long goes.
+      this.esperandoDreno = true;
+      this.socket.setTimeout(this.comum.opcoes.proxy.timeoutMs);
+      return;
+    }
+    this.proximo();
+  }
+
+  /** The client took what was written: the answer under way goes on, or the next request is read. */
+  private drenou(): void {
+    if (this.troca !== undefined) this.troca.drenou();
+    else if (this.esperandoDreno && this.estado === Estado.Ocupado) {
+      this.esperandoDreno = false;
+      this.socket.setTimeout(0);
+      this.proximo();
+    }
+  }
+
+  private proximo(): void {
     this.estado = Estado.Esperando;
-    this.juntar();
     if (this.pausado) {
       this.pausado = false;
       this.socket.resume();
@@ -448,26 +483,47 @@ class Cliente {
       this.pausado = false;
       socket.resume();
     }
-    this.juntar();
     const resto = this.buf;
     this.buf = undefined;
+    this.reserva = undefined;
+    this.pendente = undefined;
     if (resto !== undefined && resto.length > 0) socket.unshift(resto);
     this.comum.paraONode(socket);
   }
 
-  /** Refuses the request still arriving (Node's answer to the same: a 408 problem), and ends the connection. */
+  /**
+   * Refuses the request still arriving (Node's answer to the same: a 408 problem), and ends the
+   * connection: cut ESPERA_DO_FIM_MS later whatever the client does meanwhile, as listen() cuts
+   * one node:http refused (a client that keeps sending would otherwise keep it open).
+   */
   private recusar(codigo: string): void {
     this.estado = Estado.Fechado;
-    this.esquecer();
+    this.buf = undefined;
+    this.reserva = undefined;
+    this.pendente = undefined;
     this.socket.setTimeout(ESPERA_DO_FIM_MS);
     this.socket.end(clientErrorResponse(codigo));
+    this.cortarDepois();
+  }
+
+  /**
+   * The connection, ended here, is cut ESPERA_DO_FIM_MS from now whatever the client does: the
+   * socket's own timeout waits longer while a write is stuck, and restarts with every byte read.
+   */
+  private cortarDepois(): void {
+    const { socket } = this;
+    const corte = setTimeout(() => socket.destroy(), ESPERA_DO_FIM_MS);
+    corte.unref();
+    socket.once('close', () => clearTimeout(corte));
   }
 
   /** Our side ends once what was written is sent; the connection goes then. */
   private encerrar(): void {
     if (this.estado === Estado.Fechado) return;
     this.estado = Estado.Fechado;
-    this.esquecer();
+    this.buf = undefined;
+    this.reserva = undefined;
+    this.pendente = undefined;
     this.comum.clientes.delete(this);
     const { socket } = this;
     socket.setTimeout(ESPERA_DO_FIM_MS);
@@ -477,6 +533,11 @@ class Cliente {
   /** The server is closing: an idle connection goes now; a busy one after its answer. */
   fecharSeOcioso(): void {
     if (this.estado === Estado.Esperando) this.socket.destroy();
+    // Its answers written, the client not taking them: they have ESPERA_DO_FIM_MS to go out.
+    else if (this.esperandoDreno) {
+      this.encerrar();
+      this.cortarDepois();
+    }
   }
 
   /**
@@ -492,12 +553,14 @@ class Cliente {
   private esgotou(): void {
     // Waiting for the rest of a request: its time may be up; idle, or ended and unread: it goes.
     if (this.estado === Estado.Esperando && this.buf !== undefined) this.examinar();
-    else if (this.estado !== Estado.Ocupado) this.socket.destroy();
+    else if (this.estado !== Estado.Ocupado || this.esperandoDreno) this.socket.destroy();
   }
 
   private fechou(): void {
     this.estado = Estado.Fechado;
-    this.esquecer();
+    this.buf = undefined;
+    this.reserva = undefined;
+    this.pendente = undefined;
     this.comum.clientes.delete(this);
     this.troca?.clienteFoi();
     this.troca = undefined;
@@ -733,9 +796,6 @@ export function createEntrada(opcoes: EntradaOptions): Entrada {
   };
   return {
     instalar(server, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
-      // Traced, every request goes through node:http, whose instrumentation records the gateway's
-      // server span and makes it the services' parent (docs/decisions.md, "The gateway's raw front").
-      if (rastreamentoLigado()) return;
       comum.esperaDoPedido = requestTimeoutMs;
       comum.esperaDaCabeca = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
       // node:http's own listener takes what is handed over, exactly as a connection it accepted.

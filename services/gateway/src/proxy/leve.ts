@@ -309,7 +309,9 @@ export class ConexaoLeve {
       if (!VALOR_DE_CAMPO.test(valor)) return this.protocolo('a control byte in a header value');
       switch (nome.toLowerCase()) {
         case 'content-length':
-          if (!DIGITOS.test(valor) || (tamanho !== undefined && tamanho !== valor))
+          // One: a second, even an equal one, would reach the client, whose parser (llhttp's, undici's
+          // on the express path) refuses the answer for it.
+          if (!DIGITOS.test(valor) || tamanho !== undefined)
             return this.protocolo('a Content-Length that is not one number');
           tamanho = valor;
           break;

@@ -28,7 +28,7 @@ export interface FakeUpstream extends RunningServer {
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
  * …/reinicia resets the connection before answering, …/reinicia-no-meio resets it mid-response,
  * …/devagar?ms=N answers after N ms, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
- * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/dicas sends a
+ * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/eco answers the request's body, …/dicas sends a
  * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
 export async function startFakeUpstream(
@@ -64,8 +64,10 @@ export async function startFakeUpstream(
       return;
     }
     let bodyBytes = 0;
+    const eco: Buffer[] = [];
     req.on('data', (chunk: Buffer) => {
       bodyBytes += chunk.length;
+      if (req.path.endsWith('/eco')) eco.push(chunk);
     });
     req.on('end', () => {
       upstream.seen.push({
@@ -76,6 +78,10 @@ export async function startFakeUpstream(
         remotePort: req.socket.remotePort,
       });
       if (req.path.endsWith('/lento')) return;
+      if (req.path.endsWith('/eco')) {
+        res.type('application/octet-stream').send(Buffer.concat(eco));
+        return;
+      }
       if (req.path.endsWith('/reinicia')) {
         res.socket?.resetAndDestroy();
         return;
