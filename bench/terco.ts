@@ -98,7 +98,8 @@ function secao(
       ". Latency per healthy delivery: from the event's publication (recebido_em, in the delivery's body) to its arrival " +
       'at the receiver, and from the 201 that announced it to its arrival (answer → first byte: the ~1.3 KiB request ' +
       "arrives whole on loopback); both on the machine's one clock. A delivery that had not arrived " +
-      `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts right after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL; ` +
+      `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL, once the ` +
+      'machine has settled (two seconds in a row under 30 % busy, 30 s at most); ' +
       '"checkpoints begun" counts those that still began during it (any session\'s), "other work\'s CPU" the share of ' +
       `the machine's CPUs processes not of this run took (docs/decisions.md, "Checkpoints and the isolation benchmark"). ` +
       `Platform: ${info.mode}.`,
