@@ -8,7 +8,6 @@ import {
   routeNotFound,
 } from '@hub/http';
 import type { Logger } from '@hub/log';
-import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
@@ -33,12 +32,11 @@ export interface GatewayDeps {
 export interface GatewayApp {
   /**
    * Serves the public port: the raw front (proxy/entrada.ts) reads the fast path's requests off
-   * the socket, and hands every other connection to node:http with `handler`. Its close lets the
+   * the socket, and hands every other connection to node:http, whose handler is the front
+   * (proxy/front.ts: the fast path for services' routes, the express app for the rest). Its close lets the
    * answers under way finish, on both.
    */
   listen(port: number, host?: string, options?: ListenOptions): Promise<RunningServer>;
-  /** What node:http serves on the public port: the fast path for services' routes, the express app for the rest. */
-  handler: RequestListener;
   /** The express app alone (the gateway's own routes and the long way to the services). */
   app: Express;
   /** GET /metrics, for GATEWAY_METRICS_PORT only. */
@@ -133,7 +131,6 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
         },
       };
     },
-    handler,
     app,
     metricsApp: metrics.app,
     close: proxy.close,
