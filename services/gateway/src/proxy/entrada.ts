@@ -12,6 +12,7 @@ import {
   requestIdOf,
 } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
+import { rastreamentoLigado } from '@hub/tracing';
 import type { Caller, IdentifyCaller } from '../edge/caller';
 import { corsHeadersFor } from '../edge/cors';
 import type { RateLimiter } from '../edge/rate-limit';
@@ -796,6 +797,9 @@ export function createEntrada(opcoes: EntradaOptions): Entrada {
   };
   return {
     instalar(server, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
+      // Traced, every request goes through node:http, whose instrumentation records the gateway's
+      // server span and makes it the services' parent (docs/decisions.md, "The gateway's raw front").
+      if (rastreamentoLigado()) return;
       comum.esperaDoPedido = requestTimeoutMs;
       comum.esperaDaCabeca = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);
       // node:http's own listener takes what is handed over, exactly as a connection it accepted.
