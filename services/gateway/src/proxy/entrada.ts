@@ -245,25 +245,25 @@ class Cliente {
   private examinando = false;
   private denovo = false;
 
-  private readonly aoChegar = (chunk: Buffer) => this.chegou(chunk);
-  private readonly aoTerminar = () => this.terminou();
-  private readonly aoFechar = () => this.fechou();
-  private readonly aoEsgotar = () => this.esgotou();
-  private readonly aoDrenar = () => this.drenou();
-  private readonly aoErrar = () => undefined;
+  /**
+   * Its listeners on the socket, added together and, at the hand-over to node:http, removed together.
+   * 'close' follows every error; the request under way hears of it there.
+   */
+  private readonly ouvintes: [string, (chunk: Buffer) => void][] = [
+    ['data', (chunk: Buffer) => this.chegou(chunk)],
+    ['end', () => this.terminou()],
+    ['close', () => this.fechou()],
+    ['timeout', () => this.esgotou()],
+    ['drain', () => this.drenou()],
+    ['error', () => undefined],
+  ];
 
   constructor(
     readonly comum: Compartilhado,
     readonly socket: Socket,
   ) {
     socket.setNoDelay(true);
-    socket.on('data', this.aoChegar);
-    socket.on('end', this.aoTerminar);
-    socket.on('close', this.aoFechar);
-    socket.on('timeout', this.aoEsgotar);
-    socket.on('drain', this.aoDrenar);
-    // 'close' follows every error; the request under way hears of it there.
-    socket.on('error', this.aoErrar);
+    for (const [evento, ouvinte] of this.ouvintes) socket.on(evento, ouvinte);
     socket.setTimeout(comum.keepAliveMs);
   }
 
@@ -473,12 +473,7 @@ class Cliente {
     const { socket } = this;
     this.estado = Estado.Entregue;
     this.comum.clientes.delete(this);
-    socket.removeListener('data', this.aoChegar);
-    socket.removeListener('end', this.aoTerminar);
-    socket.removeListener('close', this.aoFechar);
-    socket.removeListener('timeout', this.aoEsgotar);
-    socket.removeListener('drain', this.aoDrenar);
-    socket.removeListener('error', this.aoErrar);
+    for (const [evento, ouvinte] of this.ouvintes) socket.removeListener(evento, ouvinte);
     socket.setTimeout(0);
     if (this.pausado) {
       this.pausado = false;
