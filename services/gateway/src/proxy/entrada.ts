@@ -21,7 +21,7 @@ import type { ObserveRequest } from '../health/metrics';
 import { type UpstreamName, upstreamOf } from '../routes';
 import { METRICS } from './front';
 import { answerHeaders, type GatewayHeaders, requestHeadersFrom } from './headers';
-import { CABECA_MAXIMA, DIGITOS, FIM_DA_CABECA, NOME, type Receptor, semOWS, VALOR_DE_CAMPO } from './leve';
+import { CABECA_MAXIMA, campoDe, DIGITOS, FIM_DA_CABECA, type Receptor } from './leve';
 import { conexaoRecusada, type GatewayProxy, INTEIRO_ATE, type Leve } from './proxy';
 
 /**
@@ -124,12 +124,9 @@ function lerPedido(buf: Buffer, limiteDoCorpo: number): Lido {
   let requestId: string | undefined;
   let conexao: string | undefined;
   for (let i = 1; i < linhas.length; i++) {
-    const texto = linhas[i]!;
-    const doisPontos = texto.indexOf(':');
-    const nomeDoCampo = doisPontos > 0 ? texto.slice(0, doisPontos) : '';
-    if (!NOME.test(nomeDoCampo)) return OUTRO;
-    const valor = semOWS(texto.slice(doisPontos + 1));
-    if (!VALOR_DE_CAMPO.test(valor)) return OUTRO;
+    const campo = campoDe(linhas[i]!);
+    if (typeof campo === 'string') return OUTRO;
+    const [nomeDoCampo, valor] = campo;
     switch (nomeDoCampo.toLowerCase()) {
       case 'host':
         hosts += 1;

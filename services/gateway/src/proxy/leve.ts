@@ -34,7 +34,7 @@ const CRLF = Buffer.from('\r\n');
 export const FIM_DA_CABECA = Buffer.from('\r\n\r\n');
 /** A status line; its reason phrase as a field value (Node refuses to write one with a control byte). */
 const STATUS = /^HTTP\/1\.([01]) ([1-9]\d{2})(?: ([\t\x20-\x7e\x80-\xff]*))?$/;
-export const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const NOME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** A field value: visible characters, spaces and tabs, and obs-text (RFC 9110 §5.5); no control byte. */
 export const VALOR_DE_CAMPO = /^[\t\x20-\x7e\x80-\xff]*$/;
 export const DIGITOS = /^\d{1,15}$/;
@@ -62,7 +62,7 @@ enum Estado {
  * A value without the optional whitespace around it: spaces and tabs only (RFC 9110 §5.6.3).
  * String.trim would take form feeds and no-break spaces too, and a Content-Length of "\f5" with them.
  */
-export function semOWS(texto: string): string {
+function semOWS(texto: string): string {
   let inicio = 0;
   let fim = texto.length;
   while (inicio < fim && isOWS(texto.charCodeAt(inicio))) inicio += 1;
@@ -70,6 +70,20 @@ export function semOWS(texto: string): string {
   return inicio === 0 && fim === texto.length ? texto : texto.slice(inicio, fim);
 }
 const isOWS = (codigo: number) => codigo === 32 || codigo === 9;
+
+/**
+ * A header line as [name, value], read as strictly by the light reader as by the raw front: a token
+ * for a name, optional whitespace of spaces and tabs around a field value without a control byte.
+ * What is wrong otherwise: 'nome' (no name, or not a token) or 'valor' (a control byte).
+ */
+export function campoDe(linha: string): [string, string] | 'nome' | 'valor' {
+  const doisPontos = linha.indexOf(':');
+  const nome = doisPontos > 0 ? linha.slice(0, doisPontos) : '';
+  if (!NOME.test(nome)) return 'nome';
+  const valor = semOWS(linha.slice(doisPontos + 1));
+  if (!VALOR_DE_CAMPO.test(valor)) return 'valor';
+  return [nome, valor];
+}
 
 const erro = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -301,12 +315,10 @@ export class ConexaoLeve {
     let transferencia: string | undefined;
     let conexao = '';
     for (let i = 1; i < linhas.length; i++) {
-      const linha = linhas[i]!;
-      const doisPontos = linha.indexOf(':');
-      const nome = doisPontos > 0 ? linha.slice(0, doisPontos) : '';
-      if (!NOME.test(nome)) return this.protocolo('a header line without a name');
-      const valor = semOWS(linha.slice(doisPontos + 1));
-      if (!VALOR_DE_CAMPO.test(valor)) return this.protocolo('a control byte in a header value');
+      const campo = campoDe(linhas[i]!);
+      if (campo === 'nome') return this.protocolo('a header line without a name');
+      if (campo === 'valor') return this.protocolo('a control byte in a header value');
+      const [nome, valor] = campo;
       switch (nome.toLowerCase()) {
         case 'content-length':
           // One: a second, even an equal one, would reach the client, whose parser (llhttp's, undici's
