@@ -72,6 +72,27 @@ const requestIdOn = (req: IncomingMessage): { request_id?: string } => {
 };
 
 /**
+ * The log line of a known error answered as a problem: at warn, with `contexto` naming the request.
+ * A 5xx repeats for every request while its cause lasts: once per 10 s and kind through `limit`
+ * (`omitidas`: how many were not). problemHandler's, and the gateway's raw front's (which answers
+ * without express).
+ */
+export function registrarProblema(
+  logger: Logger,
+  limit: ReturnType<typeof createRepeatLimiter>,
+  known: AppError,
+  contexto: Record<string, unknown>,
+): void {
+  const write = (omitidas = 0) =>
+    logger.warn(
+      { status: known.status, codigo: known.codigo, ...contexto, ...(omitidas ? { omitidas } : {}) },
+      known.detail,
+    );
+  if (known.status >= 500) limit(`${known.status} ${known.codigo}`, write);
+  else write();
+}
+
+/**
  * The ONE place that writes errors: application/problem+json, 4xx at warn, 5xx at error with an id.
  * Its log lines name the request id themselves (the one on the request), so they carry it in a
  * process that keeps AsyncLocalStorage off too (the gateway, the delivery worker's health app).
@@ -93,21 +114,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     if (known) {
       const causa = known === error ? undefined : { err: error };
-      const write = (omitidas = 0) =>
-        logger.warn(
-          {
-            status: known.status,
-            codigo: known.codigo,
-            method: req.method,
-            path: req.path,
-            ...requestIdOn(req),
-            ...causa,
-            ...(omitidas ? { omitidas } : {}),
-          },
-          known.detail,
-        );
-      if (known.status >= 500) limit(`${known.status} ${known.codigo}`, write);
-      else write();
+      registrarProblema(logger, limit, known, { method: req.method, path: req.path, ...requestIdOn(req), ...causa });
       res
         .status(known.status)
         .set(known.headers ?? {})

@@ -9,6 +9,7 @@ import {
   problemOf,
   REQUEST_ID_HEADER,
   REQUEST_TIMEOUT_MS,
+  registrarProblema,
   requestIdOf,
 } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
@@ -728,20 +729,11 @@ class Troca implements Receptor {
     socket.write(head, 'latin1');
     if (this.pedido.metodo !== 'HEAD') socket.write(corpo);
     socket.uncork();
-    const linha = (omitidas = 0) =>
-      opcoes.logger.warn(
-        {
-          status: error.status,
-          codigo: error.codigo,
-          method: this.pedido.metodo,
-          path: this.pedido.url.split('?')[0],
-          request_id: this.requestId,
-          ...(omitidas ? { omitidas } : {}),
-        },
-        error.detail,
-      );
-    if (error.status >= 500) limit(`${error.status} ${error.codigo}`, linha);
-    else linha();
+    registrarProblema(opcoes.logger, limit, error, {
+      method: this.pedido.metodo,
+      path: this.pedido.url.split('?')[0],
+      request_id: this.requestId,
+    });
     this.status = error.status;
     this.observar();
     this.cliente.respondido(this);
