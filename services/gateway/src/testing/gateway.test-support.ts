@@ -45,6 +45,12 @@ export async function startGatewayWithFakes(
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
   const server: RunningServer = await gateway.listen(0);
   const metrics: RunningServer = await listen(gateway.metricsApp, 0, config.GATEWAY_METRICS_HOST);
+  /** The metrics port and the fake services, once the public port is closed. */
+  const fecharOResto = async () => {
+    await metrics.close();
+    // A test may have stopped an upstream already to play "service down".
+    await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
+  };
   return {
     url: server.url,
     metricsUrl: metrics.url,
@@ -54,15 +60,12 @@ export async function startGatewayWithFakes(
     close: async () => {
       gateway.close();
       await server.close();
-      await metrics.close();
-      // A test may have stopped an upstream already to play "service down".
-      await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
+      await fecharOResto();
     },
     parar: async () => {
       await server.close();
       gateway.close();
-      await metrics.close();
-      await Promise.all(Object.values(upstreams).map((u) => u.close().catch(() => undefined)));
+      await fecharOResto();
     },
   };
 }
