@@ -120,6 +120,52 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await lento).toBe('lento');
   });
 
+  it('When `espacamento` is set, then two flushes never start closer than it, the first of a quiet moment goes at once, and the items of the time between go together', async () => {
+    const inicios: number[] = [];
+    const lotes: number[][] = [];
+    const grupo = new GroupCommit<number, number>(
+      async (itens) => {
+        inicios.push(performance.now());
+        lotes.push(itens);
+        return itens;
+      },
+      { paralelos: 1, espacamento: 20 },
+    );
+    const pendentes: Promise<number>[] = [];
+    for (let i = 0; i < 40; i++) {
+      pendentes.push(grupo.add(i));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await Promise.all(pendentes)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(lotes[0]).toEqual([0]);
+    // Timers never fire early; performance.now() and the timer clock may differ by a fraction of a ms.
+    for (let i = 1; i < inicios.length; i++) expect(inicios[i]! - inicios[i - 1]!).toBeGreaterThanOrEqual(19);
+    expect(lotes.flat()).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(lotes.length).toBeLessThan(20);
+  });
+
+  it('When an urgent item arrives while others wait for the spacing, then it goes at once and takes them with it', async () => {
+    const lotes: string[][] = [];
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        return itens;
+      },
+      { paralelos: 1, espacamento: 60_000 },
+    );
+    expect(await grupo.add('a')).toBe('a');
+    const b = grupo.add('b');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lotes).toEqual([['a']]);
+    expect(await Promise.all([b, grupo.add('urgente', true)])).toEqual(['b', 'urgente']);
+    expect(lotes).toEqual([['a'], ['b', 'urgente']]);
+    // The urgent item is gone: the next waits for the spacing again.
+    const c = grupo.add('c');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lotes).toHaveLength(2);
+    expect(await Promise.all([c, grupo.add('outro urgente', true)])).toEqual(['c', 'outro urgente']);
+  });
+
   it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
     let chamadas = 0;
     const grupo = new GroupCommit<string, string>(

@@ -35,6 +35,17 @@ export interface GroupCommitOptions {
    * only its own items: the next starts beside it once it is this late.
    */
   escalonarApos?: number;
+  /**
+   * Milliseconds between the starts of two flushes at least (0, the default: none). Below saturation
+   * a writer whose statements run back to back sends a few items in each, and each costs the
+   * database and this process about what a full one does: CPU stays as high as at saturation, and on
+   * a shared machine every process waits longer for a core. With a spacing the items of that time go
+   * together, statements fall to at most 1000 / `espacamento` a second, and CPU falls with the rate.
+   * An item waits at most this long more; one added as urgent (`add(item, true)`) waits for none, and
+   * takes the items waiting with it. Under load, when a statement takes longer than this, it changes
+   * nothing.
+   */
+  espacamento?: number;
   /** Told the size of each flush as it starts (a metric: how many items one statement serves). */
   aoEsvaziar?: (itens: number) => void;
 }
@@ -43,6 +54,7 @@ interface Pendente<I, O> {
   item: I;
   resolve: (saida: O) => void;
   reject: (erro: unknown) => void;
+  urgente: boolean;
 }
 
 /**
@@ -58,9 +70,11 @@ export class GroupCommit<I, O> {
   private readonly fila: Pendente<I, O>[] = [];
   private emCurso = 0;
   private agendado = false;
-  /** When the latest flush in flight started (performance.now()), for `escalonarApos`. */
-  private ultimoInicio = 0;
+  /** When the latest flush started (performance.now()), for `escalonarApos` and `espacamento`. */
+  private ultimoInicio = Number.NEGATIVE_INFINITY;
   private espera: NodeJS.Timeout | undefined;
+  /** Items waiting that were added as urgent: the spacing is skipped while there is one. */
+  private urgentes = 0;
   private readonly maximo: number;
   private readonly paralelos: number;
   private readonly inicio: NonNullable<GroupCommitOptions['inicio']>;
@@ -68,6 +82,7 @@ export class GroupCommit<I, O> {
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
   private readonly naoRepetir: GroupCommitOptions['naoRepetir'];
   private readonly escalonarApos: number;
+  private readonly espacamento: number;
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -80,27 +95,36 @@ export class GroupCommit<I, O> {
     this.aoEsvaziar = options.aoEsvaziar;
     this.naoRepetir = options.naoRepetir;
     this.escalonarApos = options.escalonarApos ?? 0;
+    this.espacamento = options.espacamento ?? 0;
   }
 
-  /** Resolves with the item's output once its flush has committed; rejects when the item alone fails. */
-  add(item: I): Promise<O> {
+  /**
+   * Resolves with the item's output once its flush has committed; rejects when the item alone fails.
+   * An urgent item does not wait for the spacing (`espacamento`).
+   */
+  add(item: I, urgente = false): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.fila.push({ item, resolve, reject });
+      this.fila.push({ item, resolve, reject, urgente });
+      if (urgente) this.urgentes += 1;
       this.agendar();
     });
   }
 
   private agendar(): void {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
-    if (this.emCurso > 0 && this.escalonarApos > 0) {
-      const falta = this.ultimoInicio + this.escalonarApos - performance.now();
-      if (falta > 0) {
-        this.espera ??= setTimeout(() => {
-          this.espera = undefined;
-          this.agendar();
-        }, Math.ceil(falta));
-        return;
+    const apos = Math.max(this.emCurso > 0 ? this.escalonarApos : 0, this.urgentes === 0 ? this.espacamento : 0);
+    const falta = apos > 0 ? this.ultimoInicio + apos - performance.now() : 0;
+    if (falta > 0) {
+      if (this.urgentes > 0) {
+        // An urgent item shortens a wait set for the spacing to what escalonarApos alone asks.
+        clearTimeout(this.espera);
+        this.espera = undefined;
       }
+      this.espera ??= setTimeout(() => {
+        this.espera = undefined;
+        this.agendar();
+      }, Math.ceil(falta));
+      return;
     }
     if (this.inicio === 'imediato') {
       void this.esvaziar();
@@ -117,6 +141,7 @@ export class GroupCommit<I, O> {
   private async esvaziar(): Promise<void> {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const vez = this.fila.splice(0, this.maximo);
+    for (const v of vez) if (v.urgente) this.urgentes -= 1;
     this.emCurso += 1;
     this.ultimoInicio = performance.now();
     clearTimeout(this.espera);

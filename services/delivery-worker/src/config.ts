@@ -41,6 +41,9 @@ export const deliveryWorkerConfig = baseConfig
     DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
       'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
     ),
+    DELIVERY_RECORD_SPACING: durationFromEnv('10ms').describe(
+      'least time between the starts of two statements recording attempts (one at a time): below saturation the attempts of that time share one statement, so CPU falls with the rate; an attempt of an ordered subscription is recorded at once (0ms: back to back)',
+    ),
     DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
       'on SIGTERM, how long attempts under way may finish before the rest go back to the queue; below SHUTDOWN_TIMEOUT, which also covers closing the connections',
     ),
@@ -154,6 +157,10 @@ export const deliveryWorkerConfig = baseConfig
         path: ['DELIVERY_STOP_TIMEOUT'],
         message: `must be below SHUTDOWN_TIMEOUT (${config.SHUTDOWN_TIMEOUT} ms), the hard limit of the whole stop`,
       });
+    // Every attempt's ack waits up to this long: more than a second holds the prefetched jobs, and a
+    // stop's drain, for nothing.
+    if (config.DELIVERY_RECORD_SPACING > 1_000)
+      ctx.addIssue({ code: 'custom', path: ['DELIVERY_RECORD_SPACING'], message: 'must be 1s at most' });
   });
 export type DeliveryWorkerConfig = z.infer<typeof deliveryWorkerConfig>;
 

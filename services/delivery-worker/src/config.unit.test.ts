@@ -28,3 +28,15 @@ describe('Stop timeouts of the worker', () => {
     expect([config.DELIVERY_STOP_TIMEOUT, config.SHUTDOWN_TIMEOUT]).toEqual([20_000, 25_000]);
   });
 });
+
+describe('Spacing of the record statements', () => {
+  it('When nothing is set, then records start 10 ms apart at least; 0ms runs them back to back; past 1s is refused', () => {
+    expect(loadConfig(deliveryWorkerConfig, local).DELIVERY_RECORD_SPACING).toBe(10);
+    expect(loadConfig(deliveryWorkerConfig, { ...local, DELIVERY_RECORD_SPACING: '0ms' }).DELIVERY_RECORD_SPACING).toBe(
+      0,
+    );
+    expect(() => loadConfig(deliveryWorkerConfig, { ...local, DELIVERY_RECORD_SPACING: '2s' })).toThrow(
+      /DELIVERY_RECORD_SPACING: must be 1s at most/,
+    );
+  });
+});

@@ -8,8 +8,8 @@ import { GroupCommit, type GroupCommitOptions } from '@hub/database';
 export class Lote<I, O> extends GroupCommit<I, O> {
   constructor(
     executar: (itens: I[]) => Promise<O[]>,
-    { maximo = 500, paralelos = 2, aoEsvaziar }: Pick<GroupCommitOptions, 'maximo' | 'paralelos' | 'aoEsvaziar'> = {},
+    options: Pick<GroupCommitOptions, 'maximo' | 'paralelos' | 'espacamento' | 'aoEsvaziar'> = {},
   ) {
-    super(executar, { maximo, paralelos, inicio: 'fim-do-turno', repeticao: 'juntos', aoEsvaziar });
+    super(executar, { maximo: 500, paralelos: 2, ...options, inicio: 'fim-do-turno', repeticao: 'juntos' });
   }
 }

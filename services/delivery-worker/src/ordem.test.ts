@@ -243,6 +243,31 @@ describe('with one worker', () => {
   }, 30_000);
 });
 
+describe('with records spaced by a second (DELIVERY_RECORD_SPACING)', () => {
+  let worker: Awaited<ReturnType<typeof startDeliveryWorkerForTests>>;
+  beforeAll(async () => {
+    worker = await startDeliveryWorkerForTests(hub, { DELIVERY_RECORD_SPACING: '1s' });
+  });
+  afterAll(() => worker?.close());
+
+  test("When an entity's ordered deliveries follow one another, then each record goes at once instead of waiting for the spacing, which would hold the next event of the entity a second each", async () => {
+    const c = await cenario(hub);
+    const assinatura = await c.assinar(receptor.url('/livre'), 50, { ordenada: true });
+    rotas.set('/livre', (_req, res) => res.writeHead(200).end());
+    const entidade = `espacada-${Date.now()}`;
+    const inicio = Date.now();
+    const ids: string[] = [];
+    for (let n = 1; n <= 6; n += 1) {
+      const [t] = await c.entregar([assinatura], { broker: worker.broker, entidade, dados: dados(n) });
+      ids.push(t!.entrega_id);
+    }
+    await waitFor(() => todasConcluidas(ids), { timeoutMs: 20_000, what: 'all 6 deliveries concluida' });
+    expect(daEntidade('/livre', entidade).map((r) => r.sequencia)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Waiting for the spacing, the five records after the first would take five seconds at least.
+    expect(Date.now() - inicio).toBeLessThan(4_000);
+  }, 30_000);
+});
+
 /**
  * What a timed-out wait of the kill -9 test needs to tell a stranded delivery from a slow one: the
  * deliveries not concluded (state, turn, claim and lease, due times, their copy in

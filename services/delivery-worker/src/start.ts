@@ -187,6 +187,7 @@ export async function startDeliveryWorker(
     destinos,
     isolamento,
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
+    espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
     tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
   });
   // After entregas: each pass writes its attempts in flight.

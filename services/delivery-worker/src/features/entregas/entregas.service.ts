@@ -47,6 +47,12 @@ export interface EntregasDeps {
   isolamento: Pick<Isolamento, 'rotaDe' | 'reter' | 'anotarAdiamento' | 'anotarTrabalho' | 'aoIsolar'>;
   /** How long a job may wait in memory for its destination's turn before it is deferred. */
   esperaPorDestinoMs: number;
+  /**
+   * Least milliseconds between the starts of two record statements (DELIVERY_RECORD_SPACING; GroupCommit's
+   * `espacamento`). A record comes after the POST: waiting delays only the job's ack, and an ordered
+   * delivery's record, which the next event of its entity waits for, goes at once.
+   */
+  espacamentoDosRegistrosMs?: number;
   /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
   tentativasDoConsumidor: number;
 }
@@ -206,7 +212,7 @@ export function entregasService(deps: EntregasDeps) {
       const porId = new Map(linhas.map((l) => [l.id, l]));
       return lote.map((r) => porId.get(r.entrega_id));
     },
-    { paralelos: 1, aoEsvaziar: medida('registro') },
+    { paralelos: 1, espacamento: deps.espacamentoDosRegistrosMs ?? 0, aoEsvaziar: medida('registro') },
   );
   /** Delivery ids with a job under way in this process, and that job's work. */
   const emCurso = new Map<string, Promise<void>>();
@@ -582,20 +588,24 @@ export function entregasService(deps: EntregasDeps) {
       ? undefined
       : proximoAtraso(reivindicada.tentativas_no_ciclo_atual + 1, deps.passosMs, resultado.retryAfterMs);
     const fim = resultado.iniciadaEm.getTime() + resultado.duracaoMs;
-    const registrada = await registros.add({
-      entrega_id: trabalho.entrega_id,
-      tentativa_id: uuidv7(resultado.iniciadaEm.getTime()),
-      iniciada_em: resultado.iniciadaEm,
-      duracao_ms: resultado.duracaoMs,
-      status_http: resultado.statusHttp,
-      sucesso: resultado.sucesso,
-      resposta: resultado.resposta,
-      erro: encerrar ? `${resultado.erro} (410 Gone: the subscription is switched off)` : resultado.erro,
-      cabecalhos,
-      encerrar,
-      proxima_tentativa_em: atraso ? new Date(fim + atraso.expiracaoMs) : null,
-      retorno_ate: atraso ? new Date(fim + atraso.passoMs) : null,
-    });
+    const registrada = await registros.add(
+      {
+        entrega_id: trabalho.entrega_id,
+        tentativa_id: uuidv7(resultado.iniciadaEm.getTime()),
+        iniciada_em: resultado.iniciadaEm,
+        duracao_ms: resultado.duracaoMs,
+        status_http: resultado.statusHttp,
+        sucesso: resultado.sucesso,
+        resposta: resultado.resposta,
+        erro: encerrar ? `${resultado.erro} (410 Gone: the subscription is switched off)` : resultado.erro,
+        cabecalhos,
+        encerrar,
+        proxima_tentativa_em: atraso ? new Date(fim + atraso.expiracaoMs) : null,
+        retorno_ate: atraso ? new Date(fim + atraso.passoMs) : null,
+      },
+      // Urgent for an ordered delivery: the next event of its entity waits for this record.
+      reivindicada.sequencia !== null,
+    );
     posse.token = undefined; // recorded: the claim is over
     if (!registrada) {
       logger.info(doTrabalho(trabalho), 'delivery finished by another attempt meanwhile');
