@@ -41,7 +41,7 @@ export const deliveryWorkerConfig = baseConfig
     DELIVERY_DESTINATION_WAIT: durationFromEnv('1s').describe(
       'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
     ),
-    DELIVERY_RECORD_SPACING: durationFromEnv('10ms').describe(
+    DELIVERY_RECORD_SPACING: durationFromEnv('20ms').describe(
       'least time between the starts of two statements recording attempts (one at a time): below saturation the attempts of that time share one statement, so CPU falls with the rate; an attempt of an ordered subscription is recorded at once (0ms: back to back)',
     ),
     DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(

@@ -30,8 +30,8 @@ describe('Stop timeouts of the worker', () => {
 });
 
 describe('Spacing of the record statements', () => {
-  it('When nothing is set, then records start 10 ms apart at least; 0ms runs them back to back; past 1s is refused', () => {
-    expect(loadConfig(deliveryWorkerConfig, local).DELIVERY_RECORD_SPACING).toBe(10);
+  it('When nothing is set, then records start 20 ms apart at least; 0ms runs them back to back; past 1s is refused', () => {
+    expect(loadConfig(deliveryWorkerConfig, local).DELIVERY_RECORD_SPACING).toBe(20);
     expect(loadConfig(deliveryWorkerConfig, { ...local, DELIVERY_RECORD_SPACING: '0ms' }).DELIVERY_RECORD_SPACING).toBe(
       0,
     );
