@@ -68,7 +68,7 @@ const SOSSEGO_MAXIMO_MS = 30_000;
  * Waits until two seconds in a row had the machine's CPUs (every process, /proc/stat) under QUIETO busy,
  * at most SOSSEGO_MAXIMO_MS; the milliseconds waited.
  */
-async function esperarSossego(): Promise<number> {
+export async function esperarSossego(): Promise<number> {
   const inicio = Date.now();
   let quietos = 0;
   while (quietos < 2 && Date.now() - inicio < SOSSEGO_MAXIMO_MS) {
