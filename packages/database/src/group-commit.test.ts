@@ -166,6 +166,30 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await Promise.all([c, grupo.add('outro urgente', true)])).toEqual(['c', 'outro urgente']);
   });
 
+  it('When `maximo` leaves an urgent item out of the flush that starts and a slot is free, then it starts beside that flush instead of waiting for it to end', async () => {
+    const lotes: string[][] = [];
+    let soltar!: () => void;
+    const portao = new Promise<void>((resolve) => {
+      soltar = resolve;
+    });
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        if (itens.includes('b')) await portao; // a flush that stalls
+        return itens;
+      },
+      { paralelos: 2, maximo: 2, espacamento: 60_000 },
+    );
+    expect(await grupo.add('a')).toBe('a');
+    const esperando = [grupo.add('b'), grupo.add('c')];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Urgent: the flush starts at once, but holds two items: b and c.
+    expect(await grupo.add('urgente', true)).toBe('urgente');
+    expect(lotes).toEqual([['a'], ['b', 'c'], ['urgente']]);
+    soltar();
+    expect(await Promise.all(esperando)).toEqual(['b', 'c']);
+  });
+
   it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
     let chamadas = 0;
     const grupo = new GroupCommit<string, string>(

@@ -148,7 +148,12 @@ export class GroupCommit<I, O> {
     this.espera = undefined;
     this.aoEsvaziar?.(vez.length);
     try {
-      const saidas = await this.executar(vez.map((v) => v.item));
+      const emVoo = this.executar(vez.map((v) => v.item));
+      // An urgent item left behind by `maximo` starts beside this flush when a slot is free (after this
+      // flush's statement is sent, keeping their order), instead of waiting for it to end: nothing
+      // else looks at the queue before then.
+      if (this.urgentes > 0) this.agendar();
+      const saidas = await emVoo;
       for (const [i, v] of vez.entries()) v.resolve(saidas[i] as O);
     } catch (error) {
       if (vez.length === 1 || this.naoRepetir?.(error)) for (const v of vez) v.reject(error);
