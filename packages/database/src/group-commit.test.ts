@@ -190,6 +190,25 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await Promise.all(esperando)).toEqual(['b', 'c']);
   });
 
+  it('When `semEspacamento` is called (a stop), then the items waiting for the spacing go at once, and the next ones wait for none', async () => {
+    const lotes: string[][] = [];
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        return itens;
+      },
+      { paralelos: 1, espacamento: 60_000, inicio: 'fim-do-turno' },
+    );
+    expect(await grupo.add('a')).toBe('a');
+    const b = grupo.add('b');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lotes).toEqual([['a']]);
+    grupo.semEspacamento();
+    expect(await b).toBe('b');
+    expect(await grupo.add('c')).toBe('c');
+    expect(lotes).toEqual([['a'], ['b'], ['c']]);
+  });
+
   it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
     let chamadas = 0;
     const grupo = new GroupCommit<string, string>(

@@ -82,7 +82,7 @@ export class GroupCommit<I, O> {
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
   private readonly naoRepetir: GroupCommitOptions['naoRepetir'];
   private readonly escalonarApos: number;
-  private readonly espacamento: number;
+  private espacamento: number;
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -108,6 +108,18 @@ export class GroupCommit<I, O> {
       if (urgente) this.urgentes += 1;
       this.agendar();
     });
+  }
+
+  /**
+   * From now on no flush waits for `espacamento`, and the items waiting for it go at once: a stop,
+   * whose drain waits for them (the delivery worker's acks wait for their records).
+   */
+  semEspacamento(): void {
+    if (this.espacamento === 0) return;
+    this.espacamento = 0;
+    clearTimeout(this.espera);
+    this.espera = undefined;
+    this.agendar();
   }
 
   private agendar(): void {

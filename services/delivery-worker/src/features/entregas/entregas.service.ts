@@ -715,6 +715,8 @@ export function entregasService(deps: EntregasDeps) {
     parar(prazoMs: number): void {
       parando = true;
       limite.dispensarEsperas();
+      // The records waiting for DELIVERY_RECORD_SPACING go now: their acks, and so the drain, wait for them.
+      registros.semEspacamento();
       setTimeout(() => {
         cortado = true;
         deps.remetente.cortar();
