@@ -190,6 +190,24 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await Promise.all(esperando)).toEqual(['b', 'c']);
   });
 
+  it('When a wait set for `escalonarApos` is pending and the flush in flight ends, then the items wait only for the spacing, not the longer escalonarApos', async () => {
+    const inicios: Record<string, number> = {};
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        for (const i of itens) inicios[i] = performance.now();
+        if (itens.includes('a')) await new Promise((resolve) => setTimeout(resolve, 20));
+        return itens;
+      },
+      { paralelos: 2, escalonarApos: 1_000, espacamento: 40 },
+    );
+    const a = grupo.add('a');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Beside a flush in flight: it waits for escalonarApos; once that flush ends, the spacing alone.
+    const b = grupo.add('b');
+    expect(await Promise.all([a, b])).toEqual(['a', 'b']);
+    expect(inicios.b! - inicios.a!).toBeLessThan(500);
+  });
+
   it('When `semEspacamento` is called (a stop), then the items waiting for the spacing go at once, and the next ones wait for none', async () => {
     const lotes: string[][] = [];
     const grupo = new GroupCommit<string, string>(

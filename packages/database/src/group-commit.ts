@@ -73,6 +73,8 @@ export class GroupCommit<I, O> {
   /** When the latest flush started (performance.now()), for `escalonarApos` and `espacamento`. */
   private ultimoInicio = Number.NEGATIVE_INFINITY;
   private espera: NodeJS.Timeout | undefined;
+  /** When `espera` is due (performance.now()). */
+  private esperaAte = 0;
   /** Items waiting that were added as urgent: the spacing is skipped while there is one. */
   private urgentes = 0;
   private readonly maximo: number;
@@ -127,15 +129,20 @@ export class GroupCommit<I, O> {
     const apos = Math.max(this.emCurso > 0 ? this.escalonarApos : 0, this.urgentes === 0 ? this.espacamento : 0);
     const falta = apos > 0 ? this.ultimoInicio + apos - performance.now() : 0;
     if (falta > 0) {
-      if (this.urgentes > 0) {
-        // An urgent item shortens a wait set for the spacing to what escalonarApos alone asks.
+      // A wait set for a later time (the spacing, before an urgent item came; escalonarApos, before
+      // the flush in flight ended) is shortened to what is asked now.
+      const ate = performance.now() + falta;
+      if (this.espera && this.esperaAte > ate) {
         clearTimeout(this.espera);
         this.espera = undefined;
       }
-      this.espera ??= setTimeout(() => {
-        this.espera = undefined;
-        this.agendar();
-      }, Math.ceil(falta));
+      if (!this.espera) {
+        this.esperaAte = ate;
+        this.espera = setTimeout(() => {
+          this.espera = undefined;
+          this.agendar();
+        }, Math.ceil(falta));
+      }
       return;
     }
     if (this.inicio === 'imediato') {
