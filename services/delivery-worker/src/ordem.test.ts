@@ -269,7 +269,7 @@ describe('with records spaced by a second (DELIVERY_RECORD_SPACING)', () => {
 });
 
 describe('stopping with records spaced by a second (DELIVERY_RECORD_SPACING)', () => {
-  test('When the worker stops as an attempt ends, then its record goes at once instead of waiting for the spacing, which held the stop up to a second more', async () => {
+  test("When the worker stops as an attempt ends, then its record goes at once instead of waiting for the spacing, which held the stop up to a second more, and its claim's lease covers the wait", async () => {
     const worker = await startDeliveryWorkerForTests(hub, { DELIVERY_RECORD_SPACING: '1s' });
     let parado = false;
     try {
@@ -286,6 +286,13 @@ describe('stopping with records spaced by a second (DELIVERY_RECORD_SPACING)', (
       await waitFor(() => todasConcluidas([primeira!.entrega_id]), { intervalMs: 5, what: 'the first recorded' });
       const [segunda] = await c.entregar([segura], { broker: worker.broker, dados: dados(2) });
       await waitFor(() => segurados.length === 1, { intervalMs: 5, what: 'the second attempt under way' });
+      // Its claim's lease covers the record's wait too: DELIVERY_DESTINATION_WAIT (1s) + 2 ×
+      // DELIVERY_TIMEOUT (2s) + the spacing (1s), or the sweeper may take over a delivery whose record waits.
+      const [lease] = await hub.db.$queryRawUnsafe<{ restante: number }[]>(
+        'select extract(epoch from reivindicada_ate - now()) * 1000 as restante from entrega where id = $1::uuid',
+        segunda!.entrega_id,
+      );
+      expect(Number(lease?.restante)).toBeGreaterThan(5_500);
       const parando = worker.close().then(() => {
         parado = true;
       });
