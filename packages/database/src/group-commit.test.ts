@@ -171,6 +171,67 @@ describe('GroupCommit (a fake flush: the batching rules)', () => {
     expect(await Promise.all([c, grupo.add('outro urgente', true)])).toEqual(['c', 'outro urgente']);
   });
 
+  it('When `maximo` leaves an urgent item out of the flush that starts and a slot is free, then it starts beside that flush instead of waiting for it to end', async () => {
+    const lotes: string[][] = [];
+    let soltar!: () => void;
+    const portao = new Promise<void>((resolve) => {
+      soltar = resolve;
+    });
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        if (itens.includes('b')) await portao; // a flush that stalls
+        return itens;
+      },
+      { paralelos: 2, maximo: 2, espacamento: 60_000 },
+    );
+    expect(await grupo.add('a')).toBe('a');
+    const esperando = [grupo.add('b'), grupo.add('c')];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Urgent: the flush starts at once, but holds two items: b and c.
+    expect(await grupo.add('urgente', true)).toBe('urgente');
+    expect(lotes).toEqual([['a'], ['b', 'c'], ['urgente']]);
+    soltar();
+    expect(await Promise.all(esperando)).toEqual(['b', 'c']);
+  });
+
+  it('When a wait set for `escalonarApos` is pending and the flush in flight ends, then the items wait only for the spacing, not the longer escalonarApos', async () => {
+    const inicios: Record<string, number> = {};
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        for (const i of itens) inicios[i] = performance.now();
+        if (itens.includes('a')) await new Promise((resolve) => setTimeout(resolve, 20));
+        return itens;
+      },
+      { paralelos: 2, escalonarApos: 1_000, espacamento: 40 },
+    );
+    const a = grupo.add('a');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // Beside a flush in flight: it waits for escalonarApos; once that flush ends, the spacing alone.
+    const b = grupo.add('b');
+    expect(await Promise.all([a, b])).toEqual(['a', 'b']);
+    expect(inicios.b! - inicios.a!).toBeLessThan(500);
+  });
+
+  it('When `semEspacamento` is called (a stop), then the items waiting for the spacing go at once, and the next ones wait for none', async () => {
+    const lotes: string[][] = [];
+    const grupo = new GroupCommit<string, string>(
+      async (itens) => {
+        lotes.push(itens);
+        return itens;
+      },
+      { paralelos: 1, espacamento: 60_000, inicio: 'fim-do-turno' },
+    );
+    expect(await grupo.add('a')).toBe('a');
+    const b = grupo.add('b');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lotes).toEqual([['a']]);
+    grupo.semEspacamento();
+    expect(await b).toBe('b');
+    expect(await grupo.add('c')).toBe('c');
+    expect(lotes).toEqual([['a'], ['b'], ['c']]);
+  });
+
   it('When `executar` throws before returning a promise, in a batch and in its retries, then every item fails with it and none is left waiting', async () => {
     let chamadas = 0;
     const grupo = new GroupCommit<string, string>(

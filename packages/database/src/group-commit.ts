@@ -73,6 +73,8 @@ export class GroupCommit<I, O> {
   /** When the latest flush started (performance.now()), for `escalonarApos` and `espacamento`. */
   private ultimoInicio = Number.NEGATIVE_INFINITY;
   private espera: NodeJS.Timeout | undefined;
+  /** When `espera` is due (performance.now()). */
+  private esperaAte = 0;
   /** Items waiting that were added as urgent: the spacing is skipped while there is one. */
   private urgentes = 0;
   private readonly maximo: number;
@@ -82,7 +84,7 @@ export class GroupCommit<I, O> {
   private readonly aoEsvaziar: GroupCommitOptions['aoEsvaziar'];
   private readonly naoRepetir: GroupCommitOptions['naoRepetir'];
   private readonly escalonarApos: number;
-  private readonly espacamento: number;
+  private espacamento: number;
 
   constructor(
     private readonly executar: (itens: I[]) => Promise<O[]>,
@@ -110,20 +112,37 @@ export class GroupCommit<I, O> {
     });
   }
 
+  /**
+   * From now on no flush waits for `espacamento`, and the items waiting for it go at once: a stop,
+   * whose drain waits for them (the delivery worker's acks wait for their records).
+   */
+  semEspacamento(): void {
+    if (this.espacamento === 0) return;
+    this.espacamento = 0;
+    clearTimeout(this.espera);
+    this.espera = undefined;
+    this.agendar();
+  }
+
   private agendar(): void {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const apos = Math.max(this.emCurso > 0 ? this.escalonarApos : 0, this.urgentes === 0 ? this.espacamento : 0);
     const falta = apos > 0 ? this.ultimoInicio + apos - performance.now() : 0;
     if (falta > 0) {
-      if (this.urgentes > 0) {
-        // An urgent item shortens a wait set for the spacing to what escalonarApos alone asks.
+      // A wait set for a later time (the spacing, before an urgent item came; escalonarApos, before
+      // the flush in flight ended) is shortened to what is asked now.
+      const ate = performance.now() + falta;
+      if (this.espera && this.esperaAte > ate) {
         clearTimeout(this.espera);
         this.espera = undefined;
       }
-      this.espera ??= setTimeout(() => {
-        this.espera = undefined;
-        this.agendar();
-      }, Math.ceil(falta));
+      if (!this.espera) {
+        this.esperaAte = ate;
+        this.espera = setTimeout(() => {
+          this.espera = undefined;
+          this.agendar();
+        }, Math.ceil(falta));
+      }
       return;
     }
     if (this.inicio === 'imediato') {
@@ -148,7 +167,12 @@ export class GroupCommit<I, O> {
     this.espera = undefined;
     this.aoEsvaziar?.(vez.length);
     try {
-      const saidas = await this.executar(vez.map((v) => v.item));
+      const emVoo = this.executar(vez.map((v) => v.item));
+      // An urgent item left behind by `maximo` starts beside this flush when a slot is free (after this
+      // flush's statement is sent, keeping their order), instead of waiting for it to end: nothing
+      // else looks at the queue before then.
+      if (this.urgentes > 0) this.agendar();
+      const saidas = await emVoo;
       for (const [i, v] of vez.entries()) v.resolve(saidas[i] as O);
     } catch (error) {
       if (vez.length === 1 || this.naoRepetir?.(error)) for (const v of vez) v.reject(error);

@@ -42,7 +42,7 @@ export const deliveryWorkerConfig = baseConfig
       'how long a job may wait in memory for a turn at a destination at its limit before it is deferred to the shortest delay queue',
     ),
     DELIVERY_RECORD_SPACING: durationFromEnv('20ms').describe(
-      'least time between the starts of two statements recording attempts (one at a time): below saturation the attempts of that time share one statement, so CPU falls with the rate; an attempt of an ordered subscription is recorded at once (0ms: back to back)',
+      "least time between the starts of two statements recording attempts (one at a time): below saturation the attempts of that time share one statement, so CPU falls with the rate; an attempt of an ordered subscription, or taken from an isolated destination's own queue, is recorded at once (0ms: back to back)",
     ),
     DELIVERY_STOP_TIMEOUT: durationFromEnv('8s').describe(
       'on SIGTERM, how long attempts under way may finish before the rest go back to the queue; below SHUTDOWN_TIMEOUT, which also covers closing the connections',

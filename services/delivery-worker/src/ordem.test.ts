@@ -30,7 +30,7 @@ const servicos: SpawnedService[] = [];
 beforeAll(async () => {
   hub = await createTestHub();
   broker = await connectTestBroker('delivery-worker-ordem');
-  const caminhos = ['/falha-cedo', '/erro', '/livre', '/matar', '/deixada'];
+  const caminhos = ['/falha-cedo', '/erro', '/livre', '/matar', '/deixada', '/segurar'];
   receptor = await iniciarReceptor(
     Object.fromEntries(caminhos.map((c) => [c, (req, res, corpo) => rotas.get(c)!(req, res, corpo)])),
   );
@@ -265,6 +265,48 @@ describe('with records spaced by a second (DELIVERY_RECORD_SPACING)', () => {
     expect(daEntidade('/livre', entidade).map((r) => r.sequencia)).toEqual([1, 2, 3, 4, 5, 6]);
     // Waiting for the spacing, the five records after the first would take five seconds at least.
     expect(Date.now() - inicio).toBeLessThan(4_000);
+  }, 30_000);
+});
+
+describe('stopping with records spaced by a second (DELIVERY_RECORD_SPACING)', () => {
+  test("When the worker stops as an attempt ends, then its record goes at once instead of waiting for the spacing, which held the stop up to a second more, and its claim's lease covers the wait", async () => {
+    const worker = await startDeliveryWorkerForTests(hub, { DELIVERY_RECORD_SPACING: '1s' });
+    let parado = false;
+    try {
+      const c = await cenario(hub);
+      const livre = await c.assinar(receptor.url('/livre'));
+      const segura = await c.assinar(receptor.url('/segurar'));
+      rotas.set('/livre', (_req, res) => res.writeHead(200).end());
+      const segurados: http.ServerResponse[] = [];
+      rotas.set('/segurar', (_req, res) => {
+        segurados.push(res);
+      });
+      // A record just started: the next one, unordered, waits for the spacing.
+      const [primeira] = await c.entregar([livre], { broker: worker.broker, dados: dados(1) });
+      await waitFor(() => todasConcluidas([primeira!.entrega_id]), { intervalMs: 5, what: 'the first recorded' });
+      const [segunda] = await c.entregar([segura], { broker: worker.broker, dados: dados(2) });
+      await waitFor(() => segurados.length === 1, { intervalMs: 5, what: 'the second attempt under way' });
+      // Its claim's lease covers the record's wait too: DELIVERY_DESTINATION_WAIT (1s) + 2 ×
+      // DELIVERY_TIMEOUT (2s) + the spacing (1s), or the sweeper may take over a delivery whose record waits.
+      const [lease] = await hub.db.$queryRawUnsafe<{ restante: number }[]>(
+        'select extract(epoch from reivindicada_ate - now()) * 1000 as restante from entrega where id = $1::uuid',
+        segunda!.entrega_id,
+      );
+      expect(Number(lease?.restante)).toBeGreaterThan(5_500);
+      const parando = worker.close().then(() => {
+        parado = true;
+      });
+      segurados[0]!.writeHead(200).end();
+      const respondida = performance.now();
+      await waitFor(() => todasConcluidas([segunda!.entrega_id]), { intervalMs: 5, what: 'the second recorded' });
+      const registro = performance.now() - respondida;
+      await parando;
+      const parada = performance.now() - respondida;
+      // Waiting for the spacing, the record would start about a second after the first one's.
+      expect({ registro: registro < 400, parada: parada < 1_500 }).toEqual({ registro: true, parada: true });
+    } finally {
+      if (!parado) await worker.close();
+    }
   }, 30_000);
 });
 

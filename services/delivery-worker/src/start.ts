@@ -120,10 +120,13 @@ export async function startDeliveryWorker(
   await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
 
   const metricas = criarMetricas();
-  // A claim holds its delivery from the claim to the record: the wait for a turn, the POST, and as
-  // long again for signing and recording under load. After it, another worker may take it over.
+  // A claim holds its delivery from the claim to the record: the wait for a turn, the POST, as long
+  // again for signing and recording under load, and the record's wait for its statement
+  // (DELIVERY_RECORD_SPACING). After it, another worker may take it over.
+  const reivindicacaoMs =
+    config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT + config.DELIVERY_RECORD_SPACING;
   const repo = entregasRepository(sql, {
-    reivindicacaoMs: config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT,
+    reivindicacaoMs,
     reivindicacoesAteVeneno: config.DELIVERY_POISON_CLAIMS,
   });
   const destinos = new Destinos({
@@ -146,8 +149,7 @@ export async function startDeliveryWorker(
     },
     aoMudarCircuito: (origem, para) => metricas.transicoesDoCircuito.inc({ origem, para }),
   });
-  // The claim's lease: every job a stopped consumer had taken is settled within it.
-  const reivindicacaoMs = config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT;
+  // The claim's lease (above): every job a stopped consumer had taken is settled within it.
   const isolamento = new Isolamento({
     db,
     broker,

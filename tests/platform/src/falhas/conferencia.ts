@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { waitFor } from '@hub/testing';
 import type { Assinante } from '../e2e/receptor';
 import type { Platform } from '../platform';
@@ -146,4 +147,34 @@ function medir(cenario: string, resultado: Resultado, todas: ReturnType<Assinant
     entregas: primeiras.size,
     duplicadas: todas.length - primeiras.size,
   };
+}
+
+/**
+ * The database's side of a scenario, once the deliveries arrived: every delivery ends concluida
+ * (retries and the sweeper finish what the fault interrupted), and each has exactly one successful
+ * attempt recorded (a record is never written twice, whatever the copies on the wire).
+ */
+export async function conferirRegistros(platform: Platform): Promise<void> {
+  // A connection of its own: the stage's may have died with the database (57P01 on a restart).
+  const db = new pg.Client({ connectionString: platform.databases['hub-api'] });
+  await db.connect();
+  try {
+    const estado = async () =>
+      (
+        await db.query<{ entregas: boolean; nao_concluidas: number; duas_vezes: number; sem_registro: number }>(
+          `select exists (select 1 from entrega) as entregas,
+                (select count(*)::int from entrega where situacao <> 'concluida') as nao_concluidas,
+                (select count(*)::int from (select entrega_id from tentativa where sucesso
+                                            group by entrega_id having count(*) > 1) x) as duas_vezes,
+                (select count(*)::int from entrega e where not exists
+                   (select 1 from tentativa t where t.entrega_id = e.id and t.sucesso)) as sem_registro`,
+        )
+      ).rows[0]!;
+    await waitFor(async () => (await estado()).nao_concluidas === 0, { timeoutMs: 30_000, intervalMs: 250 }).catch(
+      () => undefined,
+    );
+    expect(await estado()).toEqual({ entregas: true, nao_concluidas: 0, duas_vezes: 0, sem_registro: 0 });
+  } finally {
+    await db.end();
+  }
 }

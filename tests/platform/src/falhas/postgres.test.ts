@@ -1,6 +1,6 @@
 import { type PrivatePostgres, startPrivatePostgres } from '@hub/testing';
 import { montarPalco, type Palco } from '../e2e/palco';
-import { conferir } from './conferencia';
+import { conferir, conferirRegistros } from './conferencia';
 import { prepararPublicacao, rajadaComFalha } from './ensaio';
 import { ENTREGADOR_RAPIDO, RITMO } from './ritmo';
 
@@ -44,6 +44,7 @@ test('When PostgreSQL is restarted during a burst of publications, then refusals
     publicacao,
   );
   await conferir('PostgreSQL restarted', platform, assinante, resultado, { porSegundo: RITMO.porSegundo });
+  await conferirRegistros(platform);
   expect(
     [...new Set(resultado.recusas.map((r) => `${r.status} ${r.codigo}`))].filter((r) => r !== '503 banco_indisponivel'),
   ).toEqual([]);

@@ -1,6 +1,6 @@
 import { type PrivateRabbit, startPrivateRabbit } from '@hub/testing';
 import { montarPalco, type Palco } from '../e2e/palco';
-import { conferir } from './conferencia';
+import { conferir, conferirRegistros } from './conferencia';
 import { prepararPublicacao, rajadaComFalha } from './ensaio';
 import { ENTREGADOR_RAPIDO, RITMO } from './ritmo';
 
@@ -26,4 +26,5 @@ test('When RabbitMQ is restarted during a burst of publications, then no accepte
   const publicacao = await prepararPublicacao(platform, assinante, 'rabbitmq');
   const resultado = await rajadaComFalha({ platform, assinante, ...RITMO, falha: () => rabbit.restart(0) }, publicacao);
   await conferir('RabbitMQ restarted', platform, assinante, resultado, { porSegundo: RITMO.porSegundo });
+  await conferirRegistros(platform);
 }, 240_000);

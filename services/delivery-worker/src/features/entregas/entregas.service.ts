@@ -110,6 +110,13 @@ interface Posse {
   token?: string;
   /** The destination circuit's probe this job holds (half-open), until its result is recorded. */
   sonda?: { origem: string; token: string };
+  /**
+   * The job came from its isolated destination's own queue, consumed with the destination's share as
+   * prefetch: each job holds a slot there until it is acked, so its record does not wait for
+   * DELIVERY_RECORD_SPACING (waiting, a share of 10 went 10 deliveries a second at most with a spacing
+   * of 1s, and the sweeper's copies of the jobs waiting behind them filled the queue faster).
+   */
+  doDestino?: boolean;
 }
 
 /** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
@@ -603,8 +610,9 @@ export function entregasService(deps: EntregasDeps) {
         proxima_tentativa_em: atraso ? new Date(fim + atraso.expiracaoMs) : null,
         retorno_ate: atraso ? new Date(fim + atraso.passoMs) : null,
       },
-      // Urgent for an ordered delivery: the next event of its entity waits for this record.
-      reivindicada.sequencia !== null,
+      // Urgent for an ordered delivery (the next event of its entity waits for this record) and for a
+      // job of an isolated destination's queue (its prefetch waits for it).
+      reivindicada.sequencia !== null || posse.doDestino === true,
     );
     posse.token = undefined; // recorded: the claim is over
     if (!registrada) {
@@ -678,7 +686,7 @@ export function entregasService(deps: EntregasDeps) {
       metricas.trabalhos.inc({ desfecho: 'duplicado' });
       logger.debug(doTrabalho(trabalho), 'a job of this delivery is under way here: waiting for it');
     }
-    const posse: Posse = {};
+    const posse: Posse = { doDestino };
     // Every log line of the job carries the request id of the publication that caused it (doTrabalho).
     const atual = anterior ? depoisDoAnterior(anterior, trabalho, message, posse) : tentar(trabalho, message, posse);
     emCurso.set(trabalho.entrega_id, atual);
@@ -715,6 +723,8 @@ export function entregasService(deps: EntregasDeps) {
     parar(prazoMs: number): void {
       parando = true;
       limite.dispensarEsperas();
+      // The records waiting for DELIVERY_RECORD_SPACING go now: their acks, and so the drain, wait for them.
+      registros.semEspacamento();
       setTimeout(() => {
         cortado = true;
         deps.remetente.cortar();
