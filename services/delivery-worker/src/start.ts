@@ -144,8 +144,8 @@ export async function startDeliveryWorker(
       janelaMs: config.DELIVERY_CIRCUIT_WINDOW,
       abertoMs: config.DELIVERY_CIRCUIT_OPEN_FOR,
       abertoMaximoMs: config.DELIVERY_CIRCUIT_OPEN_MAX,
-      // As a claim's: the wait for a turn, the POST, and as long again to sign and record.
-      sondaMs: config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT,
+      // A claim's lease: the probe's result is known once its attempt is recorded.
+      sondaMs: reivindicacaoMs,
     },
     aoMudarCircuito: (origem, para) => metricas.transicoesDoCircuito.inc({ origem, para }),
   });
