@@ -203,59 +203,64 @@ export async function cenario(hub: TestHub) {
       );
       // As publication's statement does (docs/decisions.md "Ordered delivery per entity"), in one
       // transaction: an ordered subscription's delivery takes the next sequencia of its entity from
-      // the chain's row (locked until the commit), and waits unless it is the chain's turn.
-      const { trabalhos, esperando } = await hub.db.$transaction(async (tx) => {
-        await tx.$executeRaw`
+      // the chain's row (locked until the commit), and waits unless it is the chain's turn. Tests hand
+      // in hundreds at once, which queue for the client's few connections longer than Prisma's 2 s
+      // default wait (CI failed with "Unable to start a transaction in the given time"): a minute.
+      const { trabalhos, esperando } = await hub.db.$transaction(
+        async (tx) => {
+          await tx.$executeRaw`
           insert into evento (id, tipo_de_evento_id, versao_do_esquema, aplicativo_publicador_id, entidade_id,
                               ocorrido_em, recebido_em, dados)
           values (${eventoId}::uuid, ${tipo}::uuid, 1, ${publicador}::uuid, ${entidade}, ${recebidoEm}, ${recebidoEm},
                   ${dados}::json)`;
-        const lugares = new Map<string, { sequencia: number; emEspera: boolean }>();
-        for (const a of assinaturas.filter((a) => a.ordenada)) {
-          const [cadeia] = await tx.$queryRaw<{ ultima: bigint; pronta: bigint }[]>`
+          const lugares = new Map<string, { sequencia: number; emEspera: boolean }>();
+          for (const a of assinaturas.filter((a) => a.ordenada)) {
+            const [cadeia] = await tx.$queryRaw<{ ultima: bigint; pronta: bigint }[]>`
             insert into sequencia_de_entidade as s (assinatura_id, entidade_id, ultima, pronta)
             values (${a.id}::uuid, ${entidade}, 1, 1)
             on conflict (assinatura_id, entidade_id) do update set ultima = s.ultima + 1
             returning s.ultima, s.pronta`;
-          lugares.set(a.id, { sequencia: Number(cadeia!.ultima), emEspera: cadeia!.ultima !== cadeia!.pronta });
-        }
-        const trabalhos = assinaturas.map((a) => ({
-          entrega_id: uuidv7(recebidoEm.getTime()),
-          evento_id: eventoId,
-          assinatura_id: a.id,
-          url_de_destino: a.url,
-          corpo: corpoPara(a.id, lugares.get(a.id)?.sequencia),
-          request_id: opcoes.requestId ?? null,
-        }));
-        await tx.entrega.createMany({
-          data: trabalhos.map((t, i) => ({
-            id: t.entrega_id,
-            eventoId,
-            eventoRecebidoEm: recebidoEm,
-            entidadeId: entidade,
-            assinaturaId: t.assinatura_id,
-            aplicativoAssinanteId: assinante,
-            tipoDeEventoId: tipo,
-            versaoDoEsquema: 1,
-            urlDeDestino: t.url_de_destino,
-            situacao: 'pendente',
-            maximoDeTentativas: assinaturas[i]!.maximoDeTentativas,
-            proximaTentativaEm: recebidoEm,
-            criadaEm: recebidoEm,
-            atualizadaEm: recebidoEm,
-            ...(lugares.has(t.assinatura_id)
-              ? {
-                  sequencia: BigInt(lugares.get(t.assinatura_id)!.sequencia),
-                  emEspera: lugares.get(t.assinatura_id)!.emEspera,
-                }
-              : {}),
-          })),
-        });
-        const esperando = new Set(
-          trabalhos.filter((t) => lugares.get(t.assinatura_id)?.emEspera).map((t) => t.entrega_id),
-        );
-        return { trabalhos, esperando };
-      });
+            lugares.set(a.id, { sequencia: Number(cadeia!.ultima), emEspera: cadeia!.ultima !== cadeia!.pronta });
+          }
+          const trabalhos = assinaturas.map((a) => ({
+            entrega_id: uuidv7(recebidoEm.getTime()),
+            evento_id: eventoId,
+            assinatura_id: a.id,
+            url_de_destino: a.url,
+            corpo: corpoPara(a.id, lugares.get(a.id)?.sequencia),
+            request_id: opcoes.requestId ?? null,
+          }));
+          await tx.entrega.createMany({
+            data: trabalhos.map((t, i) => ({
+              id: t.entrega_id,
+              eventoId,
+              eventoRecebidoEm: recebidoEm,
+              entidadeId: entidade,
+              assinaturaId: t.assinatura_id,
+              aplicativoAssinanteId: assinante,
+              tipoDeEventoId: tipo,
+              versaoDoEsquema: 1,
+              urlDeDestino: t.url_de_destino,
+              situacao: 'pendente',
+              maximoDeTentativas: assinaturas[i]!.maximoDeTentativas,
+              proximaTentativaEm: recebidoEm,
+              criadaEm: recebidoEm,
+              atualizadaEm: recebidoEm,
+              ...(lugares.has(t.assinatura_id)
+                ? {
+                    sequencia: BigInt(lugares.get(t.assinatura_id)!.sequencia),
+                    emEspera: lugares.get(t.assinatura_id)!.emEspera,
+                  }
+                : {}),
+            })),
+          });
+          const esperando = new Set(
+            trabalhos.filter((t) => lugares.get(t.assinatura_id)?.emEspera).map((t) => t.entrega_id),
+          );
+          return { trabalhos, esperando };
+        },
+        { maxWait: 60_000, timeout: 60_000 },
+      );
       if (opcoes.publicar !== false && opcoes.broker) {
         const broker = opcoes.broker;
         // A waiting delivery's job is not published: whoever finishes the one before it sends it.
