@@ -119,23 +119,24 @@ export class GroupCommit<I, O> {
   semEspacamento(): void {
     if (this.espacamento === 0) return;
     this.espacamento = 0;
+    this.cancelarEspera();
+    this.agendar();
+  }
+
+  private cancelarEspera(): void {
     clearTimeout(this.espera);
     this.espera = undefined;
-    this.agendar();
   }
 
   private agendar(): void {
     if (this.emCurso >= this.paralelos || this.fila.length === 0) return;
     const apos = Math.max(this.emCurso > 0 ? this.escalonarApos : 0, this.urgentes === 0 ? this.espacamento : 0);
-    const falta = apos > 0 ? this.ultimoInicio + apos - performance.now() : 0;
+    const ate = this.ultimoInicio + apos;
+    const falta = apos > 0 ? ate - performance.now() : 0;
     if (falta > 0) {
       // A wait set for a later time (the spacing, before an urgent item came; escalonarApos, before
       // the flush in flight ended) is shortened to what is asked now.
-      const ate = performance.now() + falta;
-      if (this.espera && this.esperaAte > ate) {
-        clearTimeout(this.espera);
-        this.espera = undefined;
-      }
+      if (this.espera && this.esperaAte > ate) this.cancelarEspera();
       if (!this.espera) {
         this.esperaAte = ate;
         this.espera = setTimeout(() => {
@@ -163,8 +164,7 @@ export class GroupCommit<I, O> {
     for (const v of vez) if (v.urgente) this.urgentes -= 1;
     this.emCurso += 1;
     this.ultimoInicio = performance.now();
-    clearTimeout(this.espera);
-    this.espera = undefined;
+    this.cancelarEspera();
     this.aoEsvaziar?.(vez.length);
     try {
       const emVoo = this.executar(vez.map((v) => v.item));
