@@ -7,7 +7,8 @@
 // Then retention erasing an expired day of 1,000,000 events (bench/retencao.ts, issue 19).
 // Then tracing on against off (bench/rastreamento.ts, issue 21), and ordered delivery per entity beside
 // unordered (bench/ordem.ts, issue 20).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento or ordem runs that section alone.
+// Then overload at three times the saturation rate (bench/sobrecarga.ts, issue 38).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem or sobrecarga runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -22,6 +23,7 @@ import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
 import { HEADING as RASTREAMENTO_HEADING, rastreamento } from './rastreamento';
 import { retencao, HEADING as RETENCAO_HEADING } from './retencao';
+import { HEADING as SOBRECARGA_HEADING, sobrecarga } from './sobrecarga';
 import { terco, HEADING as TERCO_HEADING } from './terco';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -201,6 +203,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   ordem: async () => {
     log('ordered delivery per entity beside unordered (bench/ordem.ts)');
     publishSection(await ordem(log), ORDEM_HEADING, log);
+  },
+  sobrecarga: async () => {
+    log('three times the saturation rate through the gateway (bench/sobrecarga.ts)');
+    publishSection(await sobrecarga(log), SOBRECARGA_HEADING, log);
   },
 };
 

@@ -184,56 +184,6 @@ export interface BrokerOptions {
   maxBackoffMs?: number;
   /** How long a publish waits for a lost connection to come back before it fails. */
   publishWaitMs?: number;
-  /**
-   * Sends the frames amqplib has queued, on all channels, in one socket write per turn
-   * (`agruparEscritas`) instead of one each. For a process that publishes many messages at once
-   * (hub-api: a batch of publications' delivery jobs).
-   */
-  groupWrites?: boolean;
-}
-
-/** What amqplib keeps inside a connection (lib/connection.js, lib/mux.js of amqplib 2). */
-interface Internals {
-  connection?: {
-    stream?: { cork?: () => void; uncork?: () => void };
-    muxer?: { _readIncoming?: () => void };
-  };
-}
-
-/**
- * The socket's high-water mark when writes are grouped. The multiplexer stops a turn as soon as
- * `write` answers false, at the socket's default of 16 KiB, and goes on at the next 'drain': a
- * batch of 8 publications' 24 jobs (about 50 KiB with their frames) went out in three or four
- * writev, each a system call and a wake-up of RabbitMQ. At 256 KiB a turn's frames (publication
- * hands the broker at most 50 jobs a turn, about 100 KiB) go out in one. Flow control is the same,
- * at a higher mark: past it `write` answers false and the multiplexer waits for 'drain'.
- */
-export const ESCRITA_AGRUPADA_BYTES = 256 * 1024;
-
-/**
- * amqplib's multiplexer moves each channel's queued frames to the socket one `write` at a time, and
- * each write of an idle socket is a system call of its own: 1 to 3 per message (a message over 2 KiB
- * is written as its method-and-header frame, then its body frame). hub-api publishes the delivery
- * jobs of a whole batch of publications at once, 50 to 100 writes in one turn: corked, they go out
- * as one writev (docs/decisions.md "hub-api's publication on node:http"). Flow control is
- * unchanged: `write` still answers false past the socket's high-water mark, and the multiplexer
- * then waits for 'drain' as before. Left as it is when amqplib's insides are not where they were.
- */
-export function agruparEscritas(connection: ChannelModel): boolean {
-  const inner = (connection as unknown as Internals).connection;
-  const stream = inner?.stream;
-  const muxer = inner?.muxer;
-  const ler = muxer?._readIncoming;
-  if (!stream?.cork || !stream.uncork || !muxer || typeof ler !== 'function') return false;
-  muxer._readIncoming = () => {
-    stream.cork!();
-    try {
-      ler.call(muxer);
-    } finally {
-      stream.uncork!();
-    }
-  };
-  return true;
 }
 
 /**
@@ -506,11 +456,7 @@ export class Broker extends EventEmitter {
       clientProperties: { connection_name: `${this.options.name} ${hostname()}:${process.pid}` },
       // A node that takes the TCP connection and then says nothing must not hold the failover.
       timeout: CONNECT_TIMEOUT_MS,
-      // amqplib hands its socket options to net.connect: see ESCRITA_AGRUPADA_BYTES.
-      ...(this.options.groupWrites ? { writableHighWaterMark: ESCRITA_AGRUPADA_BYTES } : {}),
     });
-    if (this.options.groupWrites && !agruparEscritas(connection))
-      this.logger.warn('amqplib internals not found: frames written one at a time');
     connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
     connection.on('close', () => this.onConnectionLost(connection));
     connection.on('handler-error', (error) => this.logger.error({ err: error }, 'amqp event handler failed'));

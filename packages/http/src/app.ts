@@ -49,11 +49,15 @@ function configured(app: Express): Express {
 /**
  * The frame every service shares: request ids, JSON bodies, metrics, health, OpenAPI, then the
  * service's routers, then 404 and the problem+json error handler. No I/O happens here. Routes
- * marked `fast` are also served ahead of all of it on node:http (fast-path.ts): the app's handle
- * takes them first, so every server of the app (listen, a test's supertest) has them.
+ * marked `fast` are served by the app's first middleware (fast-path.ts), ahead of the rest of the
+ * chain, so every server of the app (listen, a test's supertest) has them.
  */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = configured(express());
+  let serveFast: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
+  app.use((req, res, next) => {
+    if (serveFast === undefined || !serveFast(req, res)) next();
+  });
   const bodyLimit = options.bodyLimit ?? BODY_LIMIT;
 
   const checks = Object.entries(options.readiness ?? {});
@@ -145,23 +149,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   const fastRoutes = options.routers.flatMap((r) => r.fastRoutes);
   if (fastRoutes.length > 0) {
-    const serveFast = createFastPath({
+    serveFast = createFastPath({
       routes: fastRoutes.map((route) => ({ route, ahead: ahead.get(route.spec) ?? [] })),
       bodyLimit,
       time,
       answerError: (handlers) => configured(express()).use(raiseFastPathFailure, ...handlers, problems),
     });
-    const handle = (app as unknown as Handles).handle;
-    (app as unknown as Handles).handle = function (req, res, callback) {
-      if (!serveFast(req, res)) handle.call(this, req, res, callback);
-    };
   }
   return app;
-}
-
-/** Express's entry point, which the app calls for every request (`app(req, res)`). */
-interface Handles {
-  handle(this: unknown, req: IncomingMessage, res: ServerResponse, callback?: unknown): void;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

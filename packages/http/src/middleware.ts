@@ -74,8 +74,7 @@ const requestIdOn = (req: IncomingMessage): { request_id?: string } => {
 /**
  * The log line of a known error answered as a problem: at warn, with `contexto` naming the request.
  * A 5xx repeats for every request while its cause lasts: once per 10 s and kind through `limit`
- * (`omitidas`: how many were not). problemHandler's, and the gateway's raw front's (which answers
- * without express).
+ * (`omitidas`: how many were not).
  */
 export function registrarProblema(
   logger: Logger,

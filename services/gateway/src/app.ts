@@ -12,6 +12,7 @@ import express, { type Express } from 'express';
 import type { GatewayConfig } from './config';
 import { cors } from './edge/cors';
 import { createCallerIdentifier } from './edge/caller';
+import { oneHost } from './edge/one-host';
 import { createRateLimiter, rateLimitPerCaller } from './edge/rate-limit';
 import { securityHeaders } from './edge/security-headers';
 import { healthRouter } from './health/health.routes';
@@ -19,8 +20,6 @@ import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { panelRouter } from './panel/panel.routes';
-import { createEntrada } from './proxy/entrada';
-import { createFront } from './proxy/front';
 import { createProxy } from './proxy/proxy';
 import { upstreamOf, upstreamsFrom } from './routes';
 
@@ -30,14 +29,9 @@ export interface GatewayDeps {
 }
 
 export interface GatewayApp {
-  /**
-   * Serves the public port: the raw front (proxy/entrada.ts) reads the fast path's requests off
-   * the socket, and hands every other connection to node:http, whose handler is the front
-   * (proxy/front.ts: the fast path for services' routes, the express app for the rest). Its close lets the
-   * answers under way finish, on both.
-   */
+  /** Serves the public port on node:http; its close lets the answers under way finish. */
   listen(port: number, host?: string, options?: ListenOptions): Promise<RunningServer>;
-  /** The express app alone (the gateway's own routes and the long way to the services). */
+  /** The express app: every request of the public port. */
   app: Express;
   /** GET /metrics, for GATEWAY_METRICS_PORT only. */
   metricsApp: Express;
@@ -46,10 +40,10 @@ export interface GatewayApp {
 }
 
 /**
- * The gateway: request ids, security headers, metrics, CORS, health, rate limit, then its own documents and the proxy to
- * the service owning each path. Bodies are never parsed here; they stream through. Requests for a
- * service from a known caller skip express (proxy/front.ts). Its metrics are a separate app, for a
- * port of their own.
+ * The gateway: request ids, security headers, metrics, CORS, health, rate limit, then its own
+ * documents and the proxy to the service owning each path. One way through for every request:
+ * node:http parses it, express routes it, undici sends it on. Bodies are never parsed here; they
+ * stream through. Its metrics are a separate app, for a port of their own.
  */
 export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   const upstreams = upstreamsFrom(config);
@@ -60,7 +54,8 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
     bodyLimit: config.GATEWAY_BODY_LIMIT,
     timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT,
     logger,
-    observe: metrics.observe,
+    maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
+    trustProxy: config.GATEWAY_TRUST_PROXY,
   });
   const openapi = createOpenApiSource(
     list,
@@ -79,7 +74,10 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
     audience: config.IDENTITY_AUDIENCE,
     algorithms: config.IDENTITY_ALGORITHMS,
   });
-  const identify = createCallerIdentifier(verifier, { ttlMs: config.GATEWAY_TOKEN_CACHE });
+  const identify = createCallerIdentifier(verifier, {
+    ttlMs: config.GATEWAY_TOKEN_CACHE,
+    refusedTtlMs: config.GATEWAY_REFUSED_TOKEN_CACHE,
+  });
   const origins = config.CORS_ORIGINS ?? (config.HUB_AMBIENTE === 'LOCALHOST' ? ['*'] : []);
   const limiter = createRateLimiter({
     usuario: config.RATE_LIMIT_USER_PER_MINUTE,
@@ -91,16 +89,16 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
-  // No AsyncLocalStorage in the gateway: on Node 20 it hooks every async resource of the process,
-  // the fast path's included; the few request lines name their id themselves (docs/decisions.md,
-  // "The gateway's CPU per request, measured side by side").
+  // No AsyncLocalStorage in the gateway: the few request lines name their id themselves.
   app.use(requestIdWithoutContext);
   app.use(securityHeaders(config.HUB_AMBIENTE));
   app.use(metrics.record);
   app.use(cors(origins));
-  app.use(healthRouter(list));
+  app.use(oneHost);
+  const rateLimit = rateLimitPerCaller(limiter, identify);
+  app.use(healthRouter(list, rateLimit));
   app.use(hideMetrics);
-  app.use(rateLimitPerCaller(limiter, identify));
+  app.use(rateLimit);
   app.use(
     panelRouter({ ambiente: config.HUB_AMBIENTE, identityTokenUrl: new URL('/token', config.IDENTITY_JWKS_URL).href }),
   );
@@ -108,29 +106,8 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(proxy.handler);
   app.use(routeNotFound);
   app.use(problemHandler(logger));
-  const handler = createFront({ app, proxy, identify, limiter, ambiente: config.HUB_AMBIENTE, origins });
-  const entrada = createEntrada({
-    proxy,
-    identify,
-    limiter,
-    ambiente: config.HUB_AMBIENTE,
-    origins,
-    observe: metrics.observe,
-    bodyLimit: config.GATEWAY_BODY_LIMIT,
-    logger,
-  });
   return {
-    async listen(port, host, options) {
-      const running = await listen(handler, port, host, options);
-      entrada.instalar(running.server, options?.requestTimeoutMs);
-      return {
-        ...running,
-        close: async () => {
-          entrada.fechar();
-          await running.close();
-        },
-      };
-    },
+    listen: (port, host, options) => listen(app, port, host, options),
     app,
     metricsApp: metrics.app,
     close: proxy.close,

@@ -119,6 +119,18 @@ export const gatewayConfig = baseConfig
     GATEWAY_TOKEN_CACHE: durationFromEnv('1m').describe(
       'how long the rate limit remembers a verified token (never past its expiry), so each request is not verified again',
     ),
+    GATEWAY_REFUSED_TOKEN_CACHE: durationFromEnv('5s').describe(
+      'how long a token that failed verification is remembered as naming nobody, so a flood of one forged token costs one verification',
+    ),
+    GATEWAY_MAX_IN_FLIGHT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(256)
+      .describe(
+        'requests under way at once to one service instance (its kept-alive connections); one more is answered 503 sobrecarregado at once',
+      ),
     GATEWAY_TRUST_PROXY: z
       .string()
       .default('false')
@@ -126,7 +138,7 @@ export const gatewayConfig = baseConfig
         v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v,
       )
       .describe(
-        'Express "trust proxy": false when clients reach the gateway directly; hops or subnets behind a load balancer',
+        'Express "trust proxy": false (clients reach the gateway directly: their X-Forwarded-* are replaced by what the gateway saw), or the hops or subnets of the proxies in front whose X-Forwarded-* are kept',
       ),
     GATEWAY_UPSTREAM_TIMEOUT: durationFromEnv('30s').describe('an upstream silent for this long is a 504'),
     GATEWAY_OPENAPI_CACHE: durationFromEnv('10s').describe('how long the merged OpenAPI document is reused'),

@@ -118,7 +118,7 @@ export async function startHubApi(
   // The subscribing applications' routes (/entregas, /assinaturas) on connections of their own: up to
   // HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of them wait here, never in the panel's pool.
   const dbDeAplicativos = createDb(config.HUB_DATABASE_URL, 4);
-  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api', groupWrites: true }).start();
+  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);

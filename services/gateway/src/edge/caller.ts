@@ -6,18 +6,13 @@ export interface Caller {
   id: string;
 }
 
-export interface IdentifyCaller {
-  (authorization: string | undefined): Promise<Caller | undefined>;
-  /**
-   * The caller without waiting, when a verification of this header is remembered; undefined
-   * otherwise (nobody, or only a verification can tell: the proxy's fast path then takes the long way).
-   */
-  known(authorization: string | undefined): Caller | undefined;
-}
+export type IdentifyCaller = (authorization: string | undefined) => Promise<Caller | undefined>;
 
 export interface CallerCacheOptions {
   /** How long a verified token is remembered at most (never past its `exp`). */
   ttlMs: number;
+  /** How long a token that failed verification is remembered as naming nobody. */
+  refusedTtlMs: number;
   /** Tokens remembered at once; the oldest are dropped first. */
   maxEntries?: number;
   now?: () => number;
@@ -25,8 +20,6 @@ export interface CallerCacheOptions {
 
 interface Entry {
   caller: Promise<Caller | undefined>;
-  /** The caller once the verification succeeded. */
-  verified?: Caller;
   until: number;
 }
 
@@ -36,10 +29,11 @@ const NOBODY = Promise.resolve(undefined);
  * The caller of a request, for the rate limit: the token is verified as the services verify it
  * (signature, issuer, audience, algorithm, expiry), so a forged or stale token names nobody and the
  * request is counted by its address. Verified tokens are remembered briefly, so the hop costs one
- * map lookup; concurrent requests with the same new token share one verification. Refusals are
- * not remembered: garbage tokens cannot fill the cache, and a token refused while the identity
- * keys were unreachable is tried again on the next request. The cache is keyed on the whole
- * Authorization header, so a remembered request is found without parsing it.
+ * map lookup; concurrent requests with the same new token share one verification. A refusal is
+ * remembered for `refusedTtlMs` only: a flood of one forged token costs one verification each
+ * time, and a token refused while the identity keys were unreachable is tried again soon after.
+ * Garbage cannot grow the cache past `maxEntries` (the oldest go first). The cache is keyed on the
+ * whole Authorization header, so a remembered request is found without parsing it.
  */
 export function createCallerIdentifier(verifier: TokenVerifier, options: CallerCacheOptions): IdentifyCaller {
   const maxEntries = options.maxEntries ?? 10_000;
@@ -60,7 +54,7 @@ export function createCallerIdentifier(verifier: TokenVerifier, options: CallerC
     }
   }
 
-  const identify = ((authorization) => {
+  const identify: IdentifyCaller = (authorization) => {
     if (authorization === undefined) return NOBODY;
     const at = now();
     const hit = cache.get(authorization);
@@ -75,21 +69,15 @@ export function createCallerIdentifier(verifier: TokenVerifier, options: CallerC
     const entry: Entry = { caller: NOBODY, until: at + options.ttlMs };
     entry.caller = verify(token).then((verified) => {
       if (!verified) {
-        if (cache.get(authorization) === entry) cache.delete(authorization);
+        entry.until = Math.min(entry.until, now() + options.refusedTtlMs);
         return undefined;
       }
       entry.until = Math.min(entry.until, verified.expiresAt);
-      entry.verified = verified.caller;
       return verified.caller;
     });
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
     cache.set(authorization, entry);
     return entry.caller;
-  }) as IdentifyCaller;
-  identify.known = (authorization) => {
-    if (authorization === undefined) return undefined;
-    const hit = cache.get(authorization);
-    return hit?.verified !== undefined && hit.until > now() ? hit.verified : undefined;
   };
   return identify;
 }

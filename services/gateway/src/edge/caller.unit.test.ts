@@ -33,7 +33,7 @@ describe('caller identification (unit)', () => {
 
   it('When a user or an application token is valid, then the caller is the e-mail (lower case) or the client_id', async () => {
     const { verifier } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     const user = tokenWith({ valid: true, typ: 'usuario', sub: 'u1', email: 'Ana@Empresa.com.br', exp: inAnHour() });
     const app = tokenWith({ valid: true, typ: 'aplicativo', sub: 'loja', exp: inAnHour() });
     await expect(identify(`Bearer ${user}`)).resolves.toEqual({ tipo: 'usuario', id: 'ana@empresa.com.br' });
@@ -42,7 +42,7 @@ describe('caller identification (unit)', () => {
 
   it('When there is no Bearer token or it is refused, then nobody is named', async () => {
     const { verifier } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     await expect(identify(undefined)).resolves.toBeUndefined();
     await expect(identify('Basic YTpi')).resolves.toBeUndefined();
     await expect(identify(`Bearer ${tokenWith({ typ: 'usuario', email: 'x@y' })}`)).resolves.toBeUndefined();
@@ -50,7 +50,7 @@ describe('caller identification (unit)', () => {
 
   it('When a verified token comes again within the cache time, then it is not verified again', async () => {
     const { verifier, calls } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     const header = `Bearer ${tokenWith({ valid: true, typ: 'aplicativo', sub: 'loja', exp: inAnHour() })}`;
     await identify(header);
     clock += 59_000;
@@ -63,7 +63,7 @@ describe('caller identification (unit)', () => {
 
   it('When many requests bring the same new token at once, then it is verified once', async () => {
     const { verifier, calls } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     const header = `Bearer ${tokenWith({ valid: true, typ: 'aplicativo', sub: 'loja', exp: inAnHour() })}`;
     await Promise.all(Array.from({ length: 50 }, () => identify(header)));
     expect(calls).toHaveLength(1);
@@ -71,7 +71,7 @@ describe('caller identification (unit)', () => {
 
   it('When the token expires before the cache time, then it is not remembered past its expiry', async () => {
     const { verifier, calls } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     const exp = Math.floor(clock / 1000) + 10;
     const header = `Bearer ${tokenWith({ valid: true, typ: 'aplicativo', sub: 'loja', exp })}`;
     await identify(header);
@@ -80,18 +80,20 @@ describe('caller identification (unit)', () => {
     expect(calls).toHaveLength(2);
   });
 
-  it('When a token is refused, then the refusal is not remembered', async () => {
+  it('When a token is refused, then the refusal is remembered for refusedTtlMs only: a flood of it is verified once', async () => {
     const { verifier, calls } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now });
     const header = `Bearer ${tokenWith({ typ: 'aplicativo', sub: 'loja', exp: inAnHour() })}`;
-    await identify(header);
-    await identify(header);
+    for (let i = 0; i < 50; i += 1) expect(await identify(header)).toBeUndefined();
+    expect(calls).toHaveLength(1);
+    clock += 5_001;
+    expect(await identify(header)).toBeUndefined();
     expect(calls).toHaveLength(2);
   });
 
   it('When the cache is full, then the oldest token is dropped first', async () => {
     const { verifier, calls } = countingVerifier();
-    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, now, maxEntries: 2 });
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000, now, maxEntries: 2 });
     const header = (sub: string) => `Bearer ${tokenWith({ valid: true, typ: 'aplicativo', sub, exp: inAnHour() })}`;
     await identify(header('a'));
     await identify(header('b'));

@@ -5,21 +5,6 @@ const DEFAULT_HEADERS = 'authorization, content-type, idempotency-key, x-request
 const EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit, ratelimit-policy, location';
 
 /**
- * The CORS headers of an answer to a request that is not a preflight, appended to `headers` as
- * [name, value, …] pairs (the proxy's fast path; the middleware below does the same with setHeader).
- */
-export function corsHeadersFor(origins: readonly string[]): (origin: string | undefined, headers: string[]) => void {
-  const any = origins.includes('*');
-  const allowed = new Set(origins);
-  return (origin, headers) => {
-    if (!origin || origins.length === 0) return;
-    if (!any) headers.push('vary', 'Origin');
-    if (any || allowed.has(origin))
-      headers.push('access-control-allow-origin', any ? '*' : origin, 'access-control-expose-headers', EXPOSED_HEADERS);
-  };
-}
-
-/**
  * CORS for browser clients (the panel). Tokens travel in the Authorization header, never in
  * cookies, so credentials are not allowed and "*" is safe for LOCALHOST.
  * Preflights are answered here and never reach a service.

@@ -1,3 +1,4 @@
+import { waitFor } from '@hub/testing';
 import request from 'supertest';
 import { readConfig } from '../config';
 import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
@@ -24,15 +25,39 @@ describe('gateway health', () => {
     });
   });
 
-  it('When one service is not ready, then /saude/prontidao is 503 and names it', async () => {
+  it('When one service is not ready, then /saude/prontidao is 503 and names it, within PRONTIDAO_CACHE_MS', async () => {
     gateway.upstreams.hubApi.ready = false;
     try {
-      const response = await request(gateway.url).get('/saude/prontidao').expect(503);
+      const response = await waitFor(async () => {
+        const r = await request(gateway.url).get('/saude/prontidao');
+        return r.status === 503 ? r : undefined;
+      });
       expect(response.body.situacao).toBe('indisponivel');
       expect(response.body.dependencias).toEqual({ access: 'ok', function: 'ok', 'hub-api': 'falha: respondeu 503' });
     } finally {
       gateway.upstreams.hubApi.ready = true;
     }
+  });
+
+  it('When /saude/prontidao is flooded from one address, then the services are asked once per round and the address gets 429', async () => {
+    const other = await startGatewayWithFakes({ RATE_LIMIT_PER_MINUTE: '100' });
+    const answers = await Promise.all(
+      Array.from({ length: 350 }, () =>
+        request(other.url)
+          .get('/saude/prontidao')
+          .then((r) => r.status),
+      ),
+    );
+    expect(answers.filter((s) => s === 200).length).toBe(100);
+    expect(answers.filter((s) => s === 429).length).toBe(250);
+    // Every request of the flood came within a few rounds of PRONTIDAO_CACHE_MS: a handful of checks, not 350.
+    expect(other.upstreams.access.readinessAsked).toBeLessThan(10);
+    const refused = await request(other.url).get('/saude/prontidao').expect(429);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(refused.headers['content-type']).toContain('application/problem+json');
+    // Liveness is the gateway's own and never fans out: not limited.
+    await request(other.url).get('/saude').expect(200);
+    await other.close();
   });
 
   it('When one service is down, then /saude/prontidao is 503 without revealing its address', async () => {

@@ -21,9 +21,8 @@ export type ObserveRequest = (upstream: string, method: string, status: number, 
 /**
  * Request durations per upstream and status in the Prometheus text format. Written by hand (a
  * few lines) so the gateway's hot path carries no metrics library: a request costs three map
- * lookups and two additions, no label string. `record` goes on the express app and `observe` is
- * the proxy's fast path's; `app` is served on its own port, so that what the gateway reveals about
- * its traffic stays inside.
+ * lookups and two additions, no label string. `record` goes on the express app; `app` is served on
+ * its own port, so that what the gateway reveals about its traffic stays inside.
  */
 export function createMetrics(
   upstreamOfPath: (path: string) => string | undefined,

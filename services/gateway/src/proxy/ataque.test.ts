@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -8,7 +9,7 @@ import request from 'supertest';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, osDoisCaminhos, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, osDoisChamadores, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
 import { bruto, corpoDe } from '../testing/raw-request.test-support';
 import { INTEIRO_ATE } from './proxy';
 
@@ -84,9 +85,22 @@ beforeAll(async () => {
 });
 afterAll(() => identity.close());
 
+/** How a GET through the gateway ends: an answer read whole ('answered'), or its connection cut ('cut'). */
+function desfecho(url: string, path: string, headers: Record<string, string>): Promise<'answered' | 'cut'> {
+  return new Promise((resolve) => {
+    httpRequest(`${url}${path}`, { headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve('answered'));
+      res.on('error', () => resolve('cut'));
+    })
+      .on('error', () => resolve('cut'))
+      .end();
+  });
+}
+
 const gatewayWith = (env: Record<string, string> = {}) => startGatewayWithKnownCaller(identity, token, env);
 
-const ambosOsCaminhos = osDoisCaminhos(() => token);
+const ambosOsCaminhos = osDoisChamadores(() => token);
 
 describe('attack on the gateway: smuggling and malformed requests, refused before any service', () => {
   let gateway: GatewayUnderTest;
@@ -365,9 +379,10 @@ describe.each(ambosOsCaminhos)('attack on the gateway proxy, %s', (_nome, header
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     const vistos = JSON.parse(corpoDe(resposta)).headers as Record<string, string>;
     expect(vistos['x-request-id']).toBe(id);
-    // The caller's claims come first; the address the gateway saw is last, where a proxy's reader looks.
-    expect(vistos['x-forwarded-for']).toBe('10.9.9.9,127.0.0.1');
-    expect(vistos['x-forwarded-proto']).toBe('https,http');
+    // Without GATEWAY_TRUST_PROXY the client's claims are replaced by what the gateway saw.
+    expect(vistos['x-forwarded-for']).toBe('127.0.0.1');
+    expect(vistos['x-forwarded-proto']).toBe('http');
+    expect(vistos['x-forwarded-host']).toBe('g');
     expect(vistos.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
   });
 
@@ -519,8 +534,6 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     ['a control byte in a header value', 'HTTP/1.1 200 OK\r\nX-A: a\x01b\r\nContent-Length: 2\r\n\r\nok'],
     ['a bare LF in its head', 'HTTP/1.1 200 OK\nX-A: b\r\nContent-Length: 2\r\n\r\nok'],
     ['a form feed around its Content-Length', 'HTTP/1.1 200 OK\r\nContent-Length: \f2\r\n\r\nok'],
-    // Node refuses to write such a reason phrase: it must not reach the client's answer (nor throw).
-    ['a control byte in its reason phrase', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok'],
     ['a status under 100', `HTTP/1.1 099 Antes\r\n\r\n${ok('depois')}`],
   ])('When the service answers %s, then 503 servico_indisponivel in problem+json', async (_caso, bytes) => {
     await diante(
@@ -561,19 +574,24 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
     );
   });
 
-  it("When the service's answer carries obs-text and a reason phrase of its own, then they come back byte for byte", async () => {
-    await diante(
-      () => Buffer.from('HTTP/1.1 200 Tudo Certo\r\nX-Texto: ma\xe7\xe3\r\nContent-Length: 2\r\n\r\nok', 'latin1'),
-      async (gateway) => {
-        const resposta = await bruto(gateway.url, [
-          `GET /funcao/x HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
-        ]);
-        expect(resposta).toMatch(/^HTTP\/1\.1 200 Tudo Certo\r\n/);
-        // The express path sets the service's headers one by one, by their lower-case names.
-        expect(resposta).toMatch(/\r\nX-Texto: ma\xe7\xe3\r\n/i);
-      },
-    );
-  });
+  it.each([
+    ['a reason phrase of its own', 'Tudo Certo'],
+    ['a control byte in its reason phrase', 'O\x01K'],
+  ])(
+    "When the service's answer carries obs-text and %s, then the header comes back byte for byte and node:http writes its own reason phrase",
+    async (_caso, razao) => {
+      await diante(
+        () => Buffer.from(`HTTP/1.1 200 ${razao}\r\nX-Texto: ma\xe7\xe3\r\nContent-Length: 2\r\n\r\nok`, 'latin1'),
+        async (gateway) => {
+          const resposta = await bruto(gateway.url, [
+            `GET /funcao/x HTTP/1.1\r\nHost: g\r\nConnection: close\r\n${linhas(headers)}\r\n`,
+          ]);
+          expect(resposta).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+          expect(resposta).toMatch(/\r\nX-Texto: ma\xe7\xe3\r\n/i);
+        },
+      );
+    },
+  );
 
   it("When the service's answer names the gateway's headers in Connection, then the client still gets the gateway's", async () => {
     await diante(
@@ -747,7 +765,7 @@ describe.each(ambosOsCaminhos)('attack on the gateway by a misbehaving service, 
   });
 });
 
-describe('attack on the gateway by a misbehaving service, on the light connections', () => {
+describe('attack on the gateway by a misbehaving service: framing that says two things', () => {
   it.each([
     ['a 204 that declares a body', 'HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n'],
     ['a 304 that declares a chunked body', 'HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n'],
@@ -755,20 +773,15 @@ describe('attack on the gateway by a misbehaving service, on the light connectio
       'chunked in HTTP/1.0, keep-alive',
       'HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',
     ],
-  ])('When the service answers %s, then its connection is not used again', async (_caso, bytes) => {
-    const portas: number[] = [];
-    const servico = await servicoBruto((n, socket) => {
-      portas.push(socket.remotePort!);
-      return n === 0 ? bytes : ok(`resposta ${n}`);
-    });
+  ])('When the service answers %s, then the next request gets its own answer', async (_caso, bytes) => {
+    const servico = await servicoBruto((n) => (n === 0 ? bytes : ok(`resposta ${n}`)));
     const gateway = await gatewayWith({ FUNCTION_URL: servico.url });
     try {
-      const primeira = await request(gateway.url).get('/funcao/x').set('authorization', `Bearer ${token}`);
-      expect(primeira.status).toBeLessThan(400);
+      // undici reads the answer as RFC 9112 §6.3 says (no body after a 204 or 304), or refuses it.
+      const primeira = await desfecho(gateway.url, '/funcao/x', { authorization: `Bearer ${token}` });
+      expect(['answered', 'cut']).toContain(primeira);
       const segunda = await request(gateway.url).get('/funcao/x').set('authorization', `Bearer ${token}`);
       expect({ status: segunda.status, text: segunda.text }).toEqual({ status: 200, text: 'resposta 1' });
-      // RFC 9112 §6.1 and §6.3: framing that cannot be trusted to have ended where it was read.
-      expect(portas[1]).not.toBe(portas[0]);
     } finally {
       await gateway.close();
       await servico.close();
@@ -893,7 +906,7 @@ describe('attack on the gateway: a small body declared and never finished', () =
   });
 });
 
-describe('attack on the gateway: the rate limit and the token cache on the fast path', () => {
+describe('attack on the gateway: the rate limit and the token cache', () => {
   let gateway: GatewayUnderTest;
   beforeAll(async () => {
     gateway = await gatewayWith({ RATE_LIMIT_APPLICATION_PER_MINUTE: '3' });
@@ -918,16 +931,10 @@ describe('attack on the gateway: the rate limit and the token cache on the fast 
     expect(gateway.upstreams.function.started.length).toBe(antes);
   });
 
-  it('When a token is altered by a byte, then it is not taken for the known one: it is counted by address, not fast', async () => {
-    const handle = jest.spyOn(gateway.express as unknown as { handle: () => void }, 'handle');
-    try {
-      const alterado = `Bearer ${token.slice(0, -2)}${token.at(-2) === 'A' ? 'B' : 'A'}${token.at(-1)}`;
-      const response = await request(gateway.url).get('/funcao').set('authorization', alterado).expect(200);
-      expect(response.headers['ratelimit-policy']).toMatch(/^"ip";/);
-      expect(handle).toHaveBeenCalledTimes(1);
-    } finally {
-      handle.mockRestore();
-    }
+  it('When a token is altered by a byte, then it is not taken for the known one: it is counted by address', async () => {
+    const alterado = `Bearer ${token.slice(0, -2)}${token.at(-2) === 'A' ? 'B' : 'A'}${token.at(-1)}`;
+    const response = await request(gateway.url).get('/funcao').set('authorization', alterado).expect(200);
+    expect(response.headers['ratelimit-policy']).toMatch(/^"ip";/);
   });
 });
 

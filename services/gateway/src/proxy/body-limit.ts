@@ -69,12 +69,13 @@ export class CorpoInteiro {
 }
 
 /**
- * Reads a chunked body, counting bytes, so that one over the limit never reaches a service.
- * Resolves with the body, or with undefined as soon as it passes the limit.
+ * Reads a body whole (chunked, or small with its length), counting bytes, so that one over the
+ * limit never reaches a service. Resolves with the body, or with undefined as soon as it passes the
+ * limit; rejects when the client goes away before its end.
  */
-export function readChunkedBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+export function readWholeBody(req: IncomingMessage, limit: number, initial: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    const corpo = new CorpoInteiro(limit, 16 * 1024);
+    const corpo = new CorpoInteiro(limit, initial);
     const onData = (chunk: Buffer) => {
       if (!corpo.add(chunk)) {
         cleanup();

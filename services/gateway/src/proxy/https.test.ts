@@ -16,6 +16,7 @@ describe('gateway in front of a service over https', () => {
   const reached: {
     servername: string | false | null | undefined;
     host: string | undefined;
+    forwardedHost: string | string[] | undefined;
     port: number | undefined;
   }[] = [];
   let server: Server;
@@ -27,7 +28,12 @@ describe('gateway in front of a service over https', () => {
     await writeFile(path.join(dir, 'ca.pem'), LOCALHOST_CERT);
     server = createServer({ key: LOCALHOST_KEY, cert: LOCALHOST_CERT }, (req, res) => {
       const socket = req.socket as TLSSocket;
-      reached.push({ servername: socket.servername, host: req.headers.host, port: socket.remotePort });
+      reached.push({
+        servername: socket.servername,
+        host: req.headers.host,
+        forwardedHost: req.headers['x-forwarded-host'],
+        port: socket.remotePort,
+      });
       req.resume();
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
@@ -43,7 +49,7 @@ describe('gateway in front of a service over https', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("When a service is at an https URL, then requests reach it, asking for and checking the service's name whatever Host the client sent, on one kept-alive connection", async () => {
+  it("When a service is at an https URL, then requests reach it, asking for and checking the service's name (its Host too), the client's Host as X-Forwarded-Host, on one kept-alive connection", async () => {
     const { port } = server.address() as { port: number };
     gateway = spawnService(path.join(__dirname, '..', 'main.ts'), {
       GATEWAY_PORT: '0',
@@ -58,7 +64,8 @@ describe('gateway in front of a service over https', () => {
     const second = await request(url).post('/funcao/c').set('host', 'outro.example').send({ d: 1 }).expect(200);
     expect(second.body).toEqual({ servico: 'function', method: 'POST', url: '/funcao/c' });
     expect(reached.map((r) => r.servername)).toEqual(['localhost', 'localhost']);
-    expect(reached.map((r) => r.host)).toEqual(['hub.example', 'outro.example']);
+    expect(reached.map((r) => r.host)).toEqual([`localhost:${port}`, `localhost:${port}`]);
+    expect(reached.map((r) => r.forwardedHost)).toEqual(['hub.example', 'outro.example']);
     expect(reached[1]!.port).toBe(reached[0]!.port);
     expect(await gateway.stop()).toBe(0);
   });

@@ -1,7 +1,8 @@
+import { waitFor } from '@hub/testing';
 import request from 'supertest';
-import { INTEIRO_ATE } from './proxy';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, readinessOnce, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { INTEIRO_ATE } from './proxy';
 
 /** hub-api as two instances behind the gateway (HUB_API_URL with two URLs). */
 describe('gateway in front of several instances of a service', () => {
@@ -25,10 +26,12 @@ describe('gateway in front of several instances of a service', () => {
 
   it('When one instance is not ready, then the gateway is still ready; when none is, it is not', async () => {
     segunda.ready = false;
+    // Once a round of checks has asked the second instance since, the answer is the services' now.
+    const asked = segunda.readinessAsked;
+    await waitFor(async () => (await request(gateway.url).get('/saude/prontidao')) && segunda.readinessAsked > asked);
     expect((await request(gateway.url).get('/saude/prontidao')).status).toBe(200);
     gateway.upstreams.hubApi.ready = false;
-    const nenhuma = await request(gateway.url).get('/saude/prontidao');
-    expect(nenhuma.status).toBe(503);
+    const nenhuma = await readinessOnce(gateway.url, 503);
     expect(nenhuma.body.dependencias['hub-api']).toMatch(/^falha/);
     segunda.ready = true;
     gateway.upstreams.hubApi.ready = true;

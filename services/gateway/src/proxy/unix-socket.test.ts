@@ -5,7 +5,7 @@ import request from 'supertest';
 import { readConfig } from '../config';
 import { instanceOf } from '../routes';
 import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, startGatewayWithFakes } from '../testing/gateway.test-support';
+import { type GatewayUnderTest, readinessOnce, startGatewayWithFakes } from '../testing/gateway.test-support';
 import { INTEIRO_ATE } from './proxy';
 
 /** hub-api on the gateway's host, reached on its Unix socket (HUB_API_URL=unix:/…), as `pnpm start` runs them. */
@@ -52,11 +52,10 @@ describe('gateway to a service on a Unix socket', () => {
   });
 
   it('When the service on the socket is ready, then so is the gateway; when it is not, the gateway says so', async () => {
-    expect((await request(gateway.url).get('/saude/prontidao')).status).toBe(200);
+    await readinessOnce(gateway.url, 200);
     local.ready = false;
-    const pronta = await request(gateway.url).get('/saude/prontidao');
+    const pronta = await readinessOnce(gateway.url, 503);
     local.ready = true;
-    expect(pronta.status).toBe(503);
     expect(pronta.body.dependencias['hub-api']).toBe('falha: respondeu 503');
   });
 
@@ -71,8 +70,7 @@ describe('gateway to a service on a Unix socket', () => {
         expect(parada.status).toBe(503);
         expect(parada.headers['retry-after']).toBe('2');
         expect(parada.body.codigo).toBe('servico_indisponivel');
-        const pronta = await request(sozinha.url).get('/saude/prontidao');
-        expect(pronta.status).toBe(503);
+        const pronta = await readinessOnce(sozinha.url, 503);
         expect(pronta.body.dependencias['hub-api']).toBe('falha: inacessivel');
       } finally {
         await sozinha.close();
@@ -82,7 +80,7 @@ describe('gateway to a service on a Unix socket', () => {
         expect({ i, status: respondida.status }).toEqual({ i, status: 200 });
       }
       expect(outra.seen.filter((v) => v.method === 'POST')).toHaveLength(4);
-      expect((await request(duas.url).get('/saude/prontidao')).status).toBe(200);
+      await readinessOnce(duas.url, 200);
     } finally {
       await duas.close();
       await outra.close();

@@ -21,6 +21,8 @@ export interface FakeUpstream extends RunningServer {
   /** …/recusa-cedo: body bytes received after its early 401, when its request ended or its connection closed. */
   afterEarlyAnswer: { bytes: number; ended: boolean }[];
   ready: boolean;
+  /** How many times its readiness was asked. */
+  readinessAsked: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export async function startFakeUpstream(
   const app = express();
   let upstream: FakeUpstream;
   app.get('/saude/prontidao', (_req, res) => {
+    upstream.readinessAsked += 1;
     res.status(upstream.ready ? 200 : 503).json({ situacao: upstream.ready ? 'ok' : 'indisponivel', servico: name });
   });
   app.get('/openapi.json', (_req, res) => {
@@ -147,6 +150,7 @@ export async function startFakeUpstream(
     interrupted: [] as string[],
     afterEarlyAnswer: [] as { bytes: number; ended: boolean }[],
     ready: true,
+    readinessAsked: 0,
   });
   return upstream;
 }

@@ -1,8 +1,7 @@
 import type { Server } from 'node:http';
 import { listen, type RouteSpec, type RunningServer } from '@hub/http';
-import type { Express } from 'express';
 import { createLogger } from '@hub/log';
-import type { TestIdentity } from '@hub/testing';
+import { type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
 import { createGatewayApp } from '../app';
 import { readConfig } from '../config';
@@ -13,9 +12,7 @@ export interface GatewayUnderTest {
   /** The metrics port's base URL. */
   metricsUrl: string;
   upstreams: { access: FakeUpstream; function: FakeUpstream; hubApi: FakeUpstream };
-  /** The gateway's express app: a test spies on its `handle` to see which requests took the long way. */
-  express: Express;
-  /** The public port's node:http server: its 'request' events are the requests the raw front handed over. */
+  /** The public port's node:http server. */
   server: Server;
   /** Drops the upstream connections, then closes the ports: requests under way fail at once. */
   close(): Promise<void>;
@@ -55,7 +52,6 @@ export async function startGatewayWithFakes(
     url: server.url,
     metricsUrl: metrics.url,
     upstreams,
-    express: gateway.app,
     server: server.server,
     close: async () => {
       gateway.close();
@@ -70,10 +66,7 @@ export async function startGatewayWithFakes(
   };
 }
 
-/**
- * The gateway in front of fakes, with the test identity, whose caller's token was verified once
- * already: that caller's requests take the fast path (proxy/front.ts).
- */
+/** The gateway in front of fakes, with the test identity, whose caller's token was verified once already. */
 export async function startGatewayWithKnownCaller(
   identity: TestIdentity,
   token: string,
@@ -85,12 +78,23 @@ export async function startGatewayWithKnownCaller(
 }
 
 /**
- * The two ways through the gateway every proxy behaviour must hold on, as the headers of each: the
- * express app (a request that names nobody) and the fast path (a caller whose token was verified a
- * moment before: front.ts). `token` is read when the headers are, after the test's beforeAll.
+ * The two callers every proxy behaviour must hold for, as the headers of each: one that names
+ * nobody (counted by address) and one whose token was verified a moment before (counted as itself).
+ * `token` is read when the headers are, after the test's beforeAll.
  */
-export const osDoisCaminhos = (token: () => string) =>
+export const osDoisChamadores = (token: () => string) =>
   [
-    ['the express path (no token)', (): Record<string, string> => ({})],
-    ['the fast path (a token verified before)', (): Record<string, string> => ({ authorization: `Bearer ${token()}` })],
+    ['no token', (): Record<string, string> => ({})],
+    ['a token verified before', (): Record<string, string> => ({ authorization: `Bearer ${token()}` })],
   ] as const;
+
+/**
+ * The gateway's /saude/prontidao once it answers `status`: it asks the services once per
+ * PRONTIDAO_CACHE_MS, so a change is seen within that time, not at once.
+ */
+export function readinessOnce(url: string, status: number): Promise<request.Response> {
+  return waitFor(async () => {
+    const response = await request(url).get('/saude/prontidao');
+    return response.status === status ? response : undefined;
+  });
+}

@@ -1,0 +1,142 @@
+import { connect } from 'node:net';
+import type { RunningServer } from '@hub/http';
+import { createLogger } from '@hub/log';
+import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
+import request from 'supertest';
+import { createGatewayApp } from '../app';
+import { readConfig } from '../config';
+import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
+import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import { bruto } from '../testing/raw-request.test-support';
+
+/**
+ * The findings of the review that led the gateway to node:http and undici: a Connection header that
+ * named Content-Length smuggled a request into another caller's, an idle connection held a minute,
+ * requests to a busy service waited without bound.
+ */
+let identity: TestIdentity;
+let atacante: string;
+let vitima: string;
+beforeAll(async () => {
+  identity = await startTestIdentity();
+  atacante = await identity.appToken('atacante');
+  vitima = await identity.appToken('vitima');
+});
+afterAll(() => identity.close());
+
+describe('the gateway writes the framing of what it forwards', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '1' });
+  });
+  afterAll(() => gateway.close());
+
+  it.each(['keep-alive, Content-Length', 'Content-Length', 'close, content-length, transfer-encoding, host'])(
+    "When Connection names the framing (%s), then the body stays this request's and the next caller is answered for itself",
+    async (connection) => {
+      const hubApi = gateway.upstreams.hubApi;
+      const antes = hubApi.seen.length;
+      // One connection to the service (GATEWAY_MAX_IN_FLIGHT 1): the victim's request goes on the same one.
+      const contrabando = 'DELETE /assinatura/alheia HTTP/1.1\r\nHost: x\r\nX: ';
+      const ataque = await bruto(
+        gateway.url,
+        [
+          `POST /eventos HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${atacante}\r\nConnection: ${connection}\r\n` +
+            `Content-Type: text/plain\r\nContent-Length: ${contrabando.length}\r\n\r\n${contrabando}`,
+        ],
+        1_000,
+      );
+      expect(ataque).toMatch(/^HTTP\/1\.1 200 /);
+      const resposta = await request(gateway.url).get('/assinatura/minha').set('authorization', `Bearer ${vitima}`);
+      expect(resposta.status).toBe(200);
+      expect(resposta.body).toMatchObject({ servico: 'hub-api', method: 'GET', url: '/assinatura/minha' });
+      const vistos = hubApi.seen.slice(antes);
+      expect(vistos.map((v) => `${v.method} ${v.url}`)).toEqual(['POST /eventos', 'GET /assinatura/minha']);
+      expect(vistos[0]!.bodyBytes).toBe(contrabando.length);
+      expect(vistos[0]!.headers['content-length']).toBe(String(contrabando.length));
+      expect(vistos[1]!.headers.authorization).toBe(`Bearer ${vitima}`);
+    },
+  );
+
+  it('When a request is refused for two Content-Lengths or a Transfer-Encoding beside one, then no service sees it', async () => {
+    const antes = gateway.upstreams.hubApi.started.length;
+    for (const framing of [
+      'Content-Length: 3\r\nContent-Length: 4',
+      'Content-Length: 3\r\nTransfer-Encoding: chunked',
+    ]) {
+      const resposta = await bruto(gateway.url, [
+        `POST /eventos HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${atacante}\r\n${framing}\r\n\r\nabcd`,
+      ]);
+      expect(resposta).toMatch(/^HTTP\/1\.1 400 /);
+    }
+    expect(gateway.upstreams.hubApi.started.length).toBe(antes);
+  });
+});
+
+describe('the gateway under more requests than a service takes', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '2' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When more requests than GATEWAY_MAX_IN_FLIGHT are under way to a service, then the next is 503 sobrecarregado at once, unsent', async () => {
+    const bearer = `Bearer ${atacante}`;
+    const lentas = [1, 2].map((i) =>
+      request(gateway.url).get(`/evento/devagar?ms=1500&i=${i}`).set('authorization', bearer),
+    );
+    const pendentes = lentas.map((l) => l.then((r) => r.status));
+    await waitFor(() => gateway.upstreams.hubApi.started.filter((p) => p.includes('devagar')).length === 2);
+    const antes = gateway.upstreams.hubApi.started.length;
+    const recusada = await request(gateway.url).post('/eventos').set('authorization', bearer).send({ a: 1 });
+    expect(recusada.status).toBe(503);
+    expect(recusada.body.codigo).toBe('sobrecarregado');
+    expect(recusada.headers['retry-after']).toBe('1');
+    expect(recusada.headers['content-type']).toContain('application/problem+json');
+    expect(gateway.upstreams.hubApi.started.length).toBe(antes);
+    // Another service has slots of its own.
+    await request(gateway.url).get('/funcao').set('authorization', bearer).expect(200);
+    expect(await Promise.all(pendentes)).toEqual([200, 200]);
+    // Once they are answered, the slots are free again.
+    await request(gateway.url).post('/eventos').set('authorization', bearer).send({ a: 2 }).expect(200);
+  });
+});
+
+describe('the gateway and a connection that sends nothing', () => {
+  let hubApi: FakeUpstream;
+  let server: RunningServer;
+  let close: () => void;
+  beforeAll(async () => {
+    hubApi = await startFakeUpstream('hub-api');
+    const config = readConfig({ ...identity.env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
+    const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
+    close = gateway.close;
+    server = await gateway.listen(0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+  });
+  afterAll(async () => {
+    close();
+    await server.close();
+    await hubApi.close();
+  });
+
+  it('When a fresh connection sends no byte, then node:http closes it within the header timeout', async () => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    let recebido = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      recebido += chunk;
+    });
+    const fechou = await new Promise<boolean>((resolve) => {
+      const limite = setTimeout(() => resolve(false), 10_000);
+      socket.once('close', () => {
+        clearTimeout(limite);
+        resolve(true);
+      });
+    });
+    socket.destroy();
+    expect(fechou).toBe(true);
+    expect(recebido === '' || /^HTTP\/1\.1 408 /.test(recebido)).toBe(true);
+  });
+});
