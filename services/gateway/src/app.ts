@@ -92,8 +92,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.disable('etag');
   app.set('trust proxy', config.GATEWAY_TRUST_PROXY);
   // No AsyncLocalStorage in the gateway: on Node 20 it hooks every async resource of the process,
-  // the fast path's included; the few request lines name their id themselves (docs/decisions.md,
-  // "The gateway's CPU per request, measured side by side").
+  // the fast path's included; the few request lines name their id themselves (docs/decisions/gateway-edge.md).
   app.use(requestIdWithoutContext);
   app.use(securityHeaders(config.HUB_AMBIENTE));
   app.use(metrics.record);

@@ -26,7 +26,7 @@ import { CABECA_MAXIMA, campoDe, DIGITOS, FIM_DA_CABECA, type Receptor } from '.
 import { conexaoRecusada, type GatewayProxy, INTEIRO_ATE, type Leve } from './proxy';
 
 /**
- * The gateway's raw front (docs/decisions.md, "The gateway's raw front"): its public port reads
+ * The gateway's raw front: its public port reads
  * requests off the socket itself when they are the fast path's, the plain case of a publication,
  * and hands every other connection to node:http, where the front (front.ts) and the express app
  * serve it as before.
@@ -782,7 +782,7 @@ export function createEntrada(opcoes: EntradaOptions): Entrada {
   return {
     instalar(server, requestTimeoutMs = REQUEST_TIMEOUT_MS) {
       // Traced, every request goes through node:http, whose instrumentation records the gateway's
-      // server span and makes it the services' parent (docs/decisions.md, "The gateway's raw front").
+      // server span and makes it the services' parent.
       if (rastreamentoLigado()) return;
       comum.esperaDoPedido = requestTimeoutMs;
       comum.esperaDaCabeca = Math.min(requestTimeoutMs, HEADERS_TIMEOUT_MS);

@@ -37,7 +37,7 @@ function namedByConnection(values: string | undefined): Set<string> | undefined 
  * ones (names keep their case, repeated headers stay repeated): hop-by-hop headers dropped, the
  * request id the gateway settled on, X-Forwarded-For/-Port/-Proto/-Host saying who called, and the
  * trace context (the caller's `traceparent` as it came, or the gateway's span when tracing records,
- * or a new trace: docs/decisions.md "Tracing with OpenTelemetry"). A body the gateway read whole
+ * or a new trace: docs/decisions/tracing.md). A body the gateway read whole
  * (`bodyLength`) goes with its own Content-Length.
  */
 export function requestHeadersFor(req: IncomingMessage, requestId: string, bodyLength?: number): string[] {

@@ -4,8 +4,7 @@ import { connect } from 'node:net';
 /**
  * A light connection of the gateway's own to one service instance, for the fast path: one request
  * at a time, written as one buffer, its answer read here by a small HTTP/1.1 response reader, with
- * no dispatcher, queue or request object between (docs/decisions.md, "The gateway's light
- * connections"). The answer reaches the proxy through the same callbacks undici calls (the Exchange
+ * no dispatcher, queue or request object between. The answer reaches the proxy through the same callbacks undici calls (the Exchange
  * in proxy.ts), so every failure is answered the same whichever way a request went.
  *
  * What it reads comes from the platform's own services, but it is read as strictly as from
