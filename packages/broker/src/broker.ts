@@ -216,7 +216,8 @@ export const ESCRITA_AGRUPADA_BYTES = 256 * 1024;
  * is written as its method-and-header frame, then its body frame). hub-api publishes the delivery
  * jobs of a whole batch of publications at once, 50 to 100 writes in one turn: corked, they go out
  * as one writev. Flow control is unchanged: `write` still answers false past the socket's high-water
- * mark, and the multiplexer then waits for 'drain' as before. Left as it is when amqplib's insides are not where they were.
+ * mark, and the multiplexer then waits for 'drain' as before. Left as it is when amqplib's insides
+ * are not where they were.
  */
 export function agruparEscritas(connection: ChannelModel): boolean {
   const inner = (connection as unknown as Internals).connection;
