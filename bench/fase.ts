@@ -109,8 +109,7 @@ async function checkpoints(url: string, antes: boolean, log?: (line: string) => 
 /**
  * Before a measured stretch: a CHECKPOINT of the platform's PostgreSQL and a rollover of RabbitMQ's
  * quorum WAL (when they are known and local), so that the storage work the writes before it owe is
- * done now and not inside the stretch (docs/decisions.md, "Checkpoints and the isolation
- * benchmark"). Returns the server's count of checkpoints begun after its CHECKPOINT, when known.
+ * done now and not inside the stretch (docs/decisions/isolation-benchmark.md). Returns the server's count of checkpoints begun after its CHECKPOINT, when known.
  */
 export async function comecarLimpo(entorno: Entorno, log: (line: string) => void): Promise<number | undefined> {
   const antes = entorno.servidor ? await checkpoints(entorno.servidor, true, log) : undefined;

@@ -555,7 +555,7 @@ function secao(linhas: Linha[], info: { cargaAntes: number; ritmo: number; satur
       'so timeouts and retries happen within a phase. Every phase starts right after a CHECKPOINT and a rollover ' +
       "of RabbitMQ's quorum-queue WAL (its segment writer awaited), so that the storage work owed to what was " +
       'written before it (the saturation measure, the bulk backlog and its vacuum) is not done inside it, ' +
-      'stalling its commits and queues (docs/decisions.md, "Checkpoints and the isolation benchmark"), and once ' +
+      'stalling its commits and queues (docs/decisions/isolation-benchmark.md), and once ' +
       'the machine has settled (two seconds in a row under 30 % busy, at most 30 s: what RabbitMQ and the kernel ' +
       'still write of the backlog, or of a teardown, is set-up, not the noisy destination); ' +
       '"checkpoints begun" counts those that still did (the server is shared: any session\'s WAL counts), and ' +

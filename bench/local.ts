@@ -43,7 +43,7 @@ export function deleteVhost(name: string): void {
  * writer has moved what the old one held into the queues' segment files (RabbitMQ 3.10's ra): the
  * storage work owed to the messages written so far is done now, not at the next rollover (every
  * 512 MB of writes by default), which stalls every quorum queue of the node while it runs
- * (docs/decisions.md, "Checkpoints and the isolation benchmark"). False when it cannot (a remote
+ * (docs/decisions/isolation-benchmark.md). False when it cannot (a remote
  * broker, no rabbitmqctl).
  */
 export function rolarWalDoRabbit(): boolean {

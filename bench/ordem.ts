@@ -1,4 +1,4 @@
-// Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"): what keeping order
+// Ordered delivery per entity (docs/decisions/ordered-delivery-per-entity.md): what keeping order
 // costs. The same load twice, each on a fresh hub and one worker process: events of 1,000 entities
 // (entidade_id = event number mod 1,000), each delivered to 4 subscriptions on 4 local receivers
 // that answer 200 at once (as bench/entregar.ts, 50 POSTs at once per destination), published at the

@@ -216,7 +216,7 @@ async function main() {
     throw new Error(`BENCH_ONLY is one of ${Object.keys(SECTIONS).join(', ')}, not ${only}`);
   log(`Node ${process.version} (${process.execPath})`);
   // Production runs Node 24, and a regression of its own went unseen while every run here used the
-  // machine's Node 20 (docs/decisions.md, "hub-api's heap on Node 24").
+  // machine's Node 20 (docs/decisions/v8-heap-settings.md).
   if (!process.version.startsWith('v24.'))
     log(
       'warning: production runs Node 24; put it first on PATH as .ci/run does, or these figures describe another runtime',

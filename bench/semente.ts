@@ -153,8 +153,7 @@ export const RESUMO_E_RECUSADOS = [
 /**
  * The latency histograms of the last 48 h (migration 021) as dense as they get: 60 buckets (20 ms to
  * about 3.6 s) in every slice of the current and the previous hour, which the workers write, and in
- * slice 0 of the older hours, which the retention job has folded (docs/decisions.md, "The latency of
- * deliveries in the summary"): the summary sums 2 × 16 × 60 + 22 × 60 rows.
+ * slice 0 of the older hours, which the retention job has folded (docs/decisions/summary-and-latency.md): the summary sums 2 × 16 × 60 + 22 × 60 rows.
  */
 const SEED_DAS_LATENCIAS = `insert into resumo_latencia_por_hora (hora, fatia, balde, entregas)
      select date_trunc('hour', now(), 'UTC') - h * interval '1 hour', f, b, 1 + (random() * 50)::int

@@ -49,8 +49,7 @@ export async function terco(log: (line: string) => void): Promise<string> {
     const s = await saturacao(r, saudavel, platform, SATURACAO, log);
     log(`e2e saturation, all healthy, through the gateway: ${s.toFixed(0)} events/s${SATURACAO ? ' (given)' : ''}`);
     // Each phase after a CHECKPOINT and a rollover of RabbitMQ's WAL, and once the machine has
-    // settled from the phase before, as the isolation benchmark's (docs/decisions.md, "Checkpoints
-    // and the isolation benchmark"): a phase measures its own rate, not the end of the one before.
+    // settled from the phase before, as the isolation benchmark's (docs/decisions/isolation-benchmark.md): a phase measures its own rate, not the end of the one before.
     const entorno = { ...entornoDe(platform, VHOST), sossegar: true };
     // BENCH_TRACE_DIR: each phase's trace, second by second (bench/rastro.ts; read it with bench/rastro-resumo.ts).
     const fase = (a: Alvo, ritmo: number) =>
@@ -101,7 +100,7 @@ function secao(
       `${ESPERA_MS / 1000} s after the load stopped counts as never. Every phase starts after a CHECKPOINT and a rollover of RabbitMQ's quorum WAL, once the ` +
       'machine has settled (two seconds in a row under 30 % busy, 30 s at most); ' +
       '"checkpoints begun" counts those that still began during it (any session\'s), "other work\'s CPU" the share of ' +
-      `the machine's CPUs processes not of this run took (docs/decisions.md, "Checkpoints and the isolation benchmark"). ` +
+      `the machine's CPUs processes not of this run took (docs/decisions/isolation-benchmark.md). ` +
       `Platform: ${info.mode}.`,
     '',
     "| phase | events/s asked | sent | accepted | healthy deliveries arrived | publication → arrival p50 ms | p99 ms | answer → first byte p50 ms | p99 ms | POST p99 ms | checkpoints begun | other work's CPU | load average at start |",

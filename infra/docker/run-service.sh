@@ -18,11 +18,11 @@ case "$service" in
 esac
 # The delivery worker's young generation is doubled (32 MB semi-spaces): its jobs in flight live
 # longer than V8's default one takes to fill, so each scavenge copied them all again
-# (docs/decisions.md, "The delivery worker's CPU per delivery", third pass). NODE_MAX_SEMI_SPACE_MB
+# (docs/decisions/delivery-worker-cpu.md, third pass). NODE_MAX_SEMI_SPACE_MB
 # overrides it for any service; 0 leaves V8's default.
 # hub-api's is set beside its old space cap: on Node 24 V8 grows the young generation to 64 MB
 # semi-spaces, and next to a 192 MB old space hub-api spent about a third of its time collecting
-# (docs/decisions.md, "hub-api's heap on Node 24"); 16 is what V8 took on Node 20.
+# (docs/decisions/v8-heap-settings.md); 16 is what V8 took on Node 20.
 case "$service" in
   delivery-worker) semi="${NODE_MAX_SEMI_SPACE_MB:-32}" ;;
   hub-api) semi="${NODE_MAX_SEMI_SPACE_MB:-16}" ;;

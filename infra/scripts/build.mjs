@@ -38,7 +38,7 @@ const sourceDirname = (outdir) => ({
 
 /**
  * OpenTelemetry's instrumentations of express and pg patch those packages as Node's `require` loads
- * them (docs/decisions.md "Tracing with OpenTelemetry"); bundled, they would never be required and
+ * them (docs/decisions/tracing.md); bundled, they would never be required and
  * never patched. So they stay outside the bundle: each import of them becomes a require of the file
  * it resolved to, relative to the bundle (like `sourceDirname`, the tree must be whole).
  */

@@ -38,8 +38,7 @@ const SERVICES = [
   { name: 'function', portVar: 'FUNCTION_PORT', port: 8082, urlVar: 'FUNCTION_URL', socketVar: 'FUNCTION_SOCKET' },
   // heapMb: V8's old space capped, as infra/docker/run-service.sh does (NODE_MAX_OLD_SPACE_MB overrides, 0: none).
   // Its young generation is set with the cap: on Node 24 V8 grows it to 64 MB semi-spaces, and
-  // beside a 192 MB old space hub-api then spent about a third of its time collecting (docs/decisions.md,
-  // "hub-api's heap on Node 24").
+  // beside a 192 MB old space hub-api then spent about a third of its time collecting (docs/decisions/v8-heap-settings.md).
   {
     name: 'hub-api',
     portVar: 'HUB_API_PORT',
@@ -50,8 +49,7 @@ const SERVICES = [
     semiMb: 16,
   },
   // semiMb: V8's young generation (--max-semi-space-size), as run-service.sh does (NODE_MAX_SEMI_SPACE_MB
-  // overrides, 0: V8's default): the worker's jobs in flight outlive a 16 MB one (docs/decisions.md,
-  // "The delivery worker's CPU per delivery", third pass).
+  // overrides, 0: V8's default): the worker's jobs in flight outlive a 16 MB one (docs/decisions/delivery-worker-cpu.md, third pass).
   { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084, semiMb: 32 },
   { name: 'demo-receiver', portVar: 'DEMO_RECEIVER_PORT', port: 8086, urlVar: 'DEMO_RECEIVER_URL' },
   { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080 },
@@ -99,8 +97,7 @@ const SOCKET_PATH_MAX_BYTES = 107;
 
 /**
  * With START_UNIX_SOCKETS=true, the gateway reaches each routed service over a Unix socket the
- * service serves beside its port (docs/decisions.md, "The gateway to a service on the same host
- * over a Unix socket"): the hop costs both processes a little less than loopback TCP. Off by
+ * service serves beside its port (docs/decisions/unix-socket-upstreams.md): the hop costs both processes a little less than loopback TCP. Off by
  * default: with it, the healthy subscribers' p99 beside a failing one (bench/terco.ts) was 2.6-5.2x
  * the all-healthy one in four runs against 1.1-1.2x over TCP, for a cause not found yet. The others
  * keep the ports. A socket the caller set (HUB_API_SOCKET…) is the one used; none for a service whose

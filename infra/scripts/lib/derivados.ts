@@ -195,7 +195,7 @@ export function documentoDeConfiguracao(): string {
     'which is PRODUCTION) the service refuses to start without the variable and names it.',
     '',
     "Tracing is configured by OpenTelemetry's standard `OTEL_*` variables, which the SDK reads itself in",
-    'gateway, hub-api and the delivery worker (so they are in no schema below): README, "Operations",',
+    'gateway, hub-api and the delivery worker (so they are in no schema below): docs/operations.md, "Tracing",',
     'lists them; nothing is exported unless `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_TRACES_EXPORTER` asks.',
     '',
     '## Read by several services',

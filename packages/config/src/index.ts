@@ -183,7 +183,7 @@ export function socketPathProblem(path: string): string | undefined {
 
 /**
  * A Unix socket the service also serves HTTP on, beside its port, for a gateway on the same host
- * (docs/decisions.md, "The gateway to a service on the same host over a Unix socket"); unset, none.
+ * (docs/decisions/unix-socket-upstreams.md); unset, none.
  */
 export const socketPathFromEnv = () =>
   z

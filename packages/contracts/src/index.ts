@@ -132,8 +132,7 @@ export function corposDaEntrega(
   }).slice(0, -1);
   const cauda = `${evento.teste ? ',"teste":true' : ''},"dados":${dadosTexto}}`;
   // The recipient is signed with the rest: a delivery captured at one subscriber names another. An
-  // ordered subscription's delivery says its place among its entity's (docs/decisions.md "Ordered
-  // delivery per entity"); an unordered one's body has no sequencia at all.
+  // ordered subscription's delivery says its place among its entity's (docs/decisions/ordered-delivery-per-entity.md); an unordered one's body has no sequencia at all.
   return (assinaturaId, sequencia) =>
     `${cabeca},"assinatura_id":${JSON.stringify(assinaturaId)}${sequencia == null ? '' : `,"sequencia":${sequencia}`}${cauda}`;
 }
@@ -147,7 +146,7 @@ export const corpoDaEntrega = (
 ): string => corposDaEntrega(evento, dadosTexto)(assinaturaId, sequencia);
 
 // `.v2`: the queues declared before these had no dead-lettering, and RabbitMQ refuses to redeclare
-// a queue with other arguments (docs/decisions.md, "Queues with dead letters").
+// a queue with other arguments (docs/decisions/queues-with-dead-letters.md).
 export const QUEUES = {
   acessoColaboradores: 'access.colaboradores.v2',
   funcaoColaboradores: 'function.colaboradores.v2',
@@ -331,7 +330,7 @@ export async function declareConsumingQueue(
     if ((error as { code?: number }).code !== 406) throw error;
     throw new Error(
       `queue ${queue} exists with other arguments than dead-lettering to ${mortas} with x-delivery-limit ` +
-        `${DELIVERY_LIMIT}; drain and delete it, or see docs/decisions.md ("Queues with dead letters")`,
+        `${DELIVERY_LIMIT}; drain and delete it, or see docs/decisions/queues-with-dead-letters.md`,
       { cause: error },
     );
   }

@@ -70,7 +70,7 @@ describe('Internal topology', () => {
     await broker.withChannel((ch) => ch.assertQueue(queue, { durable: true }));
     await expect(
       broker.withChannel((ch) => declareConsumingQueue(ch, queue, EXCHANGES.identidade, '#')),
-    ).rejects.toThrow(/exists with other arguments.*docs\/decisions.md/);
+    ).rejects.toThrow(/exists with other arguments.*docs\/decisions\/queues-with-dead-letters\.md/);
     await broker.withChannel(async (ch) => {
       await ch.deleteQueue(queue);
       await ch.deleteQueue(`${queue}.mortas`);

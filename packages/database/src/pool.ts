@@ -26,7 +26,7 @@ export const CONEXAO = {
  * their clients this way. So every client gets a listener of its own for its whole life, added when
  * it connects; the error still reaches whoever uses the client, as its next query's failure
  * ("not queryable"), and the pool drops the client when it comes back
- * (docs/decisions.md, "A restart never ends a process").
+ * (docs/decisions/database-pools.md).
  */
 export function criarPool(config: pg.PoolConfig, logger?: Logger, nome = 'database'): pg.Pool {
   const pool = new pg.Pool({ ...CONEXAO, ...config });
@@ -51,7 +51,7 @@ const TEMPO_ESGOTADO = 'Query read timeout';
  * own writes never committed, or committed with the abandoned ones by its COMMIT. With the
  * connection ended, everything queued on it fails at once ("Connection terminated"), the pool drops
  * the client when it comes back, and the server rolls the open transaction back
- * (docs/decisions.md, "Pools").
+ * (docs/decisions/database-pools.md).
  */
 function derrubarAoEsgotar(client: pg.PoolClient): void {
   const consultar = client.query as (...args: unknown[]) => unknown;

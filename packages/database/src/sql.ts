@@ -28,8 +28,7 @@ export const ESPERA_MAXIMA_MS = 10_000;
  * Their connections plan without sequential scans (`enable_seqscan=off`). A generic plan is kept
  * until the table's statistics change, and one made while `entrega` held a few pages scans it whole:
  * after a burst of 100,000 deliveries a claim took 20–40 ms instead of 0.5, until autovacuum's next
- * ANALYZE (up to a minute), and the worker's throughput fell with it (docs/decisions.md, "Plans that
- * do not go stale"). Each of these statements reaches its rows by key, so an index is right at any
+ * ANALYZE (up to a minute), and the worker's throughput fell with it (docs/decisions/hot-statements-prepared.md). Each of these statements reaches its rows by key, so an index is right at any
  * size; a statement with no index to use still gets its sequential scan.
  */
 export class SqlPool {

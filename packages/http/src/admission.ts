@@ -57,7 +57,7 @@ const unauthenticated = (error: unknown) => (error as { status?: unknown } | nul
  * What `createHttpApp` runs for a route with admission before anything reads the body: the route's
  * guards (the bearer token is in the headers), then the limiter. So a request without a valid token
  * never holds a slot: one that sends its body slowly, or never, cannot fill them and have honest
- * publications refused for overload (docs/decisions.md, "Admission after authentication").
+ * publications refused for overload (docs/decisions/admission-after-authentication.md).
  *
  * A 401 is answered at once, the body unread. Any other refusal of the guards (403: authenticated,
  * not allowed) takes no slot either, but is raised again where the guards stand in the route's own

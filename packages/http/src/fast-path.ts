@@ -37,7 +37,7 @@ const FAILURE = Symbol('fast path failure');
 type Carrier = { [FAILURE]?: unknown };
 
 /**
- * The hot routes on node:http (docs/decisions.md "hub-api's publication on node:http"): a POST to a
+ * The hot routes on node:http (docs/decisions/hub-api-publication-on-node-http.md): a POST to a
  * route marked `fast`, whose URL is its path exactly and whose body is plain JSON (Content-Type
  * application/json, utf-8 or no charset, a Content-Length within the limit, no Transfer-Encoding
  * or Content-Encoding), is served here, without express's router, its request and response

@@ -3,8 +3,7 @@
  * into entrega.evento_recebido_em) to the delivery's conclusion (entrega.entregue_em), in whole
  * milliseconds. The worker adds each concluded delivery to one bucket of a fixed histogram per hour
  * and slice (resumo_latencia_por_hora, migration 021), in the statement that records the attempt;
- * the summary sums an hour's buckets and reads its percentiles from them. docs/decisions.md
- * "The latency of deliveries in the summary" says why, and the bound below.
+ * the summary sums an hour's buckets and reads its percentiles from them. docs/decisions/summary-and-latency.md says why, and the bound below.
  *
  * Buckets: the lower bounds LIMITES_DA_LATENCIA (ms), 8 per doubling from 1 ms up to 2^32 ms
  * (about 49.7 days), rounded to whole milliseconds and without repeats. Bucket 0 holds 0 ms; bucket

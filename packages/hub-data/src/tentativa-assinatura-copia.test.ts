@@ -5,7 +5,7 @@ import { dropDatabase, unusedTestDatabase } from '@hub/database/test-support';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from './index';
 import { migracoesAntesDe } from './migracoes.test-support';
 
-// Migration 026 as an operator meets it (docs/decisions.md "Review of migration 026"): the process
+// Migration 026 as an operator meets it (docs/decisions/subscription-attempts.md): the process
 // that ran it killed after any of its six transactions, then two instances starting at once, both
 // migrating (the runner's advisory lock is a session lock, so it holds across the file's COMMITs);
 // and migration 028, which keeps tentativa.assinatura_id a copy of the delivery's subscription when

@@ -8,7 +8,7 @@ import { OutboxRelay } from './relay';
 import { OUTBOX_MIGRATIONS_DIR, outboxInsert } from './table';
 
 /**
- * The relay's publish in a trace (docs/decisions.md "Tracing with OpenTelemetry"): with tracing on,
+ * The relay's publish in a trace (docs/decisions/tracing.md): with tracing on,
  * each row becomes a PRODUCER span, the child of the context its headers carry (the publication's),
  * and the message carries that span's context instead; a row without one starts a trace.
  */

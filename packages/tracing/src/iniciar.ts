@@ -29,7 +29,7 @@ const encanamento = (url: string | undefined) =>
 
 /**
  * Starts OpenTelemetry's Node SDK for this process when the OTEL_* variables ask for an exporter
- * (docs/decisions.md "Tracing with OpenTelemetry"). Must run before express and pg are required:
+ * (docs/decisions/tracing.md). Must run before express and pg are required:
  * each service's main.ts imports its `rastreamento.ts` first. Configuration is the SDK's own
  * (OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_*, OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES…);
  * `servico` is the service name when OTEL_SERVICE_NAME is not set. Metrics and logs stay with

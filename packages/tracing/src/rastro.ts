@@ -194,8 +194,7 @@ export interface OpcoesDoTrecho {
 }
 
 /**
- * Begins a span by hand where no instrumentation makes one (docs/decisions.md "Tracing with
- * OpenTelemetry"). When nothing is recorded it costs nothing: what it gives carries the parent's
+ * Begins a span by hand where no instrumentation makes one (docs/decisions/tracing.md). When nothing is recorded it costs nothing: what it gives carries the parent's
  * context (the `pai` headers' W3C context) on as it came.
  */
 export function iniciarTrecho(nome: string, opcoes: OpcoesDoTrecho = {}): Trecho {

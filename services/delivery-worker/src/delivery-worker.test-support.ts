@@ -201,7 +201,7 @@ export async function cenario(hub: TestHub) {
         },
         dados,
       );
-      // As publication's statement does (docs/decisions.md "Ordered delivery per entity"), in one
+      // As publication's statement does (docs/decisions/ordered-delivery-per-entity.md), in one
       // transaction: an ordered subscription's delivery takes the next sequencia of its entity from
       // the chain's row (locked until the commit), and waits unless it is the chain's turn. Tests hand
       // in hundreds at once, which queue for the client's few connections longer than Prisma's 2 s

@@ -12,7 +12,7 @@ import {
 import { iniciarReceptor, type Receptor, type Recebido } from './receptor.test-support';
 
 /**
- * Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"): with a real worker
+ * Ordered delivery per entity (docs/decisions/ordered-delivery-per-entity.md): with a real worker
  * (and, for the kill -9, two real worker processes), an ordered subscription's deliveries of one
  * entity reach the receiver one at a time in sequencia order, through retries, the error queue, a
  * dead worker and a turn left behind by a dead process, while other entities and unordered
@@ -387,7 +387,8 @@ test('When a worker process is killed with SIGKILL while the heads of ordered en
     // A held head times out (1 s) and is tried again for as long as the first worker lives: should the
     // heads reach the receiver over more than a second (a busy machine), those failures must not open
     // the origin's circuit (20 of them hold every delivery 30 s, then 60 s after a failed probe), which
-    // the circuit's own tests cover; as in the platform's ordered drill (docs/decisions.md).
+    // the circuit's own tests cover; as in the platform's ordered drill
+    // (docs/decisions/ordered-delivery-per-entity.md).
     DELIVERY_CIRCUIT_MIN_FAILURES: '0',
     HUB_SIGNING_KEYS: undefined,
   };

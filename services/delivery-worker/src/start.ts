@@ -217,7 +217,8 @@ export async function startDeliveryWorker(
     retry: RETENTATIVAS,
     isUnavailable: bancoIndisponivel,
     // One basic.ack with `multiple` for the jobs settled together: fewer frames, and one settle
-    // command in the quorum queue's log instead of one per job (docs/decisions.md).
+    // command in the quorum queue's log instead of one per job
+    // (docs/decisions/delivery-worker-cpu.md).
     batchAcks: true,
   });
   // The isolated destinations' queues: consumed from now on, each with its destination's share.
@@ -228,7 +229,7 @@ export async function startDeliveryWorker(
     logger,
     routers: [],
     // Health and metrics only: no AsyncLocalStorage, which on Node 20 would hook every promise of the
-    // jobs (docs/decisions.md "The delivery worker's CPU per delivery").
+    // jobs (docs/decisions/delivery-worker-cpu.md).
     requestContext: false,
     readiness: {
       postgresql: () => db.$queryRaw`select 1`,

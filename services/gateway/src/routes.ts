@@ -33,8 +33,7 @@ export interface Instance {
 
 /**
  * An instance URL (`http://host:port[/path]`, `https://…`, or `unix:/absolute/path.sock` for a
- * service on the same host: docs/decisions.md, "The gateway to a service on the same host over a
- * Unix socket") as undici dials it.
+ * service on the same host: docs/decisions/unix-socket-upstreams.md) as undici dials it.
  */
 export function instanceOf(url: string): Instance {
   if (url.startsWith(UNIX_PREFIX)) {

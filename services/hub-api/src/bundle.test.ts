@@ -13,7 +13,7 @@ import { dropDatabase, startTestIdentity, type TestIdentity, unusedTestDatabase,
 // Production runs the esbuild bundle with plain node (infra/scripts/build.mjs). What a bundle can
 // lose: the SQL migrations found through __dirname, Prisma's WebAssembly query compiler, the ESM
 // of jose and postgrator. hub-api uses all of them. And OpenTelemetry's patching of express and pg,
-// which must be required from outside the bundle to be seen (docs/decisions.md "Tracing with OpenTelemetry").
+// which must be required from outside the bundle to be seen (docs/decisions/tracing.md).
 const ROOT = path.resolve(__dirname, '../../..');
 const database = unusedTestDatabase('hub_bundle');
 let identity: TestIdentity;

@@ -1,6 +1,6 @@
 // infra/prometheus/alerts.yml as Prometheus loads it: `promtool check rules`, then `promtool test rules`
 // on alerts.test.yml (series that fire and series that must not, for every alert), over metric names
-// the services really export, each alert with its runbook line in README's operations.
+// the services really export, each alert with its runbook line in docs/operations.md.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,19 +110,19 @@ test('When the alerts and their test series name metrics, then every one of them
   expect([...new Set(series)].filter((m) => !exportadas.has(m))).toEqual([]);
 });
 
-test("When an alert fires, then its annotations point at its runbook line in README's operations, which names it", () => {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const operacoes = readme.slice(readme.indexOf('\n## Operations'));
+test('When an alert fires, then its annotations point at its runbook line in docs/operations.md, which names it', () => {
+  const documento = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const operacoes = documento.slice(documento.indexOf('\n## Alerts'), documento.indexOf('\n## Runbooks'));
   for (const r of regras) {
     expect({ alert: r.alert, runbook: r.annotations?.runbook }).toEqual({
       alert: r.alert,
-      runbook: `README.md, Operations, Alerts, ${r.alert}`,
+      runbook: `docs/operations.md, Alerts, ${r.alert}`,
     });
     expect(r.annotations?.summary).toBeTruthy();
     expect(['critical', 'warning']).toContain(r.labels?.severity);
-    expect({ alert: r.alert, noReadme: operacoes.includes(`\`${r.alert}\``) }).toEqual({
+    expect({ alert: r.alert, noDocumento: operacoes.includes(`\`${r.alert}\``) }).toEqual({
       alert: r.alert,
-      noReadme: true,
+      noDocumento: true,
     });
   }
 });

@@ -27,8 +27,7 @@ export interface VarreduraOpcoes {
  * commit and a publish) and publishes their job again, rebuilt from the database (mandatory,
  * confirmed). Several workers sweep safely: rows are taken with SKIP LOCKED and stamped in the same
  * statement. A job that cannot be published is found again on a later pass. It also passes the turns
- * of ordered entities that a dead process left on a final delivery (docs/decisions.md "Ordered
- * delivery per entity"), and publishes the jobs of the deliveries that releases.
+ * of ordered entities that a dead process left on a final delivery (docs/decisions/ordered-delivery-per-entity.md), and publishes the jobs of the deliveries that releases.
  */
 export function varreduraJob(o: VarreduraOpcoes) {
   const lote = o.lote ?? 200;

@@ -65,7 +65,7 @@ export interface Forwarding {
  * then the request id the gateway settled on, X-Forwarded-For/-Port/-Proto/-Host (the client's Host
  * goes there: undici sends the instance's own, as a TLS instance is asked for by its name; the
  * client's X-Forwarded-* only when it is a trusted proxy), the trace
- * context (docs/decisions.md "Tracing with OpenTelemetry") and, for a body that streams, its length
+ * context (docs/decisions/tracing.md) and, for a body that streams, its length
  * as node:http counted it. A body read whole gets its length from undici.
  */
 export function requestHeadersFor(

@@ -7,7 +7,7 @@ import { type Platform, startPlatform } from '../platform';
 import { type Criar, registrarRastreamento } from './rastreamento.test-support';
 
 /**
- * The trace context without a collector (issue 21, docs/decisions.md "Tracing with OpenTelemetry"):
+ * The trace context without a collector (issue 21, docs/decisions/tracing.md):
  * no OTEL_* variable, so no service starts the SDK, and still every POST a subscriber gets carries
  * a traceparent of the publication's trace — the publisher's own when it sent one, through the
  * gateway, hub-api, the job in RabbitMQ and each retry; a new one from the gateway when it did not.

@@ -7,8 +7,7 @@ import { type Platform, startPlatform } from '../platform';
 import { type Criar, registrarRastreamento } from './rastreamento.test-support';
 
 /**
- * OpenTelemetry from the publisher to the subscriber (issue 21, docs/decisions.md "Tracing with
- * OpenTelemetry"): gateway, hub-api and the delivery worker export their spans over OTLP/HTTP
+ * OpenTelemetry from the publisher to the subscriber (issue 21, docs/decisions/tracing.md): gateway, hub-api and the delivery worker export their spans over OTLP/HTTP
  * (JSON) to a receiver written here, and a subscriber written here records what it gets. One
  * publication with the publisher's traceparent goes to two subscriptions: one answers 204, the
  * other 500 once and then 204 (a retried delivery); a second publication brings no traceparent.

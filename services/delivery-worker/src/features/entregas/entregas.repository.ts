@@ -32,7 +32,7 @@ export interface Reivindicada {
 
 /**
  * A delivery of an ordered subscription that became final: the turn of its entity passes to the
- * next one (docs/decisions.md "Ordered delivery per entity").
+ * next one (docs/decisions/ordered-delivery-per-entity.md).
  */
 export interface Final {
   assinatura_id: string;

@@ -67,7 +67,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The header with the `traceparent` of a delivery's last attempt that its retry carries: the next
- * attempt's span links to it (docs/decisions.md "Tracing with OpenTelemetry").
+ * attempt's span links to it (docs/decisions/tracing.md).
  */
 export const CABECALHO_TENTATIVA_ANTERIOR = 'hub-tentativa-anterior';
 
@@ -100,7 +100,7 @@ function origemDoTrabalho(url: string): string {
  * The fields every log line about a job starts with: its delivery and the request id of the
  * publication that caused it. Passed by hand rather than by an AsyncLocalStorage around the job:
  * on Node 20 an AsyncLocalStorage in use turns on promise hooks for every promise of the process
- * (docs/decisions.md "The delivery worker's CPU per delivery").
+ * (docs/decisions/delivery-worker-cpu.md).
  */
 const doTrabalho = (t: TrabalhoDeEntrega) =>
   t.request_id ? { request_id: t.request_id, entrega_id: t.entrega_id } : { entrega_id: t.entrega_id };
@@ -140,7 +140,7 @@ export function entregasService(deps: EntregasDeps) {
   // Jobs waiting here for a turn at a destination just isolated leave for its queue at once (below).
   isolamento.aoIsolar((origem) => limite.dispensar(origem));
   /**
-   * Ordered delivery (docs/decisions.md "Ordered delivery per entity"): a delivery of an ordered
+   * Ordered delivery (docs/decisions/ordered-delivery-per-entity.md): a delivery of an ordered
    * subscription made final here passes its entity's turn to the next delivery, whose job, held back
    * since its publication, is published now. Batched like the claims and records (one
    * liberar_seguintes for the turns passed together, their jobs published at once, confirmed), apart
@@ -194,7 +194,7 @@ export function entregasService(deps: EntregasDeps) {
   // Claims and records: one statement of each under way at a time, as the floor's record (bench/floor):
   // the jobs arriving meanwhile wait for the next one, so under load each statement carries twice the
   // rows of two at once, and the worker (and PostgreSQL) pay half the round trips per delivery
-  // (docs/decisions.md "The delivery worker's CPU per delivery").
+  // (docs/decisions/delivery-worker-cpu.md).
   const reivindicacoes = new Lote<Pedido, Reivindicada | undefined>(
     async (pedidos) => {
       // One claim per delivery in a statement (jobs of one delivery are serialised here anyway).
@@ -571,7 +571,7 @@ export function entregasService(deps: EntregasDeps) {
     const rotulo = resultado.sucesso ? 'sucesso' : 'falha';
     // A failed attempt is a line at info; a successful one only at debug: its row in tentativa and
     // the metrics tell it, and a line per delivery was the worker's largest cost after the POST and
-    // the signature (docs/decisions.md "The delivery worker's CPU per delivery").
+    // the signature (docs/decisions/delivery-worker-cpu.md).
     const nivel = resultado.sucesso ? 'debug' : 'info';
     if (logger.isLevelEnabled(nivel))
       logger[nivel](

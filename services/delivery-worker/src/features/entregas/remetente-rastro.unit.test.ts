@@ -6,8 +6,7 @@ import { Remetente } from './remetente';
 import { ASSINATURA, CORPO } from './remetente.test-support';
 
 // With tracing on, each POST is a CLIENT span made by the Remetente (no instrumentation sees
-// undici's requests), and the subscriber's traceparent names that span (docs/decisions.md "The
-// delivery worker's HTTP client on undici"). Its parent here is the `rastro` given: this file has
+// undici's requests), and the subscriber's traceparent names that span (docs/decisions/delivery-worker-http-client.md). Its parent here is the `rastro` given: this file has
 // no context manager, so there is no active span (the worker's attempt span, which
 // tests/platform's rastreamento.test.ts sees as the parent).
 

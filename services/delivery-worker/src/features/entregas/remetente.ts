@@ -61,8 +61,7 @@ const AGENTE_DO_USUARIO = 'event-hub-delivery-worker';
  * The headers of one POST as undici's flat array (name, value, …): undici reads an array as it is,
  * where an object's keys are listed first. Written out field by field: a literal that spread the
  * signature's and the trace's headers took about 4 µs per POST on Node 20 (the worker's own code's
- * largest single cost), field by field about 0.02 µs (docs/decisions.md "The delivery worker's CPU
- * per delivery"). undici adds `host` and `connection: keep-alive`, as node:http did.
+ * largest single cost), field by field about 0.02 µs (docs/decisions/delivery-worker-cpu.md). undici adds `host` and `connection: keep-alive`, as node:http did.
  */
 function cabecalhosDoPedido(
   corpo: Buffer,
@@ -292,8 +291,7 @@ const POOLS_MAXIMOS = 10_000;
  * answer read (then the connection is dropped, so an endless answer costs nothing more). Outside
  * LOCALHOST the address really connected is checked (`createSafeLookup` as every connection's
  * lookup, and literal addresses before connecting). When tracing records, each POST is a CLIENT
- * span of its own, whose context the subscriber gets (docs/decisions.md "The delivery worker's HTTP
- * client on undici").
+ * span of its own, whose context the subscriber gets (docs/decisions/delivery-worker-http-client.md).
  */
 export class Remetente {
   private readonly pools = new Map<string, Pool>();

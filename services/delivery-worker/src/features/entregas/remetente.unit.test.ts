@@ -6,8 +6,7 @@ import { parseAllowlist } from '@hub/destinations';
 import { MAX_RESPOSTA, type OpcoesDoRemetente, Remetente } from './remetente';
 import { ASSINATURA, CERTIFICADO_LOCALHOST, CHAVE_LOCALHOST, CORPO } from './remetente.test-support';
 
-// The worker's HTTP client on its own, against servers in this process (docs/decisions.md "The
-// delivery worker's HTTP client on undici"): what each POST carries, and each way it can end. The
+// The worker's HTTP client on its own, against servers in this process (docs/decisions/delivery-worker-http-client.md): what each POST carries, and each way it can end. The
 // integration suites (entregas, concorrencia, destinos…) cover the same through the whole worker.
 
 interface Pedido {

@@ -16,8 +16,7 @@ type ListaDeAssinaturas = Omit<Parameters<AssinaturasService['listar']>[0], 'apl
   Parameters<AssinaturasService['listar']>[1];
 
 /**
- * What a subscribing application sees of the hub (docs/decisions.md, "What a subscribing
- * application reads and resends"): the deliveries of its own subscriptions and those subscriptions, by the
+ * What a subscribing application sees of the hub (docs/decisions/subscriber-reads.md): the deliveries of its own subscriptions and those subscriptions, by the
  * application of the token. Anything of another application is not found, as if it did not exist.
  */
 export function assinanteService({ entregas, assinaturas, donoDaAssinatura }: AssinanteDeps) {

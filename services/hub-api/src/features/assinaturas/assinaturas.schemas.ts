@@ -22,7 +22,7 @@ export const urlDeDestino = z
   })
   .meta({ format: 'uri', maxLength: MAX_URL });
 const tentativas = z.number().int().min(1).max(50);
-/** Ordered delivery per entity (docs/decisions.md "Ordered delivery per entity"). */
+/** Ordered delivery per entity (docs/decisions/ordered-delivery-per-entity.md). */
 const entregaOrdenada = z
   .boolean()
   .describe(

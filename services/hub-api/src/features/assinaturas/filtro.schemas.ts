@@ -22,8 +22,7 @@ export const filtroSaida = z
 /**
  * The largest `dados` testar-filtro evaluates, as JSON text. A sample is enough to test a filter, and
  * a filter at its limits costs up to about 85 ms per MB of text it scans: without a bound, one reader
- * at the per-user rate limit could keep an instance's CPU busy (docs/decisions.md, "Filters: what a
- * regex may cost").
+ * at the per-user rate limit could keep an instance's CPU busy (docs/decisions/content-filters.md).
  */
 export const MAXIMO_DOS_DADOS_DE_TESTE = 64 * 1024;
 

@@ -4,7 +4,7 @@ import { RE2JS } from 're2js';
 /**
  * A subscription's content filter (`assinatura.filtro`): a JSON object checked here once, turned
  * into a predicate over a delivery body, and evaluated by publication for each subscription that
- * has one (docs/decisions.md, "Content filters on subscriptions"). Pure: no I/O.
+ * has one (docs/decisions/content-filters.md). Pure: no I/O.
  *
  * A filter is an object whose keys are
  * - paths into the delivery body, names separated by dots (`dados.cliente.uf`, `entidade_id`,
@@ -31,7 +31,7 @@ export const LIMITES_DO_FILTRO = {
   /**
    * `$regex` operators in the whole filter. A regex without a literal to look for scans a long string
    * at about 30–90 ms per MB in re2js; 64 of them on one field of a 1 MB body held the event loop
-   * for seconds per publication (docs/decisions.md, "The cost of a filter's regexes").
+   * for seconds per publication (docs/decisions/content-filters.md).
    */
   regexes: 4,
   /**

@@ -10,7 +10,7 @@ import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
  * published if and only if the cycle commits. The caller has locked the rows and checked their state.
  * An ordered delivery goes at once, waiting for no earlier one, with its original sequencia (one
  * cancelled while it waited is no longer em_espera: the sweeper may send its job again if it is lost);
- * the turn of its entity is not touched (docs/decisions.md "Ordered delivery per entity").
+ * the turn of its entity is not touched (docs/decisions/ordered-delivery-per-entity.md).
  */
 export async function iniciarNovoCiclo(tx: Tx, ids: readonly string[], agora: Date, requestId: string | null) {
   if (ids.length === 0) return;

@@ -3,7 +3,7 @@ import { type Cenario, cenario } from './cenario.test-support';
 
 /**
  * POST /eventos is served on node:http when its URL is the path exactly and its body plain JSON
- * (docs/decisions.md "hub-api's publication on node:http"), and by express otherwise: the same
+ * (docs/decisions/hub-api-publication-on-node-http.md), and by express otherwise: the same
  * request with a query string takes express's way. Every case is sent both ways and must be
  * answered alike (status, the headers a client reads, the body), refusals recorded alike.
  */

@@ -25,7 +25,7 @@ const FATIA = 50;
 
 /**
  * Publication's delivery jobs, published right after the statement that wrote their deliveries has
- * committed (architecture §5; docs/decisions.md "PostgreSQL's work per delivery"), with confirms,
+ * committed (architecture §5; docs/decisions/postgresql-work-per-delivery.md), with confirms,
  * instead of going through the outbox table (an insert, an update and a delete of a ~2 KiB row per
  * delivery: more than half of PostgreSQL's writes per delivery). What was accepted is never lost:
  * - a job the broker does not confirm (RabbitMQ away, a nack, no confirm in time), or one that finds

@@ -19,7 +19,7 @@ export interface GravadorOptions {
 
 /**
  * How long a group write must have been in flight before a second starts beside it (GroupCommit's
- * `escalonarApos`; docs/decisions.md "One group write at a time, a second when it stalls"). Under a
+ * `escalonarApos`; docs/decisions/group-commit-of-publications.md). Under a
  * steady load a statement takes a few milliseconds and the next carries everything that arrived
  * meanwhile: about 20 publications a statement at saturation instead of about 10 with two taking
  * turns, and 20-30 % less CPU per publication in hub-api, RabbitMQ and PostgreSQL together. A
@@ -31,7 +31,7 @@ export const ESCALONAR_APOS_MS = 15;
 /**
  * The jobs of a batch with ordered deliveries: each ordered one's body gets the sequencia the
  * statement gave it, and the job of one that waits for an earlier delivery of its entity is not
- * sent (docs/decisions.md "Ordered delivery per entity": whoever makes that earlier one final sends it).
+ * sent (docs/decisions/ordered-delivery-per-entity.md: whoever makes that earlier one final sends it).
  */
 function trabalhosDe(gravados: Gravacao[], escritos: Escritos): OutboxMessage[] {
   const trabalhos: OutboxMessage[] = [];

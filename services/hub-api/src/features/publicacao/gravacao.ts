@@ -35,7 +35,7 @@ export interface NovaEntrega {
   urlDeDestino: string;
   maximoDeTentativas: number;
   /**
-   * Its subscription keeps order per entity (docs/decisions.md "Ordered delivery per entity"): the
+   * Its subscription keeps order per entity (docs/decisions/ordered-delivery-per-entity.md): the
    * statement gives it a sequencia, and its job is published only if it is its entity's turn.
    * Absent: unordered.
    */
@@ -93,7 +93,7 @@ export interface PedidoDeGravacao {
   chave?: ChaveNova;
   requestId: string | null;
   recebidoEm: Date;
-  /** The publication's span: its context goes in each job's headers (docs/decisions.md "Tracing with OpenTelemetry"). */
+  /** The publication's span: its context goes in each job's headers (docs/decisions/tracing.md). */
   trecho?: Trecho;
 }
 

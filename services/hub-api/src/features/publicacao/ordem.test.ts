@@ -3,7 +3,7 @@ import { auth, type Contexto, encerrarContexto, iniciarContexto } from '../../co
 import { assinar, cenario, publicar } from './cenario.test-support';
 import { observarTrabalhos } from './trabalhos.test-support';
 
-// Ordered delivery per entity at publication (docs/decisions.md "Ordered delivery per entity"): the
+// Ordered delivery per entity at publication (docs/decisions/ordered-delivery-per-entity.md): the
 // subscription's flag, the sequencia each delivery gets in publication's one statement, and which
 // deliveries' jobs go at once (the first of an idle entity) and which wait (em_espera, no job).
 

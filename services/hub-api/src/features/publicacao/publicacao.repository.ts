@@ -17,7 +17,7 @@ import { type Gravacao, VALIDADE_DA_CHAVE_MS } from './gravacao';
  * value is an array parameter, whatever the batch's size (dados: one JSON array, joined to the
  * events by position).
  *
- * An ordered subscription's deliveries (docs/decisions.md "Ordered delivery per entity") get their
+ * An ordered subscription's deliveries (docs/decisions/ordered-delivery-per-entity.md) get their
  * sequencia here: the batch's deliveries are counted per (subscription, entity) first (an upsert
  * cannot touch one row twice in a statement), each counter row of sequencia_de_entidade is advanced
  * once, in key order (as liberar_seguintes locks them: no deadlock), and each delivery numbered from

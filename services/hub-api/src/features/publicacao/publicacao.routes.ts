@@ -154,8 +154,7 @@ export function publicacaoRoutes({
         response: eventoDoPublicadorSchema,
         status: 201,
         refusals,
-        // The hot route: served on node:http ahead of express (docs/decisions.md "hub-api's
-        // publication on node:http"), so what runs here uses node's request and response.
+        // The hot route: served on node:http ahead of express (docs/decisions/hub-api-publication-on-node-http.md), so what runs here uses node's request and response.
         fast: true,
       },
       async ({ req, res, body }) => {

@@ -8,7 +8,7 @@ import { type Contexto, encerrarContexto, iniciarContexto } from '../../contexto
 import { assinar, cenario, publicar } from './cenario.test-support';
 
 /**
- * Publication's spans with tracing on (docs/decisions.md "Tracing with OpenTelemetry"), kept in
+ * Publication's spans with tracing on (docs/decisions/tracing.md), kept in
  * memory by this process: each publication's span under the context its request brought, the
  * group write's batch span (child of the publication that opened the batch, linked both ways to
  * the others in it), and one PRODUCER span per delivery job, whose context the job's message carries.
