@@ -25,6 +25,8 @@ export interface Platform {
    */
   hubDatabaseUrl?: string;
   mode: string;
+  /** start.mjs's process, whose children are the services; known when the benchmark started the platform. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -155,6 +157,7 @@ export async function obtainPlatform(log: (line: string) => void, options: Platf
     rabbitmqUrl,
     databasePrefix: `${BENCH_PREFIX}${run}_`,
     hubDatabaseUrl: env.HUB_DATABASE_URL,
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
     mode: `platform started by the benchmark (start.mjs on free ports${hubApiSocket ? ', the gateway to hub-api over a Unix socket' : ''}, fresh hub_bench_* databases, own RabbitMQ vhost, rate limit off)`,
     stop,
   };

@@ -41,21 +41,42 @@ interface Resposta {
   retryAfter: boolean;
 }
 
-/** The resident memory of each process of the platform, by its service (or PostgreSQL, RabbitMQ), at its peak. */
-function picosDeRss() {
+/** The parent of each process (from /proc/<pid>/stat). */
+function pais(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const nome of readdirSync('/proc')) {
+    if (!/^\d+$/.test(nome)) continue;
+    try {
+      const stat = readFileSync(`/proc/${nome}/stat`, 'utf8');
+      out.set(Number(nome), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return out;
+}
+
+/**
+ * The resident memory of each service of the platform (the processes under start.mjs's `raiz`, by
+ * the service in their command line) at its peak, every 500 ms. PostgreSQL and RabbitMQ are the
+ * machine's, shared with whatever else runs, and left out.
+ */
+function picosDeRss(raiz: number) {
   const picos = new Map<string, number>();
-  const classe = (cmdline: string) => {
-    if (cmdline.startsWith('postgres') || cmdline.includes('/bin/postgres')) return 'PostgreSQL (all backends)';
-    if (cmdline.includes('beam.smp')) return 'RabbitMQ';
-    return /services\/([\w-]+)\//.exec(cmdline)?.[1];
-  };
   const amostrar = () => {
     const agora = new Map<string, number>();
-    for (const nome of readdirSync('/proc')) {
-      if (!/^\d+$/.test(nome)) continue;
+    const pai = pais();
+    const daPlataforma = (pid: number): boolean => {
+      for (let p: number | undefined = pid; p !== undefined && p > 1; p = pai.get(p)) if (p === raiz) return true;
+      return false;
+    };
+    for (const pid of pai.keys()) {
+      if (!daPlataforma(pid)) continue;
       try {
-        const quem = classe(readFileSync(`/proc/${nome}/cmdline`, 'utf8').replaceAll('\0', ' '));
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        const quem = /services\/([\w-]+)\//.exec(cmdline)?.[1];
         if (!quem) continue;
+        const nome = String(pid);
         const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${nome}/status`, 'utf8'))?.[1] ?? 0);
         agora.set(quem, (agora.get(quem) ?? 0) + kb);
       } catch {
@@ -169,7 +190,8 @@ async function esperarTrabalhos(chegadas: Map<string, number>, ids: string[], li
 export async function sobrecarga(log: (line: string) => void): Promise<string> {
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: 'delivery-worker' });
   try {
-    if (!platform.rabbitmqUrl) throw new Error('bench/sobrecarga.ts starts its own platform');
+    if (!platform.rabbitmqUrl || platform.pid === undefined)
+      throw new Error('bench/sobrecarga.ts starts its own platform');
     const { token, corpos } = await registrarPublicacao(platform, {
       criado: ['A', 'B', 'C'].map((x) => `https://recebedor.example/assinante_${x.toLowerCase()}`),
     });
@@ -181,7 +203,7 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
     const saturada = await saturacao(url, token, corpo);
     const rate = Math.round(saturada * FACTOR);
     log(`saturation through the gateway: ${saturada.toFixed(0)} publications/s; now ${rate}/s for ${SECONDS} s…`);
-    const rss = picosDeRss();
+    const rss = picosDeRss(platform.pid!);
     const { respostas, segundos } = await lacoAberto(url, token, corpo, rate, SECONDS);
     rss.parar();
     const tempos = respostas.map((r) => r.ms).sort((a, b) => a - b);

@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AdaptiveLimit } from './adaptive-limit';
 import { AppError } from './errors';
 
 export interface AdmissionOptions {
@@ -10,6 +12,11 @@ export interface AdmissionOptions {
   retryAfterSeconds?: number;
   /** Told of every request refused (metrics). */
   onShed?: () => void;
+  /**
+   * The answer time aimed at: when answers come slower, fewer than `max` are let in at once
+   * (AdaptiveLimit), so that an overload is refused at once instead of waiting. Unset: `max` only.
+   */
+  targetMs?: number;
 }
 
 /**
@@ -24,25 +31,24 @@ export interface AdmissionOptions {
  * passed takes a slot. One limiter on several routes counts their requests together.
  */
 export function admission(options: AdmissionOptions): RequestHandler {
-  let underWay = 0;
+  const limit = new AdaptiveLimit({ max: options.max, targetMs: options.targetMs ?? Number.POSITIVE_INFINITY });
   const retryAfter = String(options.retryAfterSeconds ?? 1);
-  const refusal = new AppError(
-    503,
-    'sobrecarregado',
-    `more than ${options.max} ${options.what} are under way in this instance; try again after ${retryAfter} s`,
-    undefined,
-    { 'Retry-After': retryAfter },
-  );
+  const refusal = () =>
+    new AppError(
+      503,
+      'sobrecarregado',
+      `more than ${limit.limit} ${options.what} are under way in this instance; try again after ${retryAfter} s`,
+      undefined,
+      { 'Retry-After': retryAfter },
+    );
   return (_req, res, next) => {
-    if (underWay >= options.max) {
+    if (!limit.acquire()) {
       options.onShed?.();
       // Answered by the problem handler, unparsed: Node discards the body once the answer is sent.
-      return next(refusal);
+      return next(refusal());
     }
-    underWay += 1;
-    res.once('close', () => {
-      underWay -= 1;
-    });
+    const since = performance.now();
+    res.once('close', () => limit.release(res.writableFinished ? performance.now() - since : undefined));
     next();
   };
 }

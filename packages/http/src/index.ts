@@ -12,3 +12,4 @@ export * from './guard';
 export * from './unavailable';
 export * from './metrics';
 export { operationIdOf } from './operation-id';
+export * from './adaptive-limit';

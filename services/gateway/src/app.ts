@@ -55,6 +55,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
     timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT,
     logger,
     maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
+    targetMs: config.GATEWAY_TARGET_LATENCY,
     trustProxy: config.GATEWAY_TRUST_PROXY,
   });
   const openapi = createOpenApiSource(

@@ -131,6 +131,9 @@ export const gatewayConfig = baseConfig
       .describe(
         'requests under way at once to one service instance (its kept-alive connections); one more is answered 503 sobrecarregado at once',
       ),
+    GATEWAY_TARGET_LATENCY: durationFromEnv('1s').describe(
+      'the answer time of a service the gateway aims at: while it answers slower, fewer than GATEWAY_MAX_IN_FLIGHT requests go to it at once and the rest are answered 503 sobrecarregado at once',
+    ),
     GATEWAY_TRUST_PROXY: z
       .string()
       .default('false')

@@ -89,6 +89,8 @@ export interface HubApiAppDeps {
   acordarReprocessamento?: () => void;
   /** Publications under way at once in this process; one more is answered 503 sobrecarregado (default 1000). */
   publicacoesEmAndamento?: number;
+  /** HUB_PUBLICACOES_TEMPO_ALVO, in ms. */
+  publicacoesTempoAlvoMs?: number;
   /** Requests of applications to /entregas and /assinaturas under way at once; one more is 503 sobrecarregado (default 200). */
   consultasDeAplicativosEmAndamento?: number;
   /**
@@ -196,6 +198,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     admission: admission({
       what: 'publications',
       max: deps.publicacoesEmAndamento ?? 1_000,
+      targetMs: deps.publicacoesTempoAlvoMs,
       onShed: () => casos.metricas.sobrecarga.inc(),
     }),
   });

@@ -208,6 +208,7 @@ export async function startHubApi(
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
+      publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
       dbDeAplicativos,
     },

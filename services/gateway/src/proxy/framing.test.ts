@@ -102,6 +102,39 @@ describe('the gateway under more requests than a service takes', () => {
   });
 });
 
+describe('the gateway in front of a service answering slower than GATEWAY_TARGET_LATENCY', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, {
+      GATEWAY_MAX_IN_FLIGHT: '50',
+      GATEWAY_TARGET_LATENCY: '200ms',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('When answers come slower than the target, then fewer requests are let through at once and the rest are 503 sobrecarregado at once', async () => {
+    const bearer = `Bearer ${atacante}`;
+    // Three answers three times slower than the target, one after the other: 50 → 40 → 32 → 25.
+    for (let i = 0; i < 3; i += 1)
+      await request(gateway.url).get(`/evento/devagar?ms=600&lento=${i}`).set('authorization', bearer).expect(200);
+    const respostas = await Promise.all(
+      Array.from({ length: 30 }, (_v, i) =>
+        request(gateway.url).get(`/evento/devagar?ms=600&junto=${i}`).set('authorization', bearer),
+      ),
+    );
+    const recusadas = respostas.filter((r) => r.status === 503);
+    expect(recusadas.length).toBeGreaterThanOrEqual(5);
+    for (const r of recusadas) {
+      expect(r.body.codigo).toBe('sobrecarregado');
+      expect(r.headers['retry-after']).toBe('1');
+    }
+    expect(respostas.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    // Refused at once: the service never saw them.
+    const vistos = gateway.upstreams.hubApi.started.filter((p) => p.includes('junto='));
+    expect(vistos.length).toBe(30 - recusadas.length);
+  });
+});
+
 describe('the gateway and a connection that sends nothing', () => {
   let hubApi: FakeUpstream;
   let server: RunningServer;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
-import { AppError, REQUEST_ID_HEADER } from '@hub/http';
+import { performance } from 'node:perf_hooks';
+import { AdaptiveLimit, AppError, REQUEST_ID_HEADER } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { Request, RequestHandler } from 'express';
 import { compile } from 'proxy-addr';
@@ -16,6 +17,8 @@ export interface ProxyOptions {
   logger: Logger;
   /** Requests under way at once to one service, per instance of it; one more is 503 `sobrecarregado`. */
   maxInFlight: number;
+  /** The answer time aimed at: while a service answers slower, fewer requests go to it at once (AdaptiveLimit). */
+  targetMs: number;
   /** GATEWAY_TRUST_PROXY, as express's `trust proxy` takes it. */
   trustProxy: boolean | number | string;
 }
@@ -72,11 +75,11 @@ const upstreamTimeout = (name: string) =>
   );
 
 /** As many requests to the service under way as the gateway lets wait: refused at once, nothing sent. */
-const overloaded = (name: string, max: number) =>
+const overloaded = (name: string, limit: number) =>
   new AppError(
     503,
     'sobrecarregado',
-    `more than ${max} requests to the ${name} service are under way at this gateway; try again after Retry-After`,
+    `${limit} requests to the ${name} service are under way at this gateway, as many as it answers in time; try again after Retry-After`,
     undefined,
     { 'Retry-After': '1' },
   );
@@ -101,6 +104,9 @@ interface Exchange {
   body: Body;
   /** Aborts the request to the service: the client went away. */
   abort: AbortController;
+  /** When the request was sent and, once its answer's head came, how long that took. */
+  sentAt: number;
+  answeredInMs: number | undefined;
 }
 
 export interface GatewayProxy {
@@ -120,14 +126,20 @@ export interface GatewayProxy {
  * and never reach a service; a small body is read whole and may go to the next instance when one
  * refuses the connection; a larger one streams. A client that goes away aborts the upstream request;
  * a service that dies mid-answer cuts the client's connection. At most `maxInFlight` requests per
- * instance are under way to a service; one more is 503 at once, so nothing queues without bound.
+ * instance are under way to a service, fewer while it answers slower than `targetMs`; one more is
+ * 503 at once, so nothing queues without bound (docs/decisions/overload-refused-fast.md).
  */
 export function createProxy(options: ProxyOptions): GatewayProxy {
   const { logger, bodyLimit, timeoutMs } = options;
   const targets = new Map<string, Target>();
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) targets.set(url, targetOf(url, options));
-  const inFlight = new Map<UpstreamName, number>();
+  const limits = new Map<UpstreamName, AdaptiveLimit>();
+  for (const [name, upstream] of Object.entries(options.upstreams) as [UpstreamName, Upstream][])
+    limits.set(
+      name,
+      new AdaptiveLimit({ max: options.maxInFlight * upstream.urls.length, targetMs: options.targetMs }),
+    );
   const trusted = trustOf(options.trustProxy);
 
   const limit = createRepeatLimiter();
@@ -148,17 +160,14 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     if (!name) return next();
     const upstream = options.upstreams[name];
     if (!upstream.enabled) return next(serviceNotDeployed(name));
-    const max = options.maxInFlight * upstream.urls.length;
-    const busy = inFlight.get(name) ?? 0;
-    if (busy >= max) return next(overloaded(name, max));
     const declared = declaredLength(req);
     if (declared !== undefined && declared > bodyLimit) {
       if (declared > bodyLimit * 4) res.shouldKeepAlive = false;
       else discardRest(req, bodyLimit);
       return next(bodyTooLarge(bodyLimit));
     }
-    inFlight.set(name, busy + 1);
-    res.once('close', () => inFlight.set(name, (inFlight.get(name) ?? 1) - 1));
+    const limit = limits.get(name)!;
+    if (!limit.acquire()) return next(overloaded(name, limit.limit));
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -175,7 +184,10 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       headers: requestHeadersFor(req, String(req.headers[REQUEST_ID_HEADER]), forwarding, streamed),
       body: { kind: 'none' },
       abort,
+      sentAt: 0,
+      answeredInMs: undefined,
     };
+    res.once('close', () => limit.release(ex.answeredInMs));
     if (streamed !== undefined) {
       ex.body = { kind: 'stream', length: streamed };
       return void send(ex, 0);
@@ -199,6 +211,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     const { req, res } = ex;
     const target = targets.get(ex.upstream.url)!;
     const body = bodyFor(ex);
+    ex.sentAt = performance.now();
     try {
       const answer = await target.pool.request({
         path: target.prefix + originForm(req),
@@ -230,6 +243,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
    */
   function relay(ex: Exchange, answer: Dispatcher.ResponseData): void {
     const { res, req } = ex;
+    ex.answeredInMs = performance.now() - ex.sentAt;
     const body = answer.body;
     try {
       res.writeHead(answer.statusCode, answerHeadersFor(answer.headers, res.getHeaders()));

@@ -23,7 +23,7 @@ const refusals = {
   403: 'the application is not registered, is switched off, or does not own the event type',
   409: 'the event type is switched off (tipo_de_evento_inativo) or the schema version is (versao_desativada)',
   422: 'the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body',
-  503: 'sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key',
+  503: 'sobrecarregado: this instance has as many publications under way as it answers within HUB_PUBLICACOES_TEMPO_ALVO (at most HUB_PUBLICACOES_EM_ANDAMENTO); nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key',
 };
 
 /** IETF httpapi idempotency-key draft: a Structured Field string; a bare token is accepted too. */
