@@ -1,5 +1,6 @@
 import type { Logger } from '@hub/log';
 import pg from 'pg';
+import { CONEXAO } from './pool';
 
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -95,8 +96,12 @@ export class NotificationListener {
     const client = new pg.Client({
       connectionString: this.databaseUrl,
       application_name: this.name,
-      // A peer that vanished without a FIN (a failover, a dropped NAT entry) is noticed, not waited on for ever.
-      keepAlive: true,
+      // A peer that vanished without a FIN (a primary's host lost in a failover, a dropped NAT entry)
+      // is noticed within about a minute by TCP keep-alive from 10 s idle (the system's default waits
+      // two hours before its first probe: an idle LISTEN connection to a vanished primary would miss
+      // every notification of the new one for that long), and a connection attempt that gets no
+      // answer gives up after 10 s and is retried.
+      ...CONEXAO,
     });
     client.on('error', (error) => this.logger.warn({ err: error }, `${this.name}: LISTEN connection error`));
     client.on('end', () => this.lost(client));

@@ -133,3 +133,31 @@ test("When a statement in a Prisma transaction outlives the pool's query_timeout
     await admin.end();
   }
 }, 30_000);
+
+test('When a write is refused because the server is read-only (25006, a standby reached during a failover), then that connection is ended and the next statement runs on a new one, for a client held as a transaction holds it and for a Prisma transaction', async () => {
+  // A session that refuses writes as a standby does: every transaction read-only.
+  const somenteLeitura = `${URL}?options=${encodeURIComponent('-c default_transaction_read_only=on')}`;
+  const pool = criarPool({ connectionString: somenteLeitura, max: 1 });
+  const adapter = await prismaAdapter(somenteLeitura, 1).connect();
+  const sql = (texto: string) => ({ sql: texto, args: [], argTypes: [] });
+  const pid = async () => (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  const pidPrisma = async () => (await adapter.queryRaw(sql('select pg_backend_pid() as pid'))).rows[0]![0];
+  try {
+    const antes = await pid();
+    expect(await pid()).toBe(antes); // the pool reuses its one connection
+    // Taken and given back as a holder does (pg-pool's own query() drops a client that failed; a holder does not).
+    const client = await pool.connect();
+    await expect(client.query('create table nunca_criada (n int)')).rejects.toMatchObject({ code: '25006' });
+    client.release();
+    expect(await pid()).not.toBe(antes);
+
+    const antesPrisma = await pidPrisma();
+    const tx = await adapter.startTransaction();
+    await expect(tx.executeRaw(sql('create table nunca_criada (n int)'))).rejects.toBeDefined();
+    await tx.rollback().catch(() => undefined);
+    expect(await pidPrisma()).not.toBe(antesPrisma);
+  } finally {
+    await adapter.dispose();
+    await pool.end();
+  }
+}, 30_000);

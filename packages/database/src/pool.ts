@@ -34,15 +34,32 @@ export function criarPool(config: pg.PoolConfig, logger?: Logger, nome = 'databa
   pool.on('error', (error) => logger?.warn({ err: error, pool: nome }, 'idle database connection failed'));
   pool.on('connect', (client) => {
     client.on('error', (error) => logger?.debug({ err: error, pool: nome }, 'database connection failed'));
-    if (config.query_timeout) derrubarAoEsgotar(client);
+    derrubarAoFalhar(client);
   });
   return pool;
 }
 
 /** node-postgres's message when a statement went unanswered past its query_timeout. */
 const TEMPO_ESGOTADO = 'Query read timeout';
+/** SQLSTATE read_only_sql_transaction: a write sent to a standby. */
+const SOMENTE_LEITURA = '25006';
+
+/** Whether the connection a statement failed on must not serve another one. */
+function conexaoPerdida(error: unknown): boolean {
+  const e = error as { message?: unknown; code?: unknown } | undefined;
+  return e?.message === TEMPO_ESGOTADO || e?.code === SOMENTE_LEITURA;
+}
 
 /**
+ * A connection whose statement failed so that nothing more should run on it is ended at once, and
+ * the pool drops it: the statement ran out of its query_timeout, or the server is a standby (25006,
+ * a write refused as read-only). The second is a failover seen from a pool: its URL names a proxy or
+ * a Service that follows the primary (HAProxy on Patroni's /primary, CloudNativePG's -rw), and a
+ * connection opened while the proxy still took the former primary for the primary (a switchover:
+ * it comes back as a standby within seconds) would otherwise stay in the pool, refusing every write
+ * until the proxy cuts it (docs/decisions/postgresql-failover.md); the next connection reaches the
+ * new primary.
+ *
  * A statement that ran out of its query_timeout ends its connection at once. node-postgres only
  * stops waiting: the statement stays under way on the server, the connection stays "queryable", and
  * a later statement on it that also times out is dropped from its queue unsent. A transaction's
@@ -53,12 +70,12 @@ const TEMPO_ESGOTADO = 'Query read timeout';
  * the client when it comes back, and the server rolls the open transaction back
  * (docs/decisions/database-pools.md).
  */
-function derrubarAoEsgotar(client: pg.PoolClient): void {
+function derrubarAoFalhar(client: pg.PoolClient): void {
   const consultar = client.query as (...args: unknown[]) => unknown;
   const derrubar = (error: unknown) => {
     // end() marks the client as ending at once (the pool drops it when it comes back) and, with a
     // statement still under way, destroys its socket rather than waiting for it.
-    if ((error as { message?: unknown } | undefined)?.message === TEMPO_ESGOTADO) client.end().catch(() => undefined);
+    if (conexaoPerdida(error)) client.end().catch(() => undefined);
   };
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const ultimo = args.length - 1;

@@ -14,8 +14,13 @@ const SOCKET = new Set([
   'EAI_AGAIN',
   'ECONNABORTED',
 ]);
-/** Class 08 (connection exception), 57P01–57P03 (shut down, crashed, not accepting yet), 53300 (too many connections). */
-const SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+/**
+ * Class 08 (connection exception), 57P01–57P03 (shut down, crashed, not accepting yet), 53300 (too
+ * many connections), 25006 (a write on a read-only server: a standby reached during a failover or
+ * switchover, before the proxy or Service in front moved to the new primary; the pool drops that
+ * connection, see criarPool).
+ */
+const SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300|25006)$/;
 /** Prisma: cannot reach, timed out, server closed the connection, no pool connection in time. */
 const PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 /** What @prisma/adapter-pg reports for a socket or connection failure (`DriverAdapterError.cause.kind`). */

@@ -3,6 +3,8 @@ import { createLogger } from '@hub/log';
 
 export * from './identity';
 export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
+export * from './patroni';
+export { PACOTES_DO_PATRONI } from './patroni-config';
 export * from './postgres';
 export * from './process';
 export * from './proxy';

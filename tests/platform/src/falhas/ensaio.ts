@@ -51,6 +51,8 @@ export interface Recusa {
 export interface Resultado {
   /** event id → its delivery ids, per accepted event. */
   aceitos: Map<string, string[]>;
+  /** When each event was accepted: the sending of the attempt answered 2xx, and its answer. */
+  aceitacoes: { n: number; enviadaEm: number; em: number }[];
   recusas: Recusa[];
   /** Refusals that break the contract: not problem+json, a 500, no answer, a 503 without Retry-After. */
   indevidas: Recusa[];
@@ -95,6 +97,7 @@ export async function rajadaComFalha(
 ): Promise<Resultado> {
   const { platform, eventos, porSegundo, falhaApos } = cenario;
   const aceitos = new Map<string, string[]>();
+  const aceitacoes: Resultado['aceitacoes'] = [];
   const recusas: Recusa[] = [];
   const abandonados: number[] = [];
   const antes = platform.processos();
@@ -116,6 +119,7 @@ export async function rajadaComFalha(
     // up, and at once when a service exited (nothing would take it; the checks report the exit).
     const prazo = Date.now() + 60_000;
     for (let tentativa = 0; Date.now() < prazo && !algumSaiu(); tentativa += 1) {
+      const enviadaEm = Date.now();
       const resposta = await sendRaw(platform.gatewayUrl, {
         method: 'POST',
         path: '/eventos',
@@ -133,6 +137,7 @@ export async function rajadaComFalha(
           evento.id,
           evento.entregas.map((e) => e.id),
         );
+        aceitacoes.push({ n, enviadaEm, em: Date.now() });
         return;
       }
       const retryAfter = resposta.headers?.['retry-after'];
@@ -177,7 +182,7 @@ export async function rajadaComFalha(
   await Promise.all(publicando);
   const fimDaRajada = Date.now();
   await emFalha;
-  return { aceitos, recusas, indevidas: recusas.filter(indevida), abandonados, falha, fimDaRajada, antes };
+  return { aceitos, aceitacoes, recusas, indevidas: recusas.filter(indevida), abandonados, falha, fimDaRajada, antes };
 }
 
 function codigoDe(text: string): string {

@@ -3,7 +3,8 @@ import { type PrivatePostgres, startPrivatePostgres, waitFor } from '@hub/testin
 import pg from 'pg';
 import { montarPalco, type Palco } from '../e2e/palco';
 import { conferir } from './conferencia';
-import { CAMINHOS, prepararPublicacao, rajadaComFalha } from './ensaio';
+import { armazenados } from './armazenamento';
+import { prepararPublicacao, rajadaComFalha } from './ensaio';
 import { ENTREGADOR_RAPIDO, RITMO } from './ritmo';
 
 /**
@@ -70,52 +71,6 @@ test('When PostgreSQL is killed -9 and then restarted immediately during a burst
 
   await semVagaPresa(platform.enderecos('hub-api')[0]!, publicacao);
 }, 300_000);
-
-/**
- * Stored as answered: each accepted event with the deliveries its 201 listed, each concluded with
- * exactly one successful attempt (a copy on the wire is recorded once).
- */
-async function armazenados(db: pg.Client, aceitos: Map<string, string[]>) {
-  const ids = [...aceitos.keys()];
-  const fora = async () =>
-    (
-      await db.query<{ n: number }>(
-        `select count(*)::int as n from entrega where evento_id = any($1::uuid[]) and situacao <> 'concluida'`,
-        [ids],
-      )
-    ).rows[0]!.n;
-  await waitFor(async () => (await fora()) === 0, { timeoutMs: 60_000, what: 'every delivery concluded' }).catch(
-    () => undefined,
-  );
-  const { rows } = await db.query<{ id: string; evento_id: string; situacao: string; sucessos: number }>(
-    `select e.id, e.evento_id, e.situacao,
-            (select count(*)::int from tentativa t where t.entrega_id = e.id and t.sucesso) as sucessos
-       from entrega e where e.evento_id = any($1::uuid[])`,
-    [ids],
-  );
-  const guardadas = new Map(rows.map((r) => [r.id, r]));
-  const eventos = new Set(
-    (await db.query<{ id: string }>('select id from evento where id = any($1::uuid[])', [ids])).rows.map((r) => r.id),
-  );
-  const esperadas = [...aceitos].flatMap(([evento, entregas]) => entregas.map((id) => ({ evento, id })));
-  expect({
-    eventosSemRegistro: ids.filter((id) => !eventos.has(id)).slice(0, 3),
-    entregasSemRegistro: esperadas.filter((e) => !guardadas.get(e.id)).slice(0, 3),
-    entregasDeOutroEvento: esperadas.filter((e) => guardadas.get(e.id) && guardadas.get(e.id)!.evento_id !== e.evento),
-    entregasAMais: rows.length - esperadas.length,
-    naoConcluidasUmaVez: rows
-      .filter((r) => r.situacao !== 'concluida' || r.sucessos !== 1)
-      .map((r) => `${r.id} ${r.situacao} ${r.sucessos}`)
-      .slice(0, 5),
-  }).toEqual({
-    eventosSemRegistro: [],
-    entregasSemRegistro: [],
-    entregasDeOutroEvento: [],
-    entregasAMais: 0,
-    naoConcluidasUmaVez: [],
-  });
-  expect(aceitos.size * CAMINHOS.length).toBe(esperadas.length);
-}
 
 /**
  * Every admission slot free again: VAGAS publications held open on hub-api itself (headers sent,
