@@ -209,6 +209,8 @@ export async function startHubApi(
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
+      publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
+      reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
       dbDeAplicativos,
     },
     casos,
