@@ -34,7 +34,7 @@ describe('signWebhook and verifyWebhook', () => {
     const headers = signWebhook({ id: 'msg_1', timestamp: now, body }, signersOf(set));
     expect(headers['webhook-signature']).toMatch(/^v1a,[A-Za-z0-9+/]+=*$/);
     expect(headers['webhook-key-id']).toBe(set.keys[0]!.kid);
-    expect(verifyWebhook(headers, body, publicJwks(set), { now })).toEqual({
+    expect(verifyWebhook(headers, body, publicJwks(set), { now, acceptAnySubscription: true })).toEqual({
       id: 'msg_1',
       timestamp: now,
       kid: set.keys[0]!.kid,
@@ -54,7 +54,10 @@ describe('signWebhook and verifyWebhook', () => {
     const set = keySet();
     const headers = signWebhook({ id: 'msg_3', timestamp: now, body: Buffer.from(body) }, signersOf(set));
     const fetchHeaders = new Headers(headers as unknown as Record<string, string>);
-    expect(verifyWebhook(fetchHeaders, new TextEncoder().encode(body), publicJwks(set), { now }).id).toBe('msg_3');
+    expect(
+      verifyWebhook(fetchHeaders, new TextEncoder().encode(body), publicJwks(set), { now, acceptAnySubscription: true })
+        .id,
+    ).toBe('msg_3');
   });
 
   it("When the body is given as text to signWebhookText, then the bytes it gives are the body and the headers are signWebhook's", () => {
@@ -64,20 +67,29 @@ describe('signWebhook and verifyWebhook', () => {
     expect(bytes.length).toBe(Buffer.byteLength(body));
     expect(headers).toEqual(signWebhook({ id: 'msg_4', timestamp: now, body }, signersOf(set)));
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
-    expect(verifyWebhook(headers, bytes, publicJwks(set), { now }).id).toBe('msg_4');
+    expect(verifyWebhook(headers, bytes, publicJwks(set), { now, acceptAnySubscription: true }).id).toBe('msg_4');
   });
 
   it('When the body, the id or the timestamp is changed, then the signature is refused', () => {
     const set = keySet();
     const jwks = publicJwks(set);
     const headers = signWebhook({ id: 'msg_4', timestamp: now, body }, signersOf(set));
-    expect(reason(() => verifyWebhook(headers, body.replace('10', '11'), jwks, { now }))).toBe('invalid_signature');
-    expect(reason(() => verifyWebhook({ ...headers, 'webhook-id': 'msg_5' }, body, jwks, { now }))).toBe(
-      'invalid_signature',
-    );
-    expect(reason(() => verifyWebhook({ ...headers, 'webhook-timestamp': String(now + 1) }, body, jwks, { now }))).toBe(
-      'invalid_signature',
-    );
+    expect(
+      reason(() => verifyWebhook(headers, body.replace('10', '11'), jwks, { now, acceptAnySubscription: true })),
+    ).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ ...headers, 'webhook-id': 'msg_5' }, body, jwks, { now, acceptAnySubscription: true }),
+      ),
+    ).toBe('invalid_signature');
+    expect(
+      reason(() =>
+        verifyWebhook({ ...headers, 'webhook-timestamp': String(now + 1) }, body, jwks, {
+          now,
+          acceptAnySubscription: true,
+        }),
+      ),
+    ).toBe('invalid_signature');
   });
 
   it('When the timestamp is older or newer than the tolerance, then it is refused before any signature check', () => {
@@ -85,12 +97,20 @@ describe('signWebhook and verifyWebhook', () => {
     const jwks = publicJwks(set);
     const old = signWebhook({ id: 'msg_6', timestamp: now - 301, body }, signersOf(set));
     const future = signWebhook({ id: 'msg_7', timestamp: now + 301, body }, signersOf(set));
-    expect(reason(() => verifyWebhook(old, body, jwks, { now }))).toBe('timestamp_too_old');
-    expect(reason(() => verifyWebhook(future, body, jwks, { now }))).toBe('timestamp_in_future');
-    expect(verifyWebhook(old, body, jwks, { now, toleranceSeconds: 600 }).id).toBe('msg_6');
-    expect(reason(() => verifyWebhook({ ...old, 'webhook-timestamp': '17e8' }, body, jwks, { now }))).toBe(
-      'invalid_timestamp',
+    expect(reason(() => verifyWebhook(old, body, jwks, { now, acceptAnySubscription: true }))).toBe(
+      'timestamp_too_old',
     );
+    expect(reason(() => verifyWebhook(future, body, jwks, { now, acceptAnySubscription: true }))).toBe(
+      'timestamp_in_future',
+    );
+    expect(verifyWebhook(old, body, jwks, { now, toleranceSeconds: 600, acceptAnySubscription: true }).id).toBe(
+      'msg_6',
+    );
+    expect(
+      reason(() =>
+        verifyWebhook({ ...old, 'webhook-timestamp': '17e8' }, body, jwks, { now, acceptAnySubscription: true }),
+      ),
+    ).toBe('invalid_timestamp');
   });
 
   it('When @hub/signing/verify is given a tolerance or a now of NaN or Infinity, then it throws (the same checks as @hub/webhook-verifier), and it honours expectedSubscription', () => {
@@ -98,23 +118,34 @@ describe('signWebhook and verifyWebhook', () => {
     const jwks = publicJwks(set);
     const old = signWebhook({ id: 'msg_6b', timestamp: now - 3600, body }, signersOf(set));
     for (const toleranceSeconds of [Number.NaN, Number.POSITIVE_INFINITY])
-      expect(() => verifyWebhook(old, body, jwks, { now, toleranceSeconds })).toThrow(TypeError);
-    expect(() => verifyWebhook(old, body, jwks, { now: Number.NaN })).toThrow(TypeError);
+      expect(() => verifyWebhook(old, body, jwks, { now, toleranceSeconds, acceptAnySubscription: true })).toThrow(
+        TypeError,
+      );
+    expect(() => verifyWebhook(old, body, jwks, { now: Number.NaN, acceptAnySubscription: true })).toThrow(TypeError);
     const paraA = JSON.stringify({ id: 'evt', assinatura_id: 'sub-a', dados: {} });
     const headers = signWebhook({ id: 'msg_6c', timestamp: now, body: paraA }, signersOf(set));
     expect(verifyWebhook(headers, paraA, jwks, { now, expectedSubscription: 'sub-a' }).id).toBe('msg_6c');
     expect(reason(() => verifyWebhook(headers, paraA, jwks, { now, expectedSubscription: 'sub-b' }))).toBe(
       'subscription_mismatch',
     );
+    // Neither the subscription nor the opt-out: a TypeError, not a delivery that verifies for anyone.
+    expect(() => verifyWebhook(headers, paraA, jwks, { now })).toThrow(/expectedSubscription is required/);
   });
 
   it('When headers are missing or carry only symmetric v1 signatures, then it is refused', () => {
     const set = keySet();
     const jwks = publicJwks(set);
     const headers = signWebhook({ id: 'msg_8', timestamp: now, body }, signersOf(set));
-    expect(reason(() => verifyWebhook({ 'webhook-id': 'msg_8' }, body, jwks, { now }))).toBe('missing_header');
     expect(
-      reason(() => verifyWebhook({ ...headers, 'webhook-signature': 'v1,c2lnbmF0dXJl' }, body, jwks, { now })),
+      reason(() => verifyWebhook({ 'webhook-id': 'msg_8' }, body, jwks, { now, acceptAnySubscription: true })),
+    ).toBe('missing_header');
+    expect(
+      reason(() =>
+        verifyWebhook({ ...headers, 'webhook-signature': 'v1,c2lnbmF0dXJl' }, body, jwks, {
+          now,
+          acceptAnySubscription: true,
+        }),
+      ),
     ).toBe('no_signature');
   });
 
@@ -122,9 +153,13 @@ describe('signWebhook and verifyWebhook', () => {
     const signedBy = keySet();
     const other = keySet();
     const headers = signWebhook({ id: 'msg_9', timestamp: now, body }, signersOf(signedBy));
-    expect(reason(() => verifyWebhook(headers, body, publicJwks(other), { now }))).toBe('unknown_key');
+    expect(reason(() => verifyWebhook(headers, body, publicJwks(other), { now, acceptAnySubscription: true }))).toBe(
+      'unknown_key',
+    );
     const { 'webhook-key-id': _hint, ...withoutHint } = headers;
-    expect(reason(() => verifyWebhook(withoutHint, body, publicJwks(other), { now }))).toBe('invalid_signature');
+    expect(
+      reason(() => verifyWebhook(withoutHint, body, publicJwks(other), { now, acceptAnySubscription: true })),
+    ).toBe('invalid_signature');
   });
 
   it('When a signature claims a known kid but was made by another key, then it is refused', () => {
@@ -132,7 +167,9 @@ describe('signWebhook and verifyWebhook', () => {
     const attacker = keySet();
     const headers = signWebhook({ id: 'msg_10', timestamp: now, body }, signersOf(attacker));
     const forged = { ...headers, 'webhook-key-id': trusted.keys[0]!.kid };
-    expect(reason(() => verifyWebhook(forged, body, publicJwks(trusted), { now }))).toBe('invalid_signature');
+    expect(reason(() => verifyWebhook(forged, body, publicJwks(trusted), { now, acceptAnySubscription: true }))).toBe(
+      'invalid_signature',
+    );
   });
 
   it('When a key is being rotated, then both keys sign and a subscriber holding either JWKS verifies', () => {
@@ -142,16 +179,23 @@ describe('signWebhook and verifyWebhook', () => {
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
     expect(headers['webhook-key-id'].split(' ')).toEqual([added.kid, before.keys[0]!.kid]);
     // A subscriber that fetched the JWKS before the rotation still holds only the old key.
-    expect(verifyWebhook(headers, body, publicJwks(before), { now }).kid).toBe(before.keys[0]!.kid);
+    expect(verifyWebhook(headers, body, publicJwks(before), { now, acceptAnySubscription: true }).kid).toBe(
+      before.keys[0]!.kid,
+    );
     expect(
-      verifyWebhook(headers, body, { keys: [publicJwks(during).keys.find((k) => k.kid === added.kid)!] }, { now }).kid,
+      verifyWebhook(
+        headers,
+        body,
+        { keys: [publicJwks(during).keys.find((k) => k.kid === added.kid)!] },
+        { now, acceptAnySubscription: true },
+      ).kid,
     ).toBe(added.kid);
 
     const after = retireKey(during, before.keys[0]!.kid);
     const later = signWebhook({ id: 'msg_12', timestamp: now, body }, signersOf(after));
     expect(later['webhook-key-id']).toBe(added.kid);
     expect(publicJwks(after).keys.map((k) => k.kid)).toEqual([before.keys[0]!.kid, added.kid]);
-    expect(verifyWebhook(later, body, publicJwks(after), { now }).kid).toBe(added.kid);
+    expect(verifyWebhook(later, body, publicJwks(after), { now, acceptAnySubscription: true }).kid).toBe(added.kid);
   });
 
   it('When a signature is corrupted among two, then the other one still verifies', () => {
@@ -160,9 +204,12 @@ describe('signWebhook and verifyWebhook', () => {
     const [first, second] = headers['webhook-signature'].split(' ');
     const broken = `v1a,${Buffer.alloc(64).toString('base64')} ${second}`;
     expect(first).not.toBe(broken.split(' ')[0]);
-    expect(verifyWebhook({ ...headers, 'webhook-signature': broken }, body, publicJwks(set), { now }).kid).toBe(
-      set.keys[0]!.kid,
-    );
+    expect(
+      verifyWebhook({ ...headers, 'webhook-signature': broken }, body, publicJwks(set), {
+        now,
+        acceptAnySubscription: true,
+      }).kid,
+    ).toBe(set.keys[0]!.kid);
   });
 
   it('When the public JWK is imported by jose, then it is a valid Ed25519 key that verifies the same key pair', async () => {

@@ -23,8 +23,10 @@ export interface VerifyOptions {
   toleranceSeconds?: number;
   /** Unix seconds of "now", for tests. */
   now?: number;
-  /** The subscription the delivery must name in `assinatura_id` (or one of several). */
+  /** The subscription the delivery must name in `assinatura_id` (or one of several); required unless acceptAnySubscription. */
   expectedSubscription?: string | readonly string[];
+  /** true to check the signature alone (the hub's own tests, whose bodies name no subscription). */
+  acceptAnySubscription?: boolean;
   /** Bodies larger than this are refused before any signature is checked. Default 2 MiB. */
   maxBodyBytes?: number;
 }

@@ -43,6 +43,8 @@ const codeOf = (run: () => unknown): VerificationErrorCode | 'verified' => {
 };
 
 const [a, b] = [generateKey(), generateKey()];
+/** These checks come before or beside the subscription's: the bodies name none. */
+const any = { acceptAnySubscription: true };
 const jwks = { keys: [a.jwk, b.jwk] };
 const entrega = (assinatura_id?: string) =>
   JSON.stringify({ id: 'evt-1', tipo: 'pedido.criado', assinatura_id, dados: { total_centavos: 1990 } });
@@ -51,11 +53,11 @@ describe('options that would switch a check off', () => {
   it.each([Number.NaN, Number.POSITIVE_INFINITY, -1])(
     'When toleranceSeconds is %s, then createVerifier and verifyWithKeys throw a TypeError instead of accepting an hour-old delivery',
     (toleranceSeconds) => {
-      expect(() => createVerifier({ jwksUrl: 'http://127.0.0.1:1/jwks', toleranceSeconds })).toThrow(TypeError);
+      expect(() => createVerifier({ jwksUrl: 'http://127.0.0.1:1/jwks', toleranceSeconds, ...any })).toThrow(TypeError);
       const anHourAgo = Math.floor(Date.now() / 1000) - 3600;
-      expect(() => verifyWithKeys(signed(entrega(), [a], anHourAgo), entrega(), jwks, { toleranceSeconds })).toThrow(
-        TypeError,
-      );
+      expect(() =>
+        verifyWithKeys(signed(entrega(), [a], anHourAgo), entrega(), jwks, { toleranceSeconds, ...any }),
+      ).toThrow(TypeError);
     },
   );
 
@@ -76,9 +78,58 @@ describe('options that would switch a check off', () => {
 
   it('When now() gives NaN, then the verification throws instead of skipping the timestamp check', () => {
     const anHourAgo = Math.floor(Date.now() / 1000) - 3600;
-    expect(() => verifyWithKeys(signed(entrega(), [a], anHourAgo), entrega(), jwks, { now: () => Number.NaN })).toThrow(
-      TypeError,
+    expect(() =>
+      verifyWithKeys(signed(entrega(), [a], anHourAgo), entrega(), jwks, { now: () => Number.NaN, ...any }),
+    ).toThrow(TypeError);
+  });
+});
+
+describe('the JWKS URL', () => {
+  it.each([
+    'http://hub.example.com/.well-known/jwks.json',
+    'http://10.0.0.5:8083/.well-known/jwks.json',
+    'http://127.0.0.1.nip.io/.well-known/jwks.json',
+    'ftp://hub.example.com/jwks.json',
+    'hub.example.com/jwks.json',
+  ])('When jwksUrl is %s, then createVerifier throws a TypeError saying https is required', (jwksUrl) => {
+    expect(() => createVerifier({ jwksUrl, ...any })).toThrow(/jwksUrl must be (https|an https URL|an absolute URL)/);
+  });
+
+  it.each([
+    'https://hub.example.com/.well-known/jwks.json',
+    'http://127.0.0.1:8083/.well-known/jwks.json',
+    'http://[::1]:8083/.well-known/jwks.json',
+    'http://localhost:8083/.well-known/jwks.json',
+  ])('When jwksUrl is %s (https, or http to loopback), then createVerifier accepts it', (jwksUrl) => {
+    expect(() => createVerifier({ jwksUrl, ...any })).not.toThrow();
+  });
+
+  it('When allowInsecureHttpJwks is true, then an http URL on another host is accepted (a private network)', () => {
+    const jwksUrl = new URL('http://hub-api:8083/.well-known/jwks.json');
+    expect(() => createVerifier({ jwksUrl, allowInsecureHttpJwks: true, ...any })).not.toThrow();
+  });
+});
+
+describe('the subscription is required', () => {
+  const paraA = entrega('sub-a');
+  const jwksUrl = 'http://127.0.0.1:1/jwks';
+
+  it('When neither expectedSubscription nor acceptAnySubscription is given, then the delivery is not verified for anyone: verify rejects and verifyWithKeys throws a TypeError', async () => {
+    const headers = signed(paraA, [a]);
+    // Rejected before any key is needed: the JWKS at port 1 is never asked.
+    await expect(createVerifier({ jwksUrl }).verify(headers, paraA)).rejects.toThrow(
+      /expectedSubscription is required.*acceptAnySubscription: true/,
     );
+    expect(() => verifyWithKeys(headers, paraA, jwks)).toThrow(TypeError);
+    expect(() => verifyWithKeys(headers, paraA, jwks, {})).toThrow(/expectedSubscription is required/);
+  });
+
+  it('When acceptAnySubscription is true, then the signature alone is checked; with expectedSubscription too, createVerifier throws', () => {
+    expect(verifyWithKeys(signed(paraA, [a]), paraA, jwks, any).kid).toBe(a.kid);
+    expect(() => createVerifier({ jwksUrl, expectedSubscription: 'sub-a', acceptAnySubscription: true })).toThrow(
+      /not both/,
+    );
+    expect(() => createVerifier({ jwksUrl, acceptAnySubscription: 'yes' as unknown as boolean })).toThrow(TypeError);
   });
 });
 
@@ -99,7 +150,7 @@ describe('the cost of an unauthenticated request is bounded', () => {
   it('When 10 junk signatures come with a 1 MiB body and 2 keys are trusted, then at most one check per key plus two is made (not 20)', () => {
     const headers = { ...signed(MiB, [a]), 'webhook-signature': junk(10).join(' ') };
     delete (headers as Record<string, string>)['webhook-key-id'];
-    expect(codeOf(() => verifyWithKeys(headers, MiB, jwks))).toBe('invalid_signature');
+    expect(codeOf(() => verifyWithKeys(headers, MiB, jwks, any))).toBe('invalid_signature');
     expect(calls).toBe(jwks.keys.length + 2);
   });
 
@@ -109,7 +160,7 @@ describe('the cost of an unauthenticated request is bounded', () => {
       'webhook-signature': junk(10).join(' '),
       'webhook-key-id': Array(10).fill(a.kid).join(' '),
     };
-    expect(codeOf(() => verifyWithKeys(headers, MiB, jwks))).toBe('invalid_signature');
+    expect(codeOf(() => verifyWithKeys(headers, MiB, jwks, any))).toBe('invalid_signature');
     expect(calls).toBe(1);
   });
 
@@ -120,25 +171,25 @@ describe('the cost of an unauthenticated request is bounded', () => {
       'webhook-signature': [...junk(9), genuine['webhook-signature']].join(' '),
       'webhook-key-id': [...Array(9).fill('forged'), b.kid].join(' '),
     };
-    expect(verifyWithKeys(headers, MiB, jwks).kid).toBe(b.kid);
+    expect(verifyWithKeys(headers, MiB, jwks, any).kid).toBe(b.kid);
     expect(calls).toBe(1);
   });
 
   it("When a verifier holds only the old key during a rotation, then the old key's signature verifies with one check", () => {
     const both = signed(entrega(), [b, a]);
-    expect(verifyWithKeys(both, entrega(), { keys: [a.jwk] }).kid).toBe(a.kid);
+    expect(verifyWithKeys(both, entrega(), { keys: [a.jwk] }, any).kid).toBe(a.kid);
     expect(calls).toBe(1);
   });
 
   it('When the body is larger than maxBodyBytes (default 2 MiB), then payload_too_large before any signature check', () => {
     const big = new Uint8Array(DEFAULT_MAX_BODY_BYTES + 1).fill(0x61);
-    expect(codeOf(() => verifyWithKeys(signed(big, [a]), big, jwks))).toBe('payload_too_large');
+    expect(codeOf(() => verifyWithKeys(signed(big, [a]), big, jwks, any))).toBe('payload_too_large');
     const text = 'é'.repeat(600_000); // 1.2 MB of UTF-8 in 600,000 UTF-16 units
-    expect(codeOf(() => verifyWithKeys(signed(text, [a]), text, jwks, { maxBodyBytes: 1_000_000 }))).toBe(
+    expect(codeOf(() => verifyWithKeys(signed(text, [a]), text, jwks, { maxBodyBytes: 1_000_000, ...any }))).toBe(
       'payload_too_large',
     );
     expect(calls).toBe(0);
-    expect(verifyWithKeys(signed(text, [a]), text, jwks).kid).toBe(a.kid);
+    expect(verifyWithKeys(signed(text, [a]), text, jwks, any).kid).toBe(a.kid);
   });
 });
 

@@ -37,6 +37,12 @@ export interface VerifyOptions {
    * delivery captured at another subscriber cannot be replayed here.
    */
   expectedSubscription?: string | readonly string[];
+  /**
+   * true to verify the signature alone, whatever subscription the body names: a delivery captured
+   * at another subscriber then verifies here too. Only for a receiver that checks `assinatura_id`
+   * itself. Without it, expectedSubscription is required (a TypeError otherwise).
+   */
+  acceptAnySubscription?: boolean;
   /** Bodies larger than this are refused before any signature is checked. Default 2 MiB. */
   maxBodyBytes?: number;
 }
@@ -84,7 +90,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * check off) with a TypeError, at construction rather than at the first delivery.
  */
 export function checkVerifyOptions(options: VerifyOptions): void {
-  const { toleranceSeconds, maxBodyBytes, expectedSubscription, now } = options;
+  const { toleranceSeconds, maxBodyBytes, expectedSubscription, acceptAnySubscription, now } = options;
   if (toleranceSeconds !== undefined && !(Number.isFinite(toleranceSeconds) && toleranceSeconds >= 0))
     throw new TypeError(`toleranceSeconds must be a finite number of seconds, 0 or more; got ${toleranceSeconds}`);
   if (maxBodyBytes !== undefined && !(Number.isSafeInteger(maxBodyBytes) && maxBodyBytes > 0))
@@ -95,13 +101,34 @@ export function checkVerifyOptions(options: VerifyOptions): void {
     if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => typeof id === 'string' && id.length > 0))
       throw new TypeError('expectedSubscription must be a subscription id, or a non-empty list of them');
   }
+  if (acceptAnySubscription !== undefined && typeof acceptAnySubscription !== 'boolean')
+    throw new TypeError(`acceptAnySubscription must be true or false; got ${acceptAnySubscription}`);
+  if (acceptAnySubscription === true && expectedSubscription !== undefined)
+    throw new TypeError('give expectedSubscription or acceptAnySubscription: true, not both');
+}
+
+/**
+ * The subscription a delivery must name, required unless the caller opted out: one key set signs
+ * every subscriber's deliveries, so a verifier that checks the signature alone accepts a delivery
+ * captured at another subscriber. Undefined only with acceptAnySubscription: true.
+ */
+export function requiredSubscription(
+  expected: string | readonly string[] | undefined,
+  acceptAnySubscription: boolean | undefined,
+): string | readonly string[] | undefined {
+  if (expected !== undefined || acceptAnySubscription === true) return expected;
+  throw new TypeError(
+    'expectedSubscription is required: pass the id of the subscription this receiver serves ' +
+      '(to createVerifier, or per call), or acceptAnySubscription: true to check the signature alone ' +
+      '(a delivery captured at another subscriber then verifies here)',
+  );
 }
 
 /**
  * Verifies a delivery against keys the caller already holds (a JWKS, or its `keys`): headers
  * present, body within maxBodyBytes, timestamp within tolerance, then any `v1a` signature of
- * `{id}.{timestamp}.{body}` made by one of those keys, then (with expectedSubscription) the
- * subscription the body names. The keys are the only trust anchor; webhook-key-id says which key
+ * `{id}.{timestamp}.{body}` made by one of those keys, then the subscription the body names
+ * (expectedSubscription; required unless acceptAnySubscription is true). The keys are the only trust anchor; webhook-key-id says which key
  * checks which signature. Throws a WebhookVerificationError; an UnknownKeyError means the keys may
  * be stale (fetch the JWKS again, at most now and then, and retry once). createVerifier does that
  * for you. Bad options throw a TypeError.
@@ -113,9 +140,10 @@ export function verifyWithKeys(
   options: VerifyOptions = {},
 ): VerifiedSignature {
   checkVerifyOptions(options);
+  const expected = requiredSubscription(options.expectedSubscription, options.acceptAnySubscription);
   const delivery = parseSignedDelivery(headers, rawBody, options);
   const verified = matchSignature(delivery, trustedKeys(keys));
-  if (options.expectedSubscription !== undefined) readPayload(delivery, options.expectedSubscription);
+  if (expected !== undefined) readPayload(delivery, expected);
   return verified;
 }
 

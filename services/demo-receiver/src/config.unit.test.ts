@@ -10,7 +10,9 @@ describe('demo-receiver configuration', () => {
       DEMO_RECEIVER_PORT: 8086,
       HUB_JWKS_URL: 'http://127.0.0.1:8083/.well-known/jwks.json',
       LOG_LEVEL: 'info',
+      HUB_JWKS_ALLOW_HTTP: false,
     });
+    expect(readConfig({ HUB_AMBIENTE: 'LOCALHOST', HUB_JWKS_ALLOW_HTTP: 'true' }).HUB_JWKS_ALLOW_HTTP).toBe(true);
   });
 
   it('When the JWKS URL is not a URL, then loading fails naming the variable', () => {

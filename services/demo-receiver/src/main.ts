@@ -10,6 +10,8 @@ runMain(logger, async () => {
   const config = readConfig();
   const verifier = createVerifier({
     jwksUrl: config.HUB_JWKS_URL,
+    allowInsecureHttpJwks: config.HUB_JWKS_ALLOW_HTTP,
+    // No expectedSubscription here: each call passes the one its URL names (POST /webhooks/{assinatura_id}).
     onWarning: (message, error) => logger.warn({ err: error }, message),
   });
   const server = await listen(createApp({ logger, verifier }), config.DEMO_RECEIVER_PORT, config.HOST);

@@ -53,6 +53,7 @@ import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esqu
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
 import { criarMetricas, type MetricasDoHub } from './metricas';
+import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
@@ -93,6 +94,10 @@ export interface HubApiAppDeps {
   publicacoesTempoAlvoMs?: number;
   /** Requests of applications to /entregas and /assinaturas under way at once; one more is 503 sobrecarregado (default 200). */
   consultasDeAplicativosEmAndamento?: number;
+  /** POST /eventos per application and minute in this instance; one more is 429 (default 120,000, the gateway's). */
+  publicacoesPorMinuto?: number;
+  /** POST /entregas/{id}/reenviar per application and minute in this instance; one more is 429 (default 600). */
+  reenviosPorMinuto?: number;
   /**
    * The connections of those requests (`db` unless given): a pool of their own, so that reads of a
    * subscribing application waiting on the database never take the panel's, readiness' or
@@ -201,6 +206,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       targetMs: deps.publicacoesTempoAlvoMs,
       onShed: () => casos.metricas.sobrecarga.inc(),
     }),
+    rateLimit: rateLimitPerApplication({
+      policy: 'aplicativo',
+      perMinute: deps.publicacoesPorMinuto ?? 120_000,
+      what: 'publications',
+    }),
   });
 
   return createHttpApp({
@@ -267,6 +277,11 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         admission: admission({
           what: 'requests of applications to /entregas and /assinaturas',
           max: deps.consultasDeAplicativosEmAndamento ?? 200,
+        }),
+        reenvios: rateLimitPerApplication({
+          policy: 'reenvio',
+          perMinute: deps.reenviosPorMinuto ?? 600,
+          what: 'resends',
         }),
       }),
       reprocessamentoRoutes({

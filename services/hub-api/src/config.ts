@@ -65,6 +65,22 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'requests of subscribing applications (GET /entregas, GET /entregas/{id}, POST /entregas/{id}/reenviar, GET /assinaturas) under way at once per instance; one more is answered 503 sobrecarregado with Retry-After: 1, unread (a polling application cannot take every database connection)',
     ),
+  HUB_PUBLICACOES_POR_MINUTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(120_000)
+    .describe(
+      "POST /eventos per application (the token's client_id) and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, unread. The gateway's RATE_LIMIT_APPLICATION_PER_MINUTE by default: applications may reach hub-api without the gateway (an ingress that sends /eventos here)",
+    ),
+  HUB_REENVIOS_POR_MINUTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(600)
+    .describe(
+      'POST /entregas/{id}/reenviar (a subscribing application resending its own delivery) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
+    ),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(

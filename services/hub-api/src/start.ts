@@ -210,6 +210,8 @@ export async function startHubApi(
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
+      publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
+      reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
       dbDeAplicativos,
     },
     casos,

@@ -8767,6 +8767,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
+            /** @description muitas_requisicoes: more than HUB_REENVIOS_POR_MINUTO resends this minute from the application, in this instance; nothing was done, send it again after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
             /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
             503: {
                 headers: {
@@ -9727,6 +9736,15 @@ export interface operations {
             };
             /** @description the body breaks a rule, names no existing type or version, dados breaks the schema (at most 50 erros), or the Idempotency-Key was used with another body */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_PUBLICACOES_POR_MINUTO publications this minute from the application, in this instance (as the gateway counts every request of an application); nothing was read or stored, send it again after Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -115,7 +115,10 @@ test('When a function with two collaborators is renamed, then a subscriber of co
   expect((await gw(master, 'PATCH', `/funcao/${funcao.body.id}`, { nome: 'Finanças da caminhada' })).status).toBe(200);
   await waitFor(() => assinante.de('/rh').length >= 2, { timeoutMs: 30_000, what: 'two deliveries at /rh' });
   const verifier = verificador();
-  const corpos = await Promise.all(assinante.de('/rh').map((r) => verifier.verify(r.cabecalhos, r.corpo)));
+  const expectedSubscription = (assinatura.body as { id: string }).id;
+  const corpos = await Promise.all(
+    assinante.de('/rh').map((r) => verifier.verify(r.cabecalhos, r.corpo, { expectedSubscription })),
+  );
   expect(corpos).toHaveLength(2);
   const emails = corpos.map((c) => (c as { dados: { email: string } }).dados.email).sort();
   expect(emails).toEqual(['bruno@empresa.com.br', 'carla@empresa.com.br']);

@@ -3,6 +3,7 @@ import { ApiRouter, idParams } from '@hub/http';
 import { currentRequestId } from '@hub/log';
 import type { RequestHandler } from 'express';
 import { aplicativoDaRequisicao } from '../../auth/usuario-ou-aplicativo';
+import { withRateLimit } from '../../rate-limit';
 import { paginaAssinatura } from '../assinaturas/assinaturas.schemas';
 import { entregaDetalhadaSchema, paginaEntrega } from '../entregas/entregas.schemas';
 import { assinaturasDoAssinanteQuery, entregasDoAssinanteQuery } from './assinante.schemas';
@@ -21,13 +22,15 @@ export interface AssinanteRoutesDeps {
   aplicativo: Guarded;
   /** Admission control of these four routes, counted together (see `admission` of @hub/http). */
   admission?: RequestHandler;
+  /** The resends' own budget per application (`rateLimitPerApplication`), ahead of the admission. */
+  reenvios?: RequestHandler;
 }
 
 /**
  * The subscribing application's own routes: its deliveries (read, resend) and its subscriptions,
  * answered as the panel's /entrega and /assinatura answer them.
  */
-export function assinanteRoutes({ service, aplicativo, admission }: AssinanteRoutesDeps): ApiRouter {
+export function assinanteRoutes({ service, aplicativo, admission, reenvios }: AssinanteRoutesDeps): ApiRouter {
   return new ApiRouter()
     .route(
       {
@@ -69,12 +72,13 @@ export function assinanteRoutes({ service, aplicativo, admission }: AssinanteRou
           'A new cycle for one delivery of the application of the token (concluida, fila_de_erro or cancelada), as the panel’s resend: pendente, tentativas_no_ciclo_atual 0, its job queued',
         tag: 'Entregas',
         ...aplicativo,
-        admission,
+        admission: reenvios ? withRateLimit(reenvios, admission) : admission,
         params: idParams,
         status: 202,
         response: entregaDetalhadaSchema,
         refusals: {
           ...refusals,
+          429: 'muitas_requisicoes: more than HUB_REENVIOS_POR_MINUTO resends this minute from the application, in this instance; nothing was done, send it again after Retry-After',
           409: 'entrega_em_andamento: the delivery is still in the queue (pendente, em_andamento, aguardando_nova_tentativa); assinatura_inativa: its subscription is switched off or deleted',
         },
       },

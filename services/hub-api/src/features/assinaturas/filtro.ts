@@ -1,5 +1,8 @@
 import { invalidField, pointer } from '@hub/http';
 import { RE2JS } from 're2js';
+import { iguais, numaAvaliacao } from './igualdade';
+
+export { iguais, numaAvaliacao };
 
 /**
  * A subscription's content filter (`assinatura.filtro`): a JSON object checked here once, turned
@@ -82,44 +85,6 @@ const ehDeOperadores = (v: unknown): v is Record<string, unknown> => {
   const chaves = Object.keys(v);
   return chaves.length > 0 && chaves.every((k) => k.startsWith('$'));
 };
-
-/**
- * The key counts of the objects met during one evaluation of a filter (compilarFiltro's predicate
- * sets it, evaluation is synchronous). A literal `{}` compared with an object of the body must count
- * that object's keys; without this, every such literal (a hundred in one `$in`, dozens of `$in`)
- * counted the same object again: a 1 MB object of 100,000 keys took seconds per publication.
- */
-let avaliando = false;
-let contagens: Map<object, number> | undefined;
-
-function quantasChaves(o: object): number {
-  if (!avaliando) return Object.keys(o).length;
-  contagens ??= new Map();
-  let n = contagens.get(o);
-  if (n === undefined) {
-    n = Object.keys(o).length;
-    contagens.set(o, n);
-  }
-  return n;
-}
-
-/** Deep equality of JSON values (the key order of objects does not matter). */
-export function iguais(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i += 1) if (!iguais(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  if (quantasChaves(a) !== quantasChaves(b)) return false;
-  // Same number of keys: each of b's in a, with an equal value, makes them equal.
-  for (const k of Object.keys(b))
-    if (!Object.hasOwn(a, k) || !iguais((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
-      return false;
-  return true;
-}
 
 /** One step of a path: a name, and the array index it also is when made of digits. */
 interface Passo {
@@ -271,15 +236,8 @@ export function compilarFiltro(filtro: unknown): Predicado | null {
       `a filter takes at most ${LIMITES_DO_FILTRO.bytes} bytes as JSON (this one, ${bytes})`,
     );
   const predicado = new Compilador().filtro(filtro, [], 1);
-  return (corpo) => {
-    avaliando = true;
-    try {
-      return predicado(corpo);
-    } finally {
-      avaliando = false;
-      contagens = undefined;
-    }
-  };
+  // One evaluation per call, or a part of the one the caller is in (numaAvaliacao).
+  return (corpo) => numaAvaliacao(() => predicado(corpo));
 }
 
 /**

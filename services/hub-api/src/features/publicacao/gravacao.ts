@@ -1,7 +1,7 @@
 import { corposDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
-import type { Predicado } from '../assinaturas/filtro';
+import { numaAvaliacao, type Predicado } from '../assinaturas/filtro';
 import type { Trecho } from '@hub/tracing';
 import type { EventoCriar } from '../eventos/eventos.schemas';
 
@@ -101,7 +101,7 @@ export interface PedidoDeGravacao {
  * The subscriptions whose filter matches the event (those without one included). A filter sees
  * the delivery body as the subscriber would receive it, with dados as the request's parsed value
  * (never parsed again here): built once for the event, only when some subscription has a filter,
- * its assinatura_id set for each in turn.
+ * its assinatura_id set for each in turn, all the filters evaluated as one evaluation.
  */
 function destinatarias(
   assinaturas: AlvoDaPublicacao['assinaturas'],
@@ -109,11 +109,14 @@ function destinatarias(
 ): AlvoDaPublicacao['assinaturas'] {
   if (assinaturas.every((a) => a.filtro === null)) return assinaturas;
   const corpo = corpoDoEvento();
-  return assinaturas.filter((a) => {
-    if (a.filtro === null) return true;
-    corpo.assinatura_id = a.id;
-    return a.filtro(corpo);
-  });
+  // One evaluation for every filter: an object of the body has its keys counted once per publication.
+  return numaAvaliacao(() =>
+    assinaturas.filter((a) => {
+      if (a.filtro === null) return true;
+      corpo.assinatura_id = a.id;
+      return a.filtro(corpo);
+    }),
+  );
 }
 
 /**

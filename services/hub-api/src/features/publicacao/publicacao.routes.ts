@@ -6,6 +6,7 @@ import { currentRequestId } from '@hub/log';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { exigirAtivo, exigirRegistrado } from '../../auth/usuario-ou-aplicativo';
+import { withRateLimit } from '../../rate-limit';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import {
   type EventoCriar,
@@ -105,6 +106,11 @@ export interface PublicacaoRoutesDeps {
   guards: Guards;
   /** Admission control of the two publication routes, counted together (see `admission` of @hub/http). */
   admission?: RequestHandler;
+  /**
+   * The budget per application of POST /eventos (`rateLimitPerApplication`), ahead of its admission:
+   * applications may reach hub-api without the gateway (docs/operations.md, "Who takes which path").
+   */
+  rateLimit?: RequestHandler;
 }
 
 /** POST /eventos and GET /eventos/{id} (applications), POST /evento and GET /evento/{id} (the panel). */
@@ -114,6 +120,7 @@ export function publicacaoRoutes({
   registrarRecusa,
   guards,
   admission,
+  rateLimit,
 }: PublicacaoRoutesDeps): ApiRouter {
   async function aplicativoDoToken(req: Request, res: Response) {
     const clientId = req.aplicativo!.sub;
@@ -147,13 +154,16 @@ export function publicacaoRoutes({
           "Publish an event as the application of the token (the owner of the type); Idempotency-Key honoured; the deliveries come without their subscriber's name, URL and last error",
         tag: 'Eventos',
         ...guards.application(),
-        admission,
+        admission: rateLimit ? withRateLimit(rateLimit, admission) : admission,
         headers: cabecalhos,
         body: eventoCriar,
         bodyParser: eventoCriarDoCorpo,
         response: eventoDoPublicadorSchema,
         status: 201,
-        refusals,
+        refusals: {
+          ...refusals,
+          429: 'muitas_requisicoes: more than HUB_PUBLICACOES_POR_MINUTO publications this minute from the application, in this instance (as the gateway counts every request of an application); nothing was read or stored, send it again after Retry-After',
+        },
         // The hot route: served on node:http ahead of express (docs/decisions/hub-api-publication-on-node-http.md), so what runs here uses node's request and response.
         fast: true,
       },
