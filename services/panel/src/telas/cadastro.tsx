@@ -5,7 +5,10 @@ import { Formulario } from '../formulario';
 import { Lista, useVersao } from '../lista';
 import { useAplicativos, useTipos } from '../opcoes';
 import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
+import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
+
+const COMPATIBILIDADES = ['none', 'backward', 'forward', 'full'] as const;
 
 export function TelaAplicativos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -73,6 +76,14 @@ export function TelaTipos(props: { permite: Permite }) {
               obrigatorio: true,
             },
             { nome: 'retencao_em_dias', rotulo: 'retencao_em_dias', tipo: 'numero' },
+            {
+              nome: 'compatibilidade',
+              rotulo: 'compatibilidade',
+              tipo: 'selecao',
+              opcoes: COMPATIBILIDADES.map((c) => ({ valor: c, rotulo: c })),
+              inicial: 'none',
+              ajuda: 'a regra com que cada nova versão do esquema é conferida contra a anterior',
+            },
           ]}
           enviar={(corpo: Corpo<'/tipo-de-evento', 'post'>) => dados(cliente.POST('/tipo-de-evento', { body: corpo }))}
           aoConcluir={recarregar}
@@ -88,6 +99,26 @@ export function TelaTipos(props: { permite: Permite }) {
           { rotulo: 'descricao', valor: (t) => t.descricao ?? '—' },
           { rotulo: 'Publicador', valor: (t) => t.aplicativo_nome },
           { rotulo: 'Retenção (dias)', valor: (t) => t.retencao_em_dias },
+          {
+            rotulo: 'compatibilidade',
+            valor: (t) => (
+              <EscolherNaLinha
+                rotulo={`compatibilidade de ${t.nome}`}
+                valor={t.compatibilidade}
+                opcoes={COMPATIBILIDADES}
+                editavel={props.permite.editar}
+                mudar={(compatibilidade) =>
+                  dados(
+                    cliente.PATCH('/tipo-de-evento/{id}', {
+                      params: { path: { id: t.id } },
+                      body: { compatibilidade: compatibilidade as (typeof COMPATIBILIDADES)[number] },
+                    }),
+                  )
+                }
+                depois={recarregar}
+              />
+            ),
+          },
           { rotulo: 'ativo', valor: (t) => simNao(t.ativo) },
           {
             rotulo: 'Ações',
