@@ -5677,6 +5677,11 @@ export interface operations {
                             maximo_de_tentativas: number;
                             /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                             entrega_ordenada: boolean;
+                            /**
+                             * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                             * @enum {string}
+                             */
+                            formato: "standard-webhooks" | "cloudevents";
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {
@@ -5766,6 +5771,12 @@ export interface operations {
                      * @default false
                      */
                     entrega_ordenada?: boolean;
+                    /**
+                     * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                     * @default standard-webhooks
+                     * @enum {string}
+                     */
+                    formato?: "standard-webhooks" | "cloudevents";
                 };
             };
         };
@@ -5787,6 +5798,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -5884,6 +5900,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6134,6 +6155,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6276,6 +6302,7 @@ export interface operations {
                         [key: string]: unknown;
                     } | null;
                     entrega_ordenada?: boolean | null;
+                    formato?: ("standard-webhooks" | "cloudevents") | null;
                 };
             };
         };
@@ -6297,6 +6324,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -8969,6 +9001,11 @@ export interface operations {
                             maximo_de_tentativas: number;
                             /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                             entrega_ordenada: boolean;
+                            /**
+                             * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                             * @enum {string}
+                             */
+                            formato: "standard-webhooks" | "cloudevents";
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {

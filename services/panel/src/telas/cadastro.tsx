@@ -9,6 +9,7 @@ import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
 
 const COMPATIBILIDADES = ['none', 'backward', 'forward', 'full'] as const;
+const FORMATOS = ['standard-webhooks', 'cloudevents'] as const;
 
 export function TelaAplicativos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -177,6 +178,14 @@ export function TelaAssinaturas(props: { permite: Permite }) {
               tipo: 'booleano',
               ajuda: 'uma entrega de cada entidade_id por vez, na ordem em que os eventos foram aceitos',
             },
+            {
+              nome: 'formato',
+              rotulo: 'formato',
+              tipo: 'selecao',
+              opcoes: FORMATOS.map((f) => ({ valor: f, rotulo: f })),
+              inicial: 'standard-webhooks',
+              ajuda: 'cloudevents: o corpo CloudEvents 1.0 (application/cloudevents+json), com a mesma assinatura',
+            },
           ]}
           enviar={(corpo: Corpo<'/assinatura', 'post'>) => dados(cliente.POST('/assinatura', { body: corpo }))}
           aoConcluir={() => {
@@ -198,6 +207,26 @@ export function TelaAssinaturas(props: { permite: Permite }) {
           { rotulo: 'Máx. tentativas', valor: (a) => a.maximo_de_tentativas },
           { rotulo: 'filtro', valor: (a) => <ResumoDoFiltro filtro={a.filtro} /> },
           { rotulo: 'entrega_ordenada', valor: (a) => simNao(a.entrega_ordenada) },
+          {
+            rotulo: 'formato',
+            valor: (a) => (
+              <EscolherNaLinha
+                rotulo={`formato da assinatura de ${a.aplicativo_assinante_nome}`}
+                valor={a.formato}
+                opcoes={FORMATOS}
+                editavel={props.permite.editar}
+                mudar={(formato) =>
+                  dados(
+                    cliente.PATCH('/assinatura/{id}', {
+                      params: { path: { id: a.id } },
+                      body: { formato: formato as (typeof FORMATOS)[number] },
+                    }),
+                  )
+                }
+                depois={recarregar}
+              />
+            ),
+          },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
           {
             rotulo: 'Ações',
