@@ -208,6 +208,7 @@ export async function startHubApi(
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
+      limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
       dbDeAplicativos,
     },

@@ -3,7 +3,8 @@ import { AppError, invalidField, notFound, type PageRequest, page, unprocessable
 import { type DbClient, transacao } from '../../db';
 import type { Prisma } from '@hub/hub-data';
 import { iso } from '../../schemas';
-import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
+import type { ProvaDaCompilacao } from '../../validation/compilacao';
+import { type Draft, draftOf, type ResultadoDaValidacao, type ValidadorDeEsquemas } from '../../validation/esquemas';
 import {
   type Compatibilidade,
   type ResultadoDaCompatibilidade,
@@ -71,9 +72,21 @@ export interface VersoesServiceDeps {
   versoes: VersoesRepository;
   tipos: TiposRepository;
   validador: ValidadorDeEsquemas;
+  /** Compiles a schema in a worker thread under a time limit, before the event loop does (compilacao.ts). */
+  compilarForaDoLaco?: (esquema: Record<string, unknown>, draft: Draft) => Promise<ProvaDaCompilacao>;
 }
 
-export function versoesService({ db, versoes: repository, tipos, validador }: VersoesServiceDeps) {
+export function versoesService({ db, versoes: repository, tipos, validador, compilarForaDoLaco }: VersoesServiceDeps) {
+  /** A schema whose compilation exceeds the limit in its worker is refused before the event loop compiles it. */
+  async function dentroDoLimite(esquema: Record<string, unknown>): Promise<void> {
+    const draft = draftOf(esquema);
+    if (!draft || !compilarForaDoLaco) return;
+    const prova = await compilarForaDoLaco(esquema, draft);
+    if (prova.dentroDoLimite) return;
+    const mensagem = `takes more than ${prova.limiteMs} ms to compile (HUB_SCHEMA_COMPILE_LIMIT); a schema that slow would hold the hub`;
+    throw unprocessable('esquema_invalido', `the JSON Schema ${mensagem}`, [{ caminho: '/esquema', mensagem }]);
+  }
+
   async function existente(id: string, cliente: DbClient = db): Promise<VersaoComTipo> {
     const versao = await repository.buscar(id, cliente);
     if (!versao) throw notFound('schema version');
@@ -102,6 +115,7 @@ export function versoesService({ db, versoes: repository, tipos, validador }: Ve
     buscar: async (id: string) => versaoDto(await existente(id)),
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
+      await dentroDoLimite(input.esquema);
       const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
       if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
       const agora = new Date();
@@ -138,6 +152,7 @@ export function versoesService({ db, versoes: repository, tipos, validador }: Ve
     }): Promise<Verificacao> {
       const tipo = await tipos.buscar(input.tipo_de_evento_id);
       if (!tipo) throw notFound('event type');
+      await dentroDoLimite(input.esquema);
       const { erros } = validador.verificarEsquema(input.esquema);
       if (erros.length > 0)
         throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
