@@ -391,3 +391,5 @@ export type AcessoAtual = z.infer<typeof acessoAtualSchema>;
 /** Every action of every area set to true: what a master holds. */
 export const todasAsPermissoes = (): Required<{ [A in Area]: Required<Acoes> }> =>
   Object.fromEntries(AREAS.map((area) => [area, { ler: true, criar: true, editar: true, deletar: true }])) as never;
+
+export { CLOUDEVENTS_CONTENT_TYPE, corpoCloudEvents, urlDoEsquemaEm } from './cloudevents';

@@ -22,6 +22,7 @@ export {
   WEBHOOK_TIMESTAMP,
 } from './headers.js';
 export type { Jwk, Jwks } from './keys.js';
+export { assinaturaNomeada, type EntregaCloudEvents } from './payload.js';
 export {
   createVerifier,
   type FetchLike,

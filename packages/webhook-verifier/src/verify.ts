@@ -22,6 +22,7 @@ import {
   WEBHOOK_TIMESTAMP,
 } from './headers.js';
 import { type Jwk, type Jwks, type TrustedKey, trustedKeys } from './keys.js';
+import { assinaturaNomeada } from './payload.js';
 
 /** The body exactly as received, before any JSON parsing. */
 export type RawBody = string | Uint8Array | ArrayBuffer;
@@ -232,11 +233,11 @@ export function readPayload<T>(delivery: SignedDelivery, expected?: string | rea
     throw new InvalidPayloadError();
   }
   if (expected !== undefined) {
-    const named = (payload as { assinatura_id?: unknown } | null)?.assinatura_id;
+    const named = assinaturaNomeada(payload);
     const ids: readonly string[] = typeof expected === 'string' ? [expected] : expected;
     if (typeof named !== 'string')
       throw new SubscriptionMismatchError(
-        `the delivery names no subscription (no assinatura_id); expected ${ids.join(' or ')}`,
+        `the delivery names no subscription (no assinatura_id, nor assinaturaid in a CloudEvent); expected ${ids.join(' or ')}`,
       );
     if (!ids.includes(named))
       throw new SubscriptionMismatchError(

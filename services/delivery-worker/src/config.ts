@@ -18,6 +18,10 @@ export const deliveryWorkerConfig = baseConfig
     DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h')
       .refine((steps) => steps.length > 0 && steps.every((ms) => ms > 0), 'every retry delay must be above 0')
       .describe('delay before the 2nd, 3rd… attempt of a delivery; the last one repeats (one delay queue each)'),
+    DELIVERY_SCHEMA_BASE_URL: z
+      .url()
+      .default('http://localhost:8080')
+      .describe("the gateway's public address: a CloudEvents delivery's dataschema is {this}/esquema/{nome}/{versao}"),
     DELIVERY_TIMEOUT: durationFromEnv('10s').describe('how long one POST may take, answer included'),
     DELIVERY_PREFETCH: z.coerce
       .number()

@@ -115,6 +115,9 @@ export interface Assinatura {
   ordenada?: boolean;
 }
 
+/** The shapes of a delivery (assinatura.formato). */
+export type Formato = 'standard-webhooks' | 'cloudevents';
+
 /**
  * Registry rows for deliveries: a publisher and a subscriber application, an event type and its
  * version. `assinar` adds a subscription, `entregar` an event with one delivery per subscription and
@@ -150,7 +153,11 @@ export async function cenario(hub: TestHub) {
         messageId: t.entrega_id,
         mandatory: true,
       }),
-    async assinar(url: string, maximoDeTentativas = 3, opcoes: { ordenada?: boolean } = {}): Promise<Assinatura> {
+    async assinar(
+      url: string,
+      maximoDeTentativas = 3,
+      opcoes: { ordenada?: boolean; formato?: Formato } = {},
+    ): Promise<Assinatura> {
       const id = uuidv7();
       const ordenada = opcoes.ordenada ?? false;
       await hub.db.assinatura.create({
@@ -163,6 +170,7 @@ export async function cenario(hub: TestHub) {
           maximoDeTentativas,
           ativa: true,
           entregaOrdenada: ordenada,
+          formato: opcoes.formato ?? 'standard-webhooks',
           ...base,
         },
       });

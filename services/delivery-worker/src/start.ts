@@ -7,6 +7,7 @@ import {
   type DeliveryTopology,
   declareDeliveryTopology,
   isolatedDeliveryTopology,
+  urlDoEsquemaEm,
 } from '@hub/contracts';
 import { ensureDatabase, migrate, SqlPool } from '@hub/database';
 import { bancoIndisponivel, createHttpApp, listen } from '@hub/http';
@@ -191,6 +192,7 @@ export async function startDeliveryWorker(
     esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
     espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
     tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
+    urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
   });
   // After entregas: each pass writes its attempts in flight.
   await destinos.iniciar();

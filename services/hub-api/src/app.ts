@@ -52,6 +52,7 @@ import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service
 import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
+import { compilarComLimite } from './validation/compilacao';
 import { criarMetricas, type MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
@@ -78,6 +79,8 @@ export interface HubApiAppDeps {
   relogio?: () => Date;
   /** Life of publication's cached lookups; 5 s unless told. */
   cacheTtlMs?: number;
+  /** How long a schema being registered may take to compile, in its worker thread (5 s unless told). */
+  limiteDaCompilacaoMs?: number;
   /** The error queue's reconciliation (RabbitMQ), run after a resend and by POST /fila/erro/conciliar. */
   conciliacao: ConciliacaoDaFilaDeErro;
   /** The queues of the delivery topology, for GET /fila. */
@@ -246,7 +249,17 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       }),
       versoesRoutes({
-        service: esquecer(versoesService({ db: deps.db, versoes, tipos, validador }), ['criar', 'atualizar']),
+        service: esquecer(
+          versoesService({
+            db: deps.db,
+            versoes,
+            tipos,
+            validador,
+            compilarForaDoLaco: (esquema, draft) =>
+              compilarComLimite(esquema, draft, deps.limiteDaCompilacaoMs ?? 5000),
+          }),
+          ['criar', 'atualizar'],
+        ),
         guards,
       }),
       esquemasRoutes({ versoes, leitor: userOrApplication(deps.verifier, deps.resolver, aplicativos) }),

@@ -209,6 +209,7 @@ export async function startHubApi(
       acordarReprocessamento: () => reprocessamento.wake(),
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
+      limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
       publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
       reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,

@@ -459,7 +459,7 @@ export interface paths {
         get: operations["listarTiposDeEvento"];
         put?: never;
         /**
-         * Create an event type owned by an application (retencao_em_dias default 30)
+         * Create an event type owned by an application (retencao_em_dias default 30, compatibilidade default none)
          * @description Requires: monitoramento.criar
          */
         post: operations["criarTipoDeEvento"];
@@ -531,7 +531,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Describe, switch off and on, or change the retention of an event type
+         * Describe, switch off and on, or change the retention or the compatibility rule of an event type (a new rule applies to the next schema version, even when the stored versions break it)
          * @description Requires: monitoramento.editar
          */
         patch: operations["alterarTipoDeEvento"];
@@ -555,6 +555,26 @@ export interface paths {
          * @description Requires: monitoramento.criar
          */
         post: operations["criarVersaoDeEsquema"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/versao-de-esquema/verificar-compatibilidade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a schema against the type's latest version under its compatibility rule (or the one given); stores nothing
+         * @description Requires: monitoramento.criar
+         */
+        post: operations["criarVersaoDeEsquemaVerificarCompatibilidade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4282,6 +4302,11 @@ export interface operations {
                             aplicativo_nome: string;
                             ativo: boolean;
                             retencao_em_dias: number;
+                            /**
+                             * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                             * @enum {string}
+                             */
+                            compatibilidade: "none" | "backward" | "forward" | "full";
                             criado_em: string;
                             atualizado_em: string;
                         }[];
@@ -4354,6 +4379,12 @@ export interface operations {
                     aplicativo_id: string;
                     /** @default 30 */
                     retencao_em_dias?: number;
+                    /**
+                     * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                     * @default none
+                     * @enum {string}
+                     */
+                    compatibilidade?: "none" | "backward" | "forward" | "full";
                 };
             };
         };
@@ -4372,6 +4403,11 @@ export interface operations {
                         aplicativo_nome: string;
                         ativo: boolean;
                         retencao_em_dias: number;
+                        /**
+                         * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                         * @enum {string}
+                         */
+                        compatibilidade: "none" | "backward" | "forward" | "full";
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -4541,6 +4577,11 @@ export interface operations {
                         aplicativo_nome: string;
                         ativo: boolean;
                         retencao_em_dias: number;
+                        /**
+                         * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                         * @enum {string}
+                         */
+                        compatibilidade: "none" | "backward" | "forward" | "full";
                         criado_em: string;
                         atualizado_em: string;
                     }[];
@@ -4618,6 +4659,11 @@ export interface operations {
                         aplicativo_nome: string;
                         ativo: boolean;
                         retencao_em_dias: number;
+                        /**
+                         * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                         * @enum {string}
+                         */
+                        compatibilidade: "none" | "backward" | "forward" | "full";
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -4759,6 +4805,7 @@ export interface operations {
                     descricao?: string | null;
                     ativo?: boolean | null;
                     retencao_em_dias?: number | null;
+                    compatibilidade?: ("none" | "backward" | "forward" | "full") | null;
                 };
             };
         };
@@ -4777,6 +4824,11 @@ export interface operations {
                         aplicativo_nome: string;
                         ativo: boolean;
                         retencao_em_dias: number;
+                        /**
+                         * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                         * @enum {string}
+                         */
+                        compatibilidade: "none" | "backward" | "forward" | "full";
                         criado_em: string;
                         atualizado_em: string;
                     };
@@ -4994,7 +5046,111 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
+            /** @description esquema_incompativel: the schema breaks the type's compatibility rule against its latest version (erros: caminho into the new schema, mensagem) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
             /** @description the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarVersaoDeEsquemaVerificarCompatibilidade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    /** @description A JSON Schema (2020-12 by default, or draft-07): at most 64 levels deep and 262144 bytes as JSON */
+                    esquema: Record<string, never>;
+                    /**
+                     * @description the rule to check by; the type's own when absent
+                     * @enum {string}
+                     */
+                    compatibilidade?: "none" | "backward" | "forward" | "full";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        compativel: boolean;
+                        /** @description caminho: a JSON Pointer into the new schema; mensagem: the change, or why it cannot be decided */
+                        erros: {
+                            caminho: string;
+                            mensagem: string;
+                        }[];
+                        /**
+                         * @description none (no check), backward (every document valid under the latest version stays valid under the next), forward (every document valid under the next is valid under the latest) or full (both). A change applies to the next version created: versions already stored are not checked again
+                         * @enum {string}
+                         */
+                        compatibilidade: "none" | "backward" | "forward" | "full";
+                        /** @description the version checked against; null when the type has none */
+                        versao_anterior: number | null;
+                        /** @description why the schema is compatible without a comparison (no rule, or no version yet) */
+                        motivo: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no event type has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, or the JSON Schema is invalid (erros from ajv) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5521,6 +5677,11 @@ export interface operations {
                             maximo_de_tentativas: number;
                             /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                             entrega_ordenada: boolean;
+                            /**
+                             * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                             * @enum {string}
+                             */
+                            formato: "standard-webhooks" | "cloudevents";
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {
@@ -5610,6 +5771,12 @@ export interface operations {
                      * @default false
                      */
                     entrega_ordenada?: boolean;
+                    /**
+                     * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                     * @default standard-webhooks
+                     * @enum {string}
+                     */
+                    formato?: "standard-webhooks" | "cloudevents";
                 };
             };
         };
@@ -5631,6 +5798,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -5728,6 +5900,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -5978,6 +6155,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6120,6 +6302,7 @@ export interface operations {
                         [key: string]: unknown;
                     } | null;
                     entrega_ordenada?: boolean | null;
+                    formato?: ("standard-webhooks" | "cloudevents") | null;
                 };
             };
         };
@@ -6141,6 +6324,11 @@ export interface operations {
                         maximo_de_tentativas: number;
                         /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                         entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
                         ativa: boolean;
                         /** @description The content filter (null: every event); see POST /assinatura. */
                         filtro: {
@@ -6424,7 +6612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
-            /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
+            /** @description sobrecarregado: this instance has as many publications under way as it answers within HUB_PUBLICACOES_TEMPO_ALVO (at most HUB_PUBLICACOES_EM_ANDAMENTO); nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8822,6 +9010,11 @@ export interface operations {
                             maximo_de_tentativas: number;
                             /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
                             entrega_ordenada: boolean;
+                            /**
+                             * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                             * @enum {string}
+                             */
+                            formato: "standard-webhooks" | "cloudevents";
                             ativa: boolean;
                             /** @description The content filter (null: every event); see POST /assinatura. */
                             filtro: {
@@ -9752,7 +9945,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problema"];
                 };
             };
-            /** @description sobrecarregado: this instance has HUB_PUBLICACOES_EM_ANDAMENTO publications under way; nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
+            /** @description sobrecarregado: this instance has as many publications under way as it answers within HUB_PUBLICACOES_TEMPO_ALVO (at most HUB_PUBLICACOES_EM_ANDAMENTO); nothing was read or stored, send it again after Retry-After. banco_indisponivel: the database is not answering (restart, failover); the event was not stored, or stored whole if the connection broke at the commit: send it again after Retry-After with the same Idempotency-Key */
             503: {
                 headers: {
                     [name: string]: unknown;

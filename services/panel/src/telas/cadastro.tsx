@@ -5,7 +5,11 @@ import { Formulario } from '../formulario';
 import { Lista, useVersao } from '../lista';
 import { useAplicativos, useTipos } from '../opcoes';
 import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
+import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
+
+const COMPATIBILIDADES = ['none', 'backward', 'forward', 'full'] as const;
+const FORMATOS = ['standard-webhooks', 'cloudevents'] as const;
 
 export function TelaAplicativos(props: { permite: Permite }) {
   const [versao, recarregar] = useVersao();
@@ -73,6 +77,14 @@ export function TelaTipos(props: { permite: Permite }) {
               obrigatorio: true,
             },
             { nome: 'retencao_em_dias', rotulo: 'retencao_em_dias', tipo: 'numero' },
+            {
+              nome: 'compatibilidade',
+              rotulo: 'compatibilidade',
+              tipo: 'selecao',
+              opcoes: COMPATIBILIDADES.map((c) => ({ valor: c, rotulo: c })),
+              inicial: 'none',
+              ajuda: 'a regra com que cada nova versão do esquema é conferida contra a anterior',
+            },
           ]}
           enviar={(corpo: Corpo<'/tipo-de-evento', 'post'>) => dados(cliente.POST('/tipo-de-evento', { body: corpo }))}
           aoConcluir={recarregar}
@@ -88,6 +100,26 @@ export function TelaTipos(props: { permite: Permite }) {
           { rotulo: 'descricao', valor: (t) => t.descricao ?? '—' },
           { rotulo: 'Publicador', valor: (t) => t.aplicativo_nome },
           { rotulo: 'Retenção (dias)', valor: (t) => t.retencao_em_dias },
+          {
+            rotulo: 'compatibilidade',
+            valor: (t) => (
+              <EscolherNaLinha
+                rotulo={`compatibilidade de ${t.nome}`}
+                valor={t.compatibilidade}
+                opcoes={COMPATIBILIDADES}
+                editavel={props.permite.editar}
+                mudar={(compatibilidade) =>
+                  dados(
+                    cliente.PATCH('/tipo-de-evento/{id}', {
+                      params: { path: { id: t.id } },
+                      body: { compatibilidade: compatibilidade as (typeof COMPATIBILIDADES)[number] },
+                    }),
+                  )
+                }
+                depois={recarregar}
+              />
+            ),
+          },
           { rotulo: 'ativo', valor: (t) => simNao(t.ativo) },
           {
             rotulo: 'Ações',
@@ -146,6 +178,14 @@ export function TelaAssinaturas(props: { permite: Permite }) {
               tipo: 'booleano',
               ajuda: 'uma entrega de cada entidade_id por vez, na ordem em que os eventos foram aceitos',
             },
+            {
+              nome: 'formato',
+              rotulo: 'formato',
+              tipo: 'selecao',
+              opcoes: FORMATOS.map((f) => ({ valor: f, rotulo: f })),
+              inicial: 'standard-webhooks',
+              ajuda: 'cloudevents: o corpo CloudEvents 1.0 (application/cloudevents+json), com a mesma assinatura',
+            },
           ]}
           enviar={(corpo: Corpo<'/assinatura', 'post'>) => dados(cliente.POST('/assinatura', { body: corpo }))}
           aoConcluir={() => {
@@ -167,6 +207,26 @@ export function TelaAssinaturas(props: { permite: Permite }) {
           { rotulo: 'Máx. tentativas', valor: (a) => a.maximo_de_tentativas },
           { rotulo: 'filtro', valor: (a) => <ResumoDoFiltro filtro={a.filtro} /> },
           { rotulo: 'entrega_ordenada', valor: (a) => simNao(a.entrega_ordenada) },
+          {
+            rotulo: 'formato',
+            valor: (a) => (
+              <EscolherNaLinha
+                rotulo={`formato da assinatura de ${a.aplicativo_assinante_nome}`}
+                valor={a.formato}
+                opcoes={FORMATOS}
+                editavel={props.permite.editar}
+                mudar={(formato) =>
+                  dados(
+                    cliente.PATCH('/assinatura/{id}', {
+                      params: { path: { id: a.id } },
+                      body: { formato: formato as (typeof FORMATOS)[number] },
+                    }),
+                  )
+                }
+                depois={recarregar}
+              />
+            ),
+          },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
           {
             rotulo: 'Ações',

@@ -28,6 +28,8 @@ export interface Reivindicada {
   sequencia: string | null;
   assinatura_id: string;
   entidade_id: string;
+  /** The subscription's formato now (migration 030): the shape this attempt's body takes. */
+  formato: 'standard-webhooks' | 'cloudevents';
 }
 
 /**
@@ -160,7 +162,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
            select * from json_to_recordset($1::json) as p(id uuid, token uuid, anterior uuid)
          ),
          alvo as (
-           select e.id, p.token, a.url_de_destino as url, (a.ativa and a.excluida_em is null) as viva,
+           select e.id, p.token, a.url_de_destino as url, a.formato, (a.ativa and a.excluida_em is null) as viva,
                   e.reivindicacoes_sem_tentativa as mortas,
                   coalesce(e.situacao = 'em_andamento' and e.reivindicacao = p.anterior, false) as continua
            from entrega e
@@ -201,7 +203,7 @@ export function entregasRepository(sql: SqlPool, prazos: Prazos) {
          -- the ids again, so the planner reaches e by its primary key rather than hashing the table
          where e.id = d.id and e.id = any(array(select id from p))
          returning e.id::text, e.situacao, e.tentativas_no_ciclo_atual, e.maximo_de_tentativas, e.url_de_destino,
-                   e.ultimo_erro, e.sequencia::text, e.assinatura_id::text, e.entidade_id`,
+                   e.ultimo_erro, e.sequencia::text, e.assinatura_id::text, e.entidade_id, d.formato`,
         [JSON.stringify(pedidos), prazos.reivindicacaoMs, prazos.reivindicacoesAteVeneno],
       ),
 

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { ATTEMPT_HEADER, type Broker, type ConsumeMessage, decode, RequeueMessage, UnroutableError } from '@hub/broker';
-import { type DeliveryTopology, ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import {
+  CLOUDEVENTS_CONTENT_TYPE,
+  corpoCloudEvents,
+  type DeliveryTopology,
+  ERROR_QUEUE_HEADERS,
+  type TrabalhoDeEntrega,
+  trabalhoDeEntrega,
+} from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import type { Logger } from '@hub/log';
@@ -55,6 +62,8 @@ export interface EntregasDeps {
   espacamentoDosRegistrosMs?: number;
   /** The consumer's retry policy's attempts: a job that fails its last one is dead-lettered by the broker. */
   tentativasDoConsumidor: number;
+  /** The address of GET /esquema/{nome}/{versao} at the gateway: a CloudEvents body's dataschema. */
+  urlDoEsquema: (nome: string, versao: number) => string;
 }
 
 /**
@@ -536,13 +545,20 @@ export function entregasService(deps: EntregasDeps) {
     posse: Posse,
     trecho: Trecho,
   ): Promise<void> {
+    // The subscription's formato at this attempt: a CloudEvents subscription's body is made from the
+    // job's, the same bytes on every attempt (docs/contract.md §11).
+    const cloudEvents = reivindicada.formato === 'cloudevents';
+    const texto = cloudEvents ? corpoCloudEvents(trabalho.corpo, deps.urlDoEsquema) : trabalho.corpo;
     // The body's bytes once, written beside the signature's prefix: signed, and the same bytes sent.
     const { headers: cabecalhos, body: corpo } = signWebhookText(
-      { id: trabalho.entrega_id, body: trabalho.corpo },
+      { id: trabalho.entrega_id, body: texto },
       deps.keys.signersNow() ?? (await deps.keys.signers()),
     );
     metricas.emVoo.inc();
-    const resultado = await trecho.ativo(() => deps.remetente.enviar(url, corpo, cabecalhos, trecho.rastro));
+    const tipoDoConteudo = cloudEvents ? CLOUDEVENTS_CONTENT_TYPE : 'application/json';
+    const resultado = await trecho.ativo(() =>
+      deps.remetente.enviar(url, corpo, cabecalhos, trecho.rastro, tipoDoConteudo),
+    );
     if (trecho.span) {
       trecho.atributos({ 'hub.resultado': resultado.sucesso ? 'sucesso' : 'falha' });
       if (resultado.statusHttp !== null) trecho.atributos({ 'http.response.status_code': resultado.statusHttp });

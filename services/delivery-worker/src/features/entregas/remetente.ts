@@ -68,10 +68,11 @@ function cabecalhosDoPedido(
   assinatura: WebhookHeaders,
   autorizacao: string | undefined,
   rastro: Rastro | undefined,
+  tipoDoConteudo: string,
 ): string[] {
   const cabecalhos = [
     'content-type',
-    'application/json',
+    tipoDoConteudo,
     'content-length',
     String(corpo.length),
     'user-agent',
@@ -387,8 +388,15 @@ export class Remetente {
    * Sends one attempt of `corpo` (the bytes signed). Never throws: every failure is a result (the
    * attempt is recorded). `rastro`: the trace context the subscriber gets; when tracing records, the
    * POST's own client span (a child of the active span, the attempt's) is sent in its place.
+   * `tipoDoConteudo`: the Content-Type (application/cloudevents+json for a CloudEvents delivery).
    */
-  enviar(destino: string, corpo: Buffer, assinatura: WebhookHeaders, rastro?: Rastro): Promise<ResultadoDoEnvio> {
+  enviar(
+    destino: string,
+    corpo: Buffer,
+    assinatura: WebhookHeaders,
+    rastro?: Rastro,
+    tipoDoConteudo = 'application/json',
+  ): Promise<ResultadoDoEnvio> {
     const iniciadaEm = new Date();
     const inicio = performance.now();
     const alvo = this.destinoDe(destino);
@@ -418,7 +426,13 @@ export class Remetente {
     const opcoes: Dispatcher.DispatchOptions = {
       path: alvo.caminho,
       method: 'POST',
-      headers: cabecalhosDoPedido(corpo, assinatura, alvo.autorizacao, trecho ? (trecho.rastro ?? rastro) : rastro),
+      headers: cabecalhosDoPedido(
+        corpo,
+        assinatura,
+        alvo.autorizacao,
+        trecho ? (trecho.rastro ?? rastro) : rastro,
+        tipoDoConteudo,
+      ),
       body: corpo,
     };
     return new Promise<ResultadoDoEnvio>((resolve) => {

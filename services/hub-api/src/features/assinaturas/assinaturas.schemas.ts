@@ -29,6 +29,14 @@ const entregaOrdenada = z
     'deliveries of one entidade_id attempted one at a time, in the order their events were accepted; ' +
       'each delivery body carries sequencia (1, 2, 3… per entity)',
   );
+/** The shape of the deliveries (docs/contract.md §11). */
+export const FORMATOS = ['standard-webhooks', 'cloudevents'] as const;
+export type Formato = (typeof FORMATOS)[number];
+export const formato = z.enum(FORMATOS).meta({
+  description:
+    "standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode " +
+    'body, application/cloudevents+json); both signed with the same Standard Webhooks headers',
+});
 /** A schema version number: the column is an integer (int4). */
 const versaoDoEsquema = z.number().int().min(1).max(INT4_MAX);
 
@@ -42,6 +50,7 @@ export const assinaturaCriar = z
     // The content filter (filtro.ts): absent or null, every event.
     filtro: filtroEntrada.optional(),
     entrega_ordenada: entregaOrdenada.optional().default(false),
+    formato: formato.optional().default('standard-webhooks'),
   })
   .strict();
 
@@ -53,6 +62,7 @@ export const assinaturaAtualizar = z
     // The content filter (filtro.ts): absent, unchanged; null, removed (every event).
     filtro: filtroEntrada.optional(),
     entrega_ordenada: entregaOrdenada.nullish(),
+    formato: formato.nullish(),
   })
   .strict();
 
@@ -81,6 +91,7 @@ export const assinaturaSchema = z.object({
   url_de_destino: z.string(),
   maximo_de_tentativas: tentativas,
   entrega_ordenada: entregaOrdenada,
+  formato,
   ativa: z.boolean(),
   filtro: filtroSaida,
   criado_em: z.string(),

@@ -7,7 +7,7 @@ import type { AplicativosRepository } from '../aplicativos/aplicativos.repositor
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
 import type { AssinaturaComNomes, AssinaturasRepository, FiltroDeAssinaturas } from './assinaturas.repository';
-import type { AssinaturaDto } from './assinaturas.schemas';
+import type { AssinaturaDto, Formato } from './assinaturas.schemas';
 import { compilarFiltro, FiltroInvalido, recusaDoFiltro } from './filtro';
 
 export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
@@ -20,6 +20,7 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   url_de_destino: a.urlDeDestino,
   maximo_de_tentativas: a.maximoDeTentativas,
   entrega_ordenada: a.entregaOrdenada,
+  formato: a.formato as Formato,
   ativa: a.ativa,
   filtro: a.filtro as Record<string, unknown> | null,
   criado_em: iso(a.criadoEm),
@@ -113,6 +114,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
       maximo_de_tentativas: number;
       filtro?: unknown;
       entrega_ordenada?: boolean;
+      formato?: Formato;
     }) {
       compilar(input.filtro);
       await deps.verificarDestino(input.url_de_destino);
@@ -142,6 +144,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             maximoDeTentativas: input.maximo_de_tentativas,
             filtro: colunaDoFiltro(input.filtro),
             entregaOrdenada: input.entrega_ordenada ?? false,
+            formato: input.formato ?? 'standard-webhooks',
             ativa: true,
             criadoEm: agora,
             atualizadoEm: agora,
@@ -160,6 +163,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
         maximo_de_tentativas?: number | null;
         filtro?: unknown;
         entrega_ordenada?: boolean | null;
+        formato?: Formato | null;
       },
     ) {
       compilar(input.filtro);
@@ -174,6 +178,8 @@ export function assinaturasService(deps: AssinaturasDeps) {
           ...(input.filtro === undefined ? {} : { filtro: colunaDoFiltro(input.filtro) }),
           // Deliveries already written keep what they were given; only the next publications change.
           ...(input.entrega_ordenada == null ? {} : { entregaOrdenada: input.entrega_ordenada }),
+          // Read by the worker at each attempt: the next attempt of any delivery takes the new shape.
+          ...(input.formato == null ? {} : { formato: input.formato }),
         };
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);

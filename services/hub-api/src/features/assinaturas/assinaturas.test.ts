@@ -87,6 +87,7 @@ describe('/assinatura', () => {
       url_de_destino: 'https://recebedor.example/webhook',
       maximo_de_tentativas: 8,
       entrega_ordenada: false,
+      formato: 'standard-webhooks',
       ativa: true,
       filtro: null,
       criado_em: expect.stringMatching(ISO_MS),

@@ -34,7 +34,8 @@ export function tiposRoutes({ service, guards }: { service: TiposService; guards
       {
         method: 'post',
         path: '/tipo-de-evento',
-        summary: 'Create an event type owned by an application (retencao_em_dias default 30)',
+        summary:
+          'Create an event type owned by an application (retencao_em_dias default 30, compatibilidade default none)',
         tag,
         ...guards.permission('monitoramento', 'criar'),
         body: tipoCriar,
@@ -87,7 +88,8 @@ export function tiposRoutes({ service, guards }: { service: TiposService; guards
       {
         method: 'patch',
         path: '/tipo-de-evento/:id',
-        summary: 'Describe, switch off and on, or change the retention of an event type',
+        summary:
+          'Describe, switch off and on, or change the retention or the compatibility rule of an event type (a new rule applies to the next schema version, even when the stored versions break it)',
         tag,
         ...guards.permission('monitoramento', 'editar'),
         params: idParams,

@@ -1,6 +1,7 @@
 import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { autocompletePage, descricao, LISTA_MAX, pagina, queryId } from '../../schemas';
+import { COMPATIBILIDADES } from '../compatibilidade/compatibilidade';
 
 export const NOME_DE_TIPO = /^[a-z0-9_]+(\.[a-z0-9_]+)*$/;
 export const nomeDeTipo = z
@@ -11,12 +12,21 @@ export const nomeDeTipo = z
 export const RETENCAO_PADRAO = 30;
 const retencao = z.number().int().min(1).max(3650);
 
+/** The rule the type's next schema version is checked by against its latest (none: no check). */
+export const compatibilidade = z.enum(COMPATIBILIDADES).meta({
+  description:
+    'none (no check), backward (every document valid under the latest version stays valid under the next), ' +
+    'forward (every document valid under the next is valid under the latest) or full (both). A change applies to ' +
+    'the next version created: versions already stored are not checked again',
+});
+
 export const tipoCriar = z
   .object({
     nome: nomeDeTipo,
     descricao: descricao.nullish(),
     aplicativo_id: z.uuid(),
     retencao_em_dias: retencao.optional().default(RETENCAO_PADRAO),
+    compatibilidade: compatibilidade.optional().default('none'),
   })
   .strict();
 
@@ -25,6 +35,7 @@ export const tipoAtualizar = z
     descricao: descricao.nullable().optional(),
     ativo: z.boolean().nullish(),
     retencao_em_dias: retencao.nullish(),
+    compatibilidade: compatibilidade.nullish(),
   })
   .strict();
 
@@ -41,6 +52,7 @@ export const tipoSchema = z.object({
   aplicativo_nome: z.string(),
   ativo: z.boolean(),
   retencao_em_dias: retencao,
+  compatibilidade,
   criado_em: z.string(),
   atualizado_em: z.string(),
 });

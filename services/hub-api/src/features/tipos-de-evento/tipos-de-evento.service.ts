@@ -4,6 +4,7 @@ import { type DbClient, isForeignKeyViolation, transacao } from '../../db';
 import { iso } from '../../schemas';
 import type { AplicativosRepository } from '../aplicativos/aplicativos.repository';
 import type { FiltroDeTipos, TipoComAplicativo, TiposRepository } from './tipos-de-evento.repository';
+import type { Compatibilidade } from '../compatibilidade/compatibilidade';
 import type { TipoDto } from './tipos-de-evento.schemas';
 
 export const tipoDto = (t: TipoComAplicativo): TipoDto => ({
@@ -14,6 +15,7 @@ export const tipoDto = (t: TipoComAplicativo): TipoDto => ({
   aplicativo_nome: t.aplicativo.nome,
   ativo: t.ativo,
   retencao_em_dias: t.retencaoEmDias,
+  compatibilidade: t.compatibilidade as Compatibilidade,
   criado_em: iso(t.criadoEm),
   atualizado_em: iso(t.atualizadoEm),
 });
@@ -50,7 +52,13 @@ export function tiposService({ db, repository, aplicativos }: TiposServiceDeps) 
 
     buscar: async (id: string) => tipoDto(await existente(id)),
 
-    async criar(input: { nome: string; descricao?: string | null; aplicativo_id: string; retencao_em_dias: number }) {
+    async criar(input: {
+      nome: string;
+      descricao?: string | null;
+      aplicativo_id: string;
+      retencao_em_dias: number;
+      compatibilidade: Compatibilidade;
+    }) {
       const agora = new Date();
       try {
         return await transacao(db, async (tx) => {
@@ -63,6 +71,7 @@ export function tiposService({ db, repository, aplicativos }: TiposServiceDeps) 
               aplicativoId: input.aplicativo_id,
               ativo: true,
               retencaoEmDias: input.retencao_em_dias,
+              compatibilidade: input.compatibilidade,
               criadoEm: agora,
               atualizadoEm: agora,
             },
@@ -79,7 +88,12 @@ export function tiposService({ db, repository, aplicativos }: TiposServiceDeps) 
 
     atualizar: (
       id: string,
-      input: { descricao?: string | null; ativo?: boolean | null; retencao_em_dias?: number | null },
+      input: {
+        descricao?: string | null;
+        ativo?: boolean | null;
+        retencao_em_dias?: number | null;
+        compatibilidade?: Compatibilidade | null;
+      },
     ) =>
       transacao(db, async (tx) => {
         const atual = await existente(id, tx);
@@ -87,6 +101,8 @@ export function tiposService({ db, repository, aplicativos }: TiposServiceDeps) 
           ...(input.descricao === undefined ? {} : { descricao: input.descricao }),
           ...(input.ativo == null ? {} : { ativo: input.ativo }),
           ...(input.retencao_em_dias == null ? {} : { retencaoEmDias: input.retencao_em_dias }),
+          // Applies to the next version: the versions already stored are not checked again.
+          ...(input.compatibilidade == null ? {} : { compatibilidade: input.compatibilidade }),
         };
         if (Object.keys(changes).length === 0) return tipoDto(atual);
         return tipoDto(await repository.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx));

@@ -89,6 +89,7 @@ describe('/tipo-de-evento', () => {
       aplicativo_nome: 'Loja',
       ativo: true,
       retencao_em_dias: 30,
+      compatibilidade: 'none',
       criado_em: expect.stringMatching(ISO_MS),
       atualizado_em: expect.stringMatching(ISO_MS),
     });

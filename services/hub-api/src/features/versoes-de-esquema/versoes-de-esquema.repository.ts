@@ -70,6 +70,9 @@ export function versoesRepository(db: DbClient) {
       const { _max } = await tx.versaoDeEsquema.aggregate({ where: { tipoDeEventoId }, _max: { versao: true } });
       return (_max.versao ?? 0) + 1;
     },
+    /** The type's latest version (the one a new version is checked against), or null. */
+    ultima: (tipoDeEventoId: string, cliente: DbClient = db) =>
+      cliente.versaoDeEsquema.findFirst({ where: { tipoDeEventoId }, orderBy: { versao: 'desc' }, include: comTipo }),
     criar: (data: Prisma.VersaoDeEsquemaUncheckedCreateInput, cliente: DbClient = db) =>
       cliente.versaoDeEsquema.create({ data, include: comTipo }),
     atualizar: (id: string, data: Prisma.VersaoDeEsquemaUncheckedUpdateInput, cliente: DbClient = db) =>

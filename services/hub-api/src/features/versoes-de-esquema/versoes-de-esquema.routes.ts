@@ -8,8 +8,10 @@ import {
   listaQuery,
   paginaVersao,
   paginaVersaoAutoComplete,
+  resultadoDaCompatibilidade,
   resultadoDaValidacao,
   validarCorpo,
+  verificarCompatibilidadeCorpo,
   versaoAtualizar,
   versaoCriar,
   versaoSchema,
@@ -43,10 +45,28 @@ export function versoesRoutes({ service, guards }: { service: VersoesService; gu
         response: versaoSchema,
         status: 201,
         refusals: {
+          409: "esquema_incompativel: the schema breaks the type's compatibility rule against its latest version (erros: caminho into the new schema, mensagem)",
           422: 'the body breaks a rule, the type does not exist, or the JSON Schema is invalid (erros from ajv)',
         },
       },
       ({ body }) => service.criar(body),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/versao-de-esquema/verificar-compatibilidade',
+        summary:
+          "Check a schema against the type's latest version under its compatibility rule (or the one given); stores nothing",
+        tag,
+        ...guards.permission('monitoramento', 'criar'),
+        body: verificarCompatibilidadeCorpo,
+        response: resultadoDaCompatibilidade,
+        refusals: {
+          404: 'no event type has this id',
+          422: 'the body breaks a rule, or the JSON Schema is invalid (erros from ajv)',
+        },
+      },
+      ({ body }) => service.verificarCompatibilidade(body),
     )
     .route(
       {

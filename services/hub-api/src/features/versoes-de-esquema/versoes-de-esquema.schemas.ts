@@ -1,6 +1,7 @@
 import { pageQuery, queryBoolean, queryText } from '@hub/http';
 import { z } from 'zod';
 import { autocompletePage, descricao, INT4_MAX, LISTA_MAX, pagina, queryId } from '../../schemas';
+import { compatibilidade } from '../tipos-de-evento/tipos-de-evento.schemas';
 import {
   DADOS_PROFUNDIDADE_MAX,
   ESQUEMA_MAX_BYTES,
@@ -93,4 +94,32 @@ export const paginaVersaoAutoComplete = pagina(versaoResumoSchema);
 export const resultadoDaValidacao = z.object({
   valido: z.boolean(),
   erros: z.array(z.object({ caminho: z.string(), mensagem: z.string() })).max(50),
+});
+
+export const verificarCompatibilidadeCorpo = z
+  .object({
+    tipo_de_evento_id: z.uuid(),
+    esquema: esquemaJson,
+    compatibilidade: compatibilidade
+      .optional()
+      .meta({ description: "the rule to check by; the type's own when absent" }),
+  })
+  .strict();
+
+export const resultadoDaCompatibilidade = z.object({
+  compativel: z.boolean(),
+  erros: z
+    .array(z.object({ caminho: z.string(), mensagem: z.string() }))
+    .max(50)
+    .meta({
+      description: 'caminho: a JSON Pointer into the new schema; mensagem: the change, or why it cannot be decided',
+    }),
+  compatibilidade: compatibilidade,
+  versao_anterior: numeroDeVersao
+    .nullable()
+    .meta({ description: 'the version checked against; null when the type has none' }),
+  motivo: z
+    .string()
+    .nullable()
+    .meta({ description: 'why the schema is compatible without a comparison (no rule, or no version yet)' }),
 });

@@ -1,9 +1,16 @@
 import { uuidv7 } from '@hub/database';
-import { invalidField, notFound, type PageRequest, page, unprocessable } from '@hub/http';
+import { AppError, invalidField, notFound, type PageRequest, page, unprocessable } from '@hub/http';
 import { type DbClient, transacao } from '../../db';
 import type { Prisma } from '@hub/hub-data';
 import { iso } from '../../schemas';
-import type { ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
+import type { ProvaDaCompilacao } from '../../validation/compilacao';
+import { type Draft, draftOf, type ResultadoDaValidacao, type ValidadorDeEsquemas } from '../../validation/esquemas';
+import {
+  type Compatibilidade,
+  type ResultadoDaCompatibilidade,
+  verificarCompatibilidade,
+} from '../compatibilidade/compatibilidade';
+import type { Esquema } from '../compatibilidade/no';
 import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.repository';
 import type { FiltroDeVersoes, VersaoComTipo, VersoesRepository } from './versoes-de-esquema.repository';
 import type { VersaoDto } from './versoes-de-esquema.schemas';
@@ -20,6 +27,39 @@ export const versaoDto = (v: VersaoComTipo): VersaoDto => ({
   atualizado_em: iso(v.atualizadoEm),
 });
 
+/** The answer of the check of a new schema against the type's latest version. */
+export interface Verificacao extends ResultadoDaCompatibilidade {
+  compatibilidade: Compatibilidade;
+  versao_anterior: number | null;
+  motivo: string | null;
+}
+
+function comparar(
+  anterior: { versao: number; esquema: unknown } | null,
+  esquema: Record<string, unknown>,
+  regra: Compatibilidade,
+): Verificacao {
+  const base = { compatibilidade: regra, versao_anterior: anterior?.versao ?? null };
+  if (regra === 'none') return { ...base, compativel: true, erros: [], motivo: 'the rule is none: nothing is checked' };
+  if (!anterior) {
+    return {
+      ...base,
+      compativel: true,
+      erros: [],
+      motivo: 'the type has no version yet: there is nothing to compare with',
+    };
+  }
+  return { ...base, ...verificarCompatibilidade(anterior.esquema as Esquema, esquema, regra), motivo: null };
+}
+
+const incompativel = (v: Verificacao) =>
+  new AppError(
+    409,
+    'esquema_incompativel',
+    `the schema breaks the type's ${v.compatibilidade} compatibility with version ${v.versao_anterior}`,
+    v.erros,
+  );
+
 const tipoInexistente = () =>
   invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
 
@@ -32,9 +72,21 @@ export interface VersoesServiceDeps {
   versoes: VersoesRepository;
   tipos: TiposRepository;
   validador: ValidadorDeEsquemas;
+  /** Compiles a schema in a worker thread under a time limit, before the event loop does (compilacao.ts). */
+  compilarForaDoLaco?: (esquema: Record<string, unknown>, draft: Draft) => Promise<ProvaDaCompilacao>;
 }
 
-export function versoesService({ db, versoes: repository, tipos, validador }: VersoesServiceDeps) {
+export function versoesService({ db, versoes: repository, tipos, validador, compilarForaDoLaco }: VersoesServiceDeps) {
+  /** A schema whose compilation exceeds the limit in its worker is refused before the event loop compiles it. */
+  async function dentroDoLimite(esquema: Record<string, unknown>): Promise<void> {
+    const draft = draftOf(esquema);
+    if (!draft || !compilarForaDoLaco) return;
+    const prova = await compilarForaDoLaco(esquema, draft);
+    if (prova.dentroDoLimite) return;
+    const mensagem = `takes more than ${prova.limiteMs} ms to compile (HUB_SCHEMA_COMPILE_LIMIT); a schema that slow would hold the hub`;
+    throw unprocessable('esquema_invalido', `the JSON Schema ${mensagem}`, [{ caminho: '/esquema', mensagem }]);
+  }
+
   async function existente(id: string, cliente: DbClient = db): Promise<VersaoComTipo> {
     const versao = await repository.buscar(id, cliente);
     if (!versao) throw notFound('schema version');
@@ -63,12 +115,17 @@ export function versoesService({ db, versoes: repository, tipos, validador }: Ve
     buscar: async (id: string) => versaoDto(await existente(id)),
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
+      await dentroDoLimite(input.esquema);
       const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
       if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
       const agora = new Date();
       // The type's row stays locked until commit, so two creations at once get 1 and 2.
       const criada = await transacao(db, async (tx) => {
         if (!(await tipos.travar(input.tipo_de_evento_id, tx))) throw tipoInexistente();
+        const tipo = await tipos.buscar(input.tipo_de_evento_id, tx);
+        const regra = (tipo?.compatibilidade ?? 'none') as Compatibilidade;
+        const verificacao = comparar(await repository.ultima(input.tipo_de_evento_id, tx), input.esquema, regra);
+        if (!verificacao.compativel) throw incompativel(verificacao);
         return repository.criar(
           {
             id: uuidv7(),
@@ -85,6 +142,22 @@ export function versoesService({ db, versoes: repository, tipos, validador }: Ve
       });
       validador.lembrar(criada.id, compilado);
       return versaoDto(criada);
+    },
+
+    /** The check POST /versao-de-esquema makes, without storing anything. */
+    async verificarCompatibilidade(input: {
+      tipo_de_evento_id: string;
+      esquema: Record<string, unknown>;
+      compatibilidade?: Compatibilidade;
+    }): Promise<Verificacao> {
+      const tipo = await tipos.buscar(input.tipo_de_evento_id);
+      if (!tipo) throw notFound('event type');
+      await dentroDoLimite(input.esquema);
+      const { erros } = validador.verificarEsquema(input.esquema);
+      if (erros.length > 0)
+        throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
+      const regra = input.compatibilidade ?? (tipo.compatibilidade as Compatibilidade);
+      return comparar(await repository.ultima(tipo.id), input.esquema, regra);
     },
 
     atualizar: (id: string, input: { ativa?: boolean | null; descricao?: string | null }) =>
