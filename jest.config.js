@@ -3,8 +3,12 @@
  * - `unit`: `*.unit.test.ts`, pure rules and files, no PostgreSQL and no RabbitMQ. No global set-up;
  *   the broker and database URLs point at a closed port, so a unit test that reaches either fails.
  *   `npx jest --selectProjects unit` runs on a machine with neither.
- * - `integration`: every other `*.test.ts`, against the real PostgreSQL and RabbitMQ.
+ * - `integration`: every other `*.test.ts`, against the real PostgreSQL and RabbitMQ, but for the
+ *   fault scenarios (`tests/platform/src/falhas/`: PostgreSQL, RabbitMQ and Patroni clusters of their
+ *   own, killed under bursts), which `pnpm test:faults` runs (HUB_TEST_FAULTS=1); `.ci/run` runs both.
  */
+const FAULTS = '/tests/platform/src/falhas/';
+const faults = process.env.HUB_TEST_FAULTS === '1';
 const shared = {
   testEnvironment: 'node',
   rootDir: __dirname,
@@ -35,7 +39,7 @@ module.exports = {
       ...shared,
       displayName: 'integration',
       testMatch: ['**/src/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$', ...(faults ? [] : [FAULTS])],
       globalSetup: '<rootDir>/infra/test/global-setup.js',
       setupFiles: ['<rootDir>/infra/test/setup-env.js'],
     },
