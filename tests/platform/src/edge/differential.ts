@@ -78,11 +78,15 @@ export async function rodarCaso(caso: Caso, referencia: Gravador, sistema: Siste
  * must cut it itself within the platform's header timeout (HEADERS_TIMEOUT_MS, 10 s; the suite's
  * servers have a far shorter one) and, for the trickled head, before the head is whole.
  */
-export async function rodarLento(caso: Caso, sistema: Sistema): Promise<{ saida: Saida; total: number }> {
+export async function rodarLento(
+  caso: Caso,
+  sistema: Pick<Sistema, 'alvo' | 'tokens'>,
+  prazoMs = HEADERS_TIMEOUT_MS,
+): Promise<{ saida: Saida; total: number }> {
   const bytes = caso.bytes({ host: HOST, auth: `Bearer ${sistema.tokens.atacante}` }).join('');
   const total = Buffer.byteLength(bytes, 'latin1');
   const saida = await enviar(sistema.alvo, [bytes], {
-    prazoMs: HEADERS_TIMEOUT_MS,
+    prazoMs,
     gotejarMs: caso.lento === 'gotejado' ? 20 : undefined,
   });
   return { saida, total };
