@@ -23,6 +23,11 @@ export interface Sistema {
   prazoMs: number;
   /** End the client's writing after the bytes (a service with the platform's 30 s timeouts). */
   meioFechar?: boolean;
+  /**
+   * The system re-frames every request it passes on (nginx): the case also goes to this lenient
+   * reference, and a request the strict one refused may pass when the lenient one parsed it alike.
+   */
+  leniente?: Gravador;
 }
 
 const PREFIXO: Record<string, string> = { access: '/perfil-de-acesso', function: '/funcao', 'hub-api': '/eventos' };
@@ -32,6 +37,15 @@ function prefixoDe(primeira: string, rotear: Sistema['rotear']): string {
   const alvo = /^(?:\r?\n)*\S+ +(\S+)/.exec(primeira)?.[1];
   const servico = alvo === undefined ? undefined : rotear(origem(alvo).split('?')[0]!);
   return PREFIXO[servico ?? 'hub-api'] ?? '/eventos';
+}
+
+/** The case's first request line (as written, with the caller's credentials) and its clean request after. */
+function proprios(primeira: string, mesma: string, authorization: string) {
+  const linha = /^(?:\r?\n)*([A-Z]+) +(\S+) HTTP\/1\.[01]\r?\n/.exec(primeira);
+  const lista = [{ method: 'GET', url: mesma, authorization }];
+  if (linha && primeira.includes(`Authorization: ${authorization}`))
+    lista.push({ method: linha[1]!, url: linha[2]!, authorization });
+  return lista;
 }
 
 let sequencia = 0;
@@ -54,10 +68,10 @@ export async function rodarCaso(caso: Caso, referencia: Gravador, sistema: Siste
   const prefixo = prefixoDe(bytes[0] ?? '', sistema.rotear);
   const mesma = `${prefixo}/limpo-${n}-mesma-conexao`;
   const partes = [...bytes, limpo(mesma, atacante)];
-  referencia.zerar();
-  for (const g of sistema.gravadores) g.zerar();
+  for (const g of [referencia, ...(sistema.leniente ? [sistema.leniente] : []), ...sistema.gravadores]) g.zerar();
   const envio = { ate: mesma, meioFechar: sistema.meioFechar };
-  await enviar({ host: '127.0.0.1', port: referencia.port }, partes, { ...envio, prazoMs: PRAZO_MS });
+  for (const ref of [referencia, sistema.leniente])
+    if (ref) await enviar({ host: '127.0.0.1', port: ref.port }, partes, { ...envio, prazoMs: PRAZO_MS });
   const saida = await enviar(sistema.alvo, partes, { ...envio, prazoMs: sistema.prazoMs });
   const caminho = `${prefixo}/limpo-${n}-outro-chamador`;
   const depois = await enviar(sistema.alvo, [limpo(caminho, outro, 'Connection: close\r\n')], {
@@ -66,6 +80,8 @@ export async function rodarCaso(caso: Caso, referencia: Gravador, sistema: Siste
   });
   return {
     referencia: [...referencia.registros],
+    leniente: sistema.leniente ? [...sistema.leniente.registros] : undefined,
+    proprios: sistema.leniente ? proprios(bytes[0] ?? '', mesma, atacante) : undefined,
     upstream: sistema.gravadores.flatMap((g) => g.registros),
     saida,
     limpo: { caminho, authorization: outro, saida: depois },

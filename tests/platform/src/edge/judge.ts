@@ -6,6 +6,14 @@ import type { Registro, Resposta } from './recorder';
 export interface Resultado {
   /** The requests the reference (plain node:http) parsed from the case's bytes. */
   referencia: Registro[];
+  /** The lenient reference's, for a system that re-frames what it passes on (see Sistema.leniente). */
+  leniente?: Registro[];
+  /**
+   * For a system that re-frames what it passes on: the case's first request line and the clean
+   * request after it on the same connection, which it may pass on where the references refused the
+   * connection before them (it read on, skipping what it refused), with the case caller's credentials.
+   */
+  proprios?: { method: string; url: string; authorization: string }[];
   /** Every request the services behind the system under test received, in any order. */
   upstream: Registro[];
   /** The system under test's answers on the case's connection. */
@@ -45,12 +53,14 @@ function par(u: Registro, livres: Registro[], rotear: Resultado['rotear']): numb
 /**
  * The pass rule of the differential (docs/decisions/edge-proxy.md): every request a service got is
  * one the reference parsed (one to one: method, target, body, credentials, and the service its path
- * is routed to); nothing reaches /metrics; the clean request of the other caller reaches its service
+ * is routed to), or, behind a system that re-frames requests, one the lenient reference parsed
+ * alike; nothing reaches /metrics; the clean request of the other caller reaches its service
  * once, with its own credentials, and is answered for itself; no answer is 5xx. The failures, in words.
  */
 export function julgar(r: Resultado): string[] {
   const falhas: string[] = [];
   const livres = [...r.referencia];
+  const lenientes = [...(r.leniente ?? [])];
   let limpos = 0;
   for (const u of r.upstream) {
     if (ehMetrics(caminhoDe(u.url))) falhas.push(`reached /metrics: ${descrever(u)}`);
@@ -63,8 +73,20 @@ export function julgar(r: Resultado): string[] {
     if (u.authorization === r.limpo.authorization)
       falhas.push(`the other caller's credentials on a request it did not send: ${descrever(u)}`);
     const i = par(u, livres, r.rotear);
-    if (i === -1) falhas.push(`a request the reference did not parse: ${descrever(u)}`);
-    else livres.splice(i, 1);
+    if (i !== -1) {
+      livres.splice(i, 1);
+      continue;
+    }
+    const j = par(u, lenientes, r.rotear);
+    if (j !== -1) {
+      lenientes.splice(j, 1);
+      continue;
+    }
+    const k = (r.proprios ?? []).findIndex(
+      (p) => p.method === u.method && origem(p.url) === u.url && p.authorization === u.authorization,
+    );
+    if (k === -1) falhas.push(`a request the reference did not parse: ${descrever(u)}`);
+    else r.proprios!.splice(k, 1);
   }
   if (limpos !== 1) falhas.push(`the clean request reached its service ${limpos} times`);
   const proprias = respostas<Resposta>(r.limpo.saida.texto);

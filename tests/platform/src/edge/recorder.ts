@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { listen, type RunningServer } from '@hub/http';
 
 /** One request a recording server parsed: its head as node:http read it, and every body byte that came. */
@@ -7,7 +8,7 @@ export interface Registro {
   servidor: string;
   method: string;
   url: string;
-  /** The framing-relevant headers, as node:http joined them. */
+  /** The framing-relevant headers and X-Forwarded-*, as node:http joined them. */
   cabecalhos: Record<string, string | string[] | undefined>;
   authorization: string | undefined;
   corpo: Buffer;
@@ -27,11 +28,23 @@ export interface Resposta {
 export interface Gravador extends RunningServer {
   nome: string;
   registros: Registro[];
-  /** Forgets what was recorded and cuts every connection (a case starts from nothing). */
+  /** Forgets what was recorded (a case starts from nothing; the connections stay, as a proxy keeps them). */
   zerar(): void;
 }
 
-const FRAMING = ['host', 'content-length', 'transfer-encoding', 'connection', 'expect', 'upgrade', 'authorization'];
+/** The headers recorded: framing, credentials, and what a proxy says about the client. */
+const FRAMING = [
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'expect',
+  'upgrade',
+  'authorization',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+];
 
 function gravar(nome: string, registros: Registro[]) {
   return (req: IncomingMessage, res: ServerResponse) => {
@@ -81,11 +94,44 @@ export async function startGravador(nome: string, requestTimeoutMs?: number): Pr
     registros,
     zerar() {
       registros.length = 0;
-      running.server.closeAllConnections();
     },
     close: () => {
       running.server.closeAllConnections();
       return running.close();
     },
+  };
+}
+
+/**
+ * The lenient reference: node:http with llhttp's lenient mode (insecureHTTPParser: bare LF, control
+ * bytes in values, and the like), for a system that re-frames every request it passes on (nginx):
+ * there a request the strict reference refused may pass when the lenient reading finds the same one.
+ */
+export async function startGravadorLeniente(requestTimeoutMs: number): Promise<Gravador> {
+  const registros: Registro[] = [];
+  const server = createServer(
+    { insecureHTTPParser: true, requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs },
+    gravar('leniente', registros),
+  );
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    nome: 'leniente',
+    registros,
+    zerar() {
+      registros.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -1,0 +1,166 @@
+import { connect as connectHttp2 } from 'node:http2';
+import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
+import { HOST, REQUEST_TIMEOUT_MS, rodarCaso, rodarLento, type Sistema } from './differential';
+import { sistemaDaBorda } from './edge-harness';
+import {
+  type GatewayNaFrente,
+  gatewayEnv,
+  type Recorders,
+  startGatewayNaFrente,
+  startRecorders,
+} from './gateway-harness';
+import { julgar } from './judge';
+import { type Borda, startBorda } from './nginx';
+import { enviar } from './raw-client';
+import { type Gravador, startGravador, startGravadorLeniente } from './recorder';
+import { CORPUS } from './smuggling-corpus';
+
+/**
+ * nginx at the edge (infra/edge/nginx.conf), over TLS, in front of the gateway and, for
+ * publications, hub-api's recorder: the smuggling corpus with the same pass rule (nginx may refuse
+ * more than node:http, never let a smuggled request through), HTTP/2, X-Forwarded-* and its limits.
+ */
+
+let identity: TestIdentity;
+let gravadores: Recorders;
+let referencia: Gravador;
+let leniente: Gravador;
+let gateway: GatewayNaFrente;
+let borda: Borda;
+let tokens: Sistema['tokens'];
+let sistema: Sistema;
+
+beforeAll(async () => {
+  identity = await startTestIdentity();
+  gravadores = await startRecorders();
+  referencia = await startGravador('referencia', REQUEST_TIMEOUT_MS);
+  leniente = await startGravadorLeniente(REQUEST_TIMEOUT_MS);
+  tokens = {
+    atacante: await identity.userToken({ email: 'atacante@example.com' }),
+    outro: await identity.userToken({ email: 'outro@example.com' }),
+  };
+  gateway = await startGatewayNaFrente(gatewayEnv(identity, gravadores), gravadores, [tokens.atacante, tokens.outro]);
+  borda = await startBorda({
+    gateway: `127.0.0.1:${gateway.port}`,
+    hubApi: `127.0.0.1:${gravadores['hub-api'].port}`,
+    headerTimeout: '1s',
+    bodyTimeout: '1s',
+    keepaliveTimeout: '2s',
+  });
+  sistema = sistemaDaBorda(borda, gravadores, tokens, leniente);
+}, 30_000);
+
+afterAll(async () => {
+  await borda?.stop();
+  await gateway?.close();
+  await referencia?.close();
+  await leniente?.close();
+  await gravadores?.close();
+  await identity?.close();
+});
+
+describe.each(CORPUS.filter((c) => c.lento === undefined).map((c) => [c.nome, c] as const))(
+  'Through nginx and the gateway: %s',
+  (_nome, caso) => {
+    test('every request a service got is one node:http parsed, and the next caller is served as itself', async () => {
+      const resultado = await rodarCaso(caso, referencia, sistema);
+      const falhas = julgar(resultado);
+      if (falhas.length > 0) falhas.push(await borda.errorLog());
+      expect(falhas).toEqual([]);
+    });
+  },
+);
+
+describe.each(CORPUS.filter((c) => c.lento !== undefined).map((c) => [c.nome, c] as const))(
+  'Through nginx: %s',
+  (_nome, caso) => {
+    test('nginx closes the connection by its timeouts, before the head is whole, and nothing reaches a service', async () => {
+      for (const g of gravadores.todos) g.zerar();
+      const { saida, total } = await rodarLento(caso, sistema);
+      expect(saida.fechou).toBe(true);
+      expect(saida.escritos).toBeLessThan(Math.max(total, 1));
+      expect(gravadores.todos.flatMap((g) => g.registros)).toEqual([]);
+    });
+  },
+);
+
+/** One HTTP/2 request over TLS to nginx: its status and body. */
+function http2(method: string, caminho: string, corpo?: string): Promise<{ status: number; corpo: string }> {
+  const sessao = connectHttp2(`https://localhost:${borda.port}`, { ca: borda.ca });
+  return new Promise((resolve, reject) => {
+    sessao.on('error', reject);
+    const req = sessao.request({
+      ':method': method,
+      ':path': caminho,
+      authorization: `Bearer ${tokens.atacante}`,
+      ...(corpo === undefined ? {} : { 'content-type': 'application/json' }),
+    });
+    let status = 0;
+    let texto = '';
+    req.on('response', (headers) => {
+      status = Number(headers[':status']);
+    });
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      texto += chunk;
+    });
+    req.on('end', () => {
+      sessao.close();
+      resolve({ status, corpo: texto });
+    });
+    req.on('error', reject);
+    req.end(corpo);
+  });
+}
+
+test('Over HTTP/2 a GET (through the gateway) and a POST with a body (straight to hub-api) each reach their service once', async () => {
+  for (const g of gravadores.todos) g.zerar();
+  const get = await http2('GET', '/perfil-de-acesso/h2');
+  const post = await http2('POST', '/eventos', '{"h2":true}');
+  expect([get.status, post.status]).toEqual([200, 200]);
+  const chegaram = gravadores.todos.flatMap((g) => g.registros);
+  expect(chegaram.map((r) => [r.servidor, r.method, r.url, r.corpo.toString()])).toEqual([
+    ['access', 'GET', '/perfil-de-acesso/h2', ''],
+    ['hub-api', 'POST', '/eventos', '{"h2":true}'],
+  ]);
+  expect(chegaram.every((r) => r.authorization === `Bearer ${tokens.atacante}`)).toBe(true);
+});
+
+test("A client's own X-Forwarded-For, -Proto and -Host are overwritten with what nginx saw, on both routes", async () => {
+  for (const g of gravadores.todos) g.zerar();
+  const forjados = 'X-Forwarded-For: 6.6.6.6\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: forjado.example\r\n';
+  for (const caminho of ['/eventos', '/perfil-de-acesso/encaminhado']) {
+    const texto = `GET ${caminho} HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${tokens.atacante}\r\n${forjados}Connection: close\r\n\r\n`;
+    const saida = await enviar(sistema.alvo, [texto], { prazoMs: 4_000 });
+    expect(saida.status).toEqual([200]);
+  }
+  const chegaram = gravadores.todos.flatMap((g) => g.registros);
+  expect(chegaram).toHaveLength(2);
+  for (const r of chegaram) {
+    const { 'x-forwarded-for': para, 'x-forwarded-proto': proto, 'x-forwarded-host': host } = r.cabecalhos;
+    expect(String(para).split(',')[0]).toBe('127.0.0.1');
+    expect(String(proto).split(',')[0]).toBe('https');
+    expect(host).toBe(HOST);
+    expect(JSON.stringify(r.cabecalhos)).not.toMatch(/6\.6\.6\.6|forjado\.example/);
+  }
+});
+
+test('A header over 16 KiB is refused by nginx itself with 431 in problem+json, and reaches no service', async () => {
+  for (const g of gravadores.todos) g.zerar();
+  const texto = `GET /perfil-de-acesso HTTP/1.1\r\nHost: ${HOST}\r\nX-Grande: ${'g'.repeat(20_000)}\r\nConnection: close\r\n\r\n`;
+  const saida = await enviar(sistema.alvo, [texto], { prazoMs: 4_000 });
+  expect(saida.status).toEqual([431]);
+  expect(saida.texto).toMatch(/content-type: application\/problem\+json/i);
+  expect(saida.texto).toContain('"codigo": "cabecalhos_grandes_demais"');
+  expect(gravadores.todos.flatMap((g) => g.registros)).toEqual([]);
+});
+
+test('A body over 1 MiB is refused by nginx with 413 before it reaches a service', async () => {
+  for (const g of gravadores.todos) g.zerar();
+  const corpo = 'x'.repeat(1024 * 1024 + 1);
+  const texto = `POST /eventos HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${tokens.atacante}\r\nContent-Length: ${corpo.length}\r\n\r\n${corpo}`;
+  const saida = await enviar(sistema.alvo, [texto], { prazoMs: 4_000, ate: '"codigo"' });
+  expect(saida.status).toEqual([413]);
+  await waitFor(() => true);
+  expect(gravadores.todos.flatMap((g) => g.registros)).toEqual([]);
+});
