@@ -1,5 +1,5 @@
 import { connect as connectHttp2 } from 'node:http2';
-import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
+import { startTestIdentity, type TestIdentity } from '@hub/testing';
 import { HOST, REQUEST_TIMEOUT_MS, rodarCaso, rodarLento, type Sistema } from './differential';
 import { sistemaDaBorda } from './edge-harness';
 import {
@@ -161,6 +161,13 @@ test('A body over 1 MiB is refused by nginx with 413 before it reaches a service
   const texto = `POST /eventos HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${tokens.atacante}\r\nContent-Length: ${corpo.length}\r\n\r\n${corpo}`;
   const saida = await enviar(sistema.alvo, [texto], { prazoMs: 4_000, ate: '"codigo"' });
   expect(saida.status).toEqual([413]);
-  await waitFor(() => true);
+  expect(saida.texto).toContain('"codigo": "corpo_grande_demais"');
   expect(gravadores.todos.flatMap((g) => g.registros)).toEqual([]);
+});
+
+test('A kept-alive connection left idle after its answer is closed by nginx (keepalive_timeout)', async () => {
+  const texto = `GET /perfil-de-acesso/ocioso HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${tokens.atacante}\r\n\r\n`;
+  const saida = await enviar(sistema.alvo, [texto], { prazoMs: 10_000 });
+  expect(saida.status).toEqual([200]);
+  expect(saida.fechou).toBe(true);
 });
