@@ -1,5 +1,5 @@
 import { connect as connectHttp2 } from 'node:http2';
-import { startTestIdentity, type TestIdentity } from '@hub/testing';
+import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import { HOST, REQUEST_TIMEOUT_MS, rodarCaso, rodarLento, type Sistema } from './differential';
 import { sistemaDaBorda } from './edge-harness';
 import {
@@ -11,7 +11,7 @@ import {
 } from './gateway-harness';
 import { julgar } from './judge';
 import { type Borda, startBorda } from './nginx';
-import { enviar } from './raw-client';
+import { abrir, enviar } from './raw-client';
 import { type Gravador, startGravador, startGravadorLeniente } from './recorder';
 import { CORPUS } from './smuggling-corpus';
 
@@ -20,6 +20,9 @@ import { CORPUS } from './smuggling-corpus';
  * publications, hub-api's recorder: the smuggling corpus with the same pass rule (nginx may refuse
  * more than node:http, never let a smuggled request through), HTTP/2, X-Forwarded-* and its limits.
  */
+
+/** nginx's limit_conn per client address in this file (the corpus keeps at most two connections open at once). */
+const LIMITE_DE_CONEXOES = 8;
 
 let identity: TestIdentity;
 let gravadores: Recorders;
@@ -46,6 +49,9 @@ beforeAll(async () => {
     headerTimeout: '1s',
     bodyTimeout: '1s',
     keepaliveTimeout: '2s',
+    connPerClient: LIMITE_DE_CONEXOES,
+    // One worker: the tests share two cores with the rest of the machine.
+    workers: '1',
   });
   sistema = sistemaDaBorda(borda, gravadores, tokens, leniente);
 }, 30_000);
@@ -170,4 +176,49 @@ test('A kept-alive connection left idle after its answer is closed by nginx (kee
   const saida = await enviar(sistema.alvo, [texto], { prazoMs: 10_000 });
   expect(saida.status).toEqual([200]);
   expect(saida.fechou).toBe(true);
+});
+
+test('Past limit_conn requests under way from one address, nginx answers 429 in problem+json, and serves again once they end', async () => {
+  // Publications whose bodies come a byte at a time: each is under way (and counted) until it ends.
+  const corpo = 'x'.repeat(100);
+  const cabeca = `POST /eventos HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Bearer ${tokens.atacante}\r\nContent-Length: ${corpo.length}\r\n\r\n`;
+  const lentos = Array.from({ length: LIMITE_DE_CONEXOES }, () => abrir(sistema.alvo));
+  // Only once its head went: a byte written before the handshake would go ahead of it.
+  const prontos = new Set<(typeof lentos)[number]>();
+  const gotejo = setInterval(() => {
+    for (const s of prontos) if (!s.destroyed) s.write('x');
+  }, 200);
+  try {
+    for (const s of lentos) {
+      s.on('error', () => undefined);
+      s.once('secureConnect', () => {
+        s.write(cabeca);
+        prontos.add(s);
+      });
+    }
+    const pedido = `GET /perfil-de-acesso/limite HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`;
+    const recusa = await waitFor(
+      async () => {
+        const saida = await enviar(sistema.alvo, [pedido], { prazoMs: 4_000 });
+        return saida.status[0] === 429 ? saida : undefined;
+      },
+      { timeoutMs: 10_000, what: 'a 429 past limit_conn' },
+    );
+    expect(recusa.texto).toContain('"codigo": "conexoes_demais"');
+  } finally {
+    clearInterval(gotejo);
+    for (const s of lentos) s.destroy();
+  }
+  const depois = await waitFor(
+    async () => {
+      const saida = await enviar(
+        sistema.alvo,
+        [`GET /perfil-de-acesso/depois HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`],
+        { prazoMs: 4_000 },
+      );
+      return saida.status[0] === 200 ? saida : undefined;
+    },
+    { timeoutMs: 10_000, what: 'nginx to serve again' },
+  );
+  expect(depois.status).toEqual([200]);
 });

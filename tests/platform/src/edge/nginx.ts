@@ -28,6 +28,8 @@ export interface BordaOptions {
   bodyTimeout?: string;
   keepaliveTimeout?: string;
   connPerClient?: number;
+  /** worker_processes (auto unless given). */
+  workers?: string;
 }
 
 /** Fills every {{NAME}} of the template; a name not given is an error (a template and its filler out of step). */
@@ -126,6 +128,7 @@ export async function startBorda(options: BordaOptions): Promise<Borda> {
     BODY_TIMEOUT: options.bodyTimeout ?? '30s',
     KEEPALIVE_TIMEOUT: options.keepaliveTimeout ?? '60s',
     CONN_PER_CLIENT: String(options.connPerClient ?? 50),
+    WORKERS: options.workers ?? 'auto',
   });
   await writeFile(path.join(prefix, 'nginx.conf'), forVersion(conf, version));
   const errorLog = path.join(prefix, 'error.log');
