@@ -113,6 +113,15 @@ const tlsAnswers = (port: number, ca: string) =>
 export async function startBorda(options: BordaOptions): Promise<Borda> {
   const version = versionOf();
   const prefix = await mkdtemp(path.join(tmpdir(), 'hub-edge-'));
+  try {
+    return await run(prefix, version, options);
+  } catch (error) {
+    await rm(prefix, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function run(prefix: string, version: string, options: BordaOptions): Promise<Borda> {
   await mkdir(path.join(prefix, 'tmp'));
   const { cert, key } = selfSigned(prefix);
   const port = await freePort();
