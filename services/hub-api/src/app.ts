@@ -79,7 +79,7 @@ export interface HubApiAppDeps {
   relogio?: () => Date;
   /** Life of publication's cached lookups; 5 s unless told. */
   cacheTtlMs?: number;
-  /** How long a schema being registered may take to compile, in its worker thread (5 s unless told). */
+  /** How long a schema being registered may take to compile, in its worker thread (10 s unless told). */
   limiteDaCompilacaoMs?: number;
   /** The error queue's reconciliation (RabbitMQ), run after a resend and by POST /fila/erro/conciliar. */
   conciliacao: ConciliacaoDaFilaDeErro;
@@ -256,7 +256,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             tipos,
             validador,
             compilarForaDoLaco: (esquema, draft) =>
-              compilarComLimite(esquema, draft, deps.limiteDaCompilacaoMs ?? 5000),
+              compilarComLimite(esquema, draft, deps.limiteDaCompilacaoMs ?? 10_000),
           }),
           ['criar', 'atualizar'],
         ),

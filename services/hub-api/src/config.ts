@@ -22,7 +22,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     'PostgreSQL database of the hub (created and migrated at start)',
   ),
   ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
-  HUB_SCHEMA_COMPILE_LIMIT: durationFromEnv('5s').describe(
+  HUB_SCHEMA_COMPILE_LIMIT: durationFromEnv('10s').describe(
     'how long a schema being registered (POST /versao-de-esquema and its verificar-compatibilidade) may take to compile in its worker thread, off the event loop; a slower one is refused with 422',
   ),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
