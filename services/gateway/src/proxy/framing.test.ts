@@ -31,8 +31,13 @@ describe('the gateway writes the framing of what it forwards', () => {
   });
   afterAll(() => gateway.close());
 
-  it.each(['keep-alive, Content-Length', 'Content-Length', 'close, content-length, transfer-encoding, host'])(
-    "When Connection names the framing (%s), then the body stays this request's and the next caller is answered for itself",
+  it.each([
+    'keep-alive, Content-Length',
+    'Content-Length',
+    'close, content-length, transfer-encoding, host',
+    'keep-alive, Authorization',
+  ])(
+    "When Connection names the framing or the credentials (%s), then the body stays this request's and the next caller is answered for itself",
     async (connection) => {
       const hubApi = gateway.upstreams.hubApi;
       const antes = hubApi.seen.length;
@@ -54,6 +59,7 @@ describe('the gateway writes the framing of what it forwards', () => {
       expect(vistos.map((v) => `${v.method} ${v.url}`)).toEqual(['POST /eventos', 'GET /assinatura/minha']);
       expect(vistos[0]!.bodyBytes).toBe(contrabando.length);
       expect(vistos[0]!.headers['content-length']).toBe(String(contrabando.length));
+      expect(vistos[0]!.headers.authorization).toBe(`Bearer ${atacante}`);
       expect(vistos[1]!.headers.authorization).toBe(`Bearer ${vitima}`);
     },
   );

@@ -22,8 +22,11 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-/** What a Connection header may not take away: the message's framing and its Host. */
-const NEVER_NAMED = new Set(['content-length', 'transfer-encoding', 'host']);
+/**
+ * What a Connection header may not take away: the message's framing, its Host, and the credentials
+ * the gateway counted the request by (the service must see the caller the gateway saw).
+ */
+const NEVER_NAMED = new Set(['content-length', 'transfer-encoding', 'host', 'authorization']);
 
 /** The headers the gateway writes itself on the way to a service: a client's are dropped. */
 const GATEWAY_WRITES = new Set([
@@ -61,7 +64,7 @@ export interface Forwarding {
 
 /**
  * The request's headers as the service gets them: hop-by-hop headers, those the client's Connection
- * names (never Content-Length, Transfer-Encoding or Host) and those the gateway writes itself dropped;
+ * names (never Content-Length, Transfer-Encoding, Host or Authorization) and those the gateway writes itself dropped;
  * then the request id the gateway settled on, X-Forwarded-For/-Port/-Proto/-Host (the client's Host
  * goes there: undici sends the instance's own, as a TLS instance is asked for by its name; the
  * client's X-Forwarded-* only when it is a trusted proxy), the trace
