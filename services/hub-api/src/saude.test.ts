@@ -47,7 +47,7 @@ describe('health, readiness and the OpenAPI document', () => {
     }).toEqual({
       aplicativo: 4,
       tipo: 7,
-      versao: 7,
+      versao: 8,
       esquema: 1,
       // and POST /assinatura/testar-filtro
       assinatura: 8,
