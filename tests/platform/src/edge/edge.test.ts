@@ -42,7 +42,12 @@ beforeAll(async () => {
     atacante: await identity.userToken({ email: 'atacante@example.com' }),
     outro: await identity.userToken({ email: 'outro@example.com' }),
   };
-  gateway = await startGatewayNaFrente(gatewayEnv(identity, gravadores), gravadores, [tokens.atacante, tokens.outro]);
+  // Behind nginx on the same host, as docs/operations.md says: its X-Forwarded-* are kept.
+  gateway = await startGatewayNaFrente(
+    { ...gatewayEnv(identity, gravadores), GATEWAY_TRUST_PROXY: 'loopback' },
+    gravadores,
+    [tokens.atacante, tokens.outro],
+  );
   borda = await startBorda({
     gateway: `127.0.0.1:${gateway.port}`,
     hubApi: `127.0.0.1:${gravadores['hub-api'].port}`,
