@@ -173,3 +173,34 @@ describe('the gateway and a connection that sends nothing', () => {
     expect(recebido === '' || /^HTTP\/1\.1 408 /.test(recebido)).toBe(true);
   });
 });
+
+describe('the gateway under clients that send their bodies slowly', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '2' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When requests without a token trickle their bodies, then they take none of the service slots and a caller with a token is still served', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    // No token, a 1 KiB body of which one byte came: the gateway waits for the rest (node's requestTimeout, 30 s).
+    const lentos = [1, 2].map(() => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /eventos HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\ncontent-length: 1024\r\n\r\n{`,
+      );
+      return socket;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const servida = await request(gateway.url)
+        .post('/eventos')
+        .set('authorization', `Bearer ${atacante}`)
+        .send({ a: 1 });
+      expect(servida.status).toBe(200);
+    } finally {
+      for (const socket of lentos) socket.destroy();
+    }
+  });
+});

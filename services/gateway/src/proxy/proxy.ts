@@ -166,8 +166,6 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       else discardRest(req, bodyLimit);
       return next(bodyTooLarge(bodyLimit));
     }
-    const limit = limits.get(name)!;
-    if (!limit.acquire()) return next(overloaded(name, limit.limit));
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -187,12 +185,25 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       sentAt: 0,
       answeredInMs: undefined,
     };
-    res.once('close', () => limit.release(ex.answeredInMs));
+    // A slot is taken only once the request can go: a body read whole is read first, so clients
+    // trickling theirs (with no token, even) hold connections to the gateway, never the service's slots.
+    const limit = limits.get(name)!;
+    const admitted = () => {
+      // The client went away as its body ended: its 'close' has been, and would never give the slot back.
+      if (res.destroyed) return false;
+      if (!limit.acquire()) {
+        next(overloaded(name, limit.limit));
+        return false;
+      }
+      res.once('close', () => limit.release(ex.answeredInMs));
+      return true;
+    };
     if (streamed !== undefined) {
+      if (!admitted()) return;
       ex.body = { kind: 'stream', length: streamed };
       return void send(ex, 0);
     }
-    if (!isChunked(req) && !declared) return void send(ex, upstream.urls.length - 1);
+    if (!isChunked(req) && !declared) return void (admitted() && send(ex, upstream.urls.length - 1));
     readWholeBody(req, bodyLimit, declared ?? INTEIRO_ATE).then(
       (bytes) => {
         if (bytes === undefined) {
@@ -200,7 +211,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
           return next(bodyTooLarge(bodyLimit));
         }
         ex.body = { kind: 'whole', bytes };
-        void send(ex, upstream.urls.length - 1);
+        if (admitted()) void send(ex, upstream.urls.length - 1);
       },
       () => res.destroy(),
     );
