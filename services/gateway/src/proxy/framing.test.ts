@@ -204,3 +204,46 @@ describe('the gateway under clients that send their bodies slowly', () => {
     }
   });
 });
+
+describe('the gateway under clients that upload large bodies slowly', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, {
+      GATEWAY_MAX_IN_FLIGHT: '10',
+      GATEWAY_TARGET_LATENCY: '200ms',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('When streamed bodies arrive slower than the target, then the time they took to come is not taken for the service answering slowly', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const metade = 'x'.repeat(10 * 1024);
+    // One after the other, each over INTEIRO_ATE (streamed), its second half 400 ms after the first:
+    // the service answers as soon as the body is there, yet each took 400 ms from its head.
+    for (let i = 0; i < 6; i += 1) {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      const resposta = new Promise<string>((resolve) => {
+        let texto = '';
+        socket.on('data', (chunk: Buffer) => {
+          texto += chunk.toString('latin1');
+          if (texto.includes('\r\n\r\n')) resolve(texto);
+        });
+      });
+      socket.write(
+        `POST /eventos?lento=${i} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${atacante}\r\ncontent-length: ${2 * metade.length}\r\n\r\n${metade}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      socket.write(metade);
+      expect(await resposta).toMatch(/^HTTP\/1\.1 200 /);
+      socket.destroy();
+    }
+    // Eight at once to a service that answers in 50 ms: within the bound of 10, none refused.
+    const respostas = await Promise.all(
+      Array.from({ length: 8 }, (_v, i) =>
+        request(gateway.url).get(`/evento/devagar?ms=50&junto=${i}`).set('authorization', `Bearer ${atacante}`),
+      ),
+    );
+    expect(respostas.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+});

@@ -308,6 +308,11 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     if (ex.body.kind === 'none') return null;
     const corpo = new PassThrough();
     ex.req.pipe(corpo);
+    // The service's answer time counts from the body's end: a client uploading slowly (on purpose,
+    // without a token even) is not the service answering slowly, and would cut the bound for everyone.
+    ex.req.once('end', () => {
+      if (ex.answeredInMs === undefined) ex.sentAt = performance.now();
+    });
     return corpo;
   }
 }
