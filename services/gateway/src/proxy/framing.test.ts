@@ -247,3 +247,34 @@ describe('the gateway under clients that upload large bodies slowly', () => {
     expect(respostas.map((r) => r.status)).toEqual(Array(8).fill(200));
   });
 });
+
+describe('the gateway under clients holding large chunked bodies unfinished', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    // One slot: 64 KiB of bodies read whole at once for hub-api (BUFFERED_PER_SLOT).
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '1' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When their bytes pass what the gateway holds for a service, then the next is 503 sobrecarregado and its connection closed; once they go, bodies are read again', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const pedaco = `${(40 * 1024).toString(16)}\r\n${'x'.repeat(40 * 1024)}\r\n`;
+    const cabeca = 'POST /eventos HTTP/1.1\r\nhost: gw\r\ntransfer-encoding: chunked\r\n\r\n';
+    const primeiro = connect(Number(port), hostname);
+    primeiro.on('error', () => undefined);
+    primeiro.write(cabeca + pedaco);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    try {
+      const segundo = await bruto(gateway.url, [cabeca + pedaco]);
+      expect(segundo).toMatch(/^HTTP\/1\.1 503 /);
+      expect(segundo).toContain('"codigo":"sobrecarregado"');
+      expect(segundo).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(segundo).toMatch(/\r\nconnection: close\r\n/i);
+    } finally {
+      primeiro.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const depois = await bruto(gateway.url, [`${cabeca + pedaco}0\r\n\r\n`], 1_000);
+    expect(depois).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
