@@ -198,3 +198,40 @@ test('When an admitted body does not arrive within the request timeout, then it 
     await server.close();
   }
 });
+
+test('When bodies arrive slower than the target, then the time they took to come is not taken for the process answering slowly', async () => {
+  const limite = admission({ what: 'publications', max: 10, targetMs: 100 });
+  const router = new ApiRouter().route(
+    { method: 'post', path: '/eventos', summary: 'a', tag: 't', admission: limite, body: z.object({}) },
+    async ({ body }) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return body;
+    },
+  );
+  const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router] });
+  const server = await listen(app, 0);
+  try {
+    // One after the other, each body 300 ms after its head (a client uploading slowly): answered 30 ms after it came.
+    for (let i = 0; i < 6; i += 1) {
+      const socket = connect(server.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      const resposta = new Promise<string>((resolve) => {
+        let texto = '';
+        socket.on('data', (chunk: Buffer) => {
+          texto += chunk.toString('latin1');
+          if (texto.includes('\r\n\r\n')) resolve(texto);
+        });
+      });
+      socket.write('POST /eventos HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.write('{}');
+      expect(await resposta).toMatch(/^HTTP\/1\.1 200 /);
+      socket.destroy();
+    }
+    // Eight at once, within the bound of 10 the process still answers in time: none refused.
+    const respostas = await Promise.all(Array.from({ length: 8 }, () => request(server.url).post('/eventos').send({})));
+    expect(respostas.map((r) => r.status)).toEqual(Array(8).fill(200));
+  } finally {
+    await server.close();
+  }
+});

@@ -41,13 +41,18 @@ export function admission(options: AdmissionOptions): RequestHandler {
       undefined,
       { 'Retry-After': retryAfter },
     );
-  return (_req, res, next) => {
+  return (req, res, next) => {
     if (!limit.acquire()) {
       options.onShed?.();
       // Answered by the problem handler, unparsed: Node discards the body once the answer is sent.
       return next(refusal());
     }
-    const since = performance.now();
+    // The answer time counts from the body's end (from now when none is read): a client uploading
+    // slowly is not the process answering slowly, and would cut the bound for every other client.
+    let since = performance.now();
+    req.once('end', () => {
+      since = performance.now();
+    });
     res.once('close', () => limit.release(res.writableFinished ? performance.now() - since : undefined));
     next();
   };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { bearerToken, type TokenVerifier } from '@hub/auth';
 
 /** Who sent a request, as far as a verified token says: a user by e-mail, an application by client_id. */
@@ -26,6 +27,18 @@ interface Entry {
 const NOBODY = Promise.resolve(undefined);
 
 /**
+ * An Authorization header up to this length is its own cache key; a longer one is keyed on its
+ * SHA-256. A token of the identity service is well under it; a client may send headers of 16 KB
+ * (node:http's limit), and 10,000 distinct forged ones (sent in seconds, over the budget even: the
+ * caller is known before its budget is counted) kept 150 MB in the cache.
+ */
+const KEY_MAX = 2048;
+
+/** The header as its cache key. The digest's key starts with a line feed, which no header value holds. */
+const keyOf = (authorization: string) =>
+  authorization.length <= KEY_MAX ? authorization : `\n${createHash('sha256').update(authorization).digest('base64')}`;
+
+/**
  * The caller of a request, for the rate limit: the token is verified as the services verify it
  * (signature, issuer, audience, algorithm, expiry), so a forged or stale token names nobody and the
  * request is counted by its address. Verified tokens are remembered briefly, so the hop costs one
@@ -33,7 +46,8 @@ const NOBODY = Promise.resolve(undefined);
  * remembered for `refusedTtlMs` only: a flood of one forged token costs one verification each
  * time, and a token refused while the identity keys were unreachable is tried again soon after.
  * Garbage cannot grow the cache past `maxEntries` (the oldest go first). The cache is keyed on the
- * whole Authorization header, so a remembered request is found without parsing it.
+ * whole Authorization header (a long one on its digest: KEY_MAX), so a remembered request is found
+ * without parsing it.
  */
 export function createCallerIdentifier(verifier: TokenVerifier, options: CallerCacheOptions): IdentifyCaller {
   const maxEntries = options.maxEntries ?? 10_000;
@@ -57,9 +71,10 @@ export function createCallerIdentifier(verifier: TokenVerifier, options: CallerC
   const identify: IdentifyCaller = (authorization) => {
     if (authorization === undefined) return NOBODY;
     const at = now();
-    const hit = cache.get(authorization);
+    const key = keyOf(authorization);
+    const hit = cache.get(key);
     if (hit && hit.until > at) return hit.caller;
-    if (hit) cache.delete(authorization);
+    if (hit) cache.delete(key);
     let token: string;
     try {
       token = bearerToken(authorization);
@@ -76,7 +91,7 @@ export function createCallerIdentifier(verifier: TokenVerifier, options: CallerC
       return verified.caller;
     });
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(authorization, entry);
+    cache.set(key, entry);
     return entry.caller;
   };
   return identify;

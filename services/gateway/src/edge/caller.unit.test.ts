@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { TokenVerifier } from '@hub/auth';
 import { unauthorized } from '@hub/http';
 import { createCallerIdentifier } from './caller';
@@ -103,5 +105,48 @@ describe('caller identification (unit)', () => {
     expect(calls).toHaveLength(3);
     await identify(header('a'));
     expect(calls).toHaveLength(4);
+  });
+});
+
+describe('caller identification under a flood of large forged tokens (unit)', () => {
+  it('When thousands of distinct 15 KB Authorization headers are refused, then the cache keeps a few bytes per header, not the headers', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // Not the counting fake: its list of calls would keep every token itself.
+    const refuse = async () => {
+      throw unauthorized('the token is not valid', 'token_invalido');
+    };
+    const identify = createCallerIdentifier(
+      { user: refuse, application: refuse },
+      { ttlMs: 60_000, refusedTtlMs: 5_000 },
+    );
+    gc();
+    const antes = process.memoryUsage().heapUsed;
+    // What a client could send in seconds, over its budget even (the caller is known before the budget is counted).
+    for (let i = 0; i < 2_000; i += 1)
+      await identify(
+        `Bearer a.${Buffer.from(JSON.stringify({ n: i, p: 'x'.repeat(11_000) })).toString('base64url')}.b`,
+      );
+    gc();
+    const guardados = process.memoryUsage().heapUsed - antes;
+    // The headers themselves: 30 MB (and 150 MB at the 10,000 entries the cache holds).
+    expect(guardados).toBeLessThan(5 * 1024 * 1024);
+    // The cache is still in use, so the collection above could not take it whole.
+    await expect(identify('Bearer a.b.c')).resolves.toBeUndefined();
+  });
+});
+
+describe('caller identification of a long token (unit)', () => {
+  it('When a valid token longer than a cache key comes again, then it is remembered by its digest, and an altered one is not taken for it', async () => {
+    const { verifier, calls } = countingVerifier();
+    const identify = createCallerIdentifier(verifier, { ttlMs: 60_000, refusedTtlMs: 5_000 });
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    const longo = tokenWith({ valid: true, typ: 'aplicativo', sub: 'loja', exp, pad: 'x'.repeat(5_000) });
+    await expect(identify(`Bearer ${longo}`)).resolves.toEqual({ tipo: 'aplicativo', id: 'loja' });
+    await expect(identify(`Bearer ${longo}`)).resolves.toEqual({ tipo: 'aplicativo', id: 'loja' });
+    expect(calls).toHaveLength(1);
+    // The fake does not check signatures: that it is asked again is what shows the altered one was not found.
+    await identify(`Bearer ${longo.slice(0, -1)}x`);
+    expect(calls).toHaveLength(2);
   });
 });

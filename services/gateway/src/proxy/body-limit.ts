@@ -68,19 +68,46 @@ export class CorpoInteiro {
   }
 }
 
+/** Bytes of the bodies being read whole at once for one service, and the most it may hold. */
+export interface BodyBudget {
+  used: number;
+  max: number;
+}
+
+/** The budget was spent by other bodies read at once: the request is refused, not read on. */
+export const BUDGET_SPENT = Symbol('budget spent');
+
 /**
  * Reads a body whole (chunked, or small with its length), counting bytes, so that one over the
- * limit never reaches a service. Resolves with the body, or with undefined as soon as it passes the
- * limit; rejects when the client goes away before its end.
+ * limit never reaches a service. Resolves with the body, with undefined as soon as it passes the
+ * limit, or with BUDGET_SPENT when the bodies read at once would pass `budget` (each byte counted in
+ * `budget.used` until `release` is called: clients holding bodies unfinished cannot make the
+ * gateway hold more); rejects when the client goes away before its end.
  */
-export function readWholeBody(req: IncomingMessage, limit: number, initial: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
+export function readWholeBody(
+  req: IncomingMessage,
+  limit: number,
+  initial: number,
+  budget: BodyBudget = { used: 0, max: Number.POSITIVE_INFINITY },
+): { body: Promise<Buffer | undefined | typeof BUDGET_SPENT>; release: () => void } {
+  let counted = 0;
+  const release = () => {
+    budget.used -= counted;
+    counted = 0;
+  };
+  const body = new Promise<Buffer | undefined | typeof BUDGET_SPENT>((resolve, reject) => {
     const corpo = new CorpoInteiro(limit, initial);
     const onData = (chunk: Buffer) => {
+      if (corpo.size + chunk.length <= limit && budget.used + chunk.length > budget.max) {
+        cleanup();
+        return resolve(BUDGET_SPENT);
+      }
       if (!corpo.add(chunk)) {
         cleanup();
-        resolve(undefined);
+        return resolve(undefined);
       }
+      counted += chunk.length;
+      budget.used += chunk.length;
     };
     const onEnd = () => {
       cleanup();
@@ -102,6 +129,7 @@ export function readWholeBody(req: IncomingMessage, limit: number, initial: numb
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+  return { body, release };
 }
 
 /**

@@ -179,3 +179,108 @@ describe('the gateway and a connection that sends nothing', () => {
     expect(recebido === '' || /^HTTP\/1\.1 408 /.test(recebido)).toBe(true);
   });
 });
+
+describe('the gateway under clients that send their bodies slowly', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '2' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When requests without a token trickle their bodies, then they take none of the service slots and a caller with a token is still served', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    // No token, a 1 KiB body of which one byte came: the gateway waits for the rest (node's requestTimeout, 30 s).
+    const lentos = [1, 2].map(() => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /eventos HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\ncontent-length: 1024\r\n\r\n{`,
+      );
+      return socket;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const servida = await request(gateway.url)
+        .post('/eventos')
+        .set('authorization', `Bearer ${atacante}`)
+        .send({ a: 1 });
+      expect(servida.status).toBe(200);
+    } finally {
+      for (const socket of lentos) socket.destroy();
+    }
+  });
+});
+
+describe('the gateway under clients that upload large bodies slowly', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, {
+      GATEWAY_MAX_IN_FLIGHT: '10',
+      GATEWAY_TARGET_LATENCY: '200ms',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('When streamed bodies arrive slower than the target, then the time they took to come is not taken for the service answering slowly', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const metade = 'x'.repeat(10 * 1024);
+    // One after the other, each over INTEIRO_ATE (streamed), its second half 400 ms after the first:
+    // the service answers as soon as the body is there, yet each took 400 ms from its head.
+    for (let i = 0; i < 6; i += 1) {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      const resposta = new Promise<string>((resolve) => {
+        let texto = '';
+        socket.on('data', (chunk: Buffer) => {
+          texto += chunk.toString('latin1');
+          if (texto.includes('\r\n\r\n')) resolve(texto);
+        });
+      });
+      socket.write(
+        `POST /eventos?lento=${i} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${atacante}\r\ncontent-length: ${2 * metade.length}\r\n\r\n${metade}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      socket.write(metade);
+      expect(await resposta).toMatch(/^HTTP\/1\.1 200 /);
+      socket.destroy();
+    }
+    // Eight at once to a service that answers in 50 ms: within the bound of 10, none refused.
+    const respostas = await Promise.all(
+      Array.from({ length: 8 }, (_v, i) =>
+        request(gateway.url).get(`/evento/devagar?ms=50&junto=${i}`).set('authorization', `Bearer ${atacante}`),
+      ),
+    );
+    expect(respostas.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+});
+
+describe('the gateway under clients holding large chunked bodies unfinished', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    // One slot: 64 KiB of bodies read whole at once for hub-api (BUFFERED_PER_SLOT).
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '1' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When their bytes pass what the gateway holds for a service, then the next is 503 sobrecarregado and its connection closed; once they go, bodies are read again', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const pedaco = `${(40 * 1024).toString(16)}\r\n${'x'.repeat(40 * 1024)}\r\n`;
+    const cabeca = 'POST /eventos HTTP/1.1\r\nhost: gw\r\ntransfer-encoding: chunked\r\n\r\n';
+    const primeiro = connect(Number(port), hostname);
+    primeiro.on('error', () => undefined);
+    primeiro.write(cabeca + pedaco);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    try {
+      const segundo = await bruto(gateway.url, [cabeca + pedaco]);
+      expect(segundo).toMatch(/^HTTP\/1\.1 503 /);
+      expect(segundo).toContain('"codigo":"sobrecarregado"');
+      expect(segundo).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(segundo).toMatch(/\r\nconnection: close\r\n/i);
+    } finally {
+      primeiro.destroy();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const depois = await bruto(gateway.url, [`${cabeca + pedaco}0\r\n\r\n`], 1_000);
+    expect(depois).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});

@@ -7,7 +7,15 @@ import type { Request, RequestHandler } from 'express';
 import { compile } from 'proxy-addr';
 import { type Dispatcher, Pool } from 'undici';
 import { instanceOf, type Upstream, type UpstreamName, upstreamOf } from '../routes';
-import { bodyTooLarge, declaredLength, discardRest, isChunked, readWholeBody } from './body-limit';
+import {
+  BUDGET_SPENT,
+  type BodyBudget,
+  bodyTooLarge,
+  declaredLength,
+  discardRest,
+  isChunked,
+  readWholeBody,
+} from './body-limit';
 import { answerHeadersFor, requestHeadersFor } from './headers';
 
 export interface ProxyOptions {
@@ -45,6 +53,15 @@ const FREE_SOCKET_MS = 30_000;
  * 1 KiB), so the request can go to the next instance when one refuses it; a larger one streams.
  */
 export const INTEIRO_ATE = 16 * 1024;
+
+/**
+ * Bytes of bodies read whole the gateway holds at once for one service, per slot of it
+ * (GATEWAY_MAX_IN_FLIGHT per instance): 16 MiB by default, sixteen thousand 1 KiB publications. A
+ * body is read before it takes a slot, so clients trickling theirs hold no slot; this bounds what
+ * they make the gateway hold instead (a chunked body is read whole up to GATEWAY_BODY_LIMIT). Past
+ * it: 503 sobrecarregado, the connection closed.
+ */
+export const BUFFERED_PER_SLOT = 64 * 1024;
 
 /**
  * A service that refused the connection or failed before its answer started (restarting, killed):
@@ -140,6 +157,9 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       name,
       new AdaptiveLimit({ max: options.maxInFlight * upstream.urls.length, targetMs: options.targetMs }),
     );
+  const budgets = new Map<UpstreamName, BodyBudget>();
+  for (const [name, upstream] of Object.entries(options.upstreams) as [UpstreamName, Upstream][])
+    budgets.set(name, { used: 0, max: options.maxInFlight * upstream.urls.length * BUFFERED_PER_SLOT });
   const trusted = trustOf(options.trustProxy);
 
   const limit = createRepeatLimiter();
@@ -166,8 +186,6 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       else discardRest(req, bodyLimit);
       return next(bodyTooLarge(bodyLimit));
     }
-    const limit = limits.get(name)!;
-    if (!limit.acquire()) return next(overloaded(name, limit.limit));
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -187,20 +205,40 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       sentAt: 0,
       answeredInMs: undefined,
     };
-    res.once('close', () => limit.release(ex.answeredInMs));
+    // A slot is taken only once the request can go: a body read whole is read first, so clients
+    // trickling theirs (with no token, even) hold connections to the gateway, never the service's slots.
+    const limit = limits.get(name)!;
+    const admitted = () => {
+      // The client went away as its body ended: its 'close' has been, and would never give the slot back.
+      if (res.destroyed) return false;
+      if (!limit.acquire()) {
+        next(overloaded(name, limit.limit));
+        return false;
+      }
+      res.once('close', () => limit.release(ex.answeredInMs));
+      return true;
+    };
     if (streamed !== undefined) {
+      if (!admitted()) return;
       ex.body = { kind: 'stream', length: streamed };
       return void send(ex, 0);
     }
-    if (!isChunked(req) && !declared) return void send(ex, upstream.urls.length - 1);
-    readWholeBody(req, bodyLimit, declared ?? INTEIRO_ATE).then(
+    if (!isChunked(req) && !declared) return void (admitted() && send(ex, upstream.urls.length - 1));
+    const reading = readWholeBody(req, bodyLimit, declared ?? INTEIRO_ATE, budgets.get(name));
+    res.once('close', reading.release);
+    reading.body.then(
       (bytes) => {
+        if (bytes === BUDGET_SPENT) {
+          reading.release();
+          res.shouldKeepAlive = false;
+          return next(overloaded(name, limit.limit));
+        }
         if (bytes === undefined) {
           discardRest(req, bodyLimit, bodyLimit);
           return next(bodyTooLarge(bodyLimit));
         }
         ex.body = { kind: 'whole', bytes };
-        void send(ex, upstream.urls.length - 1);
+        if (admitted()) void send(ex, upstream.urls.length - 1);
       },
       () => res.destroy(),
     );
@@ -297,6 +335,11 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     if (ex.body.kind === 'none') return null;
     const corpo = new PassThrough();
     ex.req.pipe(corpo);
+    // The service's answer time counts from the body's end: a client uploading slowly (on purpose,
+    // without a token even) is not the service answering slowly, and would cut the bound for everyone.
+    ex.req.once('end', () => {
+      if (ex.answeredInMs === undefined) ex.sentAt = performance.now();
+    });
     return corpo;
   }
 }
