@@ -89,8 +89,20 @@ export interface PlatformSetup {
   hubApis?: string[];
 }
 
+/**
+ * The bounds that refuse an overload by answer time (docs/decisions/overload-refused-fast.md) are out
+ * of the way of the platform suites: their bursts and faults make answers slow on purpose, and they
+ * check which refusals a fault gives (503 banco_indisponivel, say), not the shedding, which the
+ * gateway's tests and bench/sobrecarga.ts measure. A test that wants them sets its own.
+ */
+const SEM_CORTE_POR_TEMPO: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {
+  gateway: { GATEWAY_TARGET_LATENCY: '60s' },
+  'hub-api': { HUB_PUBLICACOES_TEMPO_ALVO: '60s' },
+};
+
 const envOf = (setup: PlatformSetup, name: ServiceName, own: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
   ...setup.base,
+  ...SEM_CORTE_POR_TEMPO[name],
   ...own,
   ...setup.options.env?.[name],
 });
