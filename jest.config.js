@@ -5,7 +5,7 @@
  *   `npx jest --selectProjects unit` runs on a machine with neither.
  * - `integration`: every other `*.test.ts`, against the real PostgreSQL and RabbitMQ, but for the
  *   fault scenarios (`tests/platform/src/falhas/`: PostgreSQL, RabbitMQ and Patroni clusters of their
- *   own, killed under bursts), which `pnpm test:faults` runs (HUB_TEST_FAULTS=1); `.ci/run` runs both.
+ *   own, killed under bursts), which `pnpm test:faults` runs (HUB_TEST_FAULTS=1).
  */
 const FAULTS = '/tests/platform/src/falhas/';
 const faults = process.env.HUB_TEST_FAULTS === '1';
