@@ -2,14 +2,15 @@ import { request as httpRequest } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { RunningServer } from '@hub/http';
-import { createLogger } from '@hub/log';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { createGatewayApp } from '../app';
-import { readConfig } from '../config';
-import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, osDoisChamadores, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import type { FakeUpstream } from '../testing/fake-upstream.test-support';
+import {
+  type GatewayUnderTest,
+  osDoisChamadores,
+  startGatewayWithKnownCaller,
+  startGatewayWithRequestTimeout,
+} from '../testing/gateway.test-support';
 import { bruto, corpoDe } from '../testing/raw-request.test-support';
 import { INTEIRO_ATE } from './proxy';
 
@@ -790,22 +791,14 @@ describe('attack on the gateway by a misbehaving service: framing that says two 
 });
 
 describe('attack on the gateway: a small body declared and never finished', () => {
+  let server: Awaited<ReturnType<typeof startGatewayWithRequestTimeout>>;
   let hubApi: FakeUpstream;
-  let server: RunningServer;
-  let close: () => void;
   beforeAll(async () => {
-    hubApi = await startFakeUpstream('hub-api');
-    const config = readConfig({ ...identity.env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
-    const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
-    close = gateway.close;
-    server = await gateway.listen(0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+    server = await startGatewayWithRequestTimeout(identity.env, 1_000);
+    hubApi = server.hubApi;
     await request(server.url).get('/aplicativo').set('authorization', `Bearer ${token}`).expect(200);
   });
-  afterAll(async () => {
-    close();
-    await server.close();
-    await hubApi.close();
-  });
+  afterAll(() => server.close());
 
   it.each(ambosOsCaminhos)(
     'When on %s the head of a request stops arriving, then 408 tempo_esgotado within the request timeout',

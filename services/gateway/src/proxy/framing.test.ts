@@ -1,12 +1,11 @@
 import { connect } from 'node:net';
-import type { RunningServer } from '@hub/http';
-import { createLogger } from '@hub/log';
 import { startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
 import request from 'supertest';
-import { createGatewayApp } from '../app';
-import { readConfig } from '../config';
-import { type FakeUpstream, startFakeUpstream } from '../testing/fake-upstream.test-support';
-import { type GatewayUnderTest, startGatewayWithKnownCaller } from '../testing/gateway.test-support';
+import {
+  type GatewayUnderTest,
+  startGatewayWithKnownCaller,
+  startGatewayWithRequestTimeout,
+} from '../testing/gateway.test-support';
 import { bruto } from '../testing/raw-request.test-support';
 
 /**
@@ -142,21 +141,11 @@ describe('the gateway in front of a service answering slower than GATEWAY_TARGET
 });
 
 describe('the gateway and a connection that sends nothing', () => {
-  let hubApi: FakeUpstream;
-  let server: RunningServer;
-  let close: () => void;
+  let server: Awaited<ReturnType<typeof startGatewayWithRequestTimeout>>;
   beforeAll(async () => {
-    hubApi = await startFakeUpstream('hub-api');
-    const config = readConfig({ ...identity.env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
-    const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
-    close = gateway.close;
-    server = await gateway.listen(0, '127.0.0.1', { requestTimeoutMs: 1_000 });
+    server = await startGatewayWithRequestTimeout(identity.env, 1_000);
   });
-  afterAll(async () => {
-    close();
-    await server.close();
-    await hubApi.close();
-  });
+  afterAll(() => server.close());
 
   it('When a fresh connection sends no byte, then node:http closes it within the header timeout', async () => {
     const { port } = new URL(server.url);

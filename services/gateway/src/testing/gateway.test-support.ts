@@ -101,3 +101,23 @@ export function readinessOnce(url: string, status: number): Promise<request.Resp
     return response.status === status ? response : undefined;
   });
 }
+
+/** The real gateway in front of one fake hub-api, with node:http's request timeout of `requestTimeoutMs`. */
+export async function startGatewayWithRequestTimeout(
+  env: Record<string, string>,
+  requestTimeoutMs: number,
+): Promise<{ url: string; hubApi: FakeUpstream; close(): Promise<void> }> {
+  const hubApi = await startFakeUpstream('hub-api');
+  const config = readConfig({ ...env, HUB_AMBIENTE: 'LOCALHOST', HUB_API_URL: hubApi.url });
+  const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
+  const server = await gateway.listen(0, '127.0.0.1', { requestTimeoutMs });
+  return {
+    url: server.url,
+    hubApi,
+    close: async () => {
+      gateway.close();
+      await server.close();
+      await hubApi.close();
+    },
+  };
+}
