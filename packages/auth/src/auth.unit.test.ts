@@ -96,6 +96,37 @@ describe('CachedAccessResolver', () => {
     expect(calls).toHaveLength(3);
   });
 
+  it('When the source cannot answer after the ttl, then the last answer stands in until staleMs past it, and no longer', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      const down = new AppError(503, 'acesso_indisponivel', 'down');
+      const { resolver, calls } = source(acesso(), down, down, down);
+      const cache = new CachedAccessResolver(resolver, 1_000, 10_000);
+      await cache.resolve(claims(), 't');
+      jest.setSystemTime(1_500);
+      await expect(cache.resolve(claims(), 't')).resolves.toMatchObject({ id: 'a' });
+      jest.setSystemTime(10_900);
+      await expect(cache.resolve(claims(), 't')).resolves.toMatchObject({ id: 'a' });
+      jest.setSystemTime(11_100);
+      await expect(cache.resolve(claims(), 't')).rejects.toMatchObject({ status: 503 });
+      expect(calls).toHaveLength(4);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('When an answer was forgotten or the source refused, then nothing stands in for it while the source is down', async () => {
+    const down = new AppError(503, 'acesso_indisponivel', 'down');
+    const { resolver } = source(acesso(), down, forbidden('inactive', 'acesso_inativo'), down);
+    const cache = new CachedAccessResolver(resolver, 0, 60_000);
+    await cache.resolve(claims(), 't');
+    cache.forget('ana@empresa.com.br');
+    await expect(cache.resolve(claims(), 't')).rejects.toMatchObject({ status: 503 });
+    await expect(cache.resolve(claims(), 't')).rejects.toMatchObject({ status: 403 });
+    // The refusal stands in as a refusal, never as the earlier answer.
+    await expect(cache.resolve(claims(), 't')).rejects.toMatchObject({ status: 403 });
+  });
+
   it('When the token says master where the cached answer did not, then the source is asked again', async () => {
     const { resolver, calls } = source(acesso(), acesso({ master: true }));
     const cache = new CachedAccessResolver(resolver, 60_000);

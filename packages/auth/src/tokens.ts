@@ -146,7 +146,13 @@ function fromJose(error: unknown): AppError {
   if (error instanceof errors.JWKSNoMatchingKey)
     return unauthorized('the token is signed by an unknown key', 'token_invalido');
   if (error instanceof KeysUnavailable) {
-    return new AppError(503, 'identidade_indisponivel', 'the identity service keys cannot be read right now');
+    return new AppError(
+      503,
+      'identidade_indisponivel',
+      'the identity service keys cannot be read right now; send the request again after Retry-After',
+      undefined,
+      { 'Retry-After': '5' },
+    );
   }
   if (error instanceof errors.JOSEError) return unauthorized('the token is not valid', 'token_invalido');
   if (error instanceof TypeError) return unauthorized('the token is not valid', 'token_invalido');

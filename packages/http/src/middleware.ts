@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRepeatLimiter, type Logger, withRequestContext } from '@hub/log';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, problemOf } from './errors';
-import { bancoIndisponivel, bancoIndisponivelErro } from './unavailable';
+import { BANCO_RETRY_AFTER_S, bancoIndisponivel, bancoIndisponivelErro } from './unavailable';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -116,7 +116,8 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
       registrarProblema(logger, limit, known, { method: req.method, path: req.path, ...requestIdOn(req), ...causa });
       res
         .status(known.status)
-        .set(known.headers ?? {})
+        // Every 503 says when to come back; one that names no time of its own gets the database's.
+        .set({ ...(known.status === 503 ? { 'Retry-After': String(BANCO_RETRY_AFTER_S) } : {}), ...known.headers })
         .type('application/problem+json')
         .json(problemOf(known));
       return;

@@ -27,10 +27,12 @@ const PRISMA = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 const ADAPTER = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
 /**
  * node-postgres errors without a code, thrown when a connection dies under a query or a transaction,
- * or when a statement went unanswered past the pool's query_timeout (SqlPool's ESPERA_MAXIMA_MS).
+ * or when a statement went unanswered past the pool's query_timeout (SqlPool's ESPERA_MAXIMA_MS); and
+ * a read on a replica canceled by the replay of the primary's changes (SQLSTATE 40001, which alone
+ * would also name a serialization failure: docs/decisions/read-replica.md).
  */
 const MENSAGEM =
-  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout)/;
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Query read timeout|canceling statement due to conflict with recovery)/;
 
 /**
  * True when the error says the database could not be reached or the connection was lost (restart,

@@ -12,3 +12,15 @@ test('When a statement is wrong (a unique violation, a syntax error), then it is
   expect(bancoIndisponivel({ code: '42601' })).toBe(false);
   expect(bancoIndisponivel({ code: '25P02' })).toBe(false);
 });
+
+test('When a read on a replica is canceled by a recovery conflict, then it is "database unavailable"; a serialization failure alone (40001) is not', () => {
+  const conflito = {
+    code: '40001',
+    message: 'canceling statement due to conflict with recovery',
+  };
+  expect(bancoIndisponivel(conflito)).toBe(true);
+  expect(bancoIndisponivel({ code: 'P2010', meta: { driverAdapterError: { cause: conflito } } })).toBe(true);
+  expect(bancoIndisponivel({ code: '40001', message: 'could not serialize access due to concurrent update' })).toBe(
+    false,
+  );
+});

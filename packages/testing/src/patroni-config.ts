@@ -104,15 +104,15 @@ export function configDoMembro(m: Membro, escopo: string, etcdUrl: string, bin: 
 
 /**
  * HAProxy in front of the members: a read-write port sent to the one member whose Patroni answers
- * 200 on `/primary`, a read-only port balanced over those answering 200 on `/replica`. Checked every
- * second, down after 2 failures, up after 1; a member marked down has its sessions shut, so no client
- * stays connected to a former primary.
+ * 200 on `/primary`; a read-only port balanced over the members answering 200 on `/replica`, and
+ * sent to the primary while no replica answers (the replica-lost and two-member cases: reads go on,
+ * only slower). Checked every second, down after 2 failures, up after 1; a member marked down has its
+ * sessions shut, so no client stays connected to a former primary.
  */
 export function configDoHaproxy(membros: Membro[], rw: number, ro: number): string {
   const servidores = membros.map((m) => `    server ${m.nome} 127.0.0.1:${m.pgPort} check port ${m.restPort}`);
-  const secao = (nome: string, porta: number, caminho: string, extra: string[] = []) => [
-    `listen ${nome}`,
-    `    bind 127.0.0.1:${porta}`,
+  const backend = (nome: string, caminho: string, extra: string[] = []) => [
+    `backend ${nome}`,
     ...extra,
     `    option httpchk GET ${caminho}`,
     '    http-check expect status 200',
@@ -128,8 +128,15 @@ export function configDoHaproxy(membros: Membro[], rw: number, ro: number): stri
     '    timeout client 30m',
     '    timeout server 30m',
     '    timeout check 1s',
-    ...secao('rw', rw, '/primary'),
-    ...secao('ro', ro, '/replica', ['    balance roundrobin']),
+    'frontend rw',
+    `    bind 127.0.0.1:${rw}`,
+    '    default_backend primario',
+    'frontend ro',
+    `    bind 127.0.0.1:${ro}`,
+    '    use_backend replicas if { nbsrv(replicas) gt 0 }',
+    '    default_backend primario',
+    ...backend('primario', '/primary'),
+    ...backend('replicas', '/replica', ['    balance roundrobin']),
     '',
   ].join('\n');
 }

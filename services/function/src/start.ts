@@ -72,7 +72,12 @@ export async function startFunction(
     retentionMs: config.OUTBOX_RETENTION,
   }).start();
 
-  const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
+  const resolver = new RemoteAccessResolver(
+    config.ACCESS_URL,
+    logger,
+    config.ACCESS_CACHE_TTL,
+    config.ACCESS_CACHE_STALE_IF_ERROR,
+  );
   await forgetOnAccessChange(broker, resolver, 'function');
   const verifier = createTokenVerifier({
     jwksUrl: config.IDENTITY_JWKS_URL,

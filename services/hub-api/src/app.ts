@@ -107,6 +107,13 @@ export interface HubApiAppDeps {
    * publication's lookups' connections.
    */
   dbDeAplicativos?: Db;
+  /**
+   * The operators' lists, filters and summaries of events, deliveries, attempts and refused events
+   * (`db` unless given): a read replica's pool (HUB_DATABASE_READ_URL), so the panel stays readable
+   * while the primary fails over. A read that must see a write just made (one delivery after its
+   * resend, a subscription after its change) stays on `db` (docs/decisions/read-replica.md).
+   */
+  dbDeLeitura?: Db;
 }
 
 /** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
@@ -160,6 +167,7 @@ export type HubApiCasos = ReturnType<typeof createUseCases>;
 export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
   const guards = createGuards(deps.verifier, deps.resolver);
   const { aplicativos, tipos, versoes, assinaturas, destinos, validador } = casos;
+  const leitura = deps.dbDeLeitura ?? deps.db;
   // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
   const esquecer = casos.registro.aposEscrever;
 
@@ -177,6 +185,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
   const servicoDeEntregas = entregasService({
     db: deps.db,
     repo: entregasRepository(deps.db),
+    leitura: entregasRepository(leitura),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   });
   /**
@@ -267,14 +276,14 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
       eventosRoutes({
         service: eventosService({
-          db: deps.db,
-          repositories: { eventos: eventosRepository(deps.db), resumo: resumoRepository(deps.db) },
+          db: leitura,
+          repositories: { eventos: eventosRepository(leitura), resumo: resumoRepository(leitura) },
           relogio: deps.relogio,
         }),
         guards,
       }),
-      eventosRecusadosRoutes({ service: eventosRecusadosService(eventosRecusadosRepository(deps.db)), guards }),
-      tentativasRoutes({ service: tentativasService(tentativasRepository(deps.db)), guards }),
+      eventosRecusadosRoutes({ service: eventosRecusadosService(eventosRecusadosRepository(leitura)), guards }),
+      tentativasRoutes({ service: tentativasService(tentativasRepository(leitura)), guards }),
       destinosRoutes({
         service: destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }),
         guards,

@@ -21,11 +21,21 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
   HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
     'PostgreSQL database of the hub (created and migrated at start)',
   ),
+  HUB_DATABASE_READ_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "a read replica of HUB_DATABASE_URL (HAProxy on Patroni's /replica, CloudNativePG's -ro) for the operators' lists and summaries that tolerate a little staleness (docs/decisions/read-replica.md); unset, those reads go to HUB_DATABASE_URL",
+    ),
   ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
   HUB_SCHEMA_COMPILE_LIMIT: durationFromEnv('10s').describe(
     'how long a schema being registered (POST /versao-de-esquema and its verificar-compatibilidade) may take to compile in its worker thread, off the event loop; a slower one is refused with 422',
   ),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
+  ACCESS_CACHE_STALE_IF_ERROR: durationFromEnv('60s').describe(
+    "how long past ACCESS_CACHE_TTL a caller's last answer stands in while the access service cannot answer (its database failing over); a change of access announced drops it at once",
+  ),
   DESTINATION_ALLOWLIST: allowlistFromEnv(
     'comma-separated CIDRs that subscriptions may reach even though they are private (SANDBOX, PRODUCTION)',
   ),

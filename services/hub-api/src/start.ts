@@ -118,6 +118,8 @@ export async function startHubApi(
   // The subscribing applications' routes (/entregas, /assinaturas) on connections of their own: up to
   // HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of them wait here, never in the panel's pool.
   const dbDeAplicativos = createDb(config.HUB_DATABASE_URL, 4);
+  // The operators' lists and summaries on a replica when there is one (docs/decisions/read-replica.md).
+  const dbDeLeitura = config.HUB_DATABASE_READ_URL ? createDb(config.HUB_DATABASE_READ_URL, 4) : undefined;
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
@@ -167,7 +169,12 @@ export async function startHubApi(
     rotear: isolados.rotear,
   }).start();
 
-  const resolver = new RemoteAccessResolver(config.ACCESS_URL, logger, config.ACCESS_CACHE_TTL);
+  const resolver = new RemoteAccessResolver(
+    config.ACCESS_URL,
+    logger,
+    config.ACCESS_CACHE_TTL,
+    config.ACCESS_CACHE_STALE_IF_ERROR,
+  );
   await forgetOnAccessChange(broker, resolver, 'hub-api');
   const verifier = createTokenVerifier({
     jwksUrl: config.IDENTITY_JWKS_URL,
@@ -214,6 +221,7 @@ export async function startHubApi(
       publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
       reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
       dbDeAplicativos,
+      dbDeLeitura,
     },
     casos,
   );
@@ -258,6 +266,7 @@ export async function startHubApi(
       await broker.close();
       await sql.fechar();
       await dbDeAplicativos.$disconnect();
+      await dbDeLeitura?.$disconnect();
       await db.$disconnect();
     },
   };

@@ -163,11 +163,13 @@ test('When the services are deployed, then each gets the URL of its own database
     gateway: [],
     access: ['ACCESS_DATABASE_URL'],
     function: ['FUNCTION_DATABASE_URL'],
-    'hub-api': ['HUB_DATABASE_URL'],
+    'hub-api': ['HUB_DATABASE_URL', 'HUB_DATABASE_READ_URL'],
     'delivery-worker': ['HUB_DATABASE_URL'],
   };
   for (const service of SERVICES) {
-    const databases = Object.keys(environmentOf(containerOf(service))).filter((name) => name.endsWith('_DATABASE_URL'));
+    const databases = Object.keys(environmentOf(containerOf(service))).filter((name) =>
+      /_DATABASE(_READ)?_URL$/.test(name),
+    );
     expect({ service, databases }).toEqual({ service, databases: own[service] });
   }
 });
@@ -213,9 +215,17 @@ test('When PostgreSQL is deployed, then only the CloudNativePG cluster runs it a
   );
   expect(images.filter((image) => /postgres/i.test(image))).toEqual([]);
   const databases = named('Secret', 'hub-databases').stringData!;
-  expect(Object.keys(databases).sort()).toEqual(['ACCESS_DATABASE_URL', 'FUNCTION_DATABASE_URL', 'HUB_DATABASE_URL']);
-  for (const url of Object.values(databases)) {
+  expect(Object.keys(databases).sort()).toEqual([
+    'ACCESS_DATABASE_URL',
+    'FUNCTION_DATABASE_URL',
+    'HUB_DATABASE_READ_URL',
+    'HUB_DATABASE_URL',
+  ]);
+  for (const [name, url] of Object.entries(databases)) {
     expect(new URL(url).protocol).toBe('postgresql:');
-    expect(new URL(url).host).toBe('hub-postgres-rw.event-hub.svc.cluster.local:5432');
+    // Writes on the primary; the read URL on the replicas, the same database.
+    const servico = name === 'HUB_DATABASE_READ_URL' ? 'hub-postgres-ro' : 'hub-postgres-rw';
+    expect(new URL(url).host).toBe(`${servico}.event-hub.svc.cluster.local:5432`);
   }
+  expect(new URL(databases.HUB_DATABASE_READ_URL!).pathname).toBe(new URL(databases.HUB_DATABASE_URL!).pathname);
 });

@@ -41,6 +41,11 @@ export interface PlatformOptions {
    * private one a fault test restarts; by default the shared test server.
    */
   postgresUrl?: string;
+  /**
+   * The admin URL of a read replica of `postgresUrl` (HAProxy's read-only port of a Patroni cluster):
+   * hub-api gets HUB_DATABASE_READ_URL on it, for the same database.
+   */
+  postgresReadUrl?: string;
   /** Whether the delivery worker runs (default true); without it, deliveries stay `pendente`. */
   deliveryWorker?: boolean;
   /** Processes of hub-api and of the delivery worker (default 1 each); the gateway spreads over the hub-apis. */
@@ -135,6 +140,9 @@ export function startHubApi(setup: PlatformSetup, databaseUrl: string): Promise<
     ...identityEnv(setup),
     HUB_API_PORT: '0',
     HUB_DATABASE_URL: databaseUrl,
+    ...(setup.options.postgresReadUrl
+      ? { HUB_DATABASE_READ_URL: withDatabase(setup.options.postgresReadUrl, new URL(databaseUrl).pathname.slice(1)) }
+      : {}),
     HUB_SIGNING_KEYS_FILE: path.join(setup.keyDir, 'hub-signing-keys.json'),
   });
 }

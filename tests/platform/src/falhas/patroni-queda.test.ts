@@ -27,7 +27,7 @@ test('When the primary is killed -9 mid-burst and never started again, then a st
   const sincrono = await cluster.standbySincrono();
   const morte = { inicio: 0, fim: 0, promovido: 0 };
   let novo = '';
-  const { resultado } = await ensaioNoCluster(p, 'patroni_queda', async () => {
+  const { resultado, leituras } = await ensaioNoCluster(p, 'patroni_queda', async () => {
     morte.inicio = Date.now();
     await cluster.kill(antigo);
     morte.fim = Date.now();
@@ -50,6 +50,13 @@ test('When the primary is killed -9 mid-burst and never started again, then a st
       `kill to promotion ${morte.promovido - morte.inicio} ms, to the first publication accepted on the new primary ${aceitoDeNovoMs} ms; ` +
       `slowest answer to a publication sent after the kill ${espera} ms; refusals ${JSON.stringify(recusasPorTipo(resultado))}`,
   );
+  // The panel read on the replica (HUB_DATABASE_READ_URL) while no primary could commit anything.
+  const semPrimario = leituras.filter((l) => l.em > morte.fim + 1_000 && l.em < morte.promovido);
+  console.log(
+    `patroni-queda: panel reads between the kill and the promotion: ${semPrimario.filter((l) => l.status === 200).length} of ${semPrimario.length} answered 200`,
+  );
+  expect(semPrimario.length).toBeGreaterThan(0);
+  expect(semPrimario.filter((l) => l.status === 200).length).toBeGreaterThan(semPrimario.length / 2);
   // Generous: ttl 10 s, loop_wait 1 s, HAProxy's checks 2 s; not a timing assertion on speed.
   expect(aceitoDeNovoMs).toBeLessThan(60_000);
 }, 300_000);

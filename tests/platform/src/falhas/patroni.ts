@@ -4,6 +4,7 @@ import { montarPalco, type Palco } from '../e2e/palco';
 import { armazenados } from './armazenamento';
 import { conferir, conferirRegistros, type Numeros } from './conferencia';
 import { type Cenario, prepararPublicacao, type Resultado, rajadaComFalha } from './ensaio';
+import { type Leitura, leiturasIndevidas, lerPainelDurante } from './leituras';
 import { ENTREGADOR_RAPIDO } from './ritmo';
 
 /**
@@ -23,7 +24,11 @@ export interface PalcoPatroni {
 export async function montarPalcoPatroni(): Promise<PalcoPatroni> {
   const cluster = await startPrivatePatroni();
   try {
-    const palco = await montarPalco({ postgresUrl: cluster.url, env: { 'delivery-worker': ENTREGADOR_RAPIDO } });
+    const palco = await montarPalco({
+      postgresUrl: cluster.url,
+      postgresReadUrl: cluster.readUrl,
+      env: { 'delivery-worker': ENTREGADOR_RAPIDO },
+    });
     // The stage's own connection to hub-api's database dies with the primary; it is not what is tested.
     palco.db.on('error', () => undefined);
     return { cluster, palco };
@@ -50,10 +55,14 @@ export async function ensaioNoCluster(
   { palco }: PalcoPatroni,
   nome: string,
   falha: Cenario['falha'],
-): Promise<{ resultado: Resultado; numeros: Numeros }> {
+): Promise<{ resultado: Resultado; numeros: Numeros; leituras: Leitura[] }> {
   const { platform, assinante } = palco;
   const publicacao = await prepararPublicacao(platform, assinante, nome);
+  const operador = await platform.userToken(`operador.${nome}@empresa.com.br`, { master: true });
+  const painel = lerPainelDurante(platform, operador);
   const resultado = await rajadaComFalha({ platform, assinante, ...RITMO_PATRONI, falha }, publicacao);
+  const leituras = await painel.parar();
+  expect(leiturasIndevidas(leituras)).toEqual([]);
   const numeros = await conferir(nome, platform, assinante, resultado, { porSegundo: RITMO_PATRONI.porSegundo });
   await conferirRegistros(platform);
   const db = new pg.Client({ connectionString: platform.databases['hub-api'] });
@@ -64,7 +73,7 @@ export async function ensaioNoCluster(
     await db.end();
   }
   expect(resultado.aceitos.size).toBe(RITMO_PATRONI.eventos);
-  return { resultado, numeros };
+  return { resultado, numeros, leituras };
 }
 
 /** Every refusal, by "status codigo" (all problem+json 503 with Retry-After, conferir checked). */

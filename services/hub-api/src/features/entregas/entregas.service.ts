@@ -8,6 +8,8 @@ import type { EntregasRepository, EscopoDeEntregas } from './entregas.repository
 export interface EntregasDeps {
   db: Db;
   repo: EntregasRepository;
+  /** The lists' and filters' repository (a read replica's when there is one); `repo` unless given. */
+  leitura?: EntregasRepository;
   /** Told after a delivery left fila_de_erro, so its message leaves the error queue (reconciliation). */
   aoSairDaFilaDeErro: () => void;
   relogio?: () => Date;
@@ -16,6 +18,7 @@ export interface EntregasDeps {
 /** The panel's deliveries (architecture §4, Entrega): reads, and resending one delivery. */
 export function entregasService(deps: EntregasDeps) {
   const { db, repo } = deps;
+  const leitura = deps.leitura ?? repo;
   const relogio = deps.relogio ?? (() => new Date());
 
   async function detalhada(id: string, escopo: EscopoDeEntregas = {}): Promise<EntregaDetalhadaDto> {
@@ -27,11 +30,11 @@ export function entregasService(deps: EntregasDeps) {
   return {
     async listar(query: FiltroDeEntregas & PageRequest) {
       const { pagina, tamanho, ...filtro } = query;
-      const { itens, total } = await repo.listar(filtro, { pagina, tamanho });
+      const { itens, total } = await leitura.listar(filtro, { pagina, tamanho });
       return page(itens, { pagina, tamanho }, total);
     },
 
-    filtrar: (filtro: FiltroDeEntregas) => repo.filtrar(filtro),
+    filtrar: (filtro: FiltroDeEntregas) => leitura.filtrar(filtro),
 
     buscar: detalhada,
 
