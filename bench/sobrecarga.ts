@@ -178,6 +178,14 @@ async function saturacao(url: string, token: string, corpo: string): Promise<num
   return r['2xx'] / (r.duration || 10);
 }
 
+/** The answers with a status other than 201, 429 and 503, by status ("0" when there are none). */
+function outros(respostas: Resposta[]): string {
+  const porStatus = new Map<number, number>();
+  for (const r of respostas)
+    if (r.status !== 0 && ![201, 429, 503].includes(r.status)) porStatus.set(r.status, (porStatus.get(r.status) ?? 0) + 1);
+  return porStatus.size === 0 ? '0' : [...porStatus].map(([status, n]) => `${n} × ${status}`).join(', ');
+}
+
 async function esperarTrabalhos(chegadas: Map<string, number>, ids: string[], limiteMs: number): Promise<number> {
   const fim = performance.now() + limiteMs;
   for (;;) {
@@ -229,7 +237,7 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
       `| answer time p50 / p99 / max | ${percentile(tempos, 50).toFixed(0)} / ${percentile(tempos, 99).toFixed(0)} / ${tempos.at(-1)?.toFixed(0)} ms | p99 ≤ 2,000 ms |`,
       `| 201 | ${share(aceitas.length)} | |`,
       `| 429 or 503 (all with Retry-After: ${semRetry === 0 ? 'yes' : `no, ${semRetry} without`}) | ${share(recusadas)} | |`,
-      `| other status | ${conta((r) => r.status !== 0 && ![201, 429, 503].includes(r.status))} | 0 |`,
+      `| other status | ${outros(respostas)} | 0 |`,
       `| no answer within ${CLIENT_TIMEOUT_MS / 1000} s | ${conta((r) => r.status === 0)} | 0 |`,
       `| accepted rate | ${(aceitas.length / segundos).toFixed(0)}/s = ${((100 * aceitas.length) / segundos / saturada).toFixed(0)} % of saturation | ≥ 80 % |`,
       `| accepted events whose delivery jobs never arrived | ${perdidas === 0 ? 0 : `${perdidas} jobs`} | 0 |`,

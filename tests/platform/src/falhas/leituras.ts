@@ -3,6 +3,8 @@ import type { Platform } from '../platform';
 
 /** One panel read during a fault: when it was answered, and how. */
 export interface Leitura {
+  /** When it was sent, and when it was answered. */
+  enviadaEm: number;
   em: number;
   status: number;
   retryAfter?: string;
@@ -13,22 +15,25 @@ export interface Leitura {
 
 /**
  * An operator's panel reading while the fault runs: the events' summary and a page of deliveries,
- * through the gateway, one after the other every `intervaloMs` until `parar`. These are the reads
+ * through the gateway, by two readers each waiting `intervaloMs` between its reads until `parar`. These are the reads
  * hub-api sends to HUB_DATABASE_READ_URL when it has one (docs/decisions/read-replica.md).
  */
 export function lerPainelDurante(platform: Platform, token: string, intervaloMs = 200) {
   const leituras: Leitura[] = [];
   let ativo = true;
   const caminhos = ['/evento/resumo', '/entrega?tamanho=1'];
-  const laco = (async () => {
-    for (let i = 0; ativo; i += 1) {
+  // Two operators, each reading one path after the other.
+  const laco = async (primeiro: number) => {
+    for (let i = primeiro; ativo; i += 1) {
+      const enviadaEm = Date.now();
       const resposta = await sendRaw(platform.gatewayUrl, {
         method: 'GET',
         path: caminhos[i % caminhos.length]!,
         headers: { authorization: `Bearer ${token}` },
-        timeoutMs: 5_000,
+        timeoutMs: 10_000,
       });
       leituras.push({
+        enviadaEm,
         em: Date.now(),
         status: resposta.status,
         retryAfter: resposta.headers?.['retry-after'] as string | undefined,
@@ -37,11 +42,12 @@ export function lerPainelDurante(platform: Platform, token: string, intervaloMs 
       });
       await new Promise((resolve) => setTimeout(resolve, intervaloMs));
     }
-  })();
+  };
+  const lacos = [laco(0), laco(1)];
   return {
     parar: async (): Promise<Leitura[]> => {
       ativo = false;
-      await laco;
+      await Promise.all(lacos);
       return leituras;
     },
   };

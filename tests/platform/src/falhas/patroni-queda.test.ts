@@ -51,9 +51,9 @@ test('When the primary is killed -9 mid-burst and never started again, then a st
       `slowest answer to a publication sent after the kill ${espera} ms; refusals ${JSON.stringify(recusasPorTipo(resultado))}`,
   );
   // The panel read on the replica (HUB_DATABASE_READ_URL) while no primary could commit anything.
-  const semPrimario = leituras.filter((l) => l.em > morte.fim + 1_000 && l.em < morte.promovido);
+  const semPrimario = leituras.filter((l) => l.enviadaEm > morte.fim + 1_000 && l.enviadaEm < morte.promovido);
   console.log(
-    `patroni-queda: panel reads between the kill and the promotion: ${semPrimario.filter((l) => l.status === 200).length} of ${semPrimario.length} answered 200`,
+    `patroni-queda: panel reads sent between the kill and the promotion: ${semPrimario.filter((l) => l.status === 200).length} of ${semPrimario.length} answered 200`,
   );
   expect(semPrimario.length).toBeGreaterThan(0);
   expect(semPrimario.filter((l) => l.status === 200).length).toBeGreaterThan(semPrimario.length / 2);
