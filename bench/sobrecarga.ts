@@ -182,7 +182,8 @@ async function saturacao(url: string, token: string, corpo: string): Promise<num
 function outros(respostas: Resposta[]): string {
   const porStatus = new Map<number, number>();
   for (const r of respostas)
-    if (r.status !== 0 && ![201, 429, 503].includes(r.status)) porStatus.set(r.status, (porStatus.get(r.status) ?? 0) + 1);
+    if (r.status !== 0 && ![201, 429, 503].includes(r.status))
+      porStatus.set(r.status, (porStatus.get(r.status) ?? 0) + 1);
   return porStatus.size === 0 ? '0' : [...porStatus].map(([status, n]) => `${n} × ${status}`).join(', ');
 }
 
