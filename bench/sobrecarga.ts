@@ -32,6 +32,13 @@ const SECONDS = Number(process.env.BENCH_SOBRECARGA_SECONDS ?? 60);
 const FACTOR = Number(process.env.BENCH_SOBRECARGA_FACTOR ?? 3);
 const ANSWER_WITHIN_MS = 2_000;
 const CLIENT_TIMEOUT_MS = 10_000;
+/**
+ * BENCH_SOBRECARGA_CONEXOES: the publishers' connections, kept alive (64, as the issue's reproduction
+ * had). A publication waits for a free one in the client, and its answer time counts from when it was
+ * due, not from when a connection took it: time spent waiting in the client is the platform's too (no
+ * coordinated omission). 0: every publication that finds none free opens a connection of its own.
+ */
+const CONEXOES = Number(process.env.BENCH_SOBRECARGA_CONEXOES ?? 64);
 const VHOST = 'hub-bench-sobrecarga';
 
 interface Resposta {
@@ -94,9 +101,9 @@ function picosDeRss(raiz: number) {
 }
 
 /** One publication with its own Idempotency-Key; resolves with its status, answer time and deliveries. */
-function publicar(url: URL, agent: Agent, token: string, corpo: string): Promise<Resposta> {
+function publicar(url: URL, agent: Agent, token: string, corpo: string, devidaEm: number): Promise<Resposta> {
   return new Promise((resolve) => {
-    const inicio = performance.now();
+    const inicio = devidaEm;
     const req = request(
       {
         host: url.hostname,
@@ -130,7 +137,12 @@ function publicar(url: URL, agent: Agent, token: string, corpo: string): Promise
         });
       },
     );
-    req.setTimeout(CLIENT_TIMEOUT_MS, () => req.destroy(new Error('timeout')));
+    // The client's 10 s count from when the publication was due, its wait for a connection included.
+    const prazo = setTimeout(
+      () => req.destroy(new Error('timeout')),
+      Math.max(0, CLIENT_TIMEOUT_MS - (performance.now() - devidaEm)),
+    );
+    req.once('close', () => clearTimeout(prazo));
     req.on('error', () => resolve({ status: 0, ms: performance.now() - inicio, entregas: [], retryAfter: false }));
     req.end(corpo);
   });
@@ -138,7 +150,7 @@ function publicar(url: URL, agent: Agent, token: string, corpo: string): Promise
 
 /** An open loop: `rate` publications a second for `seconds`, evenly spaced, whatever the answers take. */
 async function lacoAberto(url: string, token: string, corpo: string, rate: number, seconds: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  const agent = new Agent({ keepAlive: true, maxSockets: CONEXOES > 0 ? CONEXOES : Number.POSITIVE_INFINITY });
   const alvo = new URL(url);
   const pendentes: Promise<Resposta>[] = [];
   const total = Math.round(rate * seconds);
@@ -146,7 +158,8 @@ async function lacoAberto(url: string, token: string, corpo: string, rate: numbe
   await new Promise<void>((fim) => {
     const tick = () => {
       const devidas = Math.min(total, Math.floor(((performance.now() - inicio) * rate) / 1000) + 1);
-      while (pendentes.length < devidas) pendentes.push(publicar(alvo, agent, token, corpo));
+      while (pendentes.length < devidas)
+        pendentes.push(publicar(alvo, agent, token, corpo, inicio + (pendentes.length * 1000) / rate));
       if (pendentes.length >= total) return fim();
       setTimeout(tick, 1);
     };
@@ -229,7 +242,8 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
       '',
       `Command: \`BENCH_ONLY=sobrecarga pnpm bench\` (bench/sobrecarga.ts); ${new Date().toISOString()}, ` +
         `Node ${process.version}. Saturation through the gateway ${saturada.toFixed(0)} publications/s ` +
-        `(50 connections, 10 s); then ${rate}/s (${FACTOR}×) open loop for ${SECONDS} s, 3 subscriptions, no worker.`,
+        `(50 connections, 10 s); then ${rate}/s (${FACTOR}×) open loop for ${SECONDS} s on ` +
+        `${CONEXOES > 0 ? `${CONEXOES} kept-alive connections (answer times from when each was due)` : 'a connection per publication waiting'}, 3 subscriptions, no worker.`,
       '',
       '| figure | value | target |',
       '| --- | ---: | --- |',

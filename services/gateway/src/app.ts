@@ -56,6 +56,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
     logger,
     maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
     targetMs: config.GATEWAY_TARGET_LATENCY,
+    publicationTargetMs: config.GATEWAY_PUBLICATION_TARGET_LATENCY,
     trustProxy: config.GATEWAY_TRUST_PROXY,
   });
   const openapi = createOpenApiSource(

@@ -134,6 +134,9 @@ export const gatewayConfig = baseConfig
     GATEWAY_TARGET_LATENCY: durationFromEnv('1s').describe(
       'the answer time of a service the gateway aims at: while it answers slower, fewer than GATEWAY_MAX_IN_FLIGHT requests go to it at once and the rest are answered 503 sobrecarregado at once',
     ),
+    GATEWAY_PUBLICATION_TARGET_LATENCY: durationFromEnv('100ms').describe(
+      'the answer time publications (POST /eventos) aim at, under a limit of their own beside the other requests to hub-api: while they are answered slower, fewer go at once (never fewer than 16 per instance) and the rest are answered 503 sobrecarregado at once',
+    ),
     GATEWAY_TRUST_PROXY: z
       .string()
       .default('false')

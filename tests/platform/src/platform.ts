@@ -101,7 +101,7 @@ export interface PlatformSetup {
  * gateway's tests and bench/sobrecarga.ts measure. A test that wants them sets its own.
  */
 const SEM_CORTE_POR_TEMPO: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {
-  gateway: { GATEWAY_TARGET_LATENCY: '60s' },
+  gateway: { GATEWAY_TARGET_LATENCY: '60s', GATEWAY_PUBLICATION_TARGET_LATENCY: '60s' },
   'hub-api': { HUB_PUBLICACOES_TEMPO_ALVO: '60s' },
 };
 

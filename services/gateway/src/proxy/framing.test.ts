@@ -140,6 +140,46 @@ describe('the gateway in front of a service answering slower than GATEWAY_TARGET
   });
 });
 
+describe('the gateway with publications under a limit of their own (GATEWAY_PUBLICATION_TARGET_LATENCY)', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, {
+      GATEWAY_MAX_IN_FLIGHT: '60',
+      GATEWAY_TARGET_LATENCY: '60s',
+      GATEWAY_PUBLICATION_TARGET_LATENCY: '200ms',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it("When publications are answered slower than their target, then fewer of them go at once and the rest are 503 at once, while hub-api's other requests keep their own limit", async () => {
+    const bearer = `Bearer ${atacante}`;
+    // Four publications three times slower than their target, one after the other: 60 → 48 → 38 → 30 → 24.
+    for (let i = 0; i < 4; i += 1)
+      await request(gateway.url)
+        .post(`/eventos?atraso=600&lento=${i}`)
+        .set('authorization', bearer)
+        .send({})
+        .expect(200);
+    const [publicacoes, leituras] = await Promise.all([
+      Promise.all(
+        Array.from({ length: 30 }, (_v, i) =>
+          request(gateway.url).post(`/eventos?atraso=600&junto=${i}`).set('authorization', bearer).send({}),
+        ),
+      ),
+      Promise.all(
+        Array.from({ length: 30 }, (_v, i) =>
+          request(gateway.url).get(`/evento/devagar?ms=600&leitura=${i}`).set('authorization', bearer),
+        ),
+      ),
+    ]);
+    const recusadas = publicacoes.filter((r) => r.status === 503);
+    // 24 of the 30 go (with the 30 reads, 54 under way: within the service's 60).
+    expect(recusadas.length).toBe(6);
+    for (const r of recusadas) expect(r.body.codigo).toBe('sobrecarregado');
+    expect(leituras.map((r) => r.status)).toEqual(Array(30).fill(200));
+  });
+});
+
 describe('the gateway and a connection that sends nothing', () => {
   let server: Awaited<ReturnType<typeof startGatewayWithRequestTimeout>>;
   beforeAll(async () => {

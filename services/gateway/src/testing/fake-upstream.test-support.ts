@@ -29,7 +29,7 @@ export interface FakeUpstream extends RunningServer {
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
  * …/reinicia resets the connection before answering, …/reinicia-no-meio resets it mid-response,
- * …/devagar?ms=N answers after N ms, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
+ * …/devagar?ms=N (or any path with ?atraso=N) answers after N ms, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
  * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/eco answers the request's body, …/dicas sends a
  * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
@@ -81,6 +81,11 @@ export async function startFakeUpstream(
         remotePort: req.socket.remotePort,
       });
       if (req.path.endsWith('/lento')) return;
+      // Any path: ?atraso=N answers after N ms (a publication answered slowly, say).
+      if (req.query.atraso !== undefined) {
+        setTimeout(() => res.json({ servico: name, url: req.originalUrl }), Number(req.query.atraso));
+        return;
+      }
       if (req.path.endsWith('/eco')) {
         res.type('application/octet-stream').send(Buffer.concat(eco));
         return;

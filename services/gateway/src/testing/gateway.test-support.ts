@@ -40,6 +40,7 @@ export async function startGatewayWithFakes(
     // The fakes' slow routes (…/devagar, …/lento) must not lower the bound for the tests after them;
     // a test of the adaptive bound sets its own.
     GATEWAY_TARGET_LATENCY: '60s',
+    GATEWAY_PUBLICATION_TARGET_LATENCY: '60s',
     ...env,
   });
   const gateway = createGatewayApp({ config, logger: createLogger('gateway') });
