@@ -17,6 +17,8 @@ export interface AdmissionOptions {
    * (AdaptiveLimit), so that an overload is refused at once instead of waiting. Unset: `max` only.
    */
   targetMs?: number;
+  /** The fewest let in at once however slow the answers (AdaptiveLimit's `min`; 4 unless told). */
+  min?: number;
 }
 
 /**
@@ -31,7 +33,11 @@ export interface AdmissionOptions {
  * passed takes a slot. One limiter on several routes counts their requests together.
  */
 export function admission(options: AdmissionOptions): RequestHandler {
-  const limit = new AdaptiveLimit({ max: options.max, targetMs: options.targetMs ?? Number.POSITIVE_INFINITY });
+  const limit = new AdaptiveLimit({
+    max: options.max,
+    min: options.min,
+    targetMs: options.targetMs ?? Number.POSITIVE_INFINITY,
+  });
   const retryAfter = String(options.retryAfterSeconds ?? 1);
   const refusal = () =>
     new AppError(

@@ -216,6 +216,8 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       what: 'publications',
       max: deps.publicacoesEmAndamento ?? 1_000,
       targetMs: deps.publicacoesTempoAlvoMs,
+      // As the gateway's publication limit: a slow day's hub-api still takes 16 at once.
+      min: 16,
       onShed: () => casos.metricas.sobrecarga.inc(),
     }),
     rateLimit: rateLimitPerApplication({

@@ -66,8 +66,8 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'publications (POST /eventos, POST /evento) under way at once per instance; one more is answered 503 sobrecarregado with Retry-After: 1, unread (bounds memory and waiting under overload)',
     ),
-  HUB_PUBLICACOES_TEMPO_ALVO: durationFromEnv('1s').describe(
-    'the answer time publications aim at: while they are answered slower, fewer than HUB_PUBLICACOES_EM_ANDAMENTO are let in at once and the rest answered 503 sobrecarregado at once',
+  HUB_PUBLICACOES_TEMPO_ALVO: durationFromEnv('100ms').describe(
+    'the answer time publications aim at (about what one takes when it does not wait): while they are answered slower, fewer than HUB_PUBLICACOES_EM_ANDAMENTO are let in at once (never fewer than 16) and the rest answered 503 sobrecarregado at once',
   ),
   HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO: z.coerce
     .number()

@@ -49,6 +49,9 @@ export async function startHubApiForTests(
     DESTINATION_ALLOWLIST: options.allowlist ?? '',
     HUB_SIGNING_KEYS_FILE: keysFile,
     HUB_SIGNING_KEYS_RELOAD: '0ms',
+    // Shedding by answer time is out of the way of tests that burst on a busy machine (a test of it
+    // sets its own: features/publicacao/sobrecarga.test.ts).
+    HUB_PUBLICACOES_TEMPO_ALVO: '60s',
     ...options.env,
   });
   const running = await startHubApi(config, createLogger('hub-api'), {
