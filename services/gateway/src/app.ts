@@ -20,6 +20,7 @@ import { createMetrics, hideMetrics } from './health/metrics';
 import { createOpenApiSource } from './openapi/openapi.service';
 import { openApiRouter } from './openapi/openapi.routes';
 import { panelRouter } from './panel/panel.routes';
+import { createLimits } from './proxy/limits';
 import { createProxy } from './proxy/proxy';
 import { upstreamOf, upstreamsFrom } from './routes';
 
@@ -40,7 +41,8 @@ export interface GatewayApp {
 }
 
 /**
- * The gateway: request ids, security headers, metrics, CORS, health, rate limit, then its own
+ * The gateway: request ids, security headers, metrics, CORS, the refusal of a request for a
+ * service already at its limit, health, rate limit, then its own
  * documents and the proxy to the service owning each path. One way through for every request:
  * node:http parses it, express routes it, undici sends it on. Bodies are never parsed here; they
  * stream through. Its metrics are a separate app, for a port of their own.
@@ -49,14 +51,19 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   const upstreams = upstreamsFrom(config);
   const list = Object.values(upstreams);
   const metrics = createMetrics(upstreamOf, logger);
+  const limits = createLimits({
+    upstreams,
+    maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
+    targetMs: config.GATEWAY_TARGET_LATENCY,
+    publicationTargetMs: config.GATEWAY_PUBLICATION_TARGET_LATENCY,
+  });
   const proxy = createProxy({
     upstreams,
     bodyLimit: config.GATEWAY_BODY_LIMIT,
     timeoutMs: config.GATEWAY_UPSTREAM_TIMEOUT,
     logger,
     maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
-    targetMs: config.GATEWAY_TARGET_LATENCY,
-    publicationTargetMs: config.GATEWAY_PUBLICATION_TARGET_LATENCY,
+    limits,
     trustProxy: config.GATEWAY_TRUST_PROXY,
   });
   const openapi = createOpenApiSource(
@@ -97,6 +104,7 @@ export function createGatewayApp({ config, logger }: GatewayDeps): GatewayApp {
   app.use(metrics.record);
   app.use(cors(origins));
   app.use(oneHost);
+  app.use(limits.refuseEarly());
   const rateLimit = rateLimitPerCaller(limiter, identify);
   app.use(healthRouter(list, rateLimit));
   app.use(hideMetrics);

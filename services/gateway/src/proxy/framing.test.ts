@@ -99,6 +99,21 @@ describe('the gateway under more requests than a service takes', () => {
     expect(recusada.headers['retry-after']).toBe('1');
     expect(recusada.headers['content-type']).toContain('application/problem+json');
     expect(gateway.upstreams.hubApi.started.length).toBe(antes);
+    // Refused ahead of the caller's identification and of its body (refuseEarly): a head whose body
+    // never comes is answered 503 at once, not once its body would have been read.
+    const { hostname, port } = new URL(gateway.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    const cabeca = new Promise<string>((resolve) => {
+      let texto = '';
+      socket.on('data', (chunk: Buffer) => {
+        texto += chunk.toString('latin1');
+        if (texto.includes('\r\n\r\n')) resolve(texto);
+      });
+    });
+    socket.write('POST /eventos HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n');
+    expect(await cabeca).toMatch(/^HTTP\/1\.1 503 /);
+    socket.destroy();
     // Another service has slots of its own.
     await request(gateway.url).get('/funcao').set('authorization', bearer).expect(200);
     expect(await Promise.all(pendentes)).toEqual([200, 200]);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { AdaptiveLimit, AppError, REQUEST_ID_HEADER } from '@hub/http';
+import { AppError, REQUEST_ID_HEADER } from '@hub/http';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { Request, RequestHandler } from 'express';
 import { compile } from 'proxy-addr';
@@ -17,22 +17,17 @@ import {
   readWholeBody,
 } from './body-limit';
 import { answerHeadersFor, requestHeadersFor } from './headers';
+import type { GatewayLimits } from './limits';
 
 export interface ProxyOptions {
   upstreams: Record<UpstreamName, Upstream>;
   bodyLimit: number;
   timeoutMs: number;
   logger: Logger;
-  /** Requests under way at once to one service, per instance of it; one more is 503 `sobrecarregado`. */
+  /** Requests under way at once to one service, per instance of it (sizes undici's pools and the body budget). */
   maxInFlight: number;
-  /** The answer time aimed at: while a service answers slower, fewer requests go to it at once (AdaptiveLimit). */
-  targetMs: number;
-  /**
-   * The answer time publications aim at, under a limit of their own: they are hub-api's short,
-   * high-volume requests, and a slow panel read must not shrink their limit, nor a publication
-   * backlog the panel's (GATEWAY_PUBLICATION_TARGET_LATENCY).
-   */
-  publicationTargetMs?: number;
+  /** The bounds on what waits for each service (limits.ts). */
+  limits: GatewayLimits;
   /** GATEWAY_TRUST_PROXY, as express's `trust proxy` takes it. */
   trustProxy: boolean | number | string;
 }
@@ -97,35 +92,6 @@ const upstreamTimeout = (name: string) =>
     { 'Retry-After': String(SERVICO_RETRY_AFTER_S) },
   );
 
-/** As many requests to the service under way as the gateway lets wait: refused at once, nothing sent. */
-const overloaded = (name: string, limit: number) =>
-  new AppError(
-    503,
-    'sobrecarregado',
-    `${limit} requests to the ${name} service are under way at this gateway, as many as it answers in time; try again after Retry-After`,
-    undefined,
-    { 'Retry-After': '1' },
-  );
-
-/**
- * Publications the gateway lets go to one hub-api instance at once however slow they are answered:
- * enough to keep it at its rate on a slow day, so the publication limit never starves it.
- */
-const PUBLICACOES_MIN = 16;
-/** POST /eventos (and POST /evento), in any case, with or without a trailing slash, as hub-api routes them. */
-const PUBLICACAO = /^\/eventos?\/?$/i;
-const ehPublicacao = (req: Request) => req.method === 'POST' && PUBLICACAO.test(req.path);
-
-/** A slot of each limit, or none: the index of the limit that refused (its slots taken so far given back). */
-function takeSlots(own: AdaptiveLimit[]): number | undefined {
-  for (let i = 0; i < own.length; i += 1) {
-    if (own[i]!.acquire()) continue;
-    for (let j = 0; j < i; j += 1) own[j]!.release(undefined);
-    return i;
-  }
-  return undefined;
-}
-
 /** Where one instance is (routes.ts's Instance) and undici's pool of kept-alive connections to it. */
 interface Target {
   pool: Pool;
@@ -176,21 +142,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
   const targets = new Map<string, Target>();
   for (const upstream of Object.values(options.upstreams))
     for (const url of upstream.urls) targets.set(url, targetOf(url, options));
-  const limits = new Map<UpstreamName, AdaptiveLimit>();
-  for (const [name, upstream] of Object.entries(options.upstreams) as [UpstreamName, Upstream][])
-    limits.set(
-      name,
-      new AdaptiveLimit({ max: options.maxInFlight * upstream.urls.length, targetMs: options.targetMs }),
-    );
-  const hubApi = options.upstreams['hub-api'];
-  const publicacoes = new AdaptiveLimit({
-    max: options.maxInFlight * hubApi.urls.length,
-    min: PUBLICACOES_MIN * hubApi.urls.length,
-    targetMs: Math.min(options.publicationTargetMs ?? options.targetMs, options.targetMs),
-  });
-  /** The limits a request takes a slot of: its service's, and a publication also its own. */
-  const limitsOf = (name: UpstreamName, req: Request): AdaptiveLimit[] =>
-    name === 'hub-api' && ehPublicacao(req) ? [limits.get(name)!, publicacoes] : [limits.get(name)!];
+  const limits = options.limits;
   const budgets = new Map<UpstreamName, BodyBudget>();
   for (const [name, upstream] of Object.entries(options.upstreams) as [UpstreamName, Upstream][])
     budgets.set(name, { used: 0, max: options.maxInFlight * upstream.urls.length * BUFFERED_PER_SLOT });
@@ -241,19 +193,12 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     };
     // A slot is taken only once the request can go: a body read whole is read first, so clients
     // trickling theirs (with no token, even) hold connections to the gateway, never the service's slots.
-    const own = limitsOf(name, req);
     const admitted = () => {
       // The client went away as its body ended: its 'close' has been, and would never give the slot back.
       if (res.destroyed) return false;
-      const taken = takeSlots(own);
-      if (taken !== undefined) {
-        next(overloaded(name, own[taken]!.limit));
-        return false;
-      }
-      res.once('close', () => {
-        for (const limit of own) limit.release(ex.answeredInMs);
-      });
-      return true;
+      const refusal = limits.take(name, req, res, () => ex.answeredInMs);
+      if (refusal) next(refusal);
+      return refusal === undefined;
     };
     if (streamed !== undefined) {
       if (!admitted()) return;
@@ -268,7 +213,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
         if (bytes === BUDGET_SPENT) {
           reading.release();
           res.shouldKeepAlive = false;
-          return next(overloaded(name, own.at(-1)!.limit));
+          return next(limits.refusalOf(name, req));
         }
         if (bytes === undefined) {
           discardRest(req, bodyLimit, bodyLimit);
