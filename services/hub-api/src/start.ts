@@ -15,6 +15,9 @@ import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
+import { type ReproducaoJob, reproducaoJob } from './jobs/reproducao.job';
+import { loteRepository } from './features/reproducao/lote.repository';
+import { motorDaReproducao } from './features/reproducao/motor';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filasDaTopologia } from './features/fila/fila.service';
 import { travaDaFilaDeErro } from './features/fila/trava';
@@ -61,6 +64,7 @@ export interface RunningHubApi {
   keys: Pick<KeyStore, 'jwks'>;
   retencao: RetencaoJob;
   reprocessamento: ReprocessamentoJob;
+  reproducao: ReproducaoJob;
   conciliacao: ConciliacaoDaFilaDeErro;
   stop(): Promise<void>;
 }
@@ -187,6 +191,21 @@ export async function startHubApi(
     pausaMs: config.HUB_REPROCESSAMENTO_PAUSA,
     aoConcluir: () => conciliacao.agendar(),
   });
+  const lotes = loteRepository(db);
+  const reproducao = reproducaoJob({
+    motor: motorDaReproducao({
+      db,
+      repo: lotes,
+      lote: config.HUB_REPRODUCAO_LOTE,
+      emFila: config.HUB_REPRODUCAO_EM_FILA,
+      relogio: options.relogio,
+    }),
+    repo: lotes,
+    logger,
+    intervaloMs: config.HUB_REPRODUCAO_INTERVALO,
+    pausaMs: config.HUB_REPRODUCAO_PAUSA,
+    aoSairDaFilaDeErro: () => conciliacao.agendar(),
+  });
   const app = createApp(
     {
       db,
@@ -207,6 +226,9 @@ export async function startHubApi(
       filas: filasDaTopologia({ broker, db, trava, passosMs: config.DELIVERY_RETRY_DELAYS }),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
+      acordarReproducao: () => reproducao.wake(),
+      maximoDeEventosDaReproducao: config.REPLAY_MAX_EVENTS,
+      reproducoesPorMinuto: config.HUB_REPRODUCOES_POR_MINUTO,
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
       limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
@@ -219,6 +241,8 @@ export async function startHubApi(
   );
   // Requests left em_andamento by a stopped instance go on now.
   reprocessamento.start().wake();
+  // Replays left open by a stopped instance (killed mid-batch included) go on from their cursor now.
+  reproducao.start().wake();
   const retencao = retencaoJob({
     db,
     logger,
@@ -242,6 +266,7 @@ export async function startHubApi(
     keys,
     retencao,
     reprocessamento,
+    reproducao,
     conciliacao,
     stop: async () => {
       // HTTP first (no new publications), then the jobs of what was accepted are confirmed (or in the
@@ -250,6 +275,7 @@ export async function startHubApi(
       await server.close();
       await casos.despachante.parar();
       await reprocessamento.stop();
+      await reproducao.stop();
       await conciliacao.parar();
       await retencao.stop();
       await relay.stop();
