@@ -100,11 +100,15 @@ export function motorDaReproducao(deps: MotorDeps) {
     transacao(db, async (tx) => {
       const r = await repo.reivindicar(id, tx);
       if (!r) return { feito: 'nada' };
-      if ((await repo.aindaNaFila(r.emVoo, tx)) > deps.emFila) return { feito: 'aguardando' };
       const agora = relogio();
       const a = await repo.travarAssinatura(r.assinaturaId, tx);
       // A subscription switched off or deleted receives nothing: the replay ends there.
       if (!a?.recebe) return encerrar(r, 'cancelada', agora, tx);
+      // Its last batch still in the queue: the next waits, unless there is none (then it concluded).
+      if ((await repo.aindaNaFila(r.emVoo, tx)) > deps.emFila)
+        return (await repo.proximos(r, a, 1, tx)).length > 0
+          ? { feito: 'aguardando' }
+          : encerrar(r, 'concluida', agora, tx);
       return lote(r, a, agora, tx);
     });
 }
