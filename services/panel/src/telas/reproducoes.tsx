@@ -69,6 +69,7 @@ export function TelaReproduzir(props: { assinaturaId: string }) {
       </p>
       <Formulario
         titulo="Reproduzir"
+        rotulo="Reproduzir"
         campos={[
           { nome: 'desde', rotulo: 'desde (recebido_em)', tipo: 'data', obrigatorio: true },
           { nome: 'ate', rotulo: 'ate (recebido_em)', tipo: 'data', obrigatorio: true },
