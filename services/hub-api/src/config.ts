@@ -121,13 +121,22 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .min(1)
     .max(10_000)
     .default(500)
-    .describe('events per batch (one transaction) of a replay: what bounds its memory and its share of the queue'),
+    .describe('at most this many events per batch (one transaction) of a replay: what bounds its memory'),
+  HUB_REPRODUCAO_POR_SEGUNDO: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(200)
+    .describe(
+      'events a second at most per replay: each batch takes what one HUB_REPRODUCAO_PAUSA allows at this rate (at most HUB_REPRODUCAO_LOTE), so a replay never puts a burst of jobs ahead of live deliveries; 0, no rate but HUB_REPRODUCAO_LOTE',
+    ),
   HUB_REPRODUCAO_EM_FILA: z.coerce
     .number()
     .int()
     .min(0)
     .max(10_000)
-    .default(50)
+    .default(10)
     .describe(
       "a replay's next batch waits while more than this many deliveries of its last batch are still in the queue (the destination's pace)",
     ),

@@ -52,7 +52,8 @@ describe('hub-api configuration', () => {
     expect(loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST' })).toMatchObject({
       REPLAY_MAX_EVENTS: 1_000_000,
       HUB_REPRODUCAO_LOTE: 500,
-      HUB_REPRODUCAO_EM_FILA: 50,
+      HUB_REPRODUCAO_EM_FILA: 10,
+      HUB_REPRODUCAO_POR_SEGUNDO: 200,
       HUB_REPRODUCAO_PAUSA: 200,
       HUB_REPRODUCAO_INTERVALO: 1000,
       HUB_REPRODUCOES_POR_MINUTO: 10,
@@ -62,6 +63,7 @@ describe('hub-api configuration', () => {
       ['REPLAY_MAX_EVENTS', 'muitos'],
       ['HUB_REPRODUCAO_LOTE', '10001'],
       ['HUB_REPRODUCAO_EM_FILA', '-1'],
+      ['HUB_REPRODUCAO_POR_SEGUNDO', 'rapido'],
       ['HUB_REPRODUCAO_PAUSA', 'devagar'],
       ['HUB_REPRODUCOES_POR_MINUTO', '1.5'],
     ])

@@ -18,6 +18,7 @@ import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessame
 import { type ReproducaoJob, reproducaoJob } from './jobs/reproducao.job';
 import { loteRepository } from './features/reproducao/lote.repository';
 import { motorDaReproducao } from './features/reproducao/motor';
+import { eventosPorLote } from './features/reproducao/ritmo';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filasDaTopologia } from './features/fila/fila.service';
 import { travaDaFilaDeErro } from './features/fila/trava';
@@ -196,7 +197,11 @@ export async function startHubApi(
     motor: motorDaReproducao({
       db,
       repo: lotes,
-      lote: config.HUB_REPRODUCAO_LOTE,
+      lote: eventosPorLote({
+        lote: config.HUB_REPRODUCAO_LOTE,
+        porSegundo: config.HUB_REPRODUCAO_POR_SEGUNDO,
+        pausaMs: config.HUB_REPRODUCAO_PAUSA,
+      }),
       emFila: config.HUB_REPRODUCAO_EM_FILA,
       relogio: options.relogio,
     }),

@@ -10,7 +10,7 @@ import type { AssinaturaParaLote, LoteRepository } from './lote.repository';
 export interface MotorDeps {
   db: Db;
   repo: LoteRepository;
-  /** Events per batch, each batch one transaction (HUB_REPRODUCAO_LOTE). */
+  /** Events per batch, each batch one transaction (HUB_REPRODUCAO_LOTE, narrowed by HUB_REPRODUCAO_POR_SEGUNDO: ritmo.ts). */
   lote: number;
   /** The next batch waits while more than this many of the last batch's deliveries are still in the queue (HUB_REPRODUCAO_EM_FILA). */
   emFila: number;
