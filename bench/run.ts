@@ -8,7 +8,8 @@
 // Then tracing on against off (bench/rastreamento.ts, issue 21), and ordered delivery per entity beside
 // unordered (bench/ordem.ts, issue 20).
 // Then overload at three times the saturation rate (bench/sobrecarga.ts, issue 38).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem or sobrecarga runs that section alone.
+// Then a replay of 100,000 stored events beside live traffic (bench/reproducao.ts, issue 40).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -23,6 +24,7 @@ import { obtainPlatform, type Platform } from './platform';
 import { publishSection, renderSection, type Row, writeSection } from './report';
 import { HEADING as RASTREAMENTO_HEADING, rastreamento } from './rastreamento';
 import { retencao, HEADING as RETENCAO_HEADING } from './retencao';
+import { HEADING as REPRODUCAO_HEADING, reproducao } from './reproducao';
 import { HEADING as SOBRECARGA_HEADING, sobrecarga } from './sobrecarga';
 import { terco, HEADING as TERCO_HEADING } from './terco';
 
@@ -207,6 +209,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   sobrecarga: async () => {
     log('three times the saturation rate through the gateway (bench/sobrecarga.ts)');
     publishSection(await sobrecarga(log), SOBRECARGA_HEADING, log);
+  },
+  reproducao: async () => {
+    log('a replay of stored events beside live traffic (bench/reproducao.ts)');
+    publishSection(await reproducao(log), REPRODUCAO_HEADING, log);
   },
 };
 

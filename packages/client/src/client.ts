@@ -18,6 +18,11 @@ export type Entrega = paths['/entregas/{id}']['get']['responses'][200]['content'
 export type FiltroDeAssinaturas = NonNullable<paths['/assinaturas']['get']['parameters']['query']>;
 /** A page of the application's subscriptions (GET /assinaturas). */
 export type PaginaDeAssinaturas = paths['/assinaturas']['get']['responses'][200]['content']['application/json'];
+/** The body of POST /assinaturas/{id}/reproduzir: the range of receipt, inclusive, and incluir_entregues. */
+export type ReproducaoCriar =
+  paths['/assinaturas/{id}/reproduzir']['post']['requestBody']['content']['application/json'];
+/** A replay, with its progress (criadas, reenviadas, ignoradas). */
+export type Reproducao = paths['/assinaturas/{id}/reproduzir']['post']['responses'][202]['content']['application/json'];
 
 /** Gives the bearer token; called before every request (every retry too), so it may refresh it. */
 export type TokenProvider = () => string | Promise<string>;
@@ -79,6 +84,12 @@ export interface HubClient {
   reenviarEntrega(id: string, options?: { signal?: AbortSignal }): Promise<Entrega>;
   /** GET /assinaturas: a page of the subscriptions of the application of the token. */
   listAssinaturas(filtro?: FiltroDeAssinaturas, options?: { signal?: AbortSignal }): Promise<PaginaDeAssinaturas>;
+  /**
+   * POST /assinaturas/{id}/reproduzir: a replay of the stored events received in [desde, ate] to a
+   * subscription of the application of the token. Retried only on 429 and 503 (the hub did nothing);
+   * a replay asked twice creates nothing the second time, but it is another replay to follow.
+   */
+  reproduzirAssinatura(id: string, corpo: ReproducaoCriar, options?: { signal?: AbortSignal }): Promise<Reproducao>;
 }
 
 const RETRIED = (status: number) => status === 429 || status >= 500;
@@ -173,6 +184,13 @@ export function createHubClient(options: HubClientOptions): HubClient {
     },
     listAssinaturas(filtro = {}, { signal } = {}) {
       return send(() => client.GET('/assinaturas', { params: { query: filtro }, signal }), signal);
+    },
+    reproduzirAssinatura(id, corpo, { signal } = {}) {
+      return send(
+        () => client.POST('/assinaturas/{id}/reproduzir', { params: { path: { id } }, body: corpo, signal }),
+        signal,
+        false,
+      );
     },
   };
 }

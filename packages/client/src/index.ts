@@ -11,6 +11,8 @@ export {
   type PaginaDeEntregas,
   type Problema,
   type PublishOptions,
+  type Reproducao,
+  type ReproducaoCriar,
   type RetryOptions,
   type TokenProvider,
 } from './client.js';

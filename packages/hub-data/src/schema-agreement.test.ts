@@ -354,6 +354,28 @@ it('When every model is written and read through Prisma, then the migrated table
   expect(await db.solicitacaoDeReprocessamento.findUniqueOrThrow({ where: { id: solicitacao.id } })).toEqual(
     solicitacao,
   );
+  const reproducao = await db.reproducao.create({
+    data: {
+      id: uuidv7(),
+      assinaturaId: assinatura.id,
+      desde: now,
+      ate: now,
+      incluirEntregues: true,
+      situacao: 'em_andamento',
+      quantidadeDeEventos: 3,
+      criadas: 1,
+      reenviadas: 1,
+      ignoradas: 1,
+      solicitadaPor: 'ana@empresa.com.br',
+      cursorRecebidoEm: now,
+      cursorEventoId: evento.id,
+      emVoo: [entrega.id],
+      criadaEm: now,
+      atualizadaEm: now,
+      concluidaEm: null,
+    },
+  });
+  expect(await db.reproducao.findUniqueOrThrow({ where: { id: reproducao.id } })).toEqual(reproducao);
 
   // Retention erases an event with its deliveries and attempts.
   await db.evento.delete({ where: { id: evento.id } });

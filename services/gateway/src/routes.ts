@@ -93,6 +93,7 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/entrega',
     '/entregas',
     '/reprocessamento',
+    '/reproducao',
     '/fila',
     '/.well-known/jwks.json',
   ],

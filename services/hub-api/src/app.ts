@@ -27,6 +27,9 @@ import type { FilasDaTopologia } from './features/fila/fila.service';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { reprocessamentoRoutes } from './features/reprocessamento/reprocessamento.routes';
 import { reprocessamentoService } from './features/reprocessamento/reprocessamento.service';
+import { reproducaoRepository } from './features/reproducao/reproducao.repository';
+import { reproducaoDoAssinanteRoutes, reproducaoRoutes } from './features/reproducao/reproducao.routes';
+import { reproducaoService } from './features/reproducao/reproducao.service';
 import { eventosRepository } from './features/eventos/eventos.repository';
 import { eventosRoutes } from './features/eventos/eventos.routes';
 import { eventosService } from './features/eventos/eventos.service';
@@ -91,6 +94,12 @@ export interface HubApiAppDeps {
   atrasoDaOutbox?: () => Promise<number>;
   /** Wakes the reprocessing runner after a request is made. */
   acordarReprocessamento?: () => void;
+  /** Wakes the replay runner after a replay is asked for. */
+  acordarReproducao?: () => void;
+  /** REPLAY_MAX_EVENTS (default 1,000,000). */
+  maximoDeEventosDaReproducao?: number;
+  /** POST /assinaturas/{id}/reproduzir per application and minute in this instance; one more is 429 (default 10). */
+  reproducoesPorMinuto?: number;
   /** Publications under way at once in this process; one more is answered 503 sobrecarregado (default 1000). */
   publicacoesEmAndamento?: number;
   /** HUB_PUBLICACOES_TEMPO_ALVO, in ms. */
@@ -207,6 +216,17 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     };
   };
 
+  const aplicativo = aplicativoRegistrado(guards, casos.registro.aplicativos);
+  const admissaoDosAplicativos = admission({
+    what: 'requests of applications to /entregas and /assinaturas',
+    max: deps.consultasDeAplicativosEmAndamento ?? 200,
+  });
+  const reproducoes = reproducaoService({
+    repo: reproducaoRepository(deps.db),
+    maximoDeEventos: deps.maximoDeEventosDaReproducao ?? 1_000_000,
+    acordar: deps.acordarReproducao ?? (() => undefined),
+  });
+
   const publicacao = publicacaoRoutes({
     service: casos.publicacao,
     aplicativos: casos.registro.aplicativos,
@@ -297,15 +317,23 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             ? noPoolDosAplicativos(deps.dbDeAplicativos)
             : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
         ),
-        aplicativo: aplicativoRegistrado(guards, casos.registro.aplicativos),
-        admission: admission({
-          what: 'requests of applications to /entregas and /assinaturas',
-          max: deps.consultasDeAplicativosEmAndamento ?? 200,
-        }),
+        aplicativo,
+        admission: admissaoDosAplicativos,
         reenvios: rateLimitPerApplication({
           policy: 'reenvio',
           perMinute: deps.reenviosPorMinuto ?? 600,
           what: 'resends',
+        }),
+      }),
+      reproducaoRoutes({ service: reproducoes, guards }),
+      reproducaoDoAssinanteRoutes({
+        service: reproducoes,
+        aplicativo,
+        admission: admissaoDosAplicativos,
+        orcamento: rateLimitPerApplication({
+          policy: 'reproducao',
+          perMinute: deps.reproducoesPorMinuto ?? 10,
+          what: 'replays',
         }),
       }),
       reprocessamentoRoutes({

@@ -116,6 +116,54 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     'how often open reprocessing requests are looked for (a new request starts at once; this resumes the ones a stopped instance left)',
   ),
   HUB_REPROCESSAMENTO_PAUSA: durationFromEnv('0ms').describe('pause between two batches of a reprocessing request'),
+  REPLAY_MAX_EVENTS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000_000)
+    .default(1_000_000)
+    .describe(
+      'a replay (POST /assinatura/{id}/reproduzir, POST /assinaturas/{id}/reproduzir) whose range holds more stored events of the type and version is refused with 422 reproducao_grande_demais',
+    ),
+  HUB_REPRODUCAO_LOTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe('at most this many events per batch (one transaction) of a replay: what bounds its memory'),
+  HUB_REPRODUCAO_POR_SEGUNDO: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(200)
+    .describe(
+      'events a second at most per replay: each batch takes what one HUB_REPRODUCAO_PAUSA allows at this rate (at most HUB_REPRODUCAO_LOTE), so a replay never puts a burst of jobs ahead of live deliveries; 0, no rate but HUB_REPRODUCAO_LOTE',
+    ),
+  HUB_REPRODUCAO_EM_FILA: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(10)
+    .describe(
+      "a replay's next batch waits while more than this many deliveries of its last batch are still in the queue (the destination's pace)",
+    ),
+  HUB_REPRODUCAO_PAUSA: durationFromEnv('200ms').describe(
+    'pause between two rounds of replay batches (each open replay takes at most one batch per round)',
+  ),
+  HUB_REPRODUCAO_INTERVALO: durationFromEnv('1s').describe(
+    'how often open replays are looked for when nothing woke the runner (one waiting for its destination, one a stopped instance left)',
+  ),
+  HUB_REPRODUCOES_POR_MINUTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10)
+    .describe(
+      'POST /assinaturas/{id}/reproduzir (a subscribing application replaying to its own subscription) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
+    ),
   DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h').describe(
     "the delivery workers' retry steps (the same variable as theirs), for naming their delay queues in GET /fila",
   ),

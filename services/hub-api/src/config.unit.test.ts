@@ -48,6 +48,28 @@ describe('hub-api configuration', () => {
     );
   });
 
+  it('When the replay settings are unset, then their defaults apply; a bad one stops the start naming it', () => {
+    expect(loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST' })).toMatchObject({
+      REPLAY_MAX_EVENTS: 1_000_000,
+      HUB_REPRODUCAO_LOTE: 500,
+      HUB_REPRODUCAO_EM_FILA: 10,
+      HUB_REPRODUCAO_POR_SEGUNDO: 200,
+      HUB_REPRODUCAO_PAUSA: 200,
+      HUB_REPRODUCAO_INTERVALO: 1000,
+      HUB_REPRODUCOES_POR_MINUTO: 10,
+    });
+    for (const [nome, valor] of [
+      ['REPLAY_MAX_EVENTS', '0'],
+      ['REPLAY_MAX_EVENTS', 'muitos'],
+      ['HUB_REPRODUCAO_LOTE', '10001'],
+      ['HUB_REPRODUCAO_EM_FILA', '-1'],
+      ['HUB_REPRODUCAO_POR_SEGUNDO', 'rapido'],
+      ['HUB_REPRODUCAO_PAUSA', 'devagar'],
+      ['HUB_REPRODUCOES_POR_MINUTO', '1.5'],
+    ])
+      expect(() => loadConfig(hubApiConfig, { HUB_AMBIENTE: 'LOCALHOST', [nome!]: valor })).toThrow(new RegExp(nome!));
+  });
+
   it('When HUB_AMBIENTE is not one of the three environments, then the start is refused', () => {
     expect(() => loadConfig(hubApiConfig, { HUB_AMBIENTE: 'STAGING' })).toThrow(/HUB_AMBIENTE/);
   });

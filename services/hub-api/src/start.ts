@@ -15,6 +15,10 @@ import { createDb, type Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
+import { type ReproducaoJob, reproducaoJob } from './jobs/reproducao.job';
+import { loteRepository } from './features/reproducao/lote.repository';
+import { motorDaReproducao } from './features/reproducao/motor';
+import { eventosPorLote } from './features/reproducao/ritmo';
 import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './features/fila/conciliacao';
 import { filasDaTopologia } from './features/fila/fila.service';
 import { travaDaFilaDeErro } from './features/fila/trava';
@@ -61,6 +65,7 @@ export interface RunningHubApi {
   keys: Pick<KeyStore, 'jwks'>;
   retencao: RetencaoJob;
   reprocessamento: ReprocessamentoJob;
+  reproducao: ReproducaoJob;
   conciliacao: ConciliacaoDaFilaDeErro;
   stop(): Promise<void>;
 }
@@ -194,6 +199,25 @@ export async function startHubApi(
     pausaMs: config.HUB_REPROCESSAMENTO_PAUSA,
     aoConcluir: () => conciliacao.agendar(),
   });
+  const lotes = loteRepository(db);
+  const reproducao = reproducaoJob({
+    motor: motorDaReproducao({
+      db,
+      repo: lotes,
+      lote: eventosPorLote({
+        lote: config.HUB_REPRODUCAO_LOTE,
+        porSegundo: config.HUB_REPRODUCAO_POR_SEGUNDO,
+        pausaMs: config.HUB_REPRODUCAO_PAUSA,
+      }),
+      emFila: config.HUB_REPRODUCAO_EM_FILA,
+      relogio: options.relogio,
+    }),
+    repo: lotes,
+    logger,
+    intervaloMs: config.HUB_REPRODUCAO_INTERVALO,
+    pausaMs: config.HUB_REPRODUCAO_PAUSA,
+    aoSairDaFilaDeErro: () => conciliacao.agendar(),
+  });
   const app = createApp(
     {
       db,
@@ -214,6 +238,9 @@ export async function startHubApi(
       filas: filasDaTopologia({ broker, db, trava, passosMs: config.DELIVERY_RETRY_DELAYS }),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
+      acordarReproducao: () => reproducao.wake(),
+      maximoDeEventosDaReproducao: config.REPLAY_MAX_EVENTS,
+      reproducoesPorMinuto: config.HUB_REPRODUCOES_POR_MINUTO,
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
       limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
@@ -227,6 +254,8 @@ export async function startHubApi(
   );
   // Requests left em_andamento by a stopped instance go on now.
   reprocessamento.start().wake();
+  // Replays left open by a stopped instance (killed mid-batch included) go on from their cursor now.
+  reproducao.start().wake();
   const retencao = retencaoJob({
     db,
     logger,
@@ -250,6 +279,7 @@ export async function startHubApi(
     keys,
     retencao,
     reprocessamento,
+    reproducao,
     conciliacao,
     stop: async () => {
       // HTTP first (no new publications), then the jobs of what was accepted are confirmed (or in the
@@ -258,6 +288,7 @@ export async function startHubApi(
       await server.close();
       await casos.despachante.parar();
       await reprocessamento.stop();
+      await reproducao.stop();
       await conciliacao.parar();
       await retencao.stop();
       await relay.stop();

@@ -21,6 +21,7 @@ import { TelaEvento, TelaEventos, TelaPublicar, TelaRecusado, TelaRecusados } fr
 import { TelaFilas } from './telas/filas';
 import { TelaDestinos, TelaTentativas } from './telas/operacao';
 import { TelaReprocessamento, TelaReprocessamentos } from './telas/reprocessamentos';
+import { TelaReproducao, TelaReproducoes, TelaReproduzir } from './telas/reproducoes';
 import { TelaResumo } from './telas/resumo';
 import { TelaVersao, TelaVersoes } from './telas/versoes';
 import { Aviso, Carregando } from './ui';
@@ -45,6 +46,7 @@ export const MENU: { grupo: string; itens: Item[] }[] = [
       { rotulo: 'Eventos recusados', para: '/eventos-recusados', ver: monitorar },
       { rotulo: 'Entregas', para: '/entregas', ver: monitorar },
       { rotulo: 'Reprocessamentos', para: '/reprocessamentos', ver: monitorar },
+      { rotulo: 'Reproduções', para: '/reproducoes', ver: monitorar },
     ],
   },
   {
@@ -97,6 +99,9 @@ const TELAS: [string, Tela][] = [
   ['/entregas/:id', ({ id = '' }, p) => <TelaEntrega id={id} podeReenviar={p('monitoramento', 'editar')} />],
   ['/reprocessamentos', () => <TelaReprocessamentos />],
   ['/reprocessamentos/:id', ({ id = '' }) => <TelaReprocessamento id={id} />],
+  ['/reproducoes', () => <TelaReproducoes />],
+  ['/reproducoes/:id', ({ id = '' }, p) => <TelaReproducao id={id} podeCancelar={p('monitoramento', 'criar')} />],
+  ['/assinaturas/:id/reproduzir', ({ id = '' }) => <TelaReproduzir assinaturaId={id} />],
   ['/filas', (_, p) => <TelaFilas podeEditar={p('monitoramento', 'editar')} />],
   ['/destinos', (_, p) => <TelaDestinos podeEditar={p('monitoramento', 'editar')} />],
   ['/tentativas', () => <TelaTentativas />],

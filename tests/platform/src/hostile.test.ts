@@ -36,6 +36,8 @@ beforeAll(async () => {
       },
       // Logging in stamps ultimo_login_em; within a day it is stamped once, before the fingerprints.
       access: { ACCESS_LOGIN_TOUCH_INTERVAL: '1d' },
+      // hub-api's own budget of an application's replays (10 a minute) would refuse the sweep's cases unread.
+      'hub-api': { HUB_REPRODUCOES_POR_MINUTO: '1000000' },
     },
   });
   const response = await api<OpenApiDocument>(platform.gatewayUrl, undefined, 'GET', '/openapi.json');

@@ -88,6 +88,8 @@ const HUB_ENTITIES = {
   'Evento recusado': 3,
   Eventos: 2,
   'Solicitação de reprocessamento': 4,
+  // POST /assinatura/{id}/reproduzir, GET /reproducao, GET /reproducao/{id}, POST /reproducao/{id}/cancelar (issue 40)
+  Reprodução: 4,
   'Tipo de evento': 7,
   'Versão de esquema': 8,
   'Perfil de acesso': 7,
@@ -98,14 +100,14 @@ const HUB_ENTITIES = {
   Destino: 6,
 };
 
-test("When the merged document's operations are counted per entity, then the hub has the contract's 70 operations, testar-filtro and verificar-compatibilidade in 16 entities", () => {
+test("When the merged document's operations are counted per entity, then the hub has the contract's 70 operations, testar-filtro, verificar-compatibilidade and the replays in 17 entities", () => {
   const porTag: Record<string, number> = {};
   for (const ops of Object.values(merged.paths) as Record<string, { tags?: string[] }>[])
     for (const op of Object.values(ops)) for (const tag of op.tags ?? []) porTag[tag] = (porTag[tag] ?? 0) + 1;
   const doHub = Object.fromEntries(Object.keys(HUB_ENTITIES).map((tag) => [tag, porTag[tag] ?? 0]));
   expect(doHub).toEqual(HUB_ENTITIES);
-  expect(Object.keys(doHub)).toHaveLength(16);
-  expect(Object.values(doHub).reduce((a, b) => a + b, 0)).toBe(72);
+  expect(Object.keys(doHub)).toHaveLength(17);
+  expect(Object.values(doHub).reduce((a, b) => a + b, 0)).toBe(76);
 });
 
 test('When the platform has started, then a master token from identity-dev is accepted through the gateway', async () => {

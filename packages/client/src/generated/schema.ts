@@ -1245,6 +1245,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assinatura/{id}/reproduzir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay the stored events of the subscription’s type and version received in [desde, ate] that its current filter takes: a delivery for each event without one, a new cycle for those with one when incluir_entregues; in batches in the background
+         * @description Requires: monitoramento.criar
+         */
+        post: operations["reproduzirAssinatura"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reproducao": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Replays, newest first, a page at a time, with their progress; assinatura_id: one subscription’s
+         * @description Requires: monitoramento.ler
+         */
+        get: operations["listarReproducoes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reproducao/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One replay: situacao, quantidade_de_eventos, criadas, reenviadas, ignoradas
+         * @description Requires: monitoramento.ler
+         */
+        get: operations["obterReproducao"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reproducao/{id}/cancelar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a replay: it stops at its next batch (situacao cancelada); what it delivered stays
+         * @description Requires: monitoramento.criar
+         */
+        post: operations["cancelarReproducao"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas/{id}/reproduzir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay, to a subscription of the application of the token, the stored events received in [desde, ate] that its filter takes, as the panel’s replay does
+         * @description Requires: the token of a registered, active application
+         */
+        post: operations["reproduzirAssinaturaDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reprocessamento": {
         parameters: {
             query?: never;
@@ -9076,6 +9176,525 @@ export interface operations {
             };
             /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reproduzirAssinatura: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description first instant of receipt (recebido_em) replayed, inclusive
+                     */
+                    desde: string;
+                    /**
+                     * Format: date-time
+                     * @description last instant of receipt replayed, inclusive; not before desde
+                     */
+                    ate: string;
+                    /** @description true: an event that already has a delivery to the subscription gets a new cycle of it (same webhook-id); false (default): it is left alone */
+                    incluir_entregues?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        assinatura_id: string;
+                        desde: string;
+                        ate: string;
+                        incluir_entregues: boolean;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                        quantidade_de_eventos: number;
+                        /** @description events that had no delivery to the subscription and got one */
+                        criadas: number;
+                        /** @description events whose delivery started a new cycle (incluir_entregues) */
+                        reenviadas: number;
+                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                        ignoradas: number;
+                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                        solicitada_por: string;
+                        criada_em: string;
+                        /** @description when it ended, concluded or cancelled */
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description assinatura_inativa: the subscription is switched off or deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule (desde after ate, not RFC 3339, an unknown field), or reproducao_grande_demais: the range holds more than REPLAY_MAX_EVENTS stored events */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarReproducoes: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+                assinatura_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            assinatura_id: string;
+                            desde: string;
+                            ate: string;
+                            incluir_entregues: boolean;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                            /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                            quantidade_de_eventos: number;
+                            /** @description events that had no delivery to the subscription and got one */
+                            criadas: number;
+                            /** @description events whose delivery started a new cycle (incluir_entregues) */
+                            reenviadas: number;
+                            /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                            ignoradas: number;
+                            /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                            solicitada_por: string;
+                            criada_em: string;
+                            /** @description when it ended, concluded or cancelled */
+                            concluida_em: string | null;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterReproducao: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        assinatura_id: string;
+                        desde: string;
+                        ate: string;
+                        incluir_entregues: boolean;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                        quantidade_de_eventos: number;
+                        /** @description events that had no delivery to the subscription and got one */
+                        criadas: number;
+                        /** @description events whose delivery started a new cycle (incluir_entregues) */
+                        reenviadas: number;
+                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                        ignoradas: number;
+                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                        solicitada_por: string;
+                        criada_em: string;
+                        /** @description when it ended, concluded or cancelled */
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    cancelarReproducao: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        assinatura_id: string;
+                        desde: string;
+                        ate: string;
+                        incluir_entregues: boolean;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                        quantidade_de_eventos: number;
+                        /** @description events that had no delivery to the subscription and got one */
+                        criadas: number;
+                        /** @description events whose delivery started a new cycle (incluir_entregues) */
+                        reenviadas: number;
+                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                        ignoradas: number;
+                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                        solicitada_por: string;
+                        criada_em: string;
+                        /** @description when it ended, concluded or cancelled */
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description reproducao_encerrada: it concluded or was cancelled already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reproduzirAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description first instant of receipt (recebido_em) replayed, inclusive
+                     */
+                    desde: string;
+                    /**
+                     * Format: date-time
+                     * @description last instant of receipt replayed, inclusive; not before desde
+                     */
+                    ate: string;
+                    /** @description true: an event that already has a delivery to the subscription gets a new cycle of it (same webhook-id); false (default): it is left alone */
+                    incluir_entregues?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        assinatura_id: string;
+                        desde: string;
+                        ate: string;
+                        incluir_entregues: boolean;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                        quantidade_de_eventos: number;
+                        /** @description events that had no delivery to the subscription and got one */
+                        criadas: number;
+                        /** @description events whose delivery started a new cycle (incluir_entregues) */
+                        reenviadas: number;
+                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                        ignoradas: number;
+                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                        solicitada_por: string;
+                        criada_em: string;
+                        /** @description when it ended, concluded or cancelled */
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub or is switched off */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description assinatura_inativa: the subscription is switched off or deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule (desde after ate, not RFC 3339, an unknown field), or reproducao_grande_demais: the range holds more than REPLAY_MAX_EVENTS stored events */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_REPRODUCOES_POR_MINUTO replays this minute from the application, in this instance; nothing was done, send it again after Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -19,11 +19,13 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'Evento recusado': 'Publications the hub refused: why, what was received and who sent it.',
   Entregas:
     'The subscribers’ API: an application reads the deliveries of its own subscriptions, with their attempts, and resends one.',
-  Assinaturas: 'The subscribers’ API: an application reads its own subscriptions.',
+  Assinaturas: 'The subscribers’ API: an application reads its own subscriptions and replays a time range to one.',
   Entrega: 'Deliveries: one per event and subscription, with their state, attempts and resending.',
   Tentativa: 'Attempts of deliveries: when, how long, the answer of the destination.',
   Destino: 'Destination origins of subscriptions: concurrency and rate limits, pause and resume, the circuit breaker.',
   'Solicitação de reprocessamento': 'Reprocessing requests: deliveries taken out of the error queue for a new cycle.',
+  Reprodução:
+    'Replays: the stored events of a time range delivered again to one subscription, in batches, with their progress.',
   Fila: 'The delivery queues (work, delay steps, error): their counts, messages of the error queue, reconciliation.',
   'Chave de assinatura': 'The public Ed25519 keys (JWKS) that verify the signatures of deliveries.',
 };

@@ -5,6 +5,7 @@ import { Formulario } from '../formulario';
 import { Lista, useVersao } from '../lista';
 import { useAplicativos, useTipos } from '../opcoes';
 import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
+import { Link } from '../rota';
 import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
 
@@ -230,17 +231,21 @@ export function TelaAssinaturas(props: { permite: Permite }) {
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
           {
             rotulo: 'Ações',
-            valor: (a) =>
-              props.permite.editar && (
-                <AlternarAtivo
-                  ativo={a.ativa}
-                  nome={`a assinatura de ${a.aplicativo_assinante_nome}`}
-                  alternar={(ativa) =>
-                    dados(cliente.PATCH('/assinatura/{id}', { params: { path: { id: a.id } }, body: { ativa } }))
-                  }
-                  depois={recarregar}
-                />
-              ),
+            valor: (a) => (
+              <>
+                {props.permite.editar && (
+                  <AlternarAtivo
+                    ativo={a.ativa}
+                    nome={`a assinatura de ${a.aplicativo_assinante_nome}`}
+                    alternar={(ativa) =>
+                      dados(cliente.PATCH('/assinatura/{id}', { params: { path: { id: a.id } }, body: { ativa } }))
+                    }
+                    depois={recarregar}
+                  />
+                )}
+                {props.permite.criar && a.ativa && <Link para={`/assinaturas/${a.id}/reproduzir`}>Reproduzir</Link>}
+              </>
+            ),
           },
         ]}
       />
