@@ -1,8 +1,8 @@
 import { AppError } from '@hub/http';
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller, IdentifyCaller } from './caller';
-import { createFixedWindows } from './fixed-windows';
 
 /** The budgets, per minute: a user (by e-mail), an application (by client_id), an address without a valid token. */
 export interface RateLimits {
@@ -13,7 +13,7 @@ export interface RateLimits {
 
 type Policy = keyof RateLimits;
 
-const WINDOW_MS = 60_000;
+const WINDOW_SECONDS = 60;
 
 const WHO: Record<Policy, string> = {
   usuario: 'for this user',
@@ -28,33 +28,49 @@ export interface Counted {
   refusal?: AppError;
 }
 
-/** The windows and budgets, shared by the express middleware and the proxy's fast path. */
+/** The windows and budgets of this gateway instance. */
 export interface RateLimiter {
   /** Counts a request of a verified caller, or (undefined) of the address `ip`. */
-  count(caller: Caller | undefined, ip: string | undefined): Counted;
+  count(caller: Caller | undefined, ip: string | undefined): Promise<Counted>;
 }
 
-export function createRateLimiter(limits: RateLimits, now?: () => number): RateLimiter {
-  const windows = createFixedWindows(WINDOW_MS, now);
-  const windowSeconds = WINDOW_MS / 1000;
+/**
+ * A fixed window per caller from its first request, in this instance's memory: rate-limiter-flexible's
+ * RateLimiterMemory, one per class of caller (as hub-api's budgets per application use it).
+ */
+export function createRateLimiter(limits: RateLimits): RateLimiter {
+  const limiters = Object.fromEntries(
+    (Object.keys(limits) as Policy[]).map((policy) => [
+      policy,
+      new RateLimiterMemory({ points: limits[policy], duration: WINDOW_SECONDS }),
+    ]),
+  ) as Record<Policy, RateLimiterMemory>;
   // Built once: the policy header of each class never changes.
   const policies: Record<Policy, string> = {
-    usuario: `"usuario";q=${limits.usuario};w=${windowSeconds}`,
-    aplicativo: `"aplicativo";q=${limits.aplicativo};w=${windowSeconds}`,
-    ip: `"ip";q=${limits.ip};w=${windowSeconds}`,
+    usuario: `"usuario";q=${limits.usuario};w=${WINDOW_SECONDS}`,
+    aplicativo: `"aplicativo";q=${limits.aplicativo};w=${WINDOW_SECONDS}`,
+    ip: `"ip";q=${limits.ip};w=${WINDOW_SECONDS}`,
   };
   return {
-    count(caller, ip) {
+    async count(caller, ip) {
       const policy: Policy = caller?.tipo ?? 'ip';
       const key = caller ? `${caller.tipo}:${caller.id}` : `ip:${ipKeyGenerator(ip ?? '')}`;
       const limit = limits[policy];
-      const { count, resetInMs } = windows.hit(key);
-      const resetSeconds = Math.ceil(resetInMs / 1000);
+      let state: RateLimiterRes;
+      let over = false;
+      try {
+        state = await limiters[policy].consume(key);
+      } catch (refused) {
+        if (!(refused instanceof RateLimiterRes)) throw refused;
+        state = refused;
+        over = true;
+      }
+      const resetSeconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
       const counted: Counted = {
         policyHeader: policies[policy],
-        stateHeader: `"${policy}";r=${Math.max(0, limit - count)};t=${resetSeconds}`,
+        stateHeader: `"${policy}";r=${state.remainingPoints};t=${resetSeconds}`,
       };
-      if (count > limit)
+      if (over)
         counted.refusal = new AppError(
           429,
           'muitas_requisicoes',
@@ -78,7 +94,7 @@ export function createRateLimiter(limits: RateLimits, now?: () => number): RateL
 export function rateLimitPerCaller(limiter: RateLimiter, identify: IdentifyCaller): RequestHandler {
   return async (req, res, next) => {
     const caller = await identify(req.get('authorization'));
-    const counted = limiter.count(caller, caller ? undefined : req.ip);
+    const counted = await limiter.count(caller, caller ? undefined : req.ip);
     res.setHeader('RateLimit-Policy', counted.policyHeader);
     res.setHeader('RateLimit', counted.stateHeader);
     next(counted.refusal);
