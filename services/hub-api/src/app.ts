@@ -4,15 +4,13 @@ import type { SqlPool } from '@hub/database';
 import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
-import { aplicativoRegistrado, userOrApplication } from './auth/usuario-ou-aplicativo';
+import { userOrApplication } from './auth/usuario-ou-aplicativo';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
-import { assinanteRoutes } from './features/assinante/assinante.routes';
-import { assinanteService } from './features/assinante/assinante.service';
 import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
 import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
@@ -56,6 +54,7 @@ import { compilarComLimite } from './validation/compilacao';
 import { criarMetricas, type MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
+import { rotasDoAssinante } from './rotas-do-assinante';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
@@ -101,6 +100,11 @@ export interface HubApiAppDeps {
   publicacoesPorMinuto?: number;
   /** POST /entregas/{id}/reenviar per application and minute in this instance; one more is 429 (default 600). */
   reenviosPorMinuto?: number;
+  /** HUB_ASSINATURAS_POR_APLICATIVO (default 100), HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO (default 60). */
+  assinaturasPorAplicativo?: number;
+  alteracoesDeAssinaturasPorMinuto?: number;
+  /** HUB_GATEWAY_URL: where the portal links point. */
+  gatewayUrl?: string;
   /**
    * The connections of those requests (`db` unless given): a pool of their own, so that reads of a
    * subscribing application waiting on the database never take the panel's, readiness' or
@@ -280,22 +284,22 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       }),
       entregasRoutes({ service: servicoDeEntregas, guards }),
-      assinanteRoutes({
-        service: assinanteService(
-          deps.dbDeAplicativos
-            ? noPoolDosAplicativos(deps.dbDeAplicativos)
-            : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
-        ),
-        aplicativo: aplicativoRegistrado(guards, casos.registro.aplicativos),
-        admission: admission({
-          what: 'requests of applications to /entregas and /assinaturas',
-          max: deps.consultasDeAplicativosEmAndamento ?? 200,
-        }),
-        reenvios: rateLimitPerApplication({
-          policy: 'reenvio',
-          perMinute: deps.reenviosPorMinuto ?? 600,
-          what: 'resends',
-        }),
+      ...rotasDoAssinante({
+        db: deps.db,
+        dbDeAplicativos: deps.dbDeAplicativos ?? deps.db,
+        guards,
+        registro: casos.registro,
+        aplicativos,
+        leituras: deps.dbDeAplicativos
+          ? noPoolDosAplicativos(deps.dbDeAplicativos)
+          : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
+        assinaturas: servicoDeAssinaturas,
+        gatewayUrl: deps.gatewayUrl ?? 'http://localhost:8080',
+        relogio: deps.relogio,
+        consultasEmAndamento: deps.consultasDeAplicativosEmAndamento ?? 200,
+        reenviosPorMinuto: deps.reenviosPorMinuto ?? 600,
+        assinaturasPorAplicativo: deps.assinaturasPorAplicativo ?? 100,
+        alteracoesPorMinuto: deps.alteracoesDeAssinaturasPorMinuto ?? 60,
       }),
       reprocessamentoRoutes({
         service: reprocessamentoService({

@@ -1,0 +1,81 @@
+import type { Guards } from '@hub/auth';
+import { admission, type ApiRouter } from '@hub/http';
+import { aplicativoRegistrado } from './auth/usuario-ou-aplicativo';
+import type { Db } from './db';
+import type { AplicativosRepository } from './features/aplicativos/aplicativos.repository';
+import { assinanteRoutes } from './features/assinante/assinante.routes';
+import { type AssinanteDeps, assinanteService } from './features/assinante/assinante.service';
+import { assinaturasPropriasRoutes } from './features/assinante/proprias.routes';
+import { assinaturasPropriasService } from './features/assinante/proprias.service';
+import type { AssinaturasService } from './features/assinaturas/assinaturas.service';
+import { portalRepository } from './features/portal/portal.repository';
+import { portalRoutes } from './features/portal/portal.routes';
+import { portalService } from './features/portal/portal.service';
+import { ehTokenDoPortal } from './features/portal/token';
+import type { RegistroEmCache } from './registro-em-cache';
+import { rateLimitPerApplication } from './rate-limit';
+
+export interface RotasDoAssinanteDeps {
+  db: Db;
+  /** The subscribing applications' own pool (`dbDeAplicativos`), or `db`. */
+  dbDeAplicativos: Db;
+  guards: Guards;
+  registro: RegistroEmCache;
+  aplicativos: AplicativosRepository;
+  /** The reads and resend, on `dbDeAplicativos` (app.ts). */
+  leituras: AssinanteDeps;
+  /** The panel's subscriptions service with its registry caches' word: the writes go through it. */
+  assinaturas: AssinaturasService;
+  gatewayUrl: string;
+  relogio?: () => Date;
+  consultasEmAndamento: number;
+  reenviosPorMinuto: number;
+  assinaturasPorAplicativo: number;
+  alteracoesPorMinuto: number;
+}
+
+/**
+ * The routes of the subscribing applications (their token, or a portal link's, for the
+ * application alone) and the operator's routes of the portal links
+ * (docs/decisions/subscriber-reads.md, docs/decisions/subscribers-portal.md).
+ */
+export function rotasDoAssinante(deps: RotasDoAssinanteDeps): ApiRouter[] {
+  const portal = portalService({
+    db: deps.db,
+    links: portalRepository(deps.db),
+    aplicativos: deps.aplicativos,
+    gatewayUrl: deps.gatewayUrl,
+    relogio: deps.relogio,
+  });
+  // A link is looked up on the applications' pool: a busy portal never takes the panel's connections.
+  const aplicativo = aplicativoRegistrado(deps.guards, deps.registro.aplicativos, {
+    ehDoPortal: ehTokenDoPortal,
+    verificar: (token) => portal.verificar(token, deps.dbDeAplicativos),
+  });
+  const admissao = admission({
+    what: 'requests of applications to /entregas and /assinaturas',
+    max: deps.consultasEmAndamento,
+  });
+  return [
+    assinanteRoutes({
+      service: assinanteService(deps.leituras),
+      aplicativo,
+      admission: admissao,
+      reenvios: rateLimitPerApplication({ policy: 'reenvio', perMinute: deps.reenviosPorMinuto, what: 'resends' }),
+    }),
+    assinaturasPropriasRoutes({
+      service: assinaturasPropriasService({
+        assinaturas: deps.assinaturas,
+        maximoDeAssinaturas: deps.assinaturasPorAplicativo,
+      }),
+      aplicativo,
+      admission: admissao,
+      alteracoes: rateLimitPerApplication({
+        policy: 'assinaturas',
+        perMinute: deps.alteracoesPorMinuto,
+        what: 'changes of subscriptions',
+      }),
+    }),
+    portalRoutes({ service: portal, guards: deps.guards }),
+  ];
+}
