@@ -1,0 +1,86 @@
+import { createGatewayApp } from '@hub/gateway/src/app';
+import { readConfig } from '@hub/gateway/src/config';
+import type { RunningServer } from '@hub/http';
+import { createLogger } from '@hub/log';
+import {
+  auth,
+  type Contexto,
+  criarAplicativo,
+  encerrarContexto,
+  iniciarContexto,
+} from '@hub/hub-api/src/contexto.test-support';
+import { cenario } from '@hub/hub-api/src/features/publicacao/cenario.test-support';
+import { startHubApiForTests, type TestHubApi } from '@hub/hub-api/src/hub-api.test-support';
+import { waitFor } from '@hub/testing';
+import request from 'supertest';
+
+/**
+ * A portal token through the real gateway, in front of two hub-api instances on one database (each
+ * request to the next in turn): it opens the subscriber routes, publishes nothing, reaches no panel
+ * route, and a revocation made on one instance holds on the other within 2 s.
+ */
+describe('the subscribers’ portal through the gateway, over two hub-api instances', () => {
+  let ctx: Contexto;
+  let segunda: TestHubApi;
+  let gateway: RunningServer;
+  let close: () => void;
+  beforeAll(async () => {
+    ctx = await iniciarContexto();
+    segunda = await startHubApiForTests(ctx.identity, ctx.access, { databaseUrl: ctx.hub.databaseUrl });
+    const config = readConfig({
+      ...ctx.identity.env,
+      HUB_AMBIENTE: 'LOCALHOST',
+      HUB_API_URL: `${ctx.hub.url},${segunda.url}`,
+      ACCESS_URL: ctx.access.url,
+    });
+    const app = createGatewayApp({ config, logger: createLogger('gateway') });
+    close = app.close;
+    gateway = await app.listen(0);
+  }, 60_000);
+  afterAll(async () => {
+    close?.();
+    await gateway?.close();
+    await segunda?.close();
+    await encerrarContexto(ctx);
+  });
+
+  const peloGateway = () => request(gateway.url);
+  const link = async (aplicativoId: string) =>
+    (await peloGateway().post(`/aplicativo/${aplicativoId}/portal`).set(auth(ctx.todas)).send({}).expect(201)).body
+      .token as string;
+
+  it('When the token goes through the gateway, then the subscriber routes answer on both instances, and POST /eventos and panel routes are 401', async () => {
+    const c = await cenario(ctx);
+    const token = await link(c.dono.id);
+    for (let i = 0; i < 4; i += 1) expect((await peloGateway().get('/assinaturas').set(auth(token))).status).toBe(200);
+    const publicacao = await peloGateway().post('/eventos').set(auth(token)).send(c.corpo());
+    expect([publicacao.status, publicacao.body.codigo]).toEqual([401, 'token_invalido']);
+    // Straight to the second instance too: its fast path of POST /eventos refuses it the same way.
+    const direto = await request(segunda.url).post('/eventos').set(auth(token)).send(c.corpo());
+    expect([direto.status, direto.body.codigo]).toEqual([401, 'token_invalido']);
+    expect(await ctx.hub.db.evento.count({ where: { tipoDeEventoId: c.tipo.id } })).toBe(0);
+    // The function service does not run here: access and hub-api's panel routes stand for the rest.
+    for (const path of ['/assinatura', '/entrega', '/aplicativo', '/auth/acesso', '/evento/resumo']) {
+      const response = await peloGateway().get(path).set(auth(token));
+      expect({ path, status: response.status }).toEqual({ path, status: 401 });
+    }
+  });
+
+  it('When an operator revokes the links on one instance, then the other refuses the token within 2 s', async () => {
+    const aplicativo = await criarAplicativo(ctx);
+    const token = await link(aplicativo.id as string);
+    expect((await request(segunda.url).get('/entregas').set(auth(token))).status).toBe(200);
+    expect((await request(ctx.hub.url).get('/entregas').set(auth(token))).status).toBe(200);
+    await request(ctx.hub.url).delete(`/aplicativo/${aplicativo.id}/portal`).set(auth(ctx.todas)).expect(204);
+    const revogadoEm = Date.now();
+    await waitFor(async () => (await request(segunda.url).get('/entregas').set(auth(token))).status === 401, {
+      timeoutMs: 2000,
+      what: 'the second instance to refuse the revoked token',
+    });
+    expect(Date.now() - revogadoEm).toBeLessThan(2000);
+    for (let i = 0; i < 4; i += 1) {
+      const response = await peloGateway().get('/assinaturas').set(auth(token));
+      expect([response.status, response.body.codigo]).toEqual([401, 'token_invalido']);
+    }
+  });
+});
