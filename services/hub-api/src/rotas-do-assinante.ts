@@ -5,8 +5,11 @@ import type { Db } from './db';
 import type { AplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { assinanteRoutes } from './features/assinante/assinante.routes';
 import { type AssinanteDeps, assinanteService } from './features/assinante/assinante.service';
+import { catalogoDeTipos } from './features/assinante/catalogo';
+import { leiturasDoAssinanteRoutes } from './features/assinante/leituras.routes';
 import { assinaturasPropriasRoutes } from './features/assinante/proprias.routes';
 import { assinaturasPropriasService } from './features/assinante/proprias.service';
+import { saudeDaAssinatura } from './features/assinante/saude';
 import type { AssinaturasService } from './features/assinaturas/assinaturas.service';
 import { portalRepository } from './features/portal/portal.repository';
 import { portalRoutes } from './features/portal/portal.routes';
@@ -75,6 +78,12 @@ export function rotasDoAssinante(deps: RotasDoAssinanteDeps): ApiRouter[] {
         perMinute: deps.alteracoesPorMinuto,
         what: 'changes of subscriptions',
       }),
+    }),
+    leiturasDoAssinanteRoutes({
+      aplicativo,
+      admission: admissao,
+      catalogo: catalogoDeTipos(deps.dbDeAplicativos),
+      saude: saudeDaAssinatura(deps.dbDeAplicativos, deps.relogio),
     }),
     portalRoutes({ service: portal, guards: deps.guards }),
   ];
