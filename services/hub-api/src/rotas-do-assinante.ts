@@ -84,6 +84,7 @@ export function rotasDoAssinante(deps: RotasDoAssinanteDeps): ApiRouter[] {
       admission: admissao,
       catalogo: catalogoDeTipos(deps.dbDeAplicativos),
       saude: saudeDaAssinatura(deps.dbDeAplicativos, deps.relogio),
+      testarFiltro: deps.assinaturas.testarFiltro,
     }),
     portalRoutes({ service: portal, guards: deps.guards }),
   ];

@@ -2,6 +2,7 @@ import type { Guarded } from '@hub/auth';
 import { ApiRouter, idParams, type PageRequest } from '@hub/http';
 import type { RequestHandler } from 'express';
 import { aplicativoDaRequisicao } from '../../auth/usuario-ou-aplicativo';
+import { testarFiltroCorpo, testarFiltroResposta } from '../assinaturas/filtro.schemas';
 import { catalogoQuery, paginaDeTiposOferecidos } from './catalogo';
 import { type SaudeDaAssinatura, saudeDaAssinaturaSchema } from './saude';
 
@@ -16,10 +17,13 @@ export interface LeiturasDoAssinanteDeps {
   admission?: RequestHandler;
   catalogo: (request: PageRequest) => Promise<unknown>;
   saude: (aplicativoId: string, assinaturaId: string) => Promise<SaudeDaAssinatura>;
+  /** The panel's POST /assinatura/testar-filtro: the same grammar, nothing written. */
+  testarFiltro: (input: { filtro?: unknown; dados: unknown; entidade_id?: string | undefined }) => unknown;
 }
 
 /** What a subscribing application (its portal above all) reads to choose and watch its subscriptions. */
-export function leiturasDoAssinanteRoutes({ aplicativo, admission, catalogo, saude }: LeiturasDoAssinanteDeps) {
+export function leiturasDoAssinanteRoutes(deps: LeiturasDoAssinanteDeps) {
+  const { aplicativo, admission, catalogo, saude } = deps;
   return new ApiRouter()
     .route(
       {
@@ -52,5 +56,24 @@ export function leiturasDoAssinanteRoutes({ aplicativo, admission, catalogo, sau
         refusals: { ...refusals, 404: 'no such subscription among the application’s own' },
       },
       ({ res, params }) => saude(aplicativoDaRequisicao(res), params.id),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/assinaturas/testar-filtro',
+        operationId: 'testarFiltroDoAplicativo',
+        summary:
+          'Whether a content filter matches the delivery body { entidade_id, dados }, as the panel’s POST /assinatura/testar-filtro (nothing is written; a null filter matches)',
+        tag: 'Assinaturas',
+        ...aplicativo,
+        admission,
+        body: testarFiltroCorpo,
+        response: testarFiltroResposta,
+        refusals: {
+          ...refusals,
+          422: 'the body breaks a rule, or the filter is invalid (filtro_invalido, with its caminho)',
+        },
+      },
+      ({ body }) => deps.testarFiltro(body),
     );
 }

@@ -168,3 +168,18 @@ describe('GET /assinaturas/{id}/saude', () => {
     expect(propria.body).toMatchObject({ tentativas_nas_ultimas_24_horas: 0, destino: { latencia_p50_ms: null } });
   });
 });
+
+describe('POST /assinaturas/testar-filtro', () => {
+  test('When an application tests a filter, then it answers as the panel’s test; an invalid filter is 422 filtro_invalido', async () => {
+    const token = await tokenDe(await criarAplicativo(ctx));
+    const testar = (corpo: Record<string, unknown>) =>
+      ctx.api().post('/assinaturas/testar-filtro').set(auth(token)).send(corpo);
+    const filtro = { 'dados.valor': { $gte: 100 } };
+    expect((await testar({ filtro, dados: { valor: 150 } })).body).toEqual({ corresponde: true });
+    expect((await testar({ filtro, dados: { valor: 50 } })).body).toEqual({ corresponde: false });
+    const invalido = await testar({ filtro: { 'dados.valor': { $gte: [] } }, dados: {} });
+    expect([invalido.status, invalido.body.codigo]).toEqual([422, 'filtro_invalido']);
+    const doPainel = await ctx.api().post('/assinaturas/testar-filtro').set(painel()).send({ filtro, dados: {} });
+    expect(doPainel.status).toBe(401);
+  });
+});
