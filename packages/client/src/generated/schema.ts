@@ -1313,6 +1313,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assinaturas/testar-filtro": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a content filter matches the delivery body { entidade_id, dados }, as the panel’s POST /assinatura/testar-filtro (nothing is written; a null filter matches)
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        post: operations["testarFiltroDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/aplicativo/{id}/portal": {
         parameters: {
             query?: never;
@@ -9762,6 +9782,94 @@ export interface operations {
                 };
             };
             /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    testarFiltroDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters, at most 512 instructions once compiled, at most 4 in a filter). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro: {
+                        [key: string]: unknown;
+                    } | null;
+                    dados: JsonValue;
+                    entidade_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whether the filter matches the body { entidade_id, dados } */
+                        corresponde: boolean;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, or the filter is invalid (filtro_invalido, with its caminho) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -7,6 +7,7 @@ import { useAplicativos, useTipos } from '../opcoes';
 import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
 import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
+import { AlteradaPor, LinkDoPortal } from './portal-link';
 
 const COMPATIBILIDADES = ['none', 'backward', 'forward', 'full'] as const;
 const FORMATOS = ['standard-webhooks', 'cloudevents'] as const;
@@ -41,14 +42,17 @@ export function TelaAplicativos(props: { permite: Permite }) {
             rotulo: 'Ações',
             valor: (a) =>
               props.permite.editar && (
-                <AlternarAtivo
-                  ativo={a.ativo}
-                  nome={a.nome}
-                  alternar={(ativo) =>
-                    dados(cliente.PATCH('/aplicativo/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
-                  }
-                  depois={recarregar}
-                />
+                <>
+                  <AlternarAtivo
+                    ativo={a.ativo}
+                    nome={a.nome}
+                    alternar={(ativo) =>
+                      dados(cliente.PATCH('/aplicativo/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
+                    }
+                    depois={recarregar}
+                  />{' '}
+                  <LinkDoPortal aplicativo={a} />
+                </>
               ),
           },
         ]}
@@ -228,6 +232,7 @@ export function TelaAssinaturas(props: { permite: Permite }) {
             ),
           },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
+          { rotulo: 'Alterada por', valor: (a) => <AlteradaPor assinatura={a} /> },
           {
             rotulo: 'Ações',
             valor: (a) =>
