@@ -1,18 +1,9 @@
-import { createGatewayApp } from '@hub/gateway/src/app';
-import { readConfig } from '@hub/gateway/src/config';
-import type { RunningServer } from '@hub/http';
-import { createLogger } from '@hub/log';
-import {
-  auth,
-  type Contexto,
-  criarAplicativo,
-  encerrarContexto,
-  iniciarContexto,
-} from '@hub/hub-api/src/contexto.test-support';
+import { auth, type Contexto, criarAplicativo } from '@hub/hub-api/src/contexto.test-support';
 import { cenario } from '@hub/hub-api/src/features/publicacao/cenario.test-support';
-import { startHubApiForTests, type TestHubApi } from '@hub/hub-api/src/hub-api.test-support';
+import type { TestHubApi } from '@hub/hub-api/src/hub-api.test-support';
 import { waitFor } from '@hub/testing';
 import request from 'supertest';
+import { type HubComGateway, iniciarHubComGateway } from './hub-com-gateway';
 
 /**
  * A portal token through the real gateway, in front of two hub-api instances on one database (each
@@ -20,31 +11,17 @@ import request from 'supertest';
  * route, and a revocation made on one instance holds on the other within 2 s.
  */
 describe('the subscribers’ portal through the gateway, over two hub-api instances', () => {
+  let hub: HubComGateway;
   let ctx: Contexto;
   let segunda: TestHubApi;
-  let gateway: RunningServer;
-  let close: () => void;
   beforeAll(async () => {
-    ctx = await iniciarContexto();
-    segunda = await startHubApiForTests(ctx.identity, ctx.access, { databaseUrl: ctx.hub.databaseUrl });
-    const config = readConfig({
-      ...ctx.identity.env,
-      HUB_AMBIENTE: 'LOCALHOST',
-      HUB_API_URL: `${ctx.hub.url},${segunda.url}`,
-      ACCESS_URL: ctx.access.url,
-    });
-    const app = createGatewayApp({ config, logger: createLogger('gateway') });
-    close = app.close;
-    gateway = await app.listen(0);
+    hub = await iniciarHubComGateway({ instancias: 2 });
+    ctx = hub.ctx;
+    segunda = hub.replicas[0]!;
   }, 60_000);
-  afterAll(async () => {
-    close?.();
-    await gateway?.close();
-    await segunda?.close();
-    await encerrarContexto(ctx);
-  });
+  afterAll(() => hub?.encerrar());
 
-  const peloGateway = () => request(gateway.url);
+  const peloGateway = () => request(hub.gatewayUrl);
   const link = async (aplicativoId: string) =>
     (await peloGateway().post(`/aplicativo/${aplicativoId}/portal`).set(auth(ctx.todas)).send({}).expect(201)).body
       .token as string;
