@@ -36,6 +36,8 @@ beforeAll(async () => {
       },
       // Logging in stamps ultimo_login_em; within a day it is stamped once, before the fingerprints.
       access: { ACCESS_LOGIN_TOUCH_INTERVAL: '1d' },
+      // Nor by hub-api's budgets of an application's own subscriptions (every hostile value must reach validation).
+      'hub-api': { HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO: '10000000', HUB_ASSINATURAS_POR_APLICATIVO: '100000' },
     },
   });
   const response = await api<OpenApiDocument>(platform.gatewayUrl, undefined, 'GET', '/openapi.json');
@@ -54,8 +56,8 @@ afterAll(async () => {
   }
 }, 60_000);
 
-/** Application routes (/eventos, and the subscriber's /entregas and /assinaturas) take an application token; the rest a master's. */
-const APLICATIVO = /^\/(eventos|entregas|assinaturas)(\/|$)/;
+/** Application routes (/eventos, and the subscriber's /entregas, /assinaturas and /tipos-de-evento) take an application token; the rest a master's. */
+const APLICATIVO = /^\/(eventos|entregas|assinaturas|tipos-de-evento)(\/|$)/;
 const tokenFor = (operation: Operation) =>
   !operation.authenticated ? undefined : APLICATIVO.test(operation.path) ? callers.application : callers.master;
 
