@@ -54,7 +54,7 @@ import { compilarComLimite } from './validation/compilacao';
 import { criarMetricas, type MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
-import { rotasDoAssinante } from './rotas-do-assinante';
+import { noPoolDosAplicativos, rotasDoAssinante } from './rotas-do-assinante';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
@@ -183,25 +183,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     repo: entregasRepository(deps.db),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   });
-  /**
-   * The same services on the subscribing applications' own pool (`dbDeAplicativos`): their reads
-   * and resends waiting on the database never hold the connections of the panel, of readiness or
-   * of publication's lookups. Only reads and the resend are used there (nothing of the registry is
-   * written, so its caches need no word).
-   */
-  const noPoolDosAplicativos = (db: Db) => {
-    const dono = assinaturasRepository(db);
-    return {
-      entregas: entregasService({
-        db,
-        repo: entregasRepository(db),
-        aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
-      }),
-      assinaturas: assinaturasService({ ...depsDeAssinaturas, db, assinaturas: dono }),
-      donoDaAssinatura: dono,
-    };
-  };
-
   const publicacao = publicacaoRoutes({
     service: casos.publicacao,
     aplicativos: casos.registro.aplicativos,
@@ -291,7 +272,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         registro: casos.registro,
         aplicativos,
         leituras: deps.dbDeAplicativos
-          ? noPoolDosAplicativos(deps.dbDeAplicativos)
+          ? noPoolDosAplicativos(deps.dbDeAplicativos, depsDeAssinaturas, () => deps.conciliacao.agendar())
           : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
         assinaturas: servicoDeAssinaturas,
         gatewayUrl: deps.gatewayUrl ?? 'http://localhost:8080',

@@ -10,13 +10,35 @@ import { leiturasDoAssinanteRoutes } from './features/assinante/leituras.routes'
 import { assinaturasPropriasRoutes } from './features/assinante/proprias.routes';
 import { assinaturasPropriasService } from './features/assinante/proprias.service';
 import { saudeDaAssinatura } from './features/assinante/saude';
-import type { AssinaturasService } from './features/assinaturas/assinaturas.service';
+import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
+import { type AssinaturasService, assinaturasService } from './features/assinaturas/assinaturas.service';
+import { entregasRepository } from './features/entregas/entregas.repository';
+import { entregasService } from './features/entregas/entregas.service';
 import { portalRepository } from './features/portal/portal.repository';
 import { portalRoutes } from './features/portal/portal.routes';
 import { portalService } from './features/portal/portal.service';
 import { ehTokenDoPortal } from './features/portal/token';
 import type { RegistroEmCache } from './registro-em-cache';
 import { rateLimitPerApplication } from './rate-limit';
+
+/**
+ * The panel's services on the subscribing applications' own pool (`dbDeAplicativos`): their reads
+ * and resends waiting on the database never hold the connections of the panel, of readiness or of
+ * publication's lookups. Only reads and the resend are used there (nothing of the registry is
+ * written, so its caches need no word: the writes of /assinaturas go through the panel's service).
+ */
+export function noPoolDosAplicativos(
+  db: Db,
+  depsDeAssinaturas: Parameters<typeof assinaturasService>[0],
+  aoSairDaFilaDeErro: () => void,
+): AssinanteDeps {
+  const dono = assinaturasRepository(db);
+  return {
+    entregas: entregasService({ db, repo: entregasRepository(db), aoSairDaFilaDeErro }),
+    assinaturas: assinaturasService({ ...depsDeAssinaturas, db, assinaturas: dono }),
+    donoDaAssinatura: dono,
+  };
+}
 
 export interface RotasDoAssinanteDeps {
   db: Db;

@@ -30,6 +30,8 @@ describe('the subscribers’ portal through the gateway, over two hub-api instan
     const c = await cenario(ctx);
     const token = await link(c.dono.id);
     for (let i = 0; i < 4; i += 1) expect((await peloGateway().get('/assinaturas').set(auth(token))).status).toBe(200);
+    const tipos = await peloGateway().get('/tipos-de-evento?tamanho=100').set(auth(token));
+    expect(tipos.body.itens.map((t: { id: string }) => t.id)).toContain(c.tipo.id);
     const publicacao = await peloGateway().post('/eventos').set(auth(token)).send(c.corpo());
     expect([publicacao.status, publicacao.body.codigo]).toEqual([401, 'token_invalido']);
     // Straight to the second instance too: its fast path of POST /eventos refuses it the same way.

@@ -143,6 +143,29 @@ describe('PATCH and DELETE /assinaturas/{id}: only one’s own', () => {
     });
   });
 
+  test('When a PATCH body holds a NUL, another field, a bad formato or does not parse, then problem+json and the subscription is left as it was', async () => {
+    const a = await assinanteComTipo(ctx);
+    const { body: criada } = await ctx.api().post('/assinaturas').set(a.comToken).send(a.corpo).expect(201);
+    const antes = await ctx.hub.db.assinatura.findUniqueOrThrow({ where: { id: criada.id } });
+    const casos: [string, number, string][] = [
+      [JSON.stringify({ url_de_destino: `${URL_PUBLICA}\u0000` }), 422, 'dados_invalidos'],
+      [JSON.stringify({ aplicativo_assinante_id: a.aplicativo.id }), 422, 'dados_invalidos'],
+      [JSON.stringify({ formato: 'xml' }), 422, 'dados_invalidos'],
+      [JSON.stringify({ filtro: { 'dados.valor': { $gte: [] } } }), 422, 'filtro_invalido'],
+      ['{"ativa": fal', 400, 'json_invalido'],
+    ];
+    for (const [corpo, status, codigo] of casos) {
+      const response = await ctx
+        .api()
+        .patch(`/assinaturas/${criada.id}`)
+        .set({ ...a.comToken, 'content-type': 'application/json' })
+        .send(corpo);
+      expect({ corpo, status: response.status, codigo: response.body.codigo }).toEqual({ corpo, status, codigo });
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+    expect(await ctx.hub.db.assinatura.findUniqueOrThrow({ where: { id: criada.id } })).toEqual(antes);
+  });
+
   test('When another application’s subscription is changed or deleted, then 404 and it is left as it was', async () => {
     const dono = await assinanteComTipo(ctx);
     const intruso = await assinanteComTipo(ctx);
