@@ -186,3 +186,29 @@ test('When the portal is opened without a token, then it says how to get one', a
   await page.goto(`${hub.gatewayUrl}/portal/`);
   await page.getByText('Abra o portal pelo link que o operador do hub enviou').waitFor();
 });
+
+test('When an operator asks the panel for an application’s portal link, then the link opens the portal, and the panel shows who changed each subscription', async () => {
+  const s = await cenarioDoPortal();
+  const nome = `Aaa portal ${s.assinante.client_id}`;
+  await ctx().api().patch(`/aplicativo/${s.assinante.id}`).set(painel()).send({ nome }).expect(200);
+  // Signed in as the operator: the panel's own token key in this tab, before the page loads.
+  await page.addInitScript(`sessionStorage.setItem('hub.painel.token', ${JSON.stringify(ctx().todas)})`);
+  await page.goto(`${hub.gatewayUrl}/painel/aplicativos`);
+  await page.getByRole('button', { name: `Link do portal de ${nome}` }).click();
+  const campo = page.getByRole('textbox', { name: /^Link \(vale até/ });
+  const url = await campo.inputValue();
+  expect(url).toMatch(/\/portal\/#token=portal_/);
+  await check('painel-aplicativos-link-do-portal');
+  await page.goto(`${hub.gatewayUrl}/portal/${url.slice(url.indexOf('#'))}`);
+  await page.getByRole('heading', { level: 1, name: 'Assinaturas' }).waitFor();
+  await page.getByRole('table', { name: 'Assinaturas' }).getByText('https://recebedor.example/webhook').waitFor();
+  const linha = page
+    .getByRole('table', { name: 'Assinaturas' })
+    .getByRole('row')
+    .filter({ hasText: 'recebedor.example/webhook' });
+  await linha.getByRole('button', { name: /^Desativar/ }).click();
+  await linha.getByRole('button', { name: /^Ativar/ }).waitFor();
+  await page.goto(`${hub.gatewayUrl}/painel/assinaturas`);
+  const noPainel = page.getByRole('table', { name: 'Assinaturas' }).getByRole('row').filter({ hasText: nome });
+  await noPainel.getByText(`aplicativo ${s.assinante.client_id}`).waitFor();
+});

@@ -21,7 +21,7 @@ export function LinkDoPortal(props: { aplicativo: { id: string; nome: string } }
       />{' '}
       <Acao
         rotulo="Revogar links"
-        rotuloAcessivel={`Revogar os links do portal de ${props.aplicativo.nome}`}
+        rotuloAcessivel={`Revogar links do portal de ${props.aplicativo.nome}`}
         perigo
         confirmar="Todos os links do portal deste aplicativo deixam de funcionar."
         fazer={() => dados(cliente.DELETE('/aplicativo/{id}/portal', path))}
