@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { dados, type ItemDe } from '../api';
 import { useCarga } from '../carga';
 import { colunasDeTentativa, SITUACOES, Situacao } from '../telas/entregas';
-import { Acao, data, Estado, Paginacao, Tabela, Titulo } from '../ui';
+import { Acao, type Coluna, data, Estado, Paginacao, Tabela, Titulo } from '../ui';
 import { portal } from './sessao';
 
 type Entrega = ItemDe<'/entregas'>;
@@ -64,39 +64,7 @@ export function AbaEntregas() {
             <Tabela
               legenda="Entregas"
               itens={p.itens}
-              colunas={[
-                { rotulo: 'Criada em', valor: (e: Entrega) => data(e.criada_em) },
-                { rotulo: 'situacao', valor: (e) => <Situacao valor={e.situacao} /> },
-                { rotulo: 'Tipo', valor: (e) => `${e.tipo_de_evento_nome} v${e.versao_do_esquema}` },
-                { rotulo: 'entidade_id', valor: (e) => e.entidade_id },
-                {
-                  rotulo: 'Tentativas',
-                  valor: (e) =>
-                    `${e.tentativas_no_ciclo_atual}/${e.maximo_de_tentativas} (${e.quantidade_de_tentativas})`,
-                },
-                { rotulo: 'Último erro', valor: (e) => e.ultimo_erro ?? '—' },
-                {
-                  rotulo: 'Ações',
-                  valor: (e) => (
-                    <>
-                      <button
-                        type="button"
-                        aria-expanded={aberta === e.id}
-                        aria-label={`Tentativas da entrega de ${data(e.criada_em)}`}
-                        onClick={() => setAberta(aberta === e.id ? undefined : e.id)}
-                      >
-                        Tentativas
-                      </button>{' '}
-                      <Acao
-                        rotulo="Reenviar"
-                        rotuloAcessivel={`Reenviar a entrega de ${data(e.criada_em)}`}
-                        fazer={() => dados(portal.POST('/entregas/{id}/reenviar', { params: { path: { id: e.id } } }))}
-                        depois={() => setVersao((v) => v + 1)}
-                      />
-                    </>
-                  ),
-                },
-              ]}
+              colunas={colunasDaEntrega(aberta, setAberta, () => setVersao((v) => v + 1))}
             />
             <Paginacao pagina={p.pagina} tamanho={p.tamanho} total={p.total} ir={setPagina} />
             {aberta && (
@@ -110,4 +78,44 @@ export function AbaEntregas() {
       </Estado>
     </>
   );
+}
+
+/** A delivery's row: when, its state and attempts, and its actions (its attempts opened below, a resend). */
+function colunasDaEntrega(
+  aberta: string | undefined,
+  setAberta: (id: string | undefined) => void,
+  recarregar: () => void,
+): Coluna<Entrega>[] {
+  return [
+    { rotulo: 'Criada em', valor: (e: Entrega) => data(e.criada_em) },
+    { rotulo: 'situacao', valor: (e) => <Situacao valor={e.situacao} /> },
+    { rotulo: 'Tipo', valor: (e) => `${e.tipo_de_evento_nome} v${e.versao_do_esquema}` },
+    { rotulo: 'entidade_id', valor: (e) => e.entidade_id },
+    {
+      rotulo: 'Tentativas',
+      valor: (e) => `${e.tentativas_no_ciclo_atual}/${e.maximo_de_tentativas} (${e.quantidade_de_tentativas})`,
+    },
+    { rotulo: 'Último erro', valor: (e) => e.ultimo_erro ?? '—' },
+    {
+      rotulo: 'Ações',
+      valor: (e) => (
+        <>
+          <button
+            type="button"
+            aria-expanded={aberta === e.id}
+            aria-label={`Tentativas da entrega de ${data(e.criada_em)}`}
+            onClick={() => setAberta(aberta === e.id ? undefined : e.id)}
+          >
+            Tentativas
+          </button>{' '}
+          <Acao
+            rotulo="Reenviar"
+            rotuloAcessivel={`Reenviar a entrega de ${data(e.criada_em)}`}
+            fazer={() => dados(portal.POST('/entregas/{id}/reenviar', { params: { path: { id: e.id } } }))}
+            depois={recarregar}
+          />
+        </>
+      ),
+    },
+  ];
 }
