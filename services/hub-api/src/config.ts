@@ -101,11 +101,9 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'POST, PATCH and DELETE of /assinaturas (an application changing its own subscriptions) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
     ),
-  HUB_GATEWAY_URL: z
-    .url()
-    .default('http://localhost:8080')
-    .transform((url) => url.replace(/\/+$/, ''))
-    .describe("the gateway's public address: a link of POST /aplicativo/{id}/portal is {this}/portal/#token={token}"),
+  HUB_GATEWAY_URL: serviceUrlFromEnv('http://localhost:8080').describe(
+    "the gateway's public address: a link of POST /aplicativo/{id}/portal is {this}/portal/#token={token}",
+  ),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(

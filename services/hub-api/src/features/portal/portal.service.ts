@@ -11,7 +11,7 @@ export interface PortalDeps {
   db: DbClient;
   links: PortalRepository;
   aplicativos: Pick<AplicativosRepository, 'buscar'>;
-  /** The gateway's public address (HUB_GATEWAY_URL), without a trailing slash. */
+  /** The gateway's public address (HUB_GATEWAY_URL); a trailing slash is dropped. */
   gatewayUrl: string;
   relogio?: () => Date;
 }
@@ -31,6 +31,7 @@ const DIA_MS = 24 * 60 * 60 * 1000;
  * request, never remembered, so a revoked or expired one is refused on every replica at its next use.
  */
 export function portalService({ db, links, aplicativos, gatewayUrl, relogio = () => new Date() }: PortalDeps) {
+  const portalUrl = `${gatewayUrl.replace(/\/+$/, '')}/portal/`;
   async function exigirAplicativo(id: string, cliente: DbClient) {
     const aplicativo = await aplicativos.buscar(id, cliente);
     if (!aplicativo) throw notFound('application');
@@ -70,7 +71,7 @@ export function portalService({ db, links, aplicativos, gatewayUrl, relogio = ()
           tx,
         );
       });
-      return { url: `${gatewayUrl}/portal/#token=${token}`, token, expira_em: iso(expiraEm) };
+      return { url: `${portalUrl}#token=${token}`, token, expira_em: iso(expiraEm) };
     },
 
     /** Revokes every link of the application made so far; links made afterwards work. */
