@@ -24,6 +24,18 @@ export type ReproducaoCriar =
 /** A replay, with its progress (criadas, reenviadas, ignoradas). */
 export type Reproducao = paths['/assinaturas/{id}/reproduzir']['post']['responses'][202]['content']['application/json'];
 
+/** The body of POST /assinaturas: the panel's subscription without the subscriber (the caller is). */
+export type AssinaturaCriar = paths['/assinaturas']['post']['requestBody']['content']['application/json'];
+/** The body of PATCH /assinaturas/{id}: what changes (url_de_destino, filtro, ativa, entrega_ordenada, formato…). */
+export type AssinaturaAtualizar = paths['/assinaturas/{id}']['patch']['requestBody']['content']['application/json'];
+/** One subscription of the application (POST /assinaturas, PATCH /assinaturas/{id}). */
+export type Assinatura = paths['/assinaturas']['post']['responses'][201]['content']['application/json'];
+/** A page of the active event types with their versions, schemas and example bodies (GET /tipos-de-evento). */
+export type PaginaDeTiposDeEvento = paths['/tipos-de-evento']['get']['responses'][200]['content']['application/json'];
+/** A subscription's last 24 hours and its destination's state (GET /assinaturas/{id}/saude). */
+export type SaudeDaAssinatura =
+  paths['/assinaturas/{id}/saude']['get']['responses'][200]['content']['application/json'];
+
 /** Gives the bearer token; called before every request (every retry too), so it may refresh it. */
 export type TokenProvider = () => string | Promise<string>;
 
@@ -90,11 +102,31 @@ export interface HubClient {
    * a replay asked twice creates nothing the second time, but it is another replay to follow.
    */
   reproduzirAssinatura(id: string, corpo: ReproducaoCriar, options?: { signal?: AbortSignal }): Promise<Reproducao>;
+  /**
+   * POST /assinaturas: subscribes the application of the token (every rule of the panel's applies).
+   * Like the writes below, retried only on 503 and on 429 muitas_requisicoes (after Retry-After);
+   * 429 limite_de_assinaturas (the subscriptions held) is thrown at once: waiting does not change it.
+   */
+  createAssinatura(assinatura: AssinaturaCriar, options?: { signal?: AbortSignal }): Promise<Assinatura>;
+  /** PATCH /assinaturas/{id}: changes one of the application's subscriptions (another's: HubError 404). */
+  updateAssinatura(id: string, mudanca: AssinaturaAtualizar, options?: { signal?: AbortSignal }): Promise<Assinatura>;
+  /** DELETE /assinaturas/{id}: deletes one of the application's subscriptions. */
+  deleteAssinatura(id: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /** GET /tipos-de-evento: the event types the application may subscribe to. */
+  listTiposDeEvento(
+    pagina?: { pagina?: number; tamanho?: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<PaginaDeTiposDeEvento>;
+  /** GET /assinaturas/{id}/saude: attempts and failures of 24 h, and the destination's circuit and latency. */
+  getSaudeDaAssinatura(id: string, options?: { signal?: AbortSignal }): Promise<SaudeDaAssinatura>;
 }
 
 const RETRIED = (status: number) => status === 429 || status >= 500;
 /** What a request that changes something retries when it may not repeat itself: the hub's "come back later". */
 const ONLY_WHEN_NOTHING_DONE = (status: number) => status === 429 || status === 503;
+
+/** Refusals that no wait changes, whatever their status. */
+const FINAL = new Set(['limite_de_assinaturas']);
 
 /** Retry-After in milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
@@ -140,7 +172,7 @@ export function createHubClient(options: HubClientOptions): HubClient {
         const { data, error, response } = await call();
         if (response.ok) return data as T;
         const problem = error && typeof error === 'object' ? (error as Partial<Problema>) : undefined;
-        if (!retried(response.status) || attempt >= retry.maxAttempts)
+        if (!retried(response.status) || FINAL.has(problem?.codigo ?? '') || attempt >= retry.maxAttempts)
           throw new HubError(response.status, problem, attempt);
         const after = retryAfterMs(response.headers.get('retry-after'));
         wait = after === undefined ? backoff(attempt) : Math.min(after, retry.maxRetryAfterMs);
@@ -191,6 +223,25 @@ export function createHubClient(options: HubClientOptions): HubClient {
         signal,
         false,
       );
+    },
+    createAssinatura(assinatura, { signal } = {}) {
+      return send(() => client.POST('/assinaturas', { body: assinatura, signal }), signal, false);
+    },
+    updateAssinatura(id, mudanca, { signal } = {}) {
+      return send(
+        () => client.PATCH('/assinaturas/{id}', { params: { path: { id } }, body: mudanca, signal }),
+        signal,
+        false,
+      );
+    },
+    async deleteAssinatura(id, { signal } = {}) {
+      await send(() => client.DELETE('/assinaturas/{id}', { params: { path: { id } }, signal }), signal, false);
+    },
+    listTiposDeEvento(query = {}, { signal } = {}) {
+      return send(() => client.GET('/tipos-de-evento', { params: { query }, signal }), signal);
+    },
+    getSaudeDaAssinatura(id, { signal } = {}) {
+      return send(() => client.GET('/assinaturas/{id}/saude', { params: { path: { id } }, signal }), signal);
     },
   };
 }

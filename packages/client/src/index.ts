@@ -1,5 +1,8 @@
 export {
   createHubClient,
+  type Assinatura,
+  type AssinaturaAtualizar,
+  type AssinaturaCriar,
   type Entrega,
   type Evento,
   type EventoCriar,
@@ -9,11 +12,13 @@ export {
   type HubClientOptions,
   type PaginaDeAssinaturas,
   type PaginaDeEntregas,
+  type PaginaDeTiposDeEvento,
   type Problema,
   type PublishOptions,
   type Reproducao,
   type ReproducaoCriar,
   type RetryOptions,
+  type SaudeDaAssinatura,
   type TokenProvider,
 } from './client.js';
 export { HubError, HubNetworkError } from './errors.js';

@@ -277,6 +277,20 @@ it('When every model is written and read through Prisma, then the migrated table
     },
   });
   expect(await db.outbox.findUniqueOrThrow({ where: { id: saida.id } })).toEqual(saida);
+  const link = await db.linkDoPortal.create({
+    data: {
+      id: uuidv7(),
+      aplicativoId: aplicativo.id,
+      tokenSha256: 'a'.repeat(64),
+      expiraEm: now,
+      revogadoEm: now,
+      criadoPeloEmail: 'ana@empresa.example',
+      criadoEm: now,
+    },
+  });
+  expect(await db.linkDoPortal.findUniqueOrThrow({ where: { tokenSha256: 'a'.repeat(64) } })).toEqual(link);
+  const autoria = { alteradaPorTipo: 'aplicativo', alteradaPor: 'loja', alteradaEm: now };
+  expect(await db.assinatura.update({ where: { id: assinatura.id }, data: autoria })).toMatchObject(autoria);
   const destino = await db.destino.create({
     data: { id: uuidv7(), origem: 'https://loja.example', limitePorSegundo: 50, criadoEm: now, atualizadoEm: now },
   });

@@ -85,6 +85,7 @@ export const ROUTE_TABLE: Record<UpstreamName, readonly string[]> = {
     '/esquema',
     '/assinatura',
     '/assinaturas',
+    '/tipos-de-evento',
     '/evento',
     '/eventos',
     '/evento-recusado',

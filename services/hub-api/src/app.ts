@@ -4,15 +4,13 @@ import type { SqlPool } from '@hub/database';
 import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
-import { aplicativoRegistrado, userOrApplication } from './auth/usuario-ou-aplicativo';
+import { userOrApplication } from './auth/usuario-ou-aplicativo';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
 import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
-import { assinanteRoutes } from './features/assinante/assinante.routes';
-import { assinanteService } from './features/assinante/assinante.service';
 import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
 import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
@@ -28,7 +26,7 @@ import { reprocessamentoRepository } from './features/reprocessamento/reprocessa
 import { reprocessamentoRoutes } from './features/reprocessamento/reprocessamento.routes';
 import { reprocessamentoService } from './features/reprocessamento/reprocessamento.service';
 import { reproducaoRepository } from './features/reproducao/reproducao.repository';
-import { reproducaoDoAssinanteRoutes, reproducaoRoutes } from './features/reproducao/reproducao.routes';
+import { reproducaoRoutes } from './features/reproducao/reproducao.routes';
 import { reproducaoService } from './features/reproducao/reproducao.service';
 import { eventosRepository } from './features/eventos/eventos.repository';
 import { eventosRoutes } from './features/eventos/eventos.routes';
@@ -59,6 +57,7 @@ import { compilarComLimite } from './validation/compilacao';
 import { criarMetricas, type MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
+import { noPoolDosAplicativos, rotasDoAssinante } from './rotas-do-assinante';
 import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
@@ -110,6 +109,11 @@ export interface HubApiAppDeps {
   publicacoesPorMinuto?: number;
   /** POST /entregas/{id}/reenviar per application and minute in this instance; one more is 429 (default 600). */
   reenviosPorMinuto?: number;
+  /** HUB_ASSINATURAS_POR_APLICATIVO (default 100), HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO (default 60). */
+  assinaturasPorAplicativo?: number;
+  alteracoesDeAssinaturasPorMinuto?: number;
+  /** HUB_GATEWAY_URL: where the portal links point. */
+  gatewayUrl?: string;
   /**
    * The connections of those requests (`db` unless given): a pool of their own, so that reads of a
    * subscribing application waiting on the database never take the panel's, readiness' or
@@ -196,30 +200,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     repo: entregasRepository(deps.db),
     leitura: entregasRepository(leitura),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
-  });
-  /**
-   * The same services on the subscribing applications' own pool (`dbDeAplicativos`): their reads
-   * and resends waiting on the database never hold the connections of the panel, of readiness or
-   * of publication's lookups. Only reads and the resend are used there (nothing of the registry is
-   * written, so its caches need no word).
-   */
-  const noPoolDosAplicativos = (db: Db) => {
-    const dono = assinaturasRepository(db);
-    return {
-      entregas: entregasService({
-        db,
-        repo: entregasRepository(db),
-        aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
-      }),
-      assinaturas: assinaturasService({ ...depsDeAssinaturas, db, assinaturas: dono }),
-      donoDaAssinatura: dono,
-    };
-  };
-
-  const aplicativo = aplicativoRegistrado(guards, casos.registro.aplicativos);
-  const admissaoDosAplicativos = admission({
-    what: 'requests of applications to /entregas and /assinaturas',
-    max: deps.consultasDeAplicativosEmAndamento ?? 200,
   });
   const reproducoes = reproducaoService({
     repo: reproducaoRepository(deps.db),
@@ -311,31 +291,26 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         guards,
       }),
       entregasRoutes({ service: servicoDeEntregas, guards }),
-      assinanteRoutes({
-        service: assinanteService(
-          deps.dbDeAplicativos
-            ? noPoolDosAplicativos(deps.dbDeAplicativos)
-            : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
-        ),
-        aplicativo,
-        admission: admissaoDosAplicativos,
-        reenvios: rateLimitPerApplication({
-          policy: 'reenvio',
-          perMinute: deps.reenviosPorMinuto ?? 600,
-          what: 'resends',
-        }),
+      ...rotasDoAssinante({
+        db: deps.db,
+        dbDeAplicativos: deps.dbDeAplicativos ?? deps.db,
+        guards,
+        registro: casos.registro,
+        aplicativos,
+        leituras: deps.dbDeAplicativos
+          ? noPoolDosAplicativos(deps.dbDeAplicativos, depsDeAssinaturas, () => deps.conciliacao.agendar())
+          : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
+        assinaturas: servicoDeAssinaturas,
+        gatewayUrl: deps.gatewayUrl ?? 'http://localhost:8080',
+        relogio: deps.relogio,
+        consultasEmAndamento: deps.consultasDeAplicativosEmAndamento ?? 200,
+        reenviosPorMinuto: deps.reenviosPorMinuto ?? 600,
+        assinaturasPorAplicativo: deps.assinaturasPorAplicativo ?? 100,
+        alteracoesPorMinuto: deps.alteracoesDeAssinaturasPorMinuto ?? 60,
+        reproducoes,
+        reproducoesPorMinuto: deps.reproducoesPorMinuto ?? 10,
       }),
       reproducaoRoutes({ service: reproducoes, guards }),
-      reproducaoDoAssinanteRoutes({
-        service: reproducoes,
-        aplicativo,
-        admission: admissaoDosAplicativos,
-        orcamento: rateLimitPerApplication({
-          policy: 'reproducao',
-          perMinute: deps.reproducoesPorMinuto ?? 10,
-          what: 'replays',
-        }),
-      }),
       reprocessamentoRoutes({
         service: reprocessamentoService({
           db: deps.db,

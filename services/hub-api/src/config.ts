@@ -94,6 +94,26 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'POST /entregas/{id}/reenviar (a subscribing application resending its own delivery) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
     ),
+  HUB_ASSINATURAS_POR_APLICATIVO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(100)
+    .describe(
+      'subscriptions (not deleted) an application may hold when it makes its own (POST /assinaturas, its token or its portal); one more is answered 429 limite_de_assinaturas. Subscriptions made in the panel count, but the panel is not bound by it',
+    ),
+  HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(60)
+    .describe(
+      'POST, PATCH and DELETE of /assinaturas (an application changing its own subscriptions) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
+    ),
+  HUB_GATEWAY_URL: serviceUrlFromEnv('http://localhost:8080').describe(
+    "the gateway's public address: a link of POST /aplicativo/{id}/portal is {this}/portal/#token={token}",
+  ),
   OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe('how often the outbox relay looks without a notification'),
   OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows (delivery jobs) are kept'),
   HUB_SIGNING_KEYS_RELOAD: durationFromEnv('5s').describe(

@@ -14,6 +14,7 @@ const deployed = {
   IDENTITY_ISSUER: 'https://id.example.com',
   HUB_DATABASE_URL: 'postgresql://hub@db.internal:5432/hub_events',
   ACCESS_URL: 'http://access.internal:8081',
+  HUB_GATEWAY_URL: 'https://hub.example.com',
 };
 
 describe('hub-api configuration', () => {
@@ -75,7 +76,7 @@ describe('hub-api configuration', () => {
   });
 
   it.each(['SANDBOX', 'PRODUCTION'])(
-    'When HUB_AMBIENTE is %s and nothing is set, then the start is refused naming RABBITMQ_URL, the identity URLs, the database and the access service',
+    'When HUB_AMBIENTE is %s and nothing is set, then the start is refused naming RABBITMQ_URL, the identity URLs, the database, the access service and the gateway',
     (ambiente) => {
       const refusal = configRefusal(() => loadConfig(hubApiConfig, { HUB_AMBIENTE: ambiente }));
       expect(requiredIn(refusal)).toEqual(Object.keys(deployed).sort());

@@ -75,6 +75,8 @@ export class ErroDaApi extends Error {
   /** What a person reads: for a 403, the permission that is missing. */
   get texto(): string {
     const { status, detail, codigo } = this.problema;
+    // An application's refusal (the subscribers' portal): switched off or unknown to the hub, not a permission.
+    if (status === 403 && codigo.startsWith('aplicativo_')) return `${detail} (403 ${codigo})`;
     if (status === 403) return `Sem permissão (403): falta ${permissaoDe(this.metodo, this.caminho)}. ${detail}`;
     if (status === 0) return `Sem resposta do gateway: ${detail}`;
     return `${detail} (${status} ${codigo})`;

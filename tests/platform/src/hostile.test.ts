@@ -36,8 +36,13 @@ beforeAll(async () => {
       },
       // Logging in stamps ultimo_login_em; within a day it is stamped once, before the fingerprints.
       access: { ACCESS_LOGIN_TOUCH_INTERVAL: '1d' },
-      // hub-api's own budget of an application's replays (10 a minute) would refuse the sweep's cases unread.
-      'hub-api': { HUB_REPRODUCOES_POR_MINUTO: '1000000' },
+      // Nor by hub-api's budgets of an application's replays (10 a minute) and of its own subscriptions
+      // (every hostile value must reach validation).
+      'hub-api': {
+        HUB_REPRODUCOES_POR_MINUTO: '1000000',
+        HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO: '10000000',
+        HUB_ASSINATURAS_POR_APLICATIVO: '100000',
+      },
     },
   });
   const response = await api<OpenApiDocument>(platform.gatewayUrl, undefined, 'GET', '/openapi.json');
@@ -56,8 +61,8 @@ afterAll(async () => {
   }
 }, 60_000);
 
-/** Application routes (/eventos, and the subscriber's /entregas and /assinaturas) take an application token; the rest a master's. */
-const APLICATIVO = /^\/(eventos|entregas|assinaturas)(\/|$)/;
+/** Application routes (/eventos, and the subscriber's /entregas, /assinaturas and /tipos-de-evento) take an application token; the rest a master's. */
+const APLICATIVO = /^\/(eventos|entregas|assinaturas|tipos-de-evento)(\/|$)/;
 const tokenFor = (operation: Operation) =>
   !operation.authenticated ? undefined : APLICATIVO.test(operation.path) ? callers.application : callers.master;
 

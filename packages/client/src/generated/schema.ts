@@ -1174,7 +1174,7 @@ export interface paths {
         };
         /**
          * The deliveries of the subscriptions of the application of the token, newest first, a page at a time; every filter given must match (an assinatura_id not its own: 404)
-         * @description Requires: the token of a registered, active application
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
          */
         get: operations["listarEntregasDoAplicativo"];
         put?: never;
@@ -1194,7 +1194,7 @@ export interface paths {
         };
         /**
          * One delivery of the application of the token, with every attempt made, oldest first
-         * @description Requires: the token of a registered, active application
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
          */
         get: operations["obterEntregaDoAplicativo"];
         put?: never;
@@ -1216,7 +1216,7 @@ export interface paths {
         put?: never;
         /**
          * A new cycle for one delivery of the application of the token (concluida, fila_de_erro or cancelada), as the panel’s resend: pendente, tentativas_no_ciclo_atual 0, its job queued
-         * @description Requires: the token of a registered, active application
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
          */
         post: operations["reenviarEntregaDoAplicativo"];
         delete?: never;
@@ -1234,12 +1234,144 @@ export interface paths {
         };
         /**
          * The subscriptions of the application of the token, by type name and version, a page at a time
-         * @description Requires: the token of a registered, active application
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
          */
         get: operations["listarAssinaturasDoAplicativo"];
         put?: never;
+        /**
+         * Subscribe the application of the token to an active type and a schema version at a URL, as the panel’s POST /assinatura with the caller as subscriber
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        post: operations["criarAssinaturaDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of the application’s subscriptions: its deliveries waiting or in the error queue are cancelled, as the panel’s DELETE /assinatura/{id}
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        delete: operations["excluirAssinaturaDoAplicativo"];
+        options?: never;
+        head?: never;
+        /**
+         * Change one of the application’s subscriptions (URL, filter, active, ordered, formato, attempts), as the panel’s PATCH /assinatura/{id}
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        patch: operations["atualizarAssinaturaDoAplicativo"];
+        trace?: never;
+    };
+    "/tipos-de-evento": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event types any application may subscribe to: the active ones by name, with their versions switched on, each with its JSON Schema and an example delivery body
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        get: operations["listarTiposDeEventoOferecidos"];
+        put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas/{id}/saude": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The health of one of the application’s subscriptions: its attempts and failures of the last 24 hours, and its destination’s circuit, pause and p50/p99 latency
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        get: operations["obterSaudeDaAssinaturaDoAplicativo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas/testar-filtro": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a content filter matches the delivery body { entidade_id, dados }, as the panel’s POST /assinatura/testar-filtro (nothing is written; a null filter matches)
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        post: operations["testarFiltroDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assinaturas/{id}/reproduzir": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay, to a subscription of the application of the token, the stored events received in [desde, ate] that its filter takes, as the panel’s replay does
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        post: operations["reproduzirAssinaturaDoAplicativo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/aplicativo/{id}/portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link to the subscribers' portal for the application: its token opens the application's subscriber routes (not POST /eventos, no panel route) until expira_em (at most 24 h, 1 h by default) or a revocation
+         * @description Requires: monitoramento.editar
+         */
+        post: operations["criarLinkDoPortal"];
+        /**
+         * Revoke every link to the subscribers' portal made so far for the application: their tokens are refused (401) on every instance from the next request
+         * @description Requires: monitoramento.editar
+         */
+        delete: operations["revogarLinksDoPortal"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1319,26 +1451,6 @@ export interface paths {
          * @description Requires: monitoramento.criar
          */
         post: operations["cancelarReproducao"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/assinaturas/{id}/reproduzir": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replay, to a subscription of the application of the token, the stored events received in [desde, ate] that its filter takes, as the panel’s replay does
-         * @description Requires: the token of a registered, active application
-         */
-        post: operations["reproduzirAssinaturaDoAplicativo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5789,6 +5901,12 @@ export interface operations {
                             } | null;
                             criado_em: string;
                             atualizado_em: string;
+                            /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                            alterada_por_tipo: ("aplicativo" | "operador") | null;
+                            /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                            alterada_por: string | null;
+                            /** @description when the last change was made */
+                            alterada_em: string | null;
                         }[];
                         pagina: number;
                         tamanho: number;
@@ -5910,6 +6028,12 @@ export interface operations {
                         } | null;
                         criado_em: string;
                         atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
                     };
                 };
             };
@@ -6012,6 +6136,12 @@ export interface operations {
                         } | null;
                         criado_em: string;
                         atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
                     }[];
                 };
             };
@@ -6267,6 +6397,12 @@ export interface operations {
                         } | null;
                         criado_em: string;
                         atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
                     };
                 };
             };
@@ -6436,6 +6572,12 @@ export interface operations {
                         } | null;
                         criado_em: string;
                         atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
                     };
                 };
             };
@@ -9122,6 +9264,12 @@ export interface operations {
                             } | null;
                             criado_em: string;
                             atualizado_em: string;
+                            /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                            alterada_por_tipo: ("aplicativo" | "operador") | null;
+                            /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                            alterada_por: string | null;
+                            /** @description when the last change was made */
+                            alterada_em: string | null;
                         }[];
                         pagina: number;
                         tamanho: number;
@@ -9176,6 +9324,939 @@ export interface operations {
             };
             /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of these requests under way; nothing was done, send it again after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    tipo_de_evento_id: string;
+                    versao_do_esquema: number;
+                    /** Format: uri */
+                    url_de_destino: string;
+                    /** @default 8 */
+                    maximo_de_tentativas?: number;
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters, at most 512 instructions once compiled, at most 4 in a filter). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity)
+                     * @default false
+                     */
+                    entrega_ordenada?: boolean;
+                    /**
+                     * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                     * @default standard-webhooks
+                     * @enum {string}
+                     */
+                    formato?: "standard-webhooks" | "cloudevents";
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
+                        ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description assinatura_duplicada: the application already subscribes to this type and version at this URL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule or names another field (aplicativo_assinante_id included: the subscriber is the caller), the filter is invalid (filtro_invalido), the type is switched off (tipo_de_evento_inativo) or missing, the version is missing, or the destination is refused (destino_proibido, destino_nao_resolvido, https_obrigatorio) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO changes this minute from the application, in this instance (Retry-After); limite_de_assinaturas: it holds HUB_ASSINATURAS_POR_APLICATIVO subscriptions already */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    excluirAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO changes this minute from the application, in this instance (Retry-After); limite_de_assinaturas: it holds HUB_ASSINATURAS_POR_APLICATIVO subscriptions already */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    atualizarAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url_de_destino?: string | null;
+                    ativa?: boolean | null;
+                    maximo_de_tentativas?: number | null;
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters, at most 512 instructions once compiled, at most 4 in a filter). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro?: {
+                        [key: string]: unknown;
+                    } | null;
+                    entrega_ordenada?: boolean | null;
+                    formato?: ("standard-webhooks" | "cloudevents") | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        aplicativo_assinante_id: string;
+                        aplicativo_assinante_nome: string;
+                        tipo_de_evento_id: string;
+                        tipo_de_evento_nome: string;
+                        versao_do_esquema: number;
+                        url_de_destino: string;
+                        maximo_de_tentativas: number;
+                        /** @description deliveries of one entidade_id attempted one at a time, in the order their events were accepted; each delivery body carries sequencia (1, 2, 3… per entity) */
+                        entrega_ordenada: boolean;
+                        /**
+                         * @description standard-webhooks (the hub's delivery body, application/json) or cloudevents (the CloudEvents 1.0 structured-mode body, application/cloudevents+json); both signed with the same Standard Webhooks headers
+                         * @enum {string}
+                         */
+                        formato: "standard-webhooks" | "cloudevents";
+                        ativa: boolean;
+                        /** @description The content filter (null: every event); see POST /assinatura. */
+                        filtro: {
+                            [key: string]: unknown;
+                        } | null;
+                        criado_em: string;
+                        atualizado_em: string;
+                        /** @description who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded */
+                        alterada_por_tipo: ("aplicativo" | "operador") | null;
+                        /** @description the application's client_id, or the operator's e-mail (not shown to applications: null there) */
+                        alterada_por: string | null;
+                        /** @description when the last change was made */
+                        alterada_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s (tipo_de_token_invalido: a panel user’s token) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description assinatura_duplicada: the application already subscribes to this type and version at this URL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule or names another field (aplicativo_assinante_id included: the subscriber is the caller), the filter is invalid (filtro_invalido), the type is switched off (tipo_de_evento_inativo) or missing, the version is missing, or the destination is refused (destino_proibido, destino_nao_resolvido, https_obrigatorio) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO changes this minute from the application, in this instance (Retry-After); limite_de_assinaturas: it holds HUB_ASSINATURAS_POR_APLICATIVO subscriptions already */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    listarTiposDeEventoOferecidos: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 100 as 100 */
+                tamanho?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            nome: string;
+                            descricao: string | null;
+                            /** @description its schema versions that are switched on, oldest first */
+                            versoes: {
+                                versao: number;
+                                descricao: string | null;
+                                /** @description the JSON Schema the dados of this version satisfy */
+                                esquema: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description an example delivery body of this version (Standard Webhooks formato), its dados made from the schema: an illustration, not guaranteed valid against every keyword */
+                                exemplo: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    obterSaudeDaAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        assinatura_id: string;
+                        /** @description the start of the window: 24 hours before the answer */
+                        desde: string;
+                        /** @description the subscription's attempts started since desde */
+                        tentativas_nas_ultimas_24_horas: number;
+                        /** @description those that failed (a status outside 2xx, or no answer) */
+                        falhas_nas_ultimas_24_horas: number;
+                        /** @description the destination (origin of url_de_destino) as the delivery workers see it; null before its first delivery */
+                        destino: {
+                            origem: string;
+                            /**
+                             * @description the circuit breaker of the destination: fechado, aberto or meio_aberto
+                             * @enum {string}
+                             */
+                            circuito: "fechado" | "aberto" | "meio_aberto";
+                            /** @description an operator holds its deliveries */
+                            pausado: boolean;
+                            /** @description median duration of the destination's attempts since desde (every subscription at its origin), an upper bound of its bucket; null without attempts */
+                            latencia_p50_ms: number | null;
+                            /** @description 99th percentile, as latencia_p50_ms */
+                            latencia_p99_ms: number | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    testarFiltroDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A content filter: only events whose delivery body it matches are delivered to the subscription (null: every event). Keys are dotted paths into the body (dados.cliente.uf, entidade_id, tipo; a name of digits indexes an array) or the combinators $and, $or (non-empty arrays of filters) and $not (a filter). A path's value is a literal (deep equality; an object with keys all starting with $ is operators instead) or operators: $eq, $ne, $gt, $gte, $lt, $lte (numbers with numbers, strings with strings), $in, $nin (at most 100 literals), $exists (boolean), $regex (RE2, found anywhere in a string, at most 256 characters, at most 512 instructions once compiled, at most 4 in a filter). A missing path matches only $exists: false, $ne and $nin. At most 4096 bytes of JSON, 8 levels, 64 conditions; anything else is 422 filtro_invalido with the caminho of the offending part. */
+                    filtro: {
+                        [key: string]: unknown;
+                    } | null;
+                    dados: JsonValue;
+                    entidade_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whether the filter matches the body { entidade_id, dados } */
+                        corresponde: boolean;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s or a portal link’s */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub (aplicativo_nao_registrado) or is switched off (aplicativo_inativo) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule, or the filter is invalid (filtro_invalido, with its caminho) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reproduzirAssinaturaDoAplicativo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description first instant of receipt (recebido_em) replayed, inclusive
+                     */
+                    desde: string;
+                    /**
+                     * Format: date-time
+                     * @description last instant of receipt replayed, inclusive; not before desde
+                     */
+                    ate: string;
+                    /** @description true: an event that already has a delivery to the subscription gets a new cycle of it (same webhook-id); false (default): it is left alone */
+                    incluir_entregues?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        assinatura_id: string;
+                        desde: string;
+                        ate: string;
+                        incluir_entregues: boolean;
+                        /** @enum {string} */
+                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                        quantidade_de_eventos: number;
+                        /** @description events that had no delivery to the subscription and got one */
+                        criadas: number;
+                        /** @description events whose delivery started a new cycle (incluir_entregues) */
+                        reenviadas: number;
+                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                        ignoradas: number;
+                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                        solicitada_por: string;
+                        criada_em: string;
+                        /** @description when it ended, concluded or cancelled */
+                        concluida_em: string | null;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub or is switched off */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description assinatura_inativa: the subscription is switched off or deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the body breaks a rule (desde after ate, not RFC 3339, an unknown field), or reproducao_grande_demais: the range holds more than REPLAY_MAX_EVENTS stored events */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description muitas_requisicoes: more than HUB_REPRODUCOES_POR_MINUTO replays this minute from the application, in this instance; nothing was done, send it again after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    criarLinkDoPortal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description when the link stops opening the portal: RFC 3339, after now and at most 24 h ahead; 1 h ahead unless given */
+                    expira_em?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the portal's page with the token in the fragment: {gateway}/portal/#token={token} */
+                        url: string;
+                        /** @description opens the subscriber routes of the application, sent as Authorization: Bearer {token}; shown once, only its SHA-256 is kept */
+                        token: string;
+                        expira_em: string;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description aplicativo_inativo: the application is switched off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description expira_em_invalido: expira_em is not after now or is more than 24 hours ahead; or the body has another field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    revogarLinksDoPortal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success, empty body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description inactive access or missing permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9572,129 +10653,6 @@ export interface operations {
             };
             /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
             422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-        };
-    };
-    reproduzirAssinaturaDoAplicativo: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * Format: date-time
-                     * @description first instant of receipt (recebido_em) replayed, inclusive
-                     */
-                    desde: string;
-                    /**
-                     * Format: date-time
-                     * @description last instant of receipt replayed, inclusive; not before desde
-                     */
-                    ate: string;
-                    /** @description true: an event that already has a delivery to the subscription gets a new cycle of it (same webhook-id); false (default): it is left alone */
-                    incluir_entregues?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description success */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        id: string;
-                        assinatura_id: string;
-                        desde: string;
-                        ate: string;
-                        incluir_entregues: boolean;
-                        /** @enum {string} */
-                        situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
-                        /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
-                        quantidade_de_eventos: number;
-                        /** @description events that had no delivery to the subscription and got one */
-                        criadas: number;
-                        /** @description events whose delivery started a new cycle (incluir_entregues) */
-                        reenviadas: number;
-                        /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
-                        ignoradas: number;
-                        /** @description the panel user’s e-mail, or the client_id of the application that asked */
-                        solicitada_por: string;
-                        criada_em: string;
-                        /** @description when it ended, concluded or cancelled */
-                        concluida_em: string | null;
-                    };
-                };
-            };
-            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description the application of the token is not registered in the hub or is switched off */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description no such subscription among the application’s own (another application’s is not found either) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description assinatura_inativa: the subscription is switched off or deleted */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description the body breaks a rule (desde after ate, not RFC 3339, an unknown field), or reproducao_grande_demais: the range holds more than REPLAY_MAX_EVENTS stored events */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problema"];
-                };
-            };
-            /** @description muitas_requisicoes: more than HUB_REPRODUCOES_POR_MINUTO replays this minute from the application, in this instance; nothing was done, send it again after Retry-After */
-            429: {
                 headers: {
                     [name: string]: unknown;
                 };

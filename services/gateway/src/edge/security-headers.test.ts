@@ -43,8 +43,8 @@ describe('security headers of the gateway', () => {
     expect(API_POLICY).toBe("default-src 'none'; frame-ancestors 'none'");
   });
 
-  it("When /painel is asked, then the panel's policy: scripts, styles and requests from the gateway itself only, no inline script, never framed", async () => {
-    for (const path of ['/painel/', '/painel/eventos', '/painel/ambiente.json']) {
+  it("When /painel or /portal is asked, then the panel's policy: scripts, styles and requests from the gateway itself only, no inline script, never framed", async () => {
+    for (const path of ['/painel/', '/painel/eventos', '/painel/ambiente.json', '/portal/', '/portal/assinaturas']) {
       const answer = await request(gateway.url).get(path);
       expect(answer.headers).toMatchObject({ 'content-security-policy': PANEL_POLICY, ...common });
     }

@@ -25,7 +25,9 @@ export const PANEL_POLICY = [
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 
-const isPanel = (path: string) => path === '/painel' || path.startsWith('/painel/');
+/** The panel's pages and assets, and the subscribers' portal (a page of the same build): one policy. */
+const isPanel = (path: string) =>
+  path === '/painel' || path.startsWith('/painel/') || path === '/portal' || path.startsWith('/portal/');
 
 /**
  * Headers every answer of the gateway carries, its own and the services' alike: a

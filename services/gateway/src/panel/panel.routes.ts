@@ -30,7 +30,7 @@ const notBuilt = () =>
   );
 
 /**
- * The panel at /painel/: hashed assets cached for a year, every other path answered with index.html
+ * The panel at /painel/ and the subscribers' portal at /portal/: hashed assets cached for a year, every other path answered with index.html
  * (the app routes deep links itself, never cached). In LOCALHOST, POST /painel/entrar asks
  * identity-dev for a user token on the panel's behalf, so the browser talks to one origin only. Never
  * elsewhere: it hands anyone who reaches the gateway a token for any e-mail, master included; in
@@ -39,6 +39,7 @@ const notBuilt = () =>
 export function panelRouter({ dir = PANEL_DIST, ambiente, identityTokenUrl }: PanelOptions): Router {
   const router = Router();
   const index = path.join(dir, 'index.html');
+  const portal = path.join(dir, 'portal.html');
   const signIn = ambiente === 'LOCALHOST' && identityTokenUrl !== undefined;
 
   // Not strict routing: '/painel' matches '/painel/' too, which must not redirect to itself.
@@ -75,6 +76,13 @@ export function panelRouter({ dir = PANEL_DIST, ambiente, identityTokenUrl }: Pa
   router.get('/painel/{*rota}', (_req, res) => {
     if (!existsSync(index)) throw notBuilt();
     res.set('cache-control', 'no-cache').sendFile(index);
+  });
+  // The subscribers' portal: a second page of the same build (its assets under /painel/assets). Its
+  // token travels in the fragment, which never reaches this server.
+  router.get('/portal', (req, res, next) => (req.path === '/portal' ? res.redirect(301, '/portal/') : next()));
+  router.get(['/portal/', '/portal/{*rota}'], (_req, res) => {
+    if (!existsSync(portal)) throw notBuilt();
+    res.set('cache-control', 'no-cache').sendFile(portal);
   });
   return router;
 }

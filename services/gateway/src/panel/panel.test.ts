@@ -35,6 +35,10 @@ describe('the panel at /painel/', () => {
     empty = await mkdtemp(path.join(tmpdir(), 'panel-empty-'));
     await mkdir(path.join(built, 'assets'));
     await writeFile(path.join(built, 'index.html'), '<!doctype html><title>Painel</title><div id="app"></div>');
+    await writeFile(
+      path.join(built, 'portal.html'),
+      '<!doctype html><title>Portal do assinante</title><div id="app"></div>',
+    );
     await writeFile(path.join(built, 'assets', 'index-AbC123.js'), 'console.log("painel")');
     identity = await startTestIdentity();
   });
@@ -54,6 +58,19 @@ describe('the panel at /painel/', () => {
       expect(response.headers['cache-control']).toBe('no-cache');
     }
     await request(url).get('/painel').expect(301).expect('location', '/painel/');
+  });
+
+  it('When the portal is asked, then /portal/ and any path under it answer portal.html, never cached; /portal redirects', async () => {
+    const url = await started({ dir: built, ambiente: 'LOCALHOST' });
+    for (const route of ['/portal/', '/portal/assinaturas']) {
+      const response = await request(url).get(route).expect(200);
+      expect(response.type).toBe('text/html');
+      expect(response.text).toContain('<title>Portal do assinante</title>');
+      expect(response.headers['cache-control']).toBe('no-cache');
+    }
+    await request(url).get('/portal').expect(301).expect('location', '/portal/');
+    const naoConstruido = await started({ dir: empty, ambiente: 'LOCALHOST' });
+    expect((await request(naoConstruido).get('/portal/')).body.codigo).toBe('painel_nao_construido');
   });
 
   it('When a hashed asset is asked, then it is cached for a year; a missing one is a 404 problem, not the page', async () => {

@@ -1,6 +1,6 @@
 import { type AccessResolver, bearerToken, type Guarded, type Guards, type TokenVerifier } from '@hub/auth';
 import { forbidden } from '@hub/http';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AplicativosRepository } from '../features/aplicativos/aplicativos.repository';
 
 /** The `typ` a token claims, read without trusting it: it only picks which check runs. */
@@ -64,14 +64,41 @@ export interface AplicativosPorClientId {
   buscarPorClientId(clientId: string): Promise<(AplicativoDoToken & { id: string }) | null>;
 }
 
+/** Looks up a portal token (features/portal): the application it opens now, or a 401. */
+export interface VerificadorDoPortal {
+  ehDoPortal(token: string): boolean;
+  verificar(token: string): Promise<AplicativoDoToken & { clientId: string }>;
+}
+
 /**
  * The token of a registered, active application (401 for any other token, a panel user's included;
- * 403 when the application is unknown to the hub or switched off). The application's id is then
- * `aplicativoDaRequisicao(res)`.
+ * 403 when the application is unknown to the hub or switched off), or, with `portal`, a portal
+ * link's token, which stands for its application on these routes only. The application's id is
+ * then `aplicativoDaRequisicao(res)`, and `req.aplicativo.sub` its client_id, which the budgets per
+ * application count (a portal's requests count as the application's).
  */
-export function aplicativoRegistrado(guards: Guards, aplicativos: AplicativosPorClientId): Guarded {
+export function aplicativoRegistrado(
+  guards: Guards,
+  aplicativos: AplicativosPorClientId,
+  portal?: VerificadorDoPortal,
+): Guarded {
   const token = guards.application();
+  const [autenticar] = token.guards;
+  /** The identity service's application token, as every application route checks it. */
+  const doAplicativo = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) => {
+      Promise.resolve(autenticar!(req, res, (erro?: unknown) => (erro ? reject(erro) : resolve()))).catch(reject);
+    });
   const registrado: RequestHandler = async (req, res, next) => {
+    const bearer = bearerToken(req.headers.authorization);
+    if (portal?.ehDoPortal(bearer)) {
+      const aplicativo = await portal.verificar(bearer);
+      exigirAtivo(aplicativo, aplicativo.clientId);
+      req.aplicativo = { sub: aplicativo.clientId, typ: 'aplicativo' };
+      res.locals.aplicativoId = aplicativo.id;
+      return next();
+    }
+    await doAplicativo(req, res);
     const clientId = req.aplicativo!.sub;
     const aplicativo = exigirRegistrado(await aplicativos.buscarPorClientId(clientId), clientId);
     exigirAtivo(aplicativo, clientId);
@@ -80,8 +107,10 @@ export function aplicativoRegistrado(guards: Guards, aplicativos: AplicativosPor
   };
   return {
     ...token,
-    guards: [...token.guards, registrado],
-    permission: 'the token of a registered, active application',
+    guards: [registrado],
+    permission: portal
+      ? "the token of a registered, active application, or of a link to the subscribers' portal of one"
+      : 'the token of a registered, active application',
   };
 }
 

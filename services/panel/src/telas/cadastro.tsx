@@ -8,6 +8,7 @@ import { AlternarAtivo, data, Estado, simNao, Tabela, Titulo } from '../ui';
 import { Link } from '../rota';
 import { EscolherNaLinha } from './escolha';
 import { ResumoDoFiltro, TestarFiltro } from './filtro';
+import { AlteradaPor, LinkDoPortal } from './portal-link';
 
 const COMPATIBILIDADES = ['none', 'backward', 'forward', 'full'] as const;
 const FORMATOS = ['standard-webhooks', 'cloudevents'] as const;
@@ -42,14 +43,17 @@ export function TelaAplicativos(props: { permite: Permite }) {
             rotulo: 'Ações',
             valor: (a) =>
               props.permite.editar && (
-                <AlternarAtivo
-                  ativo={a.ativo}
-                  nome={a.nome}
-                  alternar={(ativo) =>
-                    dados(cliente.PATCH('/aplicativo/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
-                  }
-                  depois={recarregar}
-                />
+                <>
+                  <AlternarAtivo
+                    ativo={a.ativo}
+                    nome={a.nome}
+                    alternar={(ativo) =>
+                      dados(cliente.PATCH('/aplicativo/{id}', { params: { path: { id: a.id } }, body: { ativo } }))
+                    }
+                    depois={recarregar}
+                  />{' '}
+                  <LinkDoPortal aplicativo={a} />
+                </>
               ),
           },
         ]}
@@ -229,6 +233,7 @@ export function TelaAssinaturas(props: { permite: Permite }) {
             ),
           },
           { rotulo: 'ativa', valor: (a) => simNao(a.ativa) },
+          { rotulo: 'Alterada por', valor: (a) => <AlteradaPor assinatura={a} /> },
           {
             rotulo: 'Ações',
             valor: (a) => (

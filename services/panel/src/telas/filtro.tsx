@@ -3,7 +3,7 @@ import { type Corpo, cliente, dados, ErroDaApi, type ErroDeCampo, type Resposta 
 import { ErrosDeValidacao } from '../formulario';
 
 type Teste = Resposta<'/assinatura/testar-filtro', 'post'>;
-type Pedido = Corpo<'/assinatura/testar-filtro', 'post'>;
+export type Pedido = Corpo<'/assinatura/testar-filtro', 'post'>;
 type Resultado = Teste | { texto: string; erros: ErroDeCampo[] };
 
 /** The text of a JSON field (`caminho` its pointer in the body): empty is `vazio`; invalid JSON, an error at it. */
@@ -19,8 +19,9 @@ function lerJson(texto: string, caminho: string, vazio: unknown): { valor: unkno
 /**
  * The playground of POST /assinatura/testar-filtro, beside the subscription form: the filter being
  * typed there (`filtro`, its text; empty is no filter) against dados and an entidade_id typed here.
+ * `testar` sends the test (the subscribers' portal: POST /assinaturas/testar-filtro).
  */
-export function TestarFiltro(props: { filtro: string }) {
+export function TestarFiltro(props: { filtro: string; testar?: (body: Pedido) => Promise<Teste> }) {
   const [texto, setTexto] = useState('{}');
   const [entidade, setEntidade] = useState('');
   const [resultado, setResultado] = useState<Resultado>();
@@ -40,7 +41,9 @@ export function TestarFiltro(props: { filtro: string }) {
         dados: valor.valor as Pedido['dados'],
         ...(entidade.trim() ? { entidade_id: entidade.trim() } : {}),
       };
-      setResultado(await dados(cliente.POST('/assinatura/testar-filtro', { body })));
+      setResultado(
+        await (props.testar ? props.testar(body) : dados(cliente.POST('/assinatura/testar-filtro', { body }))),
+      );
     } catch (error) {
       if (!(error instanceof ErroDaApi)) throw error;
       setResultado({ texto: error.texto, erros: error.problema.erros ?? [] });

@@ -128,5 +128,7 @@ export async function createFixtures(
   }
   // The application subscribes to its own type: the event's delivery is one of its own (/entregas).
   if (fixtures.ids.entrega && !fixtures.ids.entregas) fixtures.ids.entregas = fixtures.ids.entrega;
+  // Its subscription is its own too (/assinaturas/{id}).
+  if (!fixtures.ids.assinaturas) fixtures.ids.assinaturas = assinatura.id;
   return { fixtures, callers };
 }

@@ -2,6 +2,7 @@ import { notFound } from '@hub/http';
 import type { AssinaturasRepository } from '../assinaturas/assinaturas.repository';
 import type { AssinaturasService } from '../assinaturas/assinaturas.service';
 import type { EntregasService } from '../entregas/entregas.service';
+import { paraOAssinante } from './proprias.service';
 
 export interface AssinanteDeps {
   /** The panel's services: the same reads, mapping and resend, narrowed to one application here. */
@@ -36,8 +37,9 @@ export function assinanteService({ entregas, assinaturas, donoDaAssinatura }: As
     reenviarEntrega: (aplicativoId: string, id: string, requestId: string | null) =>
       entregas.reenviar(id, requestId, { aplicativo_assinante_id: aplicativoId }),
 
-    listarAssinaturas(aplicativoId: string, { pagina, tamanho, ...filtro }: ListaDeAssinaturas) {
-      return assinaturas.listar({ ...filtro, aplicativo_assinante_id: aplicativoId }, { pagina, tamanho });
+    async listarAssinaturas(aplicativoId: string, { pagina, tamanho, ...filtro }: ListaDeAssinaturas) {
+      const lista = await assinaturas.listar({ ...filtro, aplicativo_assinante_id: aplicativoId }, { pagina, tamanho });
+      return { ...lista, itens: lista.itens.map(paraOAssinante) };
     },
   };
 }

@@ -66,8 +66,11 @@ export function assinaturasRepository(db: DbClient) {
     atualizar: (id: string, data: Prisma.AssinaturaUncheckedUpdateInput, cliente: DbClient = db) =>
       cliente.assinatura.update({ where: { id }, data, include: comNomes }),
     /** Logical deletion: the row stays for the deliveries that refer to it. */
-    excluir: (id: string, agora: Date, cliente: DbClient = db) =>
-      cliente.assinatura.update({ where: { id }, data: { excluidaEm: agora, ativa: false, atualizadoEm: agora } }),
+    excluir: (id: string, agora: Date, autoria: Prisma.AssinaturaUncheckedUpdateInput, cliente: DbClient = db) =>
+      cliente.assinatura.update({
+        where: { id },
+        data: { excluidaEm: agora, ativa: false, atualizadoEm: agora, ...autoria },
+      }),
     /**
      * Cancels what a deleted subscription would still receive or keep: its deliveries waiting for an
      * attempt (pendente, aguardando_nova_tentativa) or in the error queue (fila_de_erro). A job that

@@ -1,6 +1,8 @@
 import type { Guards } from '@hub/auth';
 import { ApiRouter, idParams } from '@hub/http';
+import type { Request } from 'express';
 import { z } from 'zod';
+import type { Autor } from './autoria';
 import type { AssinaturasService } from './assinaturas.service';
 import {
   assinaturaAtualizar,
@@ -18,6 +20,9 @@ const tag = 'Assinatura';
 const destino = {
   422: 'the body breaks a rule, the filter is invalid (filtro_invalido, with the caminho of the offending part), a reference does not exist, or the destination is forbidden (destino_proibido), does not resolve (destino_nao_resolvido) or is not https in SANDBOX and PRODUCTION (https_obrigatorio, unless DESTINATION_ALLOW_HTTP)',
 };
+
+/** The operator behind a panel write: the e-mail of the signed-in user the guards let through. */
+const operador = (req: Request): Autor => ({ tipo: 'operador', quem: req.usuario!.email });
 
 export function assinaturasRoutes({ service, guards }: { service: AssinaturasService; guards: Guards }): ApiRouter {
   const ler = guards.permission('monitoramento', 'ler');
@@ -46,7 +51,7 @@ export function assinaturasRoutes({ service, guards }: { service: AssinaturasSer
         status: 201,
         refusals: { 409: 'the same subscription exists', ...destino },
       },
-      ({ body }) => service.criar(body),
+      ({ body, req }) => service.criar(body, operador(req)),
     )
     .route(
       {
@@ -112,7 +117,7 @@ export function assinaturasRoutes({ service, guards }: { service: AssinaturasSer
         response: assinaturaSchema,
         refusals: { 409: 'the same subscription exists', ...destino },
       },
-      ({ params, body }) => service.atualizar(params.id, body),
+      ({ params, body, req }) => service.atualizar(params.id, body, operador(req)),
     )
     .route(
       {
@@ -124,6 +129,6 @@ export function assinaturasRoutes({ service, guards }: { service: AssinaturasSer
         ...guards.permission('monitoramento', 'deletar'),
         params: idParams,
       },
-      ({ params }) => service.excluir(params.id),
+      ({ params, req }) => service.excluir(params.id, operador(req)),
     );
 }

@@ -96,6 +96,17 @@ export const assinaturaSchema = z.object({
   filtro: filtroSaida,
   criado_em: z.string(),
   atualizado_em: z.string(),
+  alterada_por_tipo: z
+    .enum(['aplicativo', 'operador'])
+    .nullable()
+    .describe(
+      'who made the last change (its creation included): the subscribing application itself or an operator of the panel; null for a subscription last changed before this was recorded',
+    ),
+  alterada_por: z
+    .string()
+    .nullable()
+    .describe("the application's client_id, or the operator's e-mail (not shown to applications: null there)"),
+  alterada_em: z.string().nullable().describe('when the last change was made'),
 });
 export type AssinaturaDto = z.infer<typeof assinaturaSchema>;
 export const assinaturaResumoSchema = assinaturaSchema.pick({

@@ -8,6 +8,7 @@ import type { TiposRepository } from '../tipos-de-evento/tipos-de-evento.reposit
 import type { VersoesRepository } from '../versoes-de-esquema/versoes-de-esquema.repository';
 import type { AssinaturaComNomes, AssinaturasRepository, FiltroDeAssinaturas } from './assinaturas.repository';
 import type { AssinaturaDto, Formato } from './assinaturas.schemas';
+import { type Autor, colunasDaAutoria, exigirOrcamentoDeAssinaturas, type RegrasDoAssinante } from './autoria';
 import { compilarFiltro, FiltroInvalido, recusaDoFiltro } from './filtro';
 
 export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
@@ -25,7 +26,15 @@ export const assinaturaDto = (a: AssinaturaComNomes): AssinaturaDto => ({
   filtro: a.filtro as Record<string, unknown> | null,
   criado_em: iso(a.criadoEm),
   atualizado_em: iso(a.atualizadoEm),
+  alterada_por_tipo: a.alteradaPorTipo as Autor['tipo'] | null,
+  alterada_por: a.alteradaPor,
+  alterada_em: a.alteradaEm ? iso(a.alteradaEm) : null,
 });
+
+/** Whose subscriptions a write may touch: one application's only (its own routes), or any (the panel). */
+export interface Escopo {
+  aplicativo_assinante_id?: string;
+}
 
 export interface AssinaturasDeps {
   db: DbClient;
@@ -76,9 +85,13 @@ const colunaDoFiltro = (filtro: unknown) =>
 export function assinaturasService(deps: AssinaturasDeps) {
   const { db, assinaturas } = deps;
 
-  async function existente(id: string, cliente: DbClient = db): Promise<AssinaturaComNomes> {
+  /** Another application's subscription is not found, as one that does not exist. */
+  async function existente(id: string, cliente: DbClient = db, escopo: Escopo = {}): Promise<AssinaturaComNomes> {
     const assinatura = await assinaturas.buscar(id, cliente);
-    if (!assinatura) throw notFound('subscription');
+    const alheia =
+      escopo.aplicativo_assinante_id !== undefined &&
+      assinatura?.aplicativoAssinanteId !== escopo.aplicativo_assinante_id;
+    if (!assinatura || alheia) throw notFound('subscription');
     return assinatura;
   }
 
@@ -106,16 +119,20 @@ export function assinaturasService(deps: AssinaturasDeps) {
 
     buscar: async (id: string) => assinaturaDto(await existente(id)),
 
-    async criar(input: {
-      aplicativo_assinante_id: string;
-      tipo_de_evento_id: string;
-      versao_do_esquema: number;
-      url_de_destino: string;
-      maximo_de_tentativas: number;
-      filtro?: unknown;
-      entrega_ordenada?: boolean;
-      formato?: Formato;
-    }) {
+    async criar(
+      input: {
+        aplicativo_assinante_id: string;
+        tipo_de_evento_id: string;
+        versao_do_esquema: number;
+        url_de_destino: string;
+        maximo_de_tentativas: number;
+        filtro?: unknown;
+        entrega_ordenada?: boolean;
+        formato?: Formato;
+      },
+      autor: Autor,
+      regras?: RegrasDoAssinante,
+    ) {
       compilar(input.filtro);
       await deps.verificarDestino(input.url_de_destino);
       const agora = new Date();
@@ -123,8 +140,18 @@ export function assinaturasService(deps: AssinaturasDeps) {
         if (!(await deps.aplicativos.buscar(input.aplicativo_assinante_id, tx))) {
           throw invalidField('/aplicativo_assinante_id', 'aplicativo_inexistente', 'no application has this id');
         }
-        if (!(await deps.tipos.buscar(input.tipo_de_evento_id, tx))) {
+        if (regras) await exigirOrcamentoDeAssinaturas(tx, input.aplicativo_assinante_id, regras.maximoDeAssinaturas);
+        const tipo = await deps.tipos.buscar(input.tipo_de_evento_id, tx);
+        if (!tipo) {
           throw invalidField('/tipo_de_evento_id', 'tipo_de_evento_inexistente', 'no event type has this id');
+        }
+        // An application subscribes only to what the portal offers it: the active types.
+        if (regras && !tipo.ativo) {
+          throw invalidField(
+            '/tipo_de_evento_id',
+            'tipo_de_evento_inativo',
+            `the event type ${tipo.nome} is switched off`,
+          );
         }
         if (!(await deps.versoes.buscarPorNumero(input.tipo_de_evento_id, input.versao_do_esquema, tx))) {
           throw invalidField(
@@ -148,6 +175,7 @@ export function assinaturasService(deps: AssinaturasDeps) {
             ativa: true,
             criadoEm: agora,
             atualizadoEm: agora,
+            ...colunasDaAutoria(autor, agora),
           },
           tx,
         );
@@ -165,12 +193,14 @@ export function assinaturasService(deps: AssinaturasDeps) {
         entrega_ordenada?: boolean | null;
         formato?: Formato | null;
       },
+      autor: Autor,
+      escopo: Escopo = {},
     ) {
       compilar(input.filtro);
       if (input.url_de_destino != null)
-        await deps.verificarDestino(input.url_de_destino, (await existente(id)).urlDeDestino);
+        await deps.verificarDestino(input.url_de_destino, (await existente(id, db, escopo)).urlDeDestino);
       const atualizada = await transacao(db, async (tx) => {
-        const atual = await existente(id, tx);
+        const atual = await existente(id, tx, escopo);
         const changes = {
           ...(input.url_de_destino == null ? {} : { urlDeDestino: input.url_de_destino }),
           ...(input.ativa == null ? {} : { ativa: input.ativa }),
@@ -183,7 +213,8 @@ export function assinaturasService(deps: AssinaturasDeps) {
         };
         if (Object.keys(changes).length === 0) return atual;
         if (changes.urlDeDestino) await deps.garantirDestino(changes.urlDeDestino, tx);
-        return assinaturas.atualizar(id, { ...changes, atualizadoEm: new Date() }, tx);
+        const agora = new Date();
+        return assinaturas.atualizar(id, { ...changes, atualizadoEm: agora, ...colunasDaAutoria(autor, agora) }, tx);
       }).catch(traduzirConflito);
       return assinaturaDto(atualizada);
     },
@@ -202,16 +233,16 @@ export function assinaturasService(deps: AssinaturasDeps) {
     },
 
     /** Deletes a subscription and cancels its deliveries not yet attempted or in the error queue. */
-    async excluir(id: string): Promise<void> {
+    async excluir(id: string, autor: Autor, escopo: Escopo = {}): Promise<void> {
       // One statement cancels every delivery still waiting: a dead subscriber's backlog of 100,000 takes
       // longer than Prisma's 5 s default for an interactive transaction on a busy server (issue 24's
       // benchmark met it at 20,000), and an expired one answers 500 with the subscription still there.
       const { naFilaDeErro } = await transacao(
         db,
         async (tx) => {
-          await existente(id, tx);
+          await existente(id, tx, escopo);
           const agora = new Date();
-          await assinaturas.excluir(id, agora, tx);
+          await assinaturas.excluir(id, agora, colunasDaAutoria(autor, agora), tx);
           return assinaturas.cancelarEntregas(id, agora, tx);
         },
         { timeout: 120_000 },

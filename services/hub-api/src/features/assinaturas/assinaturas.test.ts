@@ -92,6 +92,9 @@ describe('/assinatura', () => {
       filtro: null,
       criado_em: expect.stringMatching(ISO_MS),
       atualizado_em: expect.stringMatching(ISO_MS),
+      alterada_por_tipo: 'operador',
+      alterada_por: expect.stringMatching(/^monitor\./),
+      alterada_em: criada.criado_em,
     });
     expect((await ctx.api().get(`/assinatura/${criada.id}`).set(auth(ctx.leitor))).body).toEqual(criada);
   });
