@@ -78,7 +78,8 @@ test('When the gateway merges the documents, then every operation it lists is on
 
 /** The hub's entities with their operation counts: the contract's 11 (docs/architecture.md §4), and that section's Perfil de acesso, Colaborador, Fila, Tentativa, Destino. */
 const HUB_ENTITIES = {
-  Aplicativo: 4,
+  // the contract's 4, and POST and DELETE /aplicativo/{id}/portal (the subscribers' portal, issue 40)
+  Aplicativo: 6,
   // the contract's 7, and POST /assinatura/testar-filtro (issue 20)
   Assinatura: 8,
   'Chave de assinatura': 1,
@@ -100,14 +101,14 @@ const HUB_ENTITIES = {
   Destino: 6,
 };
 
-test("When the merged document's operations are counted per entity, then the hub has the contract's 70 operations, testar-filtro, verificar-compatibilidade and the replays in 17 entities", () => {
+test("When the merged document's operations are counted per entity, then the hub has the contract's 70 operations, testar-filtro, verificar-compatibilidade, the replays and the portal links in 17 entities", () => {
   const porTag: Record<string, number> = {};
   for (const ops of Object.values(merged.paths) as Record<string, { tags?: string[] }>[])
     for (const op of Object.values(ops)) for (const tag of op.tags ?? []) porTag[tag] = (porTag[tag] ?? 0) + 1;
   const doHub = Object.fromEntries(Object.keys(HUB_ENTITIES).map((tag) => [tag, porTag[tag] ?? 0]));
   expect(doHub).toEqual(HUB_ENTITIES);
   expect(Object.keys(doHub)).toHaveLength(17);
-  expect(Object.values(doHub).reduce((a, b) => a + b, 0)).toBe(76);
+  expect(Object.values(doHub).reduce((a, b) => a + b, 0)).toBe(78);
 });
 
 test('When the platform has started, then a master token from identity-dev is accepted through the gateway', async () => {

@@ -131,6 +131,16 @@ describe('what a portal token opens', () => {
     expect((await ctx.api().get(`/entregas/${s.entregaId}`).set(portal)).status).toBe(200);
     expect((await ctx.api().get('/assinaturas').set(portal)).body.total).toBe(1);
     expect((await ctx.api().post(`/entregas/${s.entregaId}/reenviar`).set(portal)).status).toBe(202);
+    // A replay of its subscription, as the portal's Reproduzir asks it.
+    const reproducao = await ctx
+      .api()
+      .post(`/assinaturas/${s.assinaturaId}/reproduzir`)
+      .set(portal)
+      .send({ desde: new Date(Date.now() - HORA_MS).toISOString(), ate: new Date().toISOString() });
+    expect({ status: reproducao.status, assinatura_id: reproducao.body.assinatura_id }).toEqual({
+      status: 202,
+      assinatura_id: s.assinaturaId,
+    });
     const criada = await ctx.api().post('/assinaturas').set(portal).send({
       tipo_de_evento_id: s.c.tipo.id,
       versao_do_esquema: 1,
