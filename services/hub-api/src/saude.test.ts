@@ -45,13 +45,15 @@ describe('health, readiness and the OpenAPI document', () => {
       reprocessamento: count('reprocessamento'),
       fila: count('fila'),
     }).toEqual({
-      aplicativo: 4,
+      // and POST and DELETE /aplicativo/{id}/portal
+      aplicativo: 6,
       tipo: 7,
       versao: 8,
       esquema: 1,
-      // and POST /assinatura/testar-filtro
-      assinatura: 8,
-      assinaturas: 1,
+      // and POST /assinatura/testar-filtro, POST /assinatura/{id}/reproduzir
+      assinatura: 9,
+      // the subscriber's: GET, POST, PATCH and DELETE, testar-filtro, saude and reproduzir
+      assinaturas: 7,
       jwks: 1,
       entrega: 4,
       entregas: 3,
