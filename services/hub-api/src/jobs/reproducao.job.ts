@@ -32,7 +32,15 @@ export function reproducaoJob(options: ReproducaoJobOptions) {
     let saiuDaFilaDeErro = false;
     for (const id of await repo.abertas(POR_RODADA)) {
       if (job.stopped) break;
-      const passo = await motor(id);
+      let passo: Awaited<ReturnType<MotorDaReproducao>>;
+      try {
+        passo = await motor(id);
+      } catch (error) {
+        // One replay that cannot take its batch (its transaction rolled back) must not hold up the
+        // others: every later replay of the round would wait behind it forever.
+        logger.error({ err: error, reproducao: id }, 'replay batch failed');
+        continue;
+      }
       if (passo.feito === 'lote') {
         trabalhou = true;
         saiuDaFilaDeErro ||= passo.saiuDaFilaDeErro;

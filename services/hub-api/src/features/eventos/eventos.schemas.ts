@@ -27,8 +27,20 @@ export const entidadeId = z
   .refine((v) => [...v].length <= ENTIDADE_ID_MAX, `must have at most ${ENTIDADE_ID_MAX} characters after trimming`)
   .meta({ maxLength: ENTIDADE_ID_MAX });
 
-/** RFC 3339 with a time zone (Z or ±hh:mm), e.g. 2026-11-21T21:00:00.000Z. */
-export const rfc3339 = z.iso.datetime({ offset: true });
+/**
+ * The instants an RFC 3339 text may name: those PostgreSQL's timestamptz takes from Prisma and Prisma
+ * reads back. Year 0000 (or an offset that moves 0001-01-01 before it) is refused by PostgreSQL;
+ * 9999-12-31T23:59:59-23:59 is year 10000 in UTC, which PostgreSQL stores and Prisma reads back as an
+ * Invalid Date (a stored replay of it broke GET /reproducao and held up every replay behind it).
+ */
+const INSTANTE_MIN = Date.parse('0001-01-01T00:00:00.000Z');
+const INSTANTE_MAX = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** RFC 3339 with a time zone (Z or ±hh:mm), e.g. 2026-11-21T21:00:00.000Z, from 0001 to 9999 in UTC. */
+export const rfc3339 = z.iso.datetime({ offset: true }).refine((texto) => {
+  const instante = Date.parse(texto);
+  return instante >= INSTANTE_MIN && instante <= INSTANTE_MAX;
+}, 'must be an instant from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z');
 
 /** Body of POST /evento and POST /eventos. dados is any JSON value, and must be present. */
 export const eventoCriar = z

@@ -61,6 +61,25 @@ describe('POST /eventos: the rules of contract §4.3 r2', () => {
     expect(response.body.ocorrido_em).toBe('2026-01-02T06:04:05.678Z');
   });
 
+  test('When ocorrido_em is an instant PostgreSQL cannot hold (year 0000 or 10000 in UTC), then 422 at /ocorrido_em, not 500; the edges of 0001 and 9999 are accepted', async () => {
+    const c = await cenario(ctx);
+    for (const ocorrido_em of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59']) {
+      const response = await publicar(ctx, c.tokenDoDono, c.corpo({ ocorrido_em }));
+      expect([ocorrido_em, response.status, response.body.erros?.[0]?.caminho]).toEqual([
+        ocorrido_em,
+        422,
+        '/ocorrido_em',
+      ]);
+    }
+    for (const [ocorrido_em, guardado] of [
+      ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+      ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+    ]) {
+      const response = await publicar(ctx, c.tokenDoDono, c.corpo({ ocorrido_em }));
+      expect([response.status, response.body.ocorrido_em]).toEqual([201, guardado]);
+    }
+  });
+
   test('When entidade_id has 201 characters after trimming or only spaces, then 422; 200 surrounded by spaces is accepted', async () => {
     const c = await cenario(ctx);
     for (const entidade_id of [`  ${'x'.repeat(201)} `, '   ']) {

@@ -112,6 +112,11 @@ describe('bad input changes nothing', () => {
     ['a date that is not one', { desde: '2024-02-30T00:00:00Z', ate: faixa.ate }],
     ['a NUL byte in a date', { desde: '2024-03-01T00:00:00.000Z\u0000', ate: faixa.ate }],
     ['ate missing', { desde: faixa.desde }],
+    ['year 0000 (PostgreSQL refuses it)', { desde: '0000-01-01T00:00:00Z', ate: faixa.ate }],
+    ['an offset that puts 0001-01-01 in year 0000', { desde: '0001-01-01T00:00:00+01:00', ate: faixa.ate }],
+    // Year 10000 in UTC: stored, it came back an Invalid Date, GET /reproducao answered 500 and the
+    // runner threw at it, holding up every replay behind it.
+    ['an offset that puts 9999-12-31 in year 10000', { desde: faixa.desde, ate: '9999-12-31T23:59:59-23:59' }],
     ['an unknown field', { ...faixa, assinatura_id: '0190a1b2-0000-7000-8000-000000000000' }],
     ['incluir_entregues not a boolean', { ...faixa, incluir_entregues: 'true' }],
     ['an array body', [faixa]],
@@ -129,6 +134,7 @@ describe('bad input changes nothing', () => {
       expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(response.body.erros.length).toBeGreaterThan(0);
       expect(await quantas()).toBe(antes);
+      expect((await ctx.api().get('/reproducao').set(auth(ctx.leitor))).status).toBe(200);
     },
   );
 
@@ -187,6 +193,27 @@ describe('bad input changes nothing', () => {
     expect(
       (await reproduzir(ctx, outro.assinaturaId, { ...faixa, ate: '2024-03-01T00:00:02.000Z' })).quantidade_de_eventos,
     ).toBe(3);
+  });
+});
+
+describe('one replay that fails', () => {
+  test('When the oldest open replay cannot take a batch, then the replays after it still run', async () => {
+    // A row the runner cannot work (year 10000, read back by Prisma as an Invalid Date), the oldest
+    // open one: before, each round threw at it and no replay behind it ever ran.
+    const quebrada = uuidv7(Date.parse('2000-01-01T00:00:00Z'));
+    await ctx.hub.db.$executeRaw`
+      insert into reproducao (id, assinatura_id, desde, ate, incluir_entregues, situacao, quantidade_de_eventos,
+                              solicitada_por, criada_em, atualizada_em)
+      values (${quebrada}::uuid, ${c.assinaturaId}::uuid, '10000-01-01T00:00:00Z', '10000-01-01T00:00:00Z', false,
+              'pendente', 0, 'teste', '2000-01-01T00:00:00Z', '2000-01-01T00:00:00Z')`;
+    try {
+      const outra = await outraAssinatura(ctx, c);
+      await guardarEventos(ctx.hub.db, c, 1, new Date('2024-05-01T00:00:00.000Z'));
+      const r = await reproduzir(ctx, outra, { desde: '2024-05-01T00:00:00.000Z', ate: '2024-05-01T00:00:01.000Z' });
+      expect(await aoFim(ctx, r.id)).toMatchObject({ situacao: 'concluida', criadas: 1 });
+    } finally {
+      await ctx.hub.db.$executeRaw`delete from reproducao where id = ${quebrada}::uuid`;
+    }
   });
 });
 
