@@ -195,6 +195,37 @@ describe('the gateway with publications under a limit of their own (GATEWAY_PUBL
   });
 });
 
+describe('the gateway answering a slow body itself while the service answers after it', () => {
+  let server: Awaited<ReturnType<typeof startGatewayWithRequestTimeout>>;
+  beforeAll(async () => {
+    server = await startGatewayWithRequestTimeout(identity.env, 1_000);
+  });
+  afterAll(() => server.close());
+
+  it("When the gateway has answered 408 for a streamed body that stopped, then the service's later answer is dropped, the gateway goes on, and the next request is served", async () => {
+    const { hostname, port } = new URL(server.url);
+    const abertas = Array.from({ length: 20 }, (_v, i) => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      let recebido = '';
+      socket.on('data', (chunk: Buffer) => {
+        recebido += chunk.toString('latin1');
+      });
+      // Over INTEIRO_ATE, so streamed: the service has the head at once, the body never ends.
+      socket.write(
+        `POST /eventos/recusa-cedo?cedo=${2_000 + i * 50}&i=${i} HTTP/1.1\r\nhost: gw\r\ncontent-length: 20000\r\n\r\n{"a":`,
+      );
+      return { socket, resposta: () => recebido };
+    });
+    await waitFor(() => abertas.every((a) => /^HTTP\/1\.1 408 /.test(a.resposta())), { timeoutMs: 10_000 });
+    // The services' 401s come after the 408s: they have nowhere to go.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    for (const a of abertas) a.socket.destroy();
+    const seguinte = await fetch(`${server.url}/eventos/devagar?ms=1`);
+    expect(seguinte.status).toBe(200);
+  });
+});
+
 describe('the gateway and a connection that sends nothing', () => {
   let server: Awaited<ReturnType<typeof startGatewayWithRequestTimeout>>;
   beforeAll(async () => {

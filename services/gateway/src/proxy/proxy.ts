@@ -173,8 +173,10 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
       return next(bodyTooLarge(bodyLimit));
     }
     const abort = new AbortController();
+    // The client gone before its answer, or answered by the gateway itself (the 408 of a body that did
+    // not arrive in time): the service's request ends too, its answer would have nowhere to go.
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished || ex.answeredInMs === undefined) abort.abort();
     });
     const streamed = !isChunked(req) && declared !== undefined && declared > INTEIRO_ATE ? declared : undefined;
     const remoteAddress = req.socket.remoteAddress;
@@ -265,6 +267,16 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     const { res, req } = ex;
     ex.answeredInMs = performance.now() - ex.sentAt;
     const body = answer.body;
+    // Destroyed without an error listener, undici's body emits 'error' unheard: the process dies.
+    body.on('error', () => undefined);
+    // Answered already by the gateway itself (its 408 for a body that did not arrive in time), or the
+    // client is gone: the service's answer has nowhere to go. Writing its head threw, and took the
+    // gateway down with it.
+    if (res.headersSent || res.destroyed) {
+      body.destroy();
+      if (ex.body.kind === 'stream') stopReading(req);
+      return;
+    }
     try {
       res.writeHead(answer.statusCode, answerHeadersFor(answer.headers, res.getHeaders()));
     } catch (error) {

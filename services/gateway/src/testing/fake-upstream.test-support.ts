@@ -29,7 +29,7 @@ export interface FakeUpstream extends RunningServer {
  * A small real HTTP server standing in for a service, so the gateway's own behaviour can be
  * observed from both sides. It echoes what it received; …/lento never answers, …/quebra dies mid-response,
  * …/reinicia resets the connection before answering, …/reinicia-no-meio resets it mid-response,
- * …/devagar?ms=N (or any path with ?atraso=N) answers after N ms, …/recusa-cedo answers 401 before its body (counting what comes after), …/cabecalhos answers with hop-by-hop headers,
+ * …/devagar?ms=N (or any path with ?atraso=N) answers after N ms, …/recusa-cedo answers 401 before its body (after ?cedo=N ms; counting what comes after), …/cabecalhos answers with hop-by-hop headers,
  * repeated Set-Cookie and a Vary of its own (and the request's headers in the body), …/eco answers the request's body, …/dicas sends a
  * 103 Early Hints before its answer, …/grande?bytes=N answers N bytes (as fast as they are read).
  */
@@ -63,7 +63,8 @@ export async function startFakeUpstream(
       req.socket.once('close', () => {
         if (!req.complete) upstream.afterEarlyAnswer.push({ bytes, ended: false });
       });
-      res.status(401).json({ status: 401, codigo: 'nao_autenticado' });
+      // ?cedo=N: the 401 after N ms, still before the body.
+      setTimeout(() => res.status(401).json({ status: 401, codigo: 'nao_autenticado' }), Number(req.query.cedo ?? 0));
       return;
     }
     let bodyBytes = 0;
