@@ -33,12 +33,14 @@ const FACTOR = Number(process.env.BENCH_SOBRECARGA_FACTOR ?? 3);
 const ANSWER_WITHIN_MS = 2_000;
 const CLIENT_TIMEOUT_MS = 10_000;
 /**
- * BENCH_SOBRECARGA_CONEXOES: the publishers' connections, kept alive (64, as the issue's reproduction
- * had). A publication waits for a free one in the client, and its answer time counts from when it was
- * due, not from when a connection took it: time spent waiting in the client is the platform's too (no
- * coordinated omission). 0: every publication that finds none free opens a connection of its own.
+ * BENCH_SOBRECARGA_CONEXOES: 0 (the default), every publication that finds no free connection opens
+ * one of its own, so every request waits in the platform and nowhere else. N: the publishers' N
+ * kept-alive connections; a publication waits for a free one in the client, and its answer time
+ * counts from when it was due (no coordinated omission). With N below what the platform answers at
+ * its rate with little waiting (64 at 1,000 publications/s: about 60 ms each), the platform has no
+ * queue to refuse from, and the wait, and the load generator's own saturation, are the client's.
  */
-const CONEXOES = Number(process.env.BENCH_SOBRECARGA_CONEXOES ?? 64);
+const CONEXOES = Number(process.env.BENCH_SOBRECARGA_CONEXOES ?? 0);
 const VHOST = 'hub-bench-sobrecarga';
 
 interface Resposta {
