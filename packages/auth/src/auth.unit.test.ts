@@ -127,6 +127,26 @@ describe('CachedAccessResolver', () => {
     await expect(cache.resolve(claims(), 't')).rejects.toMatchObject({ status: 403 });
   });
 
+  it('When a change is announced while the source is being asked and the source then cannot answer, then the earlier answer does not stand in', async () => {
+    let falhar: (error: Error) => void = () => undefined;
+    const calls: string[] = [];
+    const resolver: AccessResolver = {
+      resolve: async (c) => {
+        calls.push(c.email);
+        if (calls.length === 1) return acesso();
+        return new Promise<AcessoAtual>((_resolve, reject) => {
+          falhar = reject;
+        });
+      },
+    };
+    const cache = new CachedAccessResolver(resolver, 0, 60_000);
+    await cache.resolve(claims(), 't');
+    const pedido = cache.resolve(claims(), 't');
+    cache.forget('ana@empresa.com.br');
+    falhar(new AppError(503, 'acesso_indisponivel', 'down'));
+    await expect(pedido).rejects.toMatchObject({ status: 503 });
+  });
+
   it('When the token says master where the cached answer did not, then the source is asked again', async () => {
     const { resolver, calls } = source(acesso(), acesso({ master: true }));
     const cache = new CachedAccessResolver(resolver, 60_000);

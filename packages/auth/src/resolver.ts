@@ -69,7 +69,8 @@ export class CachedAccessResolver implements AccessResolver {
       result: Promise.resolve(undefined as never),
     };
     entry.result = this.source.resolve(claims, token).catch((error: unknown) => {
-      if (!anterior || !indisponivel(error)) throw error;
+      // Nothing stands in for an answer `forget` dropped meanwhile (a change announced while asking).
+      if (!anterior || !indisponivel(error) || this.cache.get(key) !== entry) throw error;
       // Asked again after a ttl; standing in ends when the last real answer's time is up.
       entry.staleUntil = anterior.staleUntil;
       entry.expires = Math.min(entry.expires, anterior.staleUntil);
