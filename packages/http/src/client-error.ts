@@ -78,36 +78,14 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     cutAfterDrain(socket);
     return;
   }
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  // While an earlier request on this connection is still being answered, anything written now
+  // would be read as its answer (or land inside it), so the connection is only cut.
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
     socket.destroy();
     return;
   }
-  // While an earlier request on this connection is still being answered, anything written now would
-  // be read as its answer (or land inside it); cutting the connection would lose that answer (a
-  // publication accepted, its 201 never read, sent again by its client). So the answers under way
-  // go first, in order, then the refusal, then the end.
-  afterTheAnswers(socket, () => {
-    socket.end(clientErrorResponse(error.code));
-    cutAfterDrain(socket);
-  });
-}
-
-/** Runs `then` once no answer of the connection's earlier requests is being written (at once if none). */
-function afterTheAnswers(socket: Socket, then: () => void): void {
-  const inFlight = (socket as Socket & InFlight)._httpMessage as ServerResponse | null | undefined;
-  if (!inFlight) {
-    if (socket.writable) then();
-    return;
-  }
-  // node:http hands the socket to the next queued answer in its own 'finish' listener, added before
-  // this one; the next tick sees that one in flight, or none.
-  const next = () => {
-    socket.off('close', gone);
-    setImmediate(() => afterTheAnswers(socket, then));
-  };
-  const gone = () => inFlight.off('finish', next);
-  inFlight.once('finish', next);
-  socket.once('close', gone);
+  socket.end(clientErrorResponse(error.code));
+  cutAfterDrain(socket);
 }
 
 function cutAfterDrain(socket: Socket): void {
