@@ -1,5 +1,6 @@
 export * from './admission';
 export * from './app';
+export * from './budget';
 export * from './errors';
 export * from './middleware';
 export * from './openapi';

@@ -1,7 +1,6 @@
-import { AppError } from '@hub/http';
+import { type Counted, minuteBudget } from '@hub/http';
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller, IdentifyCaller } from './caller';
 
 /** The budgets, per minute: a user (by e-mail), an application (by client_id), an address without a valid token. */
@@ -13,20 +12,11 @@ export interface RateLimits {
 
 type Policy = keyof RateLimits;
 
-const WINDOW_SECONDS = 60;
-
 const WHO: Record<Policy, string> = {
   usuario: 'for this user',
   aplicativo: 'for this application',
   ip: 'from this address without a valid token',
 };
-
-/** One counted request: the headers its answer carries, and the refusal when it is over the budget. */
-export interface Counted {
-  policyHeader: string;
-  stateHeader: string;
-  refusal?: AppError;
-}
 
 /** The windows and budgets of this gateway instance. */
 export interface RateLimiter {
@@ -34,51 +24,19 @@ export interface RateLimiter {
   count(caller: Caller | undefined, ip: string | undefined): Promise<Counted>;
 }
 
-/**
- * A fixed window per caller from its first request, in this instance's memory: rate-limiter-flexible's
- * RateLimiterMemory, one per class of caller (as hub-api's budgets per application use it).
- */
+/** A budget per minute for each class of caller, in this instance's memory (minuteBudget of @hub/http). */
 export function createRateLimiter(limits: RateLimits): RateLimiter {
-  const limiters = Object.fromEntries(
+  const budgets = Object.fromEntries(
     (Object.keys(limits) as Policy[]).map((policy) => [
       policy,
-      new RateLimiterMemory({ points: limits[policy], duration: WINDOW_SECONDS }),
+      minuteBudget({ policy, perMinute: limits[policy], what: `requests per minute ${WHO[policy]}` }),
     ]),
-  ) as Record<Policy, RateLimiterMemory>;
-  // Built once: the policy header of each class never changes.
-  const policies: Record<Policy, string> = {
-    usuario: `"usuario";q=${limits.usuario};w=${WINDOW_SECONDS}`,
-    aplicativo: `"aplicativo";q=${limits.aplicativo};w=${WINDOW_SECONDS}`,
-    ip: `"ip";q=${limits.ip};w=${WINDOW_SECONDS}`,
-  };
+  ) as Record<Policy, (key: string) => Promise<Counted>>;
   return {
-    async count(caller, ip) {
+    count(caller, ip) {
       const policy: Policy = caller?.tipo ?? 'ip';
       const key = caller ? `${caller.tipo}:${caller.id}` : `ip:${ipKeyGenerator(ip ?? '')}`;
-      const limit = limits[policy];
-      let state: RateLimiterRes;
-      let over = false;
-      try {
-        state = await limiters[policy].consume(key);
-      } catch (refused) {
-        if (!(refused instanceof RateLimiterRes)) throw refused;
-        state = refused;
-        over = true;
-      }
-      const resetSeconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
-      const counted: Counted = {
-        policyHeader: policies[policy],
-        stateHeader: `"${policy}";r=${state.remainingPoints};t=${resetSeconds}`,
-      };
-      if (over)
-        counted.refusal = new AppError(
-          429,
-          'muitas_requisicoes',
-          `more than ${limit} requests per minute ${WHO[policy]}; wait for Retry-After seconds`,
-          undefined,
-          { 'Retry-After': String(resetSeconds) },
-        );
-      return counted;
+      return budgets[policy](key);
     },
   };
 }
