@@ -359,3 +359,48 @@ describe('the gateway under clients holding large chunked bodies unfinished', ()
     expect(depois).toMatch(/^HTTP\/1\.1 200 /);
   });
 });
+
+describe('the gateway under clients that start large bodies and go away', () => {
+  let gateway: GatewayUnderTest;
+  beforeEach(async () => {
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '10' });
+  });
+  afterEach(() => gateway.close());
+
+  it.each([
+    ['the service waiting for the rest', '/eventos'],
+    ['the service answering later', '/eventos?atraso=300'],
+    ['the service having answered before the body', '/evento/recusa-cedo'],
+  ])(
+    'When clients go away halfway through streamed bodies (%s), then the slots and the connections to the service they held are given back',
+    async (_caso, caminho) => {
+      const { hostname, port } = new URL(gateway.url);
+      const hubApi = gateway.upstreams.hubApi;
+      const sockets = Array.from({ length: 10 }, (_v, i) => {
+        const socket = connect(Number(port), hostname);
+        socket.on('error', () => undefined);
+        socket.write(
+          `POST ${caminho}${caminho.includes('?') ? '&' : '?'}meio=${i} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${atacante}\r\ncontent-length: 20000\r\n\r\n${'x'.repeat(5000)}`,
+        );
+        return socket;
+      });
+      await waitFor(() => hubApi.started.filter((p) => p.includes('meio=')).length === 10);
+      for (const socket of sockets) socket.destroy();
+      // The service's requests end too (but for the ones it had answered already).
+      if (!caminho.includes('recusa-cedo'))
+        await waitFor(() => hubApi.interrupted.filter((p) => p.includes('meio=')).length === 10);
+      // Ten more, each on all of the slots and pool connections the first ten had: every one answered.
+      for (let i = 0; i < 10; i += 1)
+        await request(gateway.url)
+          .get(`/evento/devagar?ms=1&depois=${i}`)
+          .set('authorization', `Bearer ${atacante}`)
+          .expect(200);
+      const juntas = await Promise.all(
+        Array.from({ length: 10 }, (_v, i) =>
+          request(gateway.url).get(`/evento/devagar?ms=100&juntas=${i}`).set('authorization', `Bearer ${atacante}`),
+        ),
+      );
+      expect(juntas.map((r) => r.status)).toEqual(Array(10).fill(200));
+    },
+  );
+});
