@@ -78,9 +78,24 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     cutAfterDrain(socket);
     return;
   }
-  // While an earlier request on this connection is still being answered, anything written now
-  // would be read as its answer (or land inside it), so the connection is only cut.
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // An earlier request on this connection, its body all here, is still being answered: the refused
+  // bytes are a later request's. Anything written now would be read as that answer (or land inside
+  // it), and cutting the connection would lose it (a publication's 201), so the answer goes out whole
+  // and then the connection closes, the refused request unanswered.
+  if (inFlight?.req?.complete) {
+    inFlight.shouldKeepAlive = false;
+    inFlight.once('finish', () => {
+      socket.end();
+      cutAfterDrain(socket);
+    });
+    return;
+  }
+  // The request being answered is the one refused (its body broke off): nothing of it can be sent.
+  if (inFlight) {
     socket.destroy();
     return;
   }
