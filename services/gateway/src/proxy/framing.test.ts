@@ -175,15 +175,16 @@ describe('the gateway with publications under a limit of their own (GATEWAY_PUBL
         .set('authorization', bearer)
         .send({})
         .expect(200);
+    // Answered in 2 s, so all of them are under way at once even on a loaded machine.
     const [publicacoes, leituras] = await Promise.all([
       Promise.all(
         Array.from({ length: 30 }, (_v, i) =>
-          request(gateway.url).post(`/eventos?atraso=600&junto=${i}`).set('authorization', bearer).send({}),
+          request(gateway.url).post(`/eventos?atraso=2000&junto=${i}`).set('authorization', bearer).send({}),
         ),
       ),
       Promise.all(
         Array.from({ length: 30 }, (_v, i) =>
-          request(gateway.url).get(`/evento/devagar?ms=600&leitura=${i}`).set('authorization', bearer),
+          request(gateway.url).get(`/evento/devagar?ms=2000&leitura=${i}`).set('authorization', bearer),
         ),
       ),
     ]);
@@ -363,7 +364,8 @@ describe('the gateway under clients holding large chunked bodies unfinished', ()
 describe('the gateway under clients that start large bodies and go away', () => {
   let gateway: GatewayUnderTest;
   beforeEach(async () => {
-    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '10' });
+    // Forty slots, ten of them for bodies still streaming in (a quarter).
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '40' });
   });
   afterEach(() => gateway.close());
 
@@ -389,18 +391,77 @@ describe('the gateway under clients that start large bodies and go away', () => 
       // The service's requests end too (but for the ones it had answered already).
       if (!caminho.includes('recusa-cedo'))
         await waitFor(() => hubApi.interrupted.filter((p) => p.includes('meio=')).length === 10);
-      // Ten more, each on all of the slots and pool connections the first ten had: every one answered.
+      // Ten more streamed ones, in the share the first ten held, and forty at once, on every slot and
+      // pool connection: every one answered.
       for (let i = 0; i < 10; i += 1)
         await request(gateway.url)
-          .get(`/evento/devagar?ms=1&depois=${i}`)
+          .post(`/eventos?depois=${i}`)
           .set('authorization', `Bearer ${atacante}`)
+          .set('content-type', 'text/plain')
+          .send('x'.repeat(20000))
           .expect(200);
       const juntas = await Promise.all(
-        Array.from({ length: 10 }, (_v, i) =>
+        Array.from({ length: 40 }, (_v, i) =>
           request(gateway.url).get(`/evento/devagar?ms=100&juntas=${i}`).set('authorization', `Bearer ${atacante}`),
         ),
       );
-      expect(juntas.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(juntas.map((r) => r.status)).toEqual(Array(40).fill(200));
     },
   );
+});
+
+describe('the gateway under one client streaming large bodies slowly', () => {
+  let gateway: GatewayUnderTest;
+  beforeAll(async () => {
+    // Eight slots for hub-api: a quarter of them, two, for bodies still streaming in.
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '8' });
+  });
+  afterAll(() => gateway.close());
+
+  it('When its uploads hold the streaming share of a service, then its next is 503 sobrecarregado at once and publications keep the other slots', async () => {
+    const { hostname, port } = new URL(gateway.url);
+    const abrir = (i: number) => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      let texto = '';
+      socket.on('data', (chunk: Buffer) => {
+        texto += chunk.toString('latin1');
+      });
+      socket.write(
+        `POST /eventos?devagar=${i} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${atacante}\r\ncontent-length: 20000\r\n\r\n${'x'.repeat(5000)}`,
+      );
+      return { socket, texto: () => texto };
+    };
+    const lentos = [abrir(0), abrir(1)];
+    await waitFor(() => gateway.upstreams.hubApi.started.filter((p) => p.includes('devagar=')).length === 2);
+    const terceiro = abrir(2);
+    try {
+      await waitFor(() => terceiro.texto().includes('\r\n\r\n'));
+      expect(terceiro.texto()).toMatch(/^HTTP\/1\.1 503 /);
+      expect(terceiro.texto()).toContain('"codigo":"sobrecarregado"');
+      expect(terceiro.texto()).toMatch(/\r\nretry-after: 1\r\n/i);
+      expect(gateway.upstreams.hubApi.started.filter((p) => p.includes('devagar=2'))).toEqual([]);
+      // Six publications at once, in the slots the uploads left: all sent.
+      const publicacoes = await Promise.all(
+        Array.from({ length: 6 }, (_v, i) =>
+          request(gateway.url)
+            .post(`/eventos?atraso=100&pub=${i}`)
+            .set('authorization', `Bearer ${atacante}`)
+            .send({ i }),
+        ),
+      );
+      expect(publicacoes.map((r) => r.status)).toEqual(Array(6).fill(200));
+      // One upload ends: its share is free for the next.
+      lentos[0]!.socket.write('x'.repeat(15000));
+      await waitFor(() => lentos[0]!.texto().includes('\r\n\r\n'));
+      expect(lentos[0]!.texto()).toMatch(/^HTTP\/1\.1 200 /);
+      const quarto = abrir(3);
+      quarto.socket.write('x'.repeat(15000));
+      await waitFor(() => quarto.texto().includes('\r\n\r\n'));
+      expect(quarto.texto()).toMatch(/^HTTP\/1\.1 200 /);
+      quarto.socket.destroy();
+    } finally {
+      for (const { socket } of [...lentos, terceiro]) socket.destroy();
+    }
+  });
 });

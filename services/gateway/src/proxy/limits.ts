@@ -11,12 +11,28 @@ const PUBLICACOES_MIN = 16;
 const PUBLICACAO = /^\/eventos?\/?$/i;
 const ehPublicacao = (req: Request) => req.method === 'POST' && PUBLICACAO.test(req.path);
 
+/**
+ * Of a service's slots, the share that requests whose bodies are still streaming in may hold at once
+ * (bodies over INTEIRO_ATE go to the service as they come): clients uploading large bodies slowly,
+ * one application's say, never hold every slot, and publications keep the rest.
+ */
+const STREAMING_SHARE = 0.25;
+
 /** As many requests to the service under way as the gateway lets wait: refused at once, nothing sent. */
 export const overloaded = (name: string, limit: number) =>
   new AppError(
     503,
     'sobrecarregado',
     `${limit} requests to the ${name} service are under way at this gateway, as many as it answers in time; try again after Retry-After`,
+    undefined,
+    { 'Retry-After': '1' },
+  );
+
+const streamingFull = (name: string, limit: number) =>
+  new AppError(
+    503,
+    'sobrecarregado',
+    `${limit} requests are streaming their bodies to the ${name} service at this gateway, as many as may hold its slots at once; try again after Retry-After`,
     undefined,
     { 'Retry-After': '1' },
   );
@@ -44,6 +60,12 @@ export function createLimits(options: LimitsOptions) {
       name,
       new AdaptiveLimit({ max: options.maxInFlight * upstream.urls.length, targetMs: options.targetMs }),
     );
+  const streaming = new Map<UpstreamName, { underWay: number; max: number }>();
+  for (const [name, upstream] of Object.entries(options.upstreams) as [UpstreamName, Upstream][])
+    streaming.set(name, {
+      underWay: 0,
+      max: Math.max(1, Math.floor(options.maxInFlight * upstream.urls.length * STREAMING_SHARE)),
+    });
   const instancias = options.upstreams['hub-api'].urls.length;
   const publicacoes = new AdaptiveLimit({
     max: options.maxInFlight * instancias,
@@ -63,7 +85,11 @@ export function createLimits(options: LimitsOptions) {
       req: Request,
       res: Response,
       answeredInMs: () => number | undefined,
+      /** The body goes to the service as it comes: one of the service's streaming share too, until it is all here. */
+      streamed = false,
     ): AppError | undefined {
+      const uploads = streaming.get(name)!;
+      if (streamed && uploads.underWay >= uploads.max) return streamingFull(name, uploads.max);
       const own = limitsOf(name, req);
       for (let i = 0; i < own.length; i += 1) {
         if (own[i]!.acquire()) continue;
@@ -73,6 +99,7 @@ export function createLimits(options: LimitsOptions) {
       res.once('close', () => {
         for (const limit of own) limit.release(answeredInMs());
       });
+      if (streamed) holdStreaming(uploads, req, res);
       return undefined;
     },
 
@@ -91,6 +118,21 @@ export function createLimits(options: LimitsOptions) {
       next(cheio ? overloaded(name, cheio.limit) : undefined);
     },
   };
+}
+
+/** One of the streaming share, until the body is all here or the exchange ends, whichever is first. */
+function holdStreaming(uploads: { underWay: number }, req: Request, res: Response): void {
+  uploads.underWay += 1;
+  let held = true;
+  const done = () => {
+    if (!held) return;
+    held = false;
+    uploads.underWay -= 1;
+    req.off('end', done);
+    res.off('close', done);
+  };
+  req.once('end', done);
+  res.once('close', done);
 }
 
 export type GatewayLimits = ReturnType<typeof createLimits>;

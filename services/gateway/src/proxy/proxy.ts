@@ -198,7 +198,7 @@ export function createProxy(options: ProxyOptions): GatewayProxy {
     const admitted = () => {
       // The client went away as its body ended: its 'close' has been, and would never give the slot back.
       if (res.destroyed) return false;
-      const refusal = limits.take(name, req, res, () => ex.answeredInMs);
+      const refusal = limits.take(name, req, res, () => ex.answeredInMs, streamed !== undefined);
       if (refusal) next(refusal);
       return refusal === undefined;
     };
