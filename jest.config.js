@@ -46,4 +46,5 @@ module.exports = {
   ],
   testTimeout: 30_000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/infra/test/slowest-files.reporter.js'],
 };
