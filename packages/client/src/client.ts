@@ -23,6 +23,8 @@ export type ReproducaoCriar =
   paths['/assinaturas/{id}/reproduzir']['post']['requestBody']['content']['application/json'];
 /** A replay, with its progress (criadas, reenviadas, ignoradas). */
 export type Reproducao = paths['/assinaturas/{id}/reproduzir']['post']['responses'][202]['content']['application/json'];
+export type PaginaDeReproducoes =
+  paths['/assinaturas/{id}/reproducoes']['get']['responses'][200]['content']['application/json'];
 
 /** The body of POST /assinaturas: the panel's subscription without the subscriber (the caller is). */
 export type AssinaturaCriar = paths['/assinaturas']['post']['requestBody']['content']['application/json'];
@@ -102,6 +104,12 @@ export interface HubClient {
    * a replay asked twice creates nothing the second time, but it is another replay to follow.
    */
   reproduzirAssinatura(id: string, corpo: ReproducaoCriar, options?: { signal?: AbortSignal }): Promise<Reproducao>;
+  /** GET /assinaturas/{id}/reproducoes: the replays of a subscription of the application of the token, newest first, with their progress. */
+  listReproducoes(
+    id: string,
+    pagina?: { pagina?: number; tamanho?: number },
+    options?: { signal?: AbortSignal },
+  ): Promise<PaginaDeReproducoes>;
   /**
    * POST /assinaturas: subscribes the application of the token (every rule of the panel's applies).
    * Like the writes below, retried only on 503 and on 429 muitas_requisicoes (after Retry-After);
@@ -222,6 +230,12 @@ export function createHubClient(options: HubClientOptions): HubClient {
         () => client.POST('/assinaturas/{id}/reproduzir', { params: { path: { id } }, body: corpo, signal }),
         signal,
         false,
+      );
+    },
+    listReproducoes(id, pagina = {}, { signal } = {}) {
+      return send(
+        () => client.GET('/assinaturas/{id}/reproducoes', { params: { path: { id }, query: pagina }, signal }),
+        signal,
       );
     },
     createAssinatura(assinatura, { signal } = {}) {

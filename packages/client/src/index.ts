@@ -12,6 +12,7 @@ export {
   type HubClientOptions,
   type PaginaDeAssinaturas,
   type PaginaDeEntregas,
+  type PaginaDeReproducoes,
   type PaginaDeTiposDeEvento,
   type Problema,
   type PublishOptions,

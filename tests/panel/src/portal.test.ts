@@ -182,6 +182,27 @@ test('When the developer resends a delivery, then it starts a new cycle; once th
   await check('portal-revogado');
 });
 
+test('When the developer asks for a replay, then the portal follows its progress until it concludes', async () => {
+  const s = await cenarioDoPortal();
+  await abrir(s.token);
+  const nome = `${s.c.tipo.nome} v1`;
+  await page.getByRole('button', { name: `Reproduzir eventos de ${nome}` }).click();
+  const form = page.getByRole('form', { name: `Reproduzir eventos de ${nome}` });
+  const campo = (ms: number) =>
+    new Date(Date.now() + ms - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  await form.getByLabel('desde').fill(campo(-3_600_000));
+  await form.getByLabel('até').fill(campo(3_600_000));
+  await form.getByLabel('incluir as já entregues').check();
+  await form.getByRole('button', { name: 'Pedir reprodução' }).click();
+  // The one stored event already had a delivery: a new cycle of it.
+  await form
+    .getByText('Reprodução concluida: 0 criadas, 1 reenviadas, 0 ignoradas, de 1 eventos.')
+    .waitFor({ timeout: 20_000 });
+  expect((await ctx().hub.db.entrega.findUniqueOrThrow({ where: { id: s.entregaId } })).situacao).not.toBe(
+    'fila_de_erro',
+  );
+});
+
 test('When the portal is opened without a token, then it says how to get one', async () => {
   await page.goto(`${hub.gatewayUrl}/portal/`);
   await page.getByText('Abra o portal pelo link que o operador do hub enviou').waitFor();

@@ -1333,6 +1333,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assinaturas/{id}/reproducoes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The replays of a subscription of the application of the token, newest first, a page at a time, with their progress
+         * @description Requires: the token of a registered, active application, or of a link to the subscribers' portal of one
+         */
+        get: operations["reproducoesDaAssinaturaDoAplicativo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/assinaturas/{id}/reproduzir": {
         parameters: {
             query?: never;
@@ -9980,6 +10000,104 @@ export interface operations {
             };
             /** @description sobrecarregado: this instance has HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO requests of applications under way */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+        };
+    };
+    reproducoesDaAssinaturaDoAplicativo: {
+        parameters: {
+            query?: {
+                /** @description default 1; below 1 is taken as 1, above 2147483647 as 2147483647 */
+                pagina?: number;
+                /** @description default 10; below 1 is taken as 1, above 500 as 500 */
+                tamanho?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        itens: {
+                            id: string;
+                            assinatura_id: string;
+                            desde: string;
+                            ate: string;
+                            incluir_entregues: boolean;
+                            /** @enum {string} */
+                            situacao: "pendente" | "em_andamento" | "concluida" | "cancelada";
+                            /** @description stored events of the subscription’s type and version received in [desde, ate] when it was asked, before its filter */
+                            quantidade_de_eventos: number;
+                            /** @description events that had no delivery to the subscription and got one */
+                            criadas: number;
+                            /** @description events whose delivery started a new cycle (incluir_entregues) */
+                            reenviadas: number;
+                            /** @description events left alone: a delivery already there (or still in the queue), or the subscription’s filter does not take them */
+                            ignoradas: number;
+                            /** @description the panel user’s e-mail, or the client_id of the application that asked */
+                            solicitada_por: string;
+                            criada_em: string;
+                            /** @description when it ended, concluded or cancelled */
+                            concluida_em: string | null;
+                        }[];
+                        pagina: number;
+                        tamanho: number;
+                        total: number;
+                    };
+                };
+            };
+            /** @description malformed JSON, query or path (percent-encoding that does not decode to UTF-8, or NUL) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the application of the token is not registered in the hub or is switched off */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description no such subscription among the application’s own (another application’s is not found either) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problema"];
+                };
+            };
+            /** @description the input breaks a rule (text with NUL or lone surrogates, non-finite numbers, nesting past 256 included) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

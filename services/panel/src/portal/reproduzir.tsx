@@ -1,14 +1,58 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { comoErroDaApi, ErroDaApi } from '../api';
 import { ErrosDeValidacao } from '../formulario';
 
-/** The route of the replay, typed once it is in the platform's document: a loose call until then. */
+/** The routes of the replay, typed once they are in the platform's document: loose calls until then. */
 type Solto = {
   POST(
     caminho: string,
     init: { params: { path: { id: string } }; body: Record<string, unknown> },
   ): Promise<{ data?: unknown }>;
+  GET(
+    caminho: string,
+    init: { params: { path: { id: string }; query: Record<string, unknown> } },
+  ): Promise<{ data?: unknown }>;
 };
+
+/** What the portal shows of a replay (GET /assinaturas/{id}/reproducoes). */
+interface Reproducao {
+  id: string;
+  situacao: 'pendente' | 'em_andamento' | 'concluida' | 'cancelada';
+  quantidade_de_eventos: number;
+  criadas: number;
+  reenviadas: number;
+  ignoradas: number;
+}
+
+const ENCERRADA = new Set(['concluida', 'cancelada']);
+const progressoDe = (r: Reproducao) =>
+  `Reprodução ${r.situacao.replace('_', ' ')}: ${r.criadas} criadas, ${r.reenviadas} reenviadas, ` +
+  `${r.ignoradas} ignoradas, de ${r.quantidade_de_eventos} eventos.`;
+
+/** A replay's progress, read again every 2 s until it ends. */
+function Progresso(props: { cliente: unknown; assinaturaId: string; reproducao: Reproducao }) {
+  const [atual, setAtual] = useState(props.reproducao);
+  useEffect(() => {
+    if (ENCERRADA.has(atual.situacao)) return;
+    const vez = setTimeout(async () => {
+      try {
+        const { data } = await (props.cliente as Solto).GET('/assinaturas/{id}/reproducoes', {
+          params: { path: { id: props.assinaturaId }, query: { tamanho: 20 } },
+        });
+        const achada = (data as { itens: Reproducao[] } | undefined)?.itens.find((r) => r.id === atual.id);
+        setAtual(achada ? { ...achada } : { ...atual });
+      } catch {
+        setAtual({ ...atual });
+      }
+    }, 2_000);
+    return () => clearTimeout(vez);
+  }, [atual, props.assinaturaId, props.cliente]);
+  return (
+    <span class="estado ok" role="status">
+      {progressoDe(atual)} As entregas aparecem na aba Entregas.
+    </span>
+  );
+}
 
 /**
  * A replay of the subscription's past events (POST /assinaturas/{id}/reproduzir { desde, ate,
@@ -16,7 +60,7 @@ type Solto = {
  */
 export function Reproduzir(props: { cliente: unknown; assinaturaId: string; nome: string }) {
   const [aberto, setAberto] = useState(false);
-  const [resultado, setResultado] = useState<string | ErroDaApi>();
+  const [resultado, setResultado] = useState<Reproducao | ErroDaApi | string>();
   const base = `reproduzir-${props.assinaturaId}`;
   if (!aberto)
     return (
@@ -30,11 +74,11 @@ export function Reproduzir(props: { cliente: unknown; assinaturaId: string; nome
     const quando = (nome: string) => new Date(String(form.get(nome))).toISOString();
     try {
       const body = { desde: quando('desde'), ate: quando('ate'), incluir_entregues: form.get('incluir') === 'on' };
-      await (props.cliente as Solto).POST('/assinaturas/{id}/reproduzir', {
+      const { data } = await (props.cliente as Solto).POST('/assinaturas/{id}/reproduzir', {
         params: { path: { id: props.assinaturaId } },
         body,
       });
-      setResultado('Reprodução pedida: as entregas aparecem na aba Entregas.');
+      setResultado(data as Reproducao);
     } catch (error) {
       const erro = comoErroDaApi(error);
       setResultado(erro instanceof ErroDaApi ? erro : String(erro));
@@ -53,13 +97,19 @@ export function Reproduzir(props: { cliente: unknown; assinaturaId: string; nome
       <button type="button" onClick={() => setAberto(false)}>
         Fechar
       </button>
-      {resultado && (
-        <span class={typeof resultado === 'string' ? 'estado ok' : 'erro'} role="status">
-          {typeof resultado === 'string' ? resultado : resultado.texto}
-          {typeof resultado !== 'string' && resultado.problema.erros && (
-            <ErrosDeValidacao erros={resultado.problema.erros} />
-          )}
+      {resultado instanceof ErroDaApi && (
+        <span class="erro" role="status">
+          {resultado.texto}
+          {resultado.problema.erros && <ErrosDeValidacao erros={resultado.problema.erros} />}
         </span>
+      )}
+      {typeof resultado === 'string' && (
+        <span class="erro" role="status">
+          {resultado}
+        </span>
+      )}
+      {typeof resultado === 'object' && !(resultado instanceof ErroDaApi) && (
+        <Progresso cliente={props.cliente} assinaturaId={props.assinaturaId} reproducao={resultado} />
       )}
     </form>
   );

@@ -8,7 +8,8 @@ import { montarPalco, type Palco } from './palco';
  * Replays through the whole platform (gateway, hub-api, relay, worker): a replayed event reaches its
  * subscriber as if published now, with the body publication made and the hub's signature; a
  * cloudevents subscription receives it as a CloudEvent; the subscribing application replays its own
- * subscription with @hub/client's reproduzirAssinatura, and another application's is 404 to it.
+ * subscription with @hub/client's reproduzirAssinatura and follows it with listReproducoes, and another
+ * application's is 404 to it.
  */
 let palco: Palco;
 beforeAll(async () => {
@@ -73,6 +74,12 @@ test('When a published event is replayed to two newer subscriptions, one of them
   const chegou = (caminho: string) =>
     waitFor(() => assinante.de(caminho)[0], { timeoutMs: 30_000, what: `the replayed delivery at ${caminho}` });
   const [padrao, ce] = [await chegou('/nova'), await chegou('/nuvem')];
+  // The application follows its replay to the end.
+  await waitFor(async () => {
+    const { itens } = await assinanteCliente.listReproducoes(nova.id);
+    return itens.find((r) => r.id === pela.id)?.situacao === 'concluida';
+  });
+  await expect(assinanteCliente.listReproducoes(alheia.id)).rejects.toMatchObject({ status: 404 });
   const verificador = createVerifier({ jwksUrl: `${platform.gatewayUrl}/.well-known/jwks.json` });
   await verificador.verify(padrao.cabecalhos, padrao.corpo, { expectedSubscription: nova.id });
   expect(padrao.corpo.toString('utf8')).toBe(

@@ -1,12 +1,14 @@
 import type { Guarded, Guards } from '@hub/auth';
-import { ApiRouter, idParams } from '@hub/http';
+import { ApiRouter, idParams, pageQuery } from '@hub/http';
 import type { RequestHandler } from 'express';
 import { aplicativoDaRequisicao } from '../../auth/usuario-ou-aplicativo';
 import { withRateLimit } from '../../rate-limit';
+import { LISTA_MAX } from '../../schemas';
 import { paginaReproducao, reproducaoCriar, reproducaoSchema, reproducoesQuery } from './reproducao.schemas';
 import type { ReproducaoService } from './reproducao.service';
 
 const tag = 'Reprodução';
+const paginaQuery = pageQuery({ maxTamanho: LISTA_MAX });
 const aoPedir = {
   409: 'assinatura_inativa: the subscription is switched off or deleted',
   422: 'the body breaks a rule (desde after ate, not RFC 3339, an unknown field), or reproducao_grande_demais: the range holds more than REPLAY_MAX_EVENTS stored events',
@@ -84,34 +86,56 @@ export interface ReproducaoDoAssinanteDeps {
   orcamento?: RequestHandler;
 }
 
-/** The subscribing application's own replay: on its own subscriptions only (another's is 404). */
+const doAplicativo = {
+  401: 'missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido)',
+  403: 'the application of the token is not registered in the hub or is switched off',
+  404: 'no such subscription among the application’s own (another application’s is not found either)',
+};
+
+/** The subscribing application's own replays: on its own subscriptions only (another's is 404). */
 export function reproducaoDoAssinanteRoutes(deps: ReproducaoDoAssinanteDeps): ApiRouter {
-  return new ApiRouter().route(
-    {
-      method: 'post',
-      path: '/assinaturas/:id/reproduzir',
-      operationId: 'reproduzirAssinaturaDoAplicativo',
-      summary:
-        'Replay, to a subscription of the application of the token, the stored events received in [desde, ate] that its filter takes, as the panel’s replay does',
-      tag: 'Assinaturas',
-      ...deps.aplicativo,
-      admission: deps.orcamento ? withRateLimit(deps.orcamento, deps.admission) : deps.admission,
-      params: idParams,
-      body: reproducaoCriar,
-      status: 202,
-      response: reproducaoSchema,
-      refusals: {
-        401: 'missing or invalid token, or a token that is not an application’s (tipo_de_token_invalido)',
-        403: 'the application of the token is not registered in the hub or is switched off',
-        404: 'no such subscription among the application’s own (another application’s is not found either)',
-        429: 'muitas_requisicoes: more than HUB_REPRODUCOES_POR_MINUTO replays this minute from the application, in this instance; nothing was done, send it again after Retry-After',
-        ...aoPedir,
+  return new ApiRouter()
+    .route(
+      {
+        method: 'get',
+        path: '/assinaturas/:id/reproducoes',
+        operationId: 'reproducoesDaAssinaturaDoAplicativo',
+        summary:
+          'The replays of a subscription of the application of the token, newest first, a page at a time, with their progress',
+        tag: 'Assinaturas',
+        ...deps.aplicativo,
+        admission: deps.admission,
+        params: idParams,
+        query: paginaQuery,
+        response: paginaReproducao,
+        refusals: doAplicativo,
       },
-    },
-    ({ params, body, req, res }) =>
-      deps.service.solicitar(params.id, body, {
-        aplicativoId: aplicativoDaRequisicao(res),
-        clientId: req.aplicativo?.sub ?? '',
-      }),
-  );
+      ({ params, query, res }) => deps.service.listarDoAplicativo(params.id, aplicativoDaRequisicao(res), query),
+    )
+    .route(
+      {
+        method: 'post',
+        path: '/assinaturas/:id/reproduzir',
+        operationId: 'reproduzirAssinaturaDoAplicativo',
+        summary:
+          'Replay, to a subscription of the application of the token, the stored events received in [desde, ate] that its filter takes, as the panel’s replay does',
+        tag: 'Assinaturas',
+        ...deps.aplicativo,
+        admission: deps.orcamento ? withRateLimit(deps.orcamento, deps.admission) : deps.admission,
+        params: idParams,
+        body: reproducaoCriar,
+        status: 202,
+        response: reproducaoSchema,
+        refusals: {
+          ...doAplicativo,
+          429: 'muitas_requisicoes: more than HUB_REPRODUCOES_POR_MINUTO replays this minute from the application, in this instance; nothing was done, send it again after Retry-After',
+          ...aoPedir,
+        },
+      },
+      ({ params, body, req, res }) =>
+        deps.service.solicitar(params.id, body, {
+          aplicativoId: aplicativoDaRequisicao(res),
+          clientId: req.aplicativo?.sub ?? '',
+        }),
+    );
 }

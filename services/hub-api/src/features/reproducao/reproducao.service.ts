@@ -1,5 +1,5 @@
 import { uuidv7 } from '@hub/database';
-import { conflict, notFound, page, unprocessable } from '@hub/http';
+import { conflict, notFound, type PageRequest, page, unprocessable } from '@hub/http';
 import { dtoDaReproducao, type ReproducaoRepository } from './reproducao.repository';
 import type { ReproducaoCriar, ReproducaoDto, ReproducoesQuery } from './reproducao.schemas';
 
@@ -36,6 +36,14 @@ export function reproducaoService(deps: ReproducaoDeps) {
       const { pagina, tamanho, ...filtro } = query;
       const { itens, total } = await repo.listar(filtro, { pagina, tamanho });
       return page(itens.map(dtoDaReproducao), { pagina, tamanho }, total);
+    },
+
+    /** The replays of a subscription of the application's own, with their progress; another's is not found. */
+    async listarDoAplicativo(assinaturaId: string, aplicativoId: string, query: PageRequest) {
+      const assinatura = await repo.assinatura(assinaturaId);
+      if (!assinatura || assinatura.aplicativoAssinanteId !== aplicativoId) throw notFound('subscription');
+      const { itens, total } = await repo.listar({ assinatura_id: assinaturaId }, query);
+      return page(itens.map(dtoDaReproducao), query, total);
     },
 
     /**

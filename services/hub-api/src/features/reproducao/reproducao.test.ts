@@ -102,6 +102,20 @@ describe('asking for a replay', () => {
     expect([alheia.status, alheia.body.codigo]).toEqual([404, 'nao_encontrado']);
     expect(alheia.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(await quantas()).toBe(antes);
+    // Its replays, with their progress, under its own subscription; not under another's.
+    const lista = await ctx
+      .api()
+      .get(`/assinaturas/${c.assinaturaId}/reproducoes`)
+      .set(auth(app))
+      .query({ tamanho: 5 });
+    expect(lista.status).toBe(200);
+    expect(lista.body).toMatchObject({ pagina: 1, tamanho: 5 });
+    expect(lista.body.itens.map((i: { id: string }) => i.id)).toContain(r.body.id);
+    expect(lista.body.itens.every((i: { assinatura_id: string }) => i.assinatura_id === c.assinaturaId)).toBe(true);
+    const doOutro = await ctx.api().get(`/assinaturas/${outro.assinaturaId}/reproducoes`).set(auth(app));
+    expect([doOutro.status, doOutro.body.codigo]).toEqual([404, 'nao_encontrado']);
+    const doPainel = await ctx.api().get(`/assinaturas/${c.assinaturaId}/reproducoes`).set(auth(ctx.todas));
+    expect([doPainel.status, doPainel.body.codigo]).toEqual([401, 'tipo_de_token_invalido']);
   });
 });
 
