@@ -36,6 +36,8 @@ export interface Apagados {
   recusados: number;
   /** Rows of resumo_por_hora and resumo_latencia_por_hora erased or folded away. */
   horas: number;
+  /** Rows of destino_minuto (a destination's attempts of one minute) past 48 h. */
+  minutos: number;
 }
 
 /**
@@ -44,7 +46,7 @@ export interface Apagados {
  * and attempts (foreign-key cascade) and the outbox rows of those deliveries; an event with a
  * delivery still in the queue or in the error queue waits until it is concluded, reprocessed or
  * cancelled; idempotency keys past 24 h; refused publications past their configured time;
- * summary tallies past 48 h (keeping each old hour's counts of stored events, deliveries and attempts in one row) and the
+ * destinations' minutes past 48 h; summary tallies past 48 h (keeping each old hour's counts of stored events, deliveries and attempts in one row) and the
  * latency histograms of those hours, whose younger ones it folds into one slice an hour once
  * no worker writes them (`horas` counts all of these rows). Everything goes in small batches, each one
  * statement (its own transaction), so no lock is held for long and publication never waits behind a purge.
@@ -241,7 +243,7 @@ export function retencaoJob(options: RetencaoOptions) {
 
   async function passar(): Promise<Apagados> {
     const agora = relogio().getTime();
-    const apagados: Apagados = { eventos: 0, outbox: 0, chaves: 0, recusados: 0, horas: 0 };
+    const apagados: Apagados = { eventos: 0, outbox: 0, chaves: 0, recusados: 0, horas: 0, minutos: 0 };
     const tipos = await db.tipoDeEvento.findMany({ select: { id: true, retencaoEmDias: true } });
     for (const tipo of tipos) {
       const { eventos, outbox } = await eventosDoTipo(tipo.id, new Date(agora - tipo.retencaoEmDias * DIA_MS));
@@ -269,6 +271,14 @@ export function retencaoJob(options: RetencaoOptions) {
                                          where hora < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
     );
     apagados.horas += await dobrarLatencias(agora);
+    // The destinations' minutes are read for the last 24 h at most (GET /destino, a subscription's
+    // health): kept 48 h, like the hourly tallies, then erased a batch at a time.
+    apagados.minutos = await emLotes(
+      () => db.$executeRaw`
+        delete from destino_minuto
+         where (destino_id, minuto) in (select destino_id, minuto from destino_minuto
+                                         where minuto < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
+    );
     return apagados;
   }
 

@@ -100,7 +100,7 @@ describe('retention', () => {
     expect(await db().evento.count({ where: { id: { in: eventos.map((e) => e.id) } } })).toBe(0);
   });
 
-  test('When idempotency keys pass 24 h, refused events their configured time and hourly tallies 48 h, then they are erased and younger ones kept', async () => {
+  test('When idempotency keys pass 24 h, refused events their configured time, hourly tallies and destinations’ minutes 48 h, then they are erased and younger ones kept', async () => {
     const chave = (nome: string, criadaEm: Date) =>
       db().chaveDeIdempotencia.create({
         data: { escopo: 'aplicativo:teste', chave: nome, impressao: 'x', eventoId: uuidv7(), criadaEm },
@@ -120,6 +120,20 @@ describe('retention', () => {
       db().resumoLatenciaPorHora.create({ data: { hora: h, fatia: 3, balde: 40, entregas: 2 } });
     await latencia(horaVelha.hora);
     await latencia(horaNova.hora);
+    const destino = await db().destino.create({
+      data: {
+        id: uuidv7(),
+        origem: `https://retencao-${uuidv7()}.example`,
+        criadoEm: new Date(),
+        atualizadoEm: new Date(),
+      },
+    });
+    const minuto = (m: Date) =>
+      db().destinoMinuto.create({
+        data: { destinoId: destino.id, minuto: m, tentativas: 1, falhas: 0, duracoes: Array(12).fill(0) },
+      });
+    const minutoVelho = await minuto(antes(48 * HORA + 60_000));
+    const minutoNovo = await minuto(antes(47 * HORA));
 
     // The hub's job: HUB_RECUSADOS_RETENCAO at its default of 30 days.
     await ctx.hub.retencao.runNow();
@@ -132,6 +146,10 @@ describe('retention', () => {
     expect(await db().resumoPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
     expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaVelha.hora } })).toBe(0);
     expect(await db().resumoLatenciaPorHora.count({ where: { hora: horaNova.hora } })).toBe(1);
+    expect(
+      (await db().destinoMinuto.findMany({ where: { destinoId: destino.id } })).map((m) => m.minuto.getTime()),
+    ).toEqual([minutoNovo.minuto.getTime()]);
+    expect(minutoVelho.minuto.getTime()).toBeLessThan(minutoNovo.minuto.getTime());
 
     // A shorter configured time erases the younger one too.
     const curtoPrazo = retencaoJob({
