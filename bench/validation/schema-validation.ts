@@ -1,7 +1,7 @@
-// Schema validation speed, the path every publication takes: `npx tsx services/hub-api/src/validation/benchmark.ts`
+// Schema validation speed, the path every publication takes: `npx tsx bench/validation/schema-validation.ts`
 // (BENCH_ITERATIONS, default 20000). Prints a markdown table for docs/benchmarks.md.
 import os from 'node:os';
-import { ValidadorDeEsquemas } from './esquemas';
+import { ValidadorDeEsquemas } from '../../services/hub-api/src/validation/esquemas';
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 20_000);
 const esquema = {

@@ -1,11 +1,11 @@
-// The worst bodies registered schemas accept, timed: `npx tsx services/hub-api/src/validation/benchmark-custo.ts`
+// The worst bodies registered schemas accept, timed: `npx tsx bench/validation/worst-body-cost.ts`
 // from the repository root. For each shape, dados are filled up to 1 MB of JSON and then cut to the
 // most values the cost budget accepts (ORCAMENTO_POR_CORPO), so each line times the dearest body the
 // hub would validate for that schema. Prints a markdown table for docs/benchmarks.md.
 import os from 'node:os';
-import { ORCAMENTO_POR_CORPO } from './custo';
-import { ValidadorDeEsquemas } from './esquemas';
-import { DADOS_PROFUNDIDADE_MAX, valoresPorNivel } from './limites';
+import { ORCAMENTO_POR_CORPO } from '../../services/hub-api/src/validation/custo';
+import { ValidadorDeEsquemas } from '../../services/hub-api/src/validation/esquemas';
+import { DADOS_PROFUNDIDADE_MAX, valoresPorNivel } from '../../services/hub-api/src/validation/limites';
 
 const MB = 1_000_000;
 type Esquema = Record<string, unknown>;
