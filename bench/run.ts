@@ -10,7 +10,8 @@
 // Then overload at three times the saturation rate (bench/overload/three-times-saturation.ts, issue 38).
 // Then a replay of 100,000 stored events beside live traffic (bench/replay/beside-live-traffic.ts, issue 40).
 // BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs
-// that section alone.
+// that section alone; the English aliases third-failing, isolation, retention, tracing, ordering, overload and
+// replay name the same sections.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/support/platform.ts). BENCH_DURATION: seconds per
 // autocannon row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -217,10 +218,24 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   },
 };
 
+/** English names for the sections whose BENCH_ONLY word is Portuguese; both select the same section. */
+const ALIASES: Record<string, string> = {
+  'third-failing': 'terco',
+  isolation: 'isolamento',
+  retention: 'retencao',
+  tracing: 'rastreamento',
+  ordering: 'ordem',
+  overload: 'sobrecarga',
+  replay: 'reproducao',
+};
+
 async function main() {
-  const only = process.env.BENCH_ONLY;
+  const asked = process.env.BENCH_ONLY;
+  const only = asked ? (ALIASES[asked] ?? asked) : undefined;
   if (only && !(only in SECTIONS))
-    throw new Error(`BENCH_ONLY is one of ${Object.keys(SECTIONS).join(', ')}, not ${only}`);
+    throw new Error(
+      `BENCH_ONLY is one of ${[...Object.keys(SECTIONS), ...Object.keys(ALIASES)].join(', ')}, not ${asked}`,
+    );
   log(`Node ${process.version} (${process.execPath})`);
   // Production runs Node 24, and a regression of its own went unseen while every run here used the
   // machine's Node 20 (docs/decisions/v8-heap-settings.md).
