@@ -11,7 +11,7 @@
 // Then a replay of 100,000 stored events beside live traffic (bench/replay/beside-live-traffic.ts, issue 40).
 // BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs
 // that section alone; the English aliases third-failing, isolation, retention, tracing, ordering, overload and
-// replay name the same sections.
+// replay name the same sections (bench/README.md lists the folders and what each script measures).
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/support/platform.ts). BENCH_DURATION: seconds per
 // autocannon row (10); BENCH_PACED_DURATION: seconds per paced row (30).
