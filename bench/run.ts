@@ -2,31 +2,33 @@
 // max throughput, with real tokens; the table goes into docs/benchmarks.md ("Access through the gateway").
 // Then the platform beside its floor (bench/floor/compare.ts: e2e events/s and machine CPU per event,
 // and their ratios), written first in docs/benchmarks.md ("Current figures").
-// Then a third of the subscribers failing (bench/terco.ts, issue 19) and one destination's outage or
-// burst beside healthy subscribers (bench/isolamento.ts, issue 24), each its own section.
-// Then retention erasing an expired day of 1,000,000 events (bench/retencao.ts, issue 19).
-// Then tracing on against off (bench/rastreamento.ts, issue 21), and ordered delivery per entity beside
-// unordered (bench/ordem.ts, issue 20).
-// Then overload at three times the saturation rate (bench/sobrecarga.ts, issue 38).
-// Then a replay of 100,000 stored events beside live traffic (bench/reproducao.ts, issue 40).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs that section alone.
+// Then a third of the subscribers failing (bench/delivery/third-of-subscribers-failing.ts, issue 19) and one
+// destination's outage or burst beside healthy subscribers (bench/delivery/noisy-destination-isolation.ts,
+// issue 24), each its own section. Then retention erasing an expired day of 1,000,000 events
+// (bench/retention/erase-expired-day.ts, issue 19). Then tracing on against off (bench/tracing/on-and-off.ts,
+// issue 21), and ordered delivery per entity beside unordered (bench/delivery/ordered-per-entity.ts, issue 20).
+// Then overload at three times the saturation rate (bench/overload/three-times-saturation.ts, issue 38).
+// Then a replay of 100,000 stored events beside live traffic (bench/replay/beside-live-traffic.ts, issue 40).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs
+// that section alone; the English aliases third-failing, isolation, retention, tracing, ordering, overload and
+// replay name the same sections (bench/README.md lists the folders and what each script measures).
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
-// without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
-// row (10); BENCH_PACED_DURATION: seconds per paced row (30).
+// without it the benchmark starts its own (see bench/support/platform.ts). BENCH_DURATION: seconds per
+// autocannon row (10); BENCH_PACED_DURATION: seconds per paced row (30).
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { pacedLoad } from './paced';
+import { isolar, SECAO as ISOLAMENTO_SECAO } from './delivery/noisy-destination-isolation';
+import { HEADING as ORDEM_HEADING, ordem } from './delivery/ordered-per-entity';
+import { terco, HEADING as TERCO_HEADING } from './delivery/third-of-subscribers-failing';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
-import { isolar, SECAO as ISOLAMENTO_SECAO } from './isolamento';
-import { HEADING as ORDEM_HEADING, ordem } from './ordem';
-import { obtainPlatform, type Platform } from './platform';
-import { publishSection, renderSection, type Row, writeSection } from './report';
-import { HEADING as RASTREAMENTO_HEADING, rastreamento } from './rastreamento';
-import { retencao, HEADING as RETENCAO_HEADING } from './retencao';
-import { HEADING as REPRODUCAO_HEADING, reproducao } from './reproducao';
-import { HEADING as SOBRECARGA_HEADING, sobrecarga } from './sobrecarga';
-import { terco, HEADING as TERCO_HEADING } from './terco';
+import { HEADING as SOBRECARGA_HEADING, sobrecarga } from './overload/three-times-saturation';
+import { HEADING as REPRODUCAO_HEADING, reproducao } from './replay/beside-live-traffic';
+import { retencao, HEADING as RETENCAO_HEADING } from './retention/erase-expired-day';
+import { pacedLoad } from './support/paced-load';
+import { obtainPlatform, type Platform } from './support/platform';
+import { publishSection, renderSection, type Row, writeSection } from './support/report';
+import { HEADING as RASTREAMENTO_HEADING, rastreamento } from './tracing/on-and-off';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 /** Longer, so that one stall of the machine (a few hundred requests at most) does not decide the p99. */
@@ -187,39 +189,53 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   access: accessSection,
   floor: floorSection,
   terco: async () => {
-    log('a third of the subscribers failing (bench/terco.ts)');
+    log('a third of the subscribers failing (bench/delivery/third-of-subscribers-failing.ts)');
     publishSection(await terco(log), TERCO_HEADING, log);
   },
   isolamento: async () => {
-    log("one destination's outage or burst beside healthy subscribers (bench/isolamento.ts)");
+    log("one destination's outage or burst beside healthy subscribers (bench/delivery/noisy-destination-isolation.ts)");
     publishSection(await isolar(log), ISOLAMENTO_SECAO, log);
   },
   retencao: async () => {
-    log('retention erasing an expired day of 1,000,000 events (bench/retencao.ts)');
+    log('retention erasing an expired day of 1,000,000 events (bench/retention/erase-expired-day.ts)');
     publishSection(await retencao(log), RETENCAO_HEADING, log);
   },
   rastreamento: async () => {
-    log('tracing on against off (bench/rastreamento.ts)');
+    log('tracing on against off (bench/tracing/on-and-off.ts)');
     publishSection(await rastreamento(log), RASTREAMENTO_HEADING, log);
   },
   ordem: async () => {
-    log('ordered delivery per entity beside unordered (bench/ordem.ts)');
+    log('ordered delivery per entity beside unordered (bench/delivery/ordered-per-entity.ts)');
     publishSection(await ordem(log), ORDEM_HEADING, log);
   },
   sobrecarga: async () => {
-    log('three times the saturation rate through the gateway (bench/sobrecarga.ts)');
+    log('three times the saturation rate through the gateway (bench/overload/three-times-saturation.ts)');
     publishSection(await sobrecarga(log), SOBRECARGA_HEADING, log);
   },
   reproducao: async () => {
-    log('a replay of stored events beside live traffic (bench/reproducao.ts)');
+    log('a replay of stored events beside live traffic (bench/replay/beside-live-traffic.ts)');
     publishSection(await reproducao(log), REPRODUCAO_HEADING, log);
   },
 };
 
+/** English names for the sections whose BENCH_ONLY word is Portuguese; both select the same section. */
+const ALIASES: Record<string, string> = {
+  'third-failing': 'terco',
+  isolation: 'isolamento',
+  retention: 'retencao',
+  tracing: 'rastreamento',
+  ordering: 'ordem',
+  overload: 'sobrecarga',
+  replay: 'reproducao',
+};
+
 async function main() {
-  const only = process.env.BENCH_ONLY;
+  const asked = process.env.BENCH_ONLY;
+  const only = asked ? (ALIASES[asked] ?? asked) : undefined;
   if (only && !(only in SECTIONS))
-    throw new Error(`BENCH_ONLY is one of ${Object.keys(SECTIONS).join(', ')}, not ${only}`);
+    throw new Error(
+      `BENCH_ONLY is one of ${[...Object.keys(SECTIONS), ...Object.keys(ALIASES)].join(', ')}, not ${asked}`,
+    );
   log(`Node ${process.version} (${process.execPath})`);
   // Production runs Node 24, and a regression of its own went unseen while every run here used the
   // machine's Node 20 (docs/decisions/v8-heap-settings.md).

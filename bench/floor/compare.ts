@@ -1,28 +1,28 @@
 // The platform beside its floor (issue 19), in one run on one machine: the same ~1 KiB benchmark event
-// (bench/evento.ts) at saturation (autocannon, 50 connections, BENCH_FLOOR_EVENTS events) until every
-// accepted event's deliveries have arrived at the subscribers (bench/receptores.ts, a process of its
-// own), for the floor (bench/floor), hub-api directly, through the gateway, and — for both — with one
-// subscriber of three answering 500 (the healthy two's deliveries counted). For each: e2e events/s
+// (bench/support/benchmark-event.ts) at saturation (autocannon, 50 connections, BENCH_FLOOR_EVENTS events)
+// until every accepted event's deliveries have arrived at the subscribers (bench/support/subscribers.ts, a
+// process of its own), for the floor (bench/floor), hub-api directly, through the gateway, and — for both —
+// with one subscriber of three answering 500 (the healthy two's deliveries counted). For each: e2e events/s
 // (accepted ÷ time from the first request to the last delivery's arrival), the machine's CPU ms per
-// accepted event (/proc/stat: every process on the machine, bench/cpu.ts) and the ratios to the floor.
+// accepted event (/proc/stat: every process on the machine, bench/support/cpu.ts) and the ratios to the floor.
 //
 //   BENCH_ONLY=floor pnpm bench          this section alone (`pnpm bench` runs it after the others)
 //   npx tsx bench/floor/compare.ts       the same
 //
-// BENCH_FLOOR_EVENTS: events per row (10,000); BENCH_FLOOR_HEALTHY_ONLY=1: without the failing rows. The platform is started by bench/platform.ts (every
-// service, the delivery worker included, on free ports, databases and a vhost of its own; with
-// BENCH_GATEWAY_URL a running platform, and the hub-api row is left out). Writes "## Current figures"
-// at the top of docs/benchmarks.md.
+// BENCH_FLOOR_EVENTS: events per row (10,000); BENCH_FLOOR_HEALTHY_ONLY=1: without the failing rows. The
+// platform is started by bench/support/platform.ts (every service, the delivery worker included, on free ports,
+// databases and a vhost of its own; with BENCH_GATEWAY_URL a running platform, and the hub-api row is left
+// out). Writes "## Current figures" at the top of docs/benchmarks.md.
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { spawnService } from '../../packages/testing/src';
-import { type ContaDeCpu, contarCpu, cpuPorUnidade } from '../cpu';
-import { descreverEscritas, lerEscritas } from '../escritas';
-import { registrarPublicacao } from '../evento';
-import { deleteVhost } from '../local';
-import { obtainPlatform } from '../platform';
-import { writeSection } from '../report';
+import { type ContaDeCpu, contarCpu, cpuPorUnidade } from '../support/cpu';
+import { descreverEscritas, lerEscritas } from '../support/group-commit-metrics';
+import { registrarPublicacao } from '../support/benchmark-event';
+import { deleteVhost } from '../support/local-infra';
+import { obtainPlatform } from '../support/platform';
+import { writeSection } from '../support/report';
 import { startFloor } from '.';
 import { databasesLike, type MedidorPg, medidorPg, type TrabalhoPg } from './postgres';
 
@@ -42,7 +42,7 @@ export interface Alvo {
   corpo: string;
   /** Deliveries per event that count (to the healthy subscribers). */
   saudaveis: number;
-  /** The platform's /metrics, for its items per statement (bench/escritas.ts). */
+  /** The platform's /metrics, for its items per statement (bench/support/group-commit-metrics.ts). */
   metricas?: string[];
 }
 
@@ -64,7 +64,7 @@ export interface Linha {
   carga: number;
   /** PostgreSQL's work per delivery (the all-healthy rows, where a delivery is one attempt). */
   pg?: TrabalhoPg;
-  /** The platform's mean items per statement of each group commit (bench/escritas.ts). */
+  /** The platform's mean items per statement of each group commit (bench/support/group-commit-metrics.ts). */
   escritas?: string;
 }
 
@@ -81,9 +81,9 @@ export interface Contagem {
   ultima: number;
 }
 
-/** `quantos` receivers in a process of their own (bench/receptores.ts): their /ok URLs, their counts. */
+/** `quantos` receivers in a process of their own (bench/support/subscribers.ts): their /ok URLs, their counts. */
 export function receptores(quantos = 3) {
-  const processo = spawnService(path.join(__dirname, '../receptores.ts'), { RECEPTORES: String(quantos) });
+  const processo = spawnService(path.join(__dirname, '../support/subscribers.ts'), { RECEPTORES: String(quantos) });
   const urls = Promise.all(Array.from({ length: quantos }, (_, i) => processo.url(`receptor-${i}`)));
   return {
     urls,
@@ -344,14 +344,14 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
       "machine's CPU: compare the rows of one run, never figures of two runs. " +
       `In this run it took ${alheio(linhas)} of the machine's busy time during the rows (machine CPU less the run's own processes).`,
     '',
-    `Each row: ${EVENTOS.toLocaleString('en-US')} POSTs of the ~1 KiB benchmark event (bench/evento.ts) by autocannon ` +
-      `with ${CONNECTIONS} connections, 3 subscriptions on 3 local receivers (bench/receptores.ts, a process of its own), ` +
+    `Each row: ${EVENTOS.toLocaleString('en-US')} POSTs of the ~1 KiB benchmark event (bench/support/benchmark-event.ts) by autocannon ` +
+      `with ${CONNECTIONS} connections, 3 subscriptions on 3 local receivers (bench/support/subscribers.ts, a process of its own), ` +
       "until every accepted event's deliveries to the healthy subscribers have arrived. e2e events/s: accepted events ÷ " +
       "seconds from the first request to the last delivery's arrival. Machine CPU: busy time of every CPU from " +
       '/proc/stat over the same span (every process: the load generator and the receivers too) ÷ accepted events. ' +
       "Ratios: to the floor's row (the failing rows to the floor's failing row); the issue's targets are events/s " +
       "≥ 0.5 and CPU ≤ 2× through the gateway. Own processes' CPU: the same span's CPU time of the run's " +
-      "processes alone (bench/cpu.ts: the services, the floor, the load and the receivers, RabbitMQ's whole server, " +
+      "processes alone (bench/support/cpu.ts: the services, the floor, the load and the receivers, RabbitMQ's whole server, " +
       "PostgreSQL's background processes and its backends of the run's databases; not the processes counted as " +
       "'other': other sessions' work, their PostgreSQL backends, exited backends), less disturbed by other work " +
       'on the machine but still counting what others make RabbitMQ and the PostgreSQL writers do. Answered ' +
@@ -365,7 +365,7 @@ function secao(linhas: Linha[], mode: string, cargaAntes: number): string {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
     ...tabela,
     '',
-    'CPU per accepted event by process (bench/cpu.ts; PostgreSQL and RabbitMQ are shared with anything else using them):',
+    'CPU per accepted event by process (bench/support/cpu.ts; PostgreSQL and RabbitMQ are shared with anything else using them):',
     '',
     ...linhas.map((l) => `- ${l.nome}: ${cpuPorUnidade(l.conta, l.aceitos)}`),
     '',

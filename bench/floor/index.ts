@@ -5,7 +5,7 @@
 // database and a RabbitMQ vhost of its own are made at start and dropped by stop().
 import path from 'node:path';
 import { spawnService } from '../../packages/testing/src';
-import { deleteVhost, freshVhost } from '../local';
+import { deleteVhost, freshVhost } from '../support/local-infra';
 import { pg } from './deps';
 
 const ADMIN_URL = process.env.DATABASE_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

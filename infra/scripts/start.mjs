@@ -98,7 +98,7 @@ const SOCKET_PATH_MAX_BYTES = 107;
 /**
  * With START_UNIX_SOCKETS=true, the gateway reaches each routed service over a Unix socket the
  * service serves beside its port (docs/decisions/unix-socket-upstreams.md): the hop costs both processes a little less than loopback TCP. Off by
- * default: with it, the healthy subscribers' p99 beside a failing one (bench/terco.ts) was 2.6-5.2x
+ * default: with it, the healthy subscribers' p99 beside a failing one (bench/delivery/third-of-subscribers-failing.ts) was 2.6-5.2x
  * the all-healthy one in four runs against 1.1-1.2x over TCP, for a cause not found yet. The others
  * keep the ports. A socket the caller set (HUB_API_SOCKET…) is the one used; none for a service whose
  * URL the caller set, nor when the checkout's path makes the socket's path too long. The socket is

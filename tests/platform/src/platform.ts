@@ -98,7 +98,7 @@ export interface PlatformSetup {
  * The bounds that refuse an overload by answer time (docs/decisions/overload-refused-fast.md) are out
  * of the way of the platform suites: their bursts and faults make answers slow on purpose, and they
  * check which refusals a fault gives (503 banco_indisponivel, say), not the shedding, which the
- * gateway's tests and bench/sobrecarga.ts measure. A test that wants them sets its own.
+ * gateway's tests and bench/overload/three-times-saturation.ts measure. A test that wants them sets its own.
  */
 const SEM_CORTE_POR_TEMPO: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {
   gateway: { GATEWAY_TARGET_LATENCY: '60s', GATEWAY_PUBLICATION_TARGET_LATENCY: '60s' },

@@ -110,7 +110,7 @@ export const SQL_DA_GRAVACAO = `${CHAVES_E_EVENTOS}, ordenadas as (
  * The same write for a batch with no ordered delivery (the usual one), its first 26 parameters: the
  * ordered steps, though they see no row then, still cost every statement the start of their upsert
  * on sequencia_de_entidade and of their joins (a tenth of the statement's CPU in small batches,
- * bench/pg-entrega.ts). Its own prepared statement, so each text keeps its one name.
+ * bench/delivery/postgres-work-per-delivery.ts). Its own prepared statement, so each text keeps its one name.
  */
 export const SQL_DA_GRAVACAO_SEM_ORDEM = `${CHAVES_E_EVENTOS}, entregas as (${ENTREGAS(false)}
     )
