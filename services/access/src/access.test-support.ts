@@ -11,7 +11,7 @@ import { createTestDatabase, type TestIdentity } from '@hub/testing';
 import { createApp } from './app';
 import { accessConfig } from './config';
 import { createDb } from './db';
-import { brokerAccessEvents } from './events';
+import { OutboxRelay } from '@hub/outbox';
 import { type AoSincronizar, consumeColaboradores } from './jobs/colaboradores.consumer';
 import { MIGRATIONS_DIR } from './start';
 
@@ -55,12 +55,8 @@ export async function startAccessForTests(
   const logger = createLogger('access');
   const db = createDb(database.url);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'test:access' }).start();
-  const { app, accessCache, sincronizacao } = createApp({
-    config,
-    db,
-    events: brokerAccessEvents(broker, logger),
-    logger,
-  });
+  const { app, accessCache, sincronizacao } = createApp({ config, db, logger });
+  const relay = await new OutboxRelay({ databaseUrl: database.url, broker, logger, pollIntervalMs: 200 }).start();
   await forgetOnAccessChange(broker, accessCache, 'access-test');
   if (options.syncQueue) {
     const queue = options.syncQueue;
@@ -117,6 +113,7 @@ export async function startAccessForTests(
     },
     close: async () => {
       await server.close();
+      await relay.stop();
       await broker.close();
       await db.$disconnect();
       await database.drop();

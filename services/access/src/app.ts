@@ -3,7 +3,7 @@ import { ApiRouter, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { AccessConfig } from './config';
 import type { Db } from './db';
-import type { AccessEvents } from './events';
+import { type AccessEvents, writeToOutbox } from './events';
 import { acessoAtualRoutes } from './features/acesso-atual/acesso-atual.routes';
 import { localAccessResolver } from './features/acesso-atual/local-resolver';
 import { acessosRepository } from './features/acessos/acessos.repository';
@@ -27,7 +27,6 @@ export interface AccessDeps {
     | 'ACCESS_CACHE_TTL'
   >;
   db: Db;
-  events: AccessEvents;
   logger: Logger;
   readiness?: Record<string, () => Promise<unknown>>;
 }
@@ -37,7 +36,7 @@ export interface AccessDeps {
  * no I/O here. Returns the permission cache too, so that the caller can also drop entries on
  * changes made by other replicas, and the synchronisation use case for the caller's consumer.
  */
-export function createApp({ config, db, events: announce, logger, readiness }: AccessDeps) {
+export function createApp({ config, db, logger, readiness }: AccessDeps) {
   const verifier = createTokenVerifier({
     jwksUrl: config.IDENTITY_JWKS_URL,
     issuer: config.IDENTITY_ISSUER,
@@ -50,9 +49,9 @@ export function createApp({ config, db, events: announce, logger, readiness }: A
   );
   // This replica forgets before anybody is told, so its own next request already sees the change.
   const events: AccessEvents = {
-    changed: async (change) => {
-      accessCache.forget(change.perfil_de_acesso_id ? undefined : change.email);
-      await announce.changed(change);
+    announce: writeToOutbox,
+    committed: (changes) => {
+      for (const change of changes) accessCache.forget(change.perfil_de_acesso_id ? undefined : change.email);
     },
   };
   const guards = createGuards(verifier, accessCache);

@@ -25,6 +25,10 @@ export const accessConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe('accesses may only be created for e-mails of this domain'),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe("how long a caller's resolved permissions are kept"),
   ACCESS_LOGIN_TOUCH_INTERVAL: durationFromEnv('1m').describe('how often ultimo_login_em is refreshed for one access'),
+  OUTBOX_POLL_INTERVAL: durationFromEnv('1s').describe(
+    'how often the outbox relay of acesso.alterado looks without a notification',
+  ),
+  OUTBOX_RETENTION: durationFromEnv('7d').describe('how long published outbox rows are kept'),
 });
 export type AccessConfig = z.infer<typeof accessConfig>;
 

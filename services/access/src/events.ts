@@ -1,22 +1,51 @@
-import { type Broker, publishMessage } from '@hub/broker';
 import { type AcessoAlterado, acessoAlterado } from '@hub/contracts';
-import type { Logger } from '@hub/log';
+import { uuidv7 } from '@hub/database';
+import { outboxInsert } from '@hub/outbox';
+import { type Db, type Tx, transacao } from './db';
 
+/**
+ * How the access service announces `acesso.alterado`, so every service drops its cached permissions
+ * (docs/decisions/access-announced-through-an-outbox.md).
+ */
 export interface AccessEvents {
-  changed(change: AcessoAlterado): Promise<void>;
+  /**
+   * Written in the change's own transaction, to the outbox: the relay publishes it once the change
+   * commits, and again until RabbitMQ confirms it. A change is never committed unannounced.
+   */
+  announce(tx: Tx, changes: AcessoAlterado[]): Promise<void>;
+  /** After the commit: this replica forgets first, so its own next request already sees the change. */
+  committed(changes: AcessoAlterado[]): void;
+}
+
+/** The announcements as outbox rows, in the transaction of the change they announce. */
+export async function writeToOutbox(tx: Tx, changes: AcessoAlterado[]): Promise<void> {
+  if (changes.length === 0) return;
+  const { text, values } = outboxInsert(
+    changes.map((change) => ({
+      exchange: acessoAlterado.exchange,
+      routingKey: acessoAlterado.routingKey,
+      messageId: uuidv7(),
+      body: acessoAlterado.schema.parse(change),
+    })),
+  );
+  await tx.$executeRawUnsafe(text, ...values);
 }
 
 /**
- * Announces `acesso.alterado` so every service drops its cached permissions. The change is already
- * committed, so the request neither waits for the broker nor fails for it: if RabbitMQ is
- * unreachable the caches elsewhere still expire within their short TTL.
+ * `work` in one transaction, with what it announces (`anunciar`) written to the outbox inside it;
+ * once it commits, this replica forgets those accesses at once.
  */
-export function brokerAccessEvents(broker: Broker, logger: Logger): AccessEvents {
-  return {
-    changed: async (change) => {
-      publishMessage(broker, acessoAlterado, change).catch((error) =>
-        logger.error({ err: error, motivo: change.motivo }, 'could not announce acesso.alterado'),
-      );
-    },
-  };
+export async function comAnuncios<R>(
+  db: Db,
+  events: AccessEvents,
+  work: (tx: Tx, anunciar: (change: AcessoAlterado) => void) => Promise<R>,
+): Promise<R> {
+  const anuncios: AcessoAlterado[] = [];
+  const valor = await transacao(db, async (tx) => {
+    const valor = await work(tx, (change) => anuncios.push(change));
+    await events.announce(tx, anuncios);
+    return valor;
+  });
+  events.committed(anuncios);
+  return valor;
 }

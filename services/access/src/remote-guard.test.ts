@@ -3,6 +3,7 @@ import type { Broker } from '@hub/broker';
 import { ApiRouter, createHttpApp, listen, type RunningServer } from '@hub/http';
 import { createLogger } from '@hub/log';
 import { connectTestBroker, startTestIdentity, type TestIdentity, waitFor } from '@hub/testing';
+import pg from 'pg';
 import request from 'supertest';
 import { startAccessForTests, type TestAccess } from './access.test-support';
 
@@ -96,5 +97,35 @@ describe("Another service's guard, resolving permissions through the access serv
       .send({ permissoes: {} })
       .expect(200);
     await waitFor(async () => (await get('/monitorar', token)).status === 403, { timeoutMs: 1000, intervalMs: 20 });
+  });
+
+  it('When a change commits, then its announcement was written in the same transaction and is published; a refused change announces nothing', async () => {
+    const db = new pg.Client({ connectionString: access.databaseUrl });
+    await db.connect();
+    try {
+      const linhas = async () =>
+        (
+          await db.query<{ body: { email?: string; motivo: string }; publicado_em: Date | null }>(
+            'select body, publicado_em from outbox order by criado_em, id',
+          )
+        ).rows;
+      const antes = (await linhas()).length;
+      await access.userWith('anunciado@empresa.com.br', { monitoramento: { ler: true } });
+      await access.deactivate('anunciado@empresa.com.br');
+      const desativado = (await linhas()).slice(antes).filter((l) => l.body.email === 'anunciado@empresa.com.br');
+      expect(desativado.map((l) => l.body.motivo)).toEqual(['criado', 'perfil_atribuido', 'alterado']);
+      await waitFor(async () => (await linhas()).every((l) => l.publicado_em !== null));
+      const depois = (await linhas()).length;
+      // A second access with a taken e-mail: refused, rolled back, nothing announced.
+      const masterToken = await access.masterToken();
+      await request(access.url)
+        .post('/auth')
+        .set('authorization', `Bearer ${masterToken}`)
+        .send({ email: 'anunciado@empresa.com.br', perfil: 'colaborador' })
+        .expect(409);
+      expect((await linhas()).length).toBe(depois);
+    } finally {
+      await db.end();
+    }
   });
 });

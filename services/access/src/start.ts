@@ -4,11 +4,11 @@ import { Broker } from '@hub/broker';
 import { declareInternalTopology, QUEUES } from '@hub/contracts';
 import { ensureDatabase, migrate } from '@hub/database';
 import { listen } from '@hub/http';
+import { OutboxRelay } from '@hub/outbox';
 import type { Logger } from '@hub/log';
 import { createApp } from './app';
 import type { AccessConfig } from './config';
 import { createDb } from './db';
-import { brokerAccessEvents } from './events';
 import { consumeColaboradores } from './jobs/colaboradores.consumer';
 
 export const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
@@ -35,10 +35,17 @@ export async function startAccess(
   const { app, accessCache, sincronizacao } = createApp({
     config,
     db,
-    events: brokerAccessEvents(broker, logger),
     logger,
     readiness: { rabbitmq: broker.ready },
   });
+  // acesso.alterado, written to the outbox with each change, published once committed.
+  const relay = await new OutboxRelay({
+    databaseUrl: config.ACCESS_DATABASE_URL,
+    broker,
+    logger,
+    pollIntervalMs: config.OUTBOX_POLL_INTERVAL,
+    retentionMs: config.OUTBOX_RETENTION,
+  }).start();
   await forgetOnAccessChange(broker, accessCache, 'access');
   await consumeColaboradores(broker, QUEUES.acessoColaboradores, sincronizacao);
   const server = await listen(app, port, config.HOST, { socket: config.ACCESS_SOCKET });
@@ -48,6 +55,7 @@ export async function startAccess(
     broker,
     stop: async () => {
       await server.close();
+      await relay.stop();
       await broker.close();
       await db.$disconnect();
     },

@@ -1,7 +1,7 @@
 import { isUniqueViolation } from '@hub/database';
 import { conflict, invalidField, notFound, type PageRequest, page } from '@hub/http';
-import { type Db, transacao } from '../../db';
-import type { AccessEvents } from '../../events';
+import type { Db } from '../../db';
+import { type AccessEvents, comAnuncios } from '../../events';
 import type { Acesso } from '../../generated/prisma/client';
 import { type Chamador, exigirAlcance } from '../perfis/delegacao';
 import { emailProblem, normalizeEmail, PERFIL_COLABORADOR, toAuth } from './acessos.model';
@@ -54,10 +54,11 @@ export function acessosService({ db, events, companyDomain }: AcessosServiceDeps
           `only the perfil "${PERFIL_COLABORADOR}" is accepted on creation`,
         );
       }
-      const acesso = await acessos
-        .create({ email, perfil: PERFIL_COLABORADOR, master: false })
-        .catch(rethrowEmailTaken);
-      await events.changed({ email, acesso_id: acesso.id, motivo: 'criado' });
+      const acesso = await comAnuncios(db, events, async (tx, anunciar) => {
+        const criado = await acessosRepository(tx).create({ email, perfil: PERFIL_COLABORADOR, master: false });
+        anunciar({ email, acesso_id: criado.id, motivo: 'criado' });
+        return criado;
+      }).catch(rethrowEmailTaken);
       return toAuth(acesso);
     },
 
@@ -67,7 +68,7 @@ export function acessosService({ db, events, companyDomain }: AcessosServiceDeps
      * profile onto an address they control.
      */
     async update(id: string, input: { email?: string | null; ativo?: boolean | null }, chamador: Chamador) {
-      const { antes, depois } = await transacao(db, async (tx) => {
+      const { antes, depois } = await comAnuncios(db, events, async (tx, anunciar) => {
         const repository = acessosRepository(tx);
         const acesso = await repository.paraAlterar(id);
         if (!acesso) throw notFound('access');
@@ -78,18 +79,17 @@ export function acessosService({ db, events, companyDomain }: AcessosServiceDeps
           ...(email !== undefined && email !== acesso.email ? { email } : {}),
           ...(ativo !== undefined && ativo !== acesso.ativo ? { ativo } : {}),
         };
-        const changed = Object.keys(changes).length > 0;
-        return { antes: acesso, depois: changed ? await repository.update(id, changes) : undefined };
+        if (Object.keys(changes).length === 0) return { antes: acesso, depois: undefined };
+        const depois = await repository.update(id, changes);
+        anunciar({ email: acesso.email, acesso_id: id, motivo: 'alterado' });
+        if (depois.email !== acesso.email) anunciar({ email: depois.email, acesso_id: id, motivo: 'alterado' });
+        return { antes: acesso, depois };
       }).catch(rethrowEmailTaken);
-      if (!depois) return toAuth(antes);
-      await events.changed({ email: antes.email, acesso_id: id, motivo: 'alterado' });
-      if (depois.email !== antes.email)
-        await events.changed({ email: depois.email, acesso_id: id, motivo: 'alterado' });
-      return toAuth(depois);
+      return toAuth(depois ?? antes);
     },
 
     async delete(id: string, chamador: Chamador): Promise<void> {
-      const acesso = await transacao(db, async (tx) => {
+      await comAnuncios(db, events, async (tx, anunciar) => {
         const repository = acessosRepository(tx);
         const alvo = await repository.paraAlterar(id);
         if (!alvo) throw notFound('access');
@@ -101,9 +101,8 @@ export function acessosService({ db, events, companyDomain }: AcessosServiceDeps
           );
         }
         await repository.markDeleted(id);
-        return alvo;
+        anunciar({ email: alvo.email, acesso_id: id, motivo: 'excluido' });
       });
-      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'excluido' });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { invalidField, notFound, type PageRequest, page } from '@hub/http';
 import { z } from 'zod';
-import { type Db, transacao } from '../../db';
-import type { AccessEvents } from '../../events';
+import type { Db } from '../../db';
+import { type AccessEvents, comAnuncios } from '../../events';
 import { iso } from '../acessos/acessos.model';
 import { acessosRepository } from '../acessos/acessos.repository';
 import { type Chamador, exigirAlcance, exigirDentroDasPermissoes } from '../perfis/delegacao';
@@ -81,7 +81,7 @@ export function colaboradoresService({ db, events }: { db: Db; events: AccessEve
      * so neither profile can be deleted or widened meanwhile.
      */
     async assignProfile(id: string, perfilDeAcessoId: string | null, chamador: Chamador): Promise<ColaboradorView> {
-      const acesso = await transacao(db, async (tx) => {
+      await comAnuncios(db, events, async (tx, anunciar) => {
         const row = await acessosRepository(tx).paraAlterar(id);
         if (!row) throw notFound('collaborator');
         exigirAlcance(row, chamador, 'changed', 'perfil_proprio');
@@ -92,9 +92,8 @@ export function colaboradoresService({ db, events }: { db: Db; events: AccessEve
           exigirDentroDasPermissoes(perfil.permissoes, chamador, 'this access profile');
         }
         await colaboradoresRepository(tx).setPerfil(id, perfilDeAcessoId);
-        return row;
+        anunciar({ email: row.email, acesso_id: id, motivo: 'perfil_atribuido' });
       });
-      await events.changed({ email: acesso.email, acesso_id: id, motivo: 'perfil_atribuido' });
       return get(id);
     },
   };

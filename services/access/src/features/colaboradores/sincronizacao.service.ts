@@ -1,7 +1,7 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
-import { type Db, transacao } from '../../db';
+import type { Db } from '../../db';
 import { travarEmail } from '../acessos/acessos.repository';
-import type { AccessEvents } from '../../events';
+import { type AccessEvents, comAnuncios } from '../../events';
 import { normalizeEmail } from '../acessos/acessos.model';
 import { colaboradoresRepository } from './colaboradores.repository';
 
@@ -15,18 +15,16 @@ export function sincronizacaoService({ db, events }: { db: Db; events: AccessEve
     /** Returns whether the message changed the projection (false for duplicates and late ones). */
     async sincronizar(message: ColaboradorSincronizado): Promise<boolean> {
       const email = normalizeEmail(message.email);
-      const result = await transacao(db, async (tx) => {
+      return comAnuncios(db, events, async (tx, anunciar) => {
         const colaboradores = colaboradoresRepository(tx);
         await travarEmail(tx, email);
-        if (!(await colaboradores.aplicarProjecao(message, email))) return { applied: false, emails: [] };
+        if (!(await colaboradores.aplicarProjecao(message, email))) return false;
         const unlinked = await colaboradores.desvincular(message, email);
         const linked = message.removido ? [] : await colaboradores.vincular(message, email);
-        return { applied: true, emails: [...unlinked, ...linked].map((row) => row.email) };
+        for (const changed of new Set([...unlinked, ...linked].map((row) => row.email)))
+          anunciar({ email: changed, motivo: 'colaborador_sincronizado' });
+        return true;
       });
-      for (const changed of new Set(result.emails)) {
-        await events.changed({ email: changed, motivo: 'colaborador_sincronizado' });
-      }
-      return result.applied;
     },
   };
 }

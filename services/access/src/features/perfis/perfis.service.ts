@@ -1,8 +1,8 @@
 import { isUniqueViolation, uuidv7 } from '@hub/database';
 import { conflict, notFound, type PageRequest, page } from '@hub/http';
 import type { z } from 'zod';
-import { type Db, transacao } from '../../db';
-import type { AccessEvents } from '../../events';
+import type { Db } from '../../db';
+import { type AccessEvents, comAnuncios } from '../../events';
 import { normalizePermissoes } from '../acessos/acessos.model';
 import { type Chamador, exigirDentroDasPermissoes } from './delegacao';
 import { perfisRepository } from './perfis.repository';
@@ -52,22 +52,21 @@ export function perfisService({ db, events }: { db: Db; events: AccessEvents }) 
      * permissions and keep it there: editing the profile one holds must not raise oneself.
      */
     async update(id: string, input: z.infer<typeof perfilAtualizar>, chamador: Chamador) {
-      const updated = await transacao(db, async (tx) => {
+      const updated = await comAnuncios(db, events, async (tx, anunciar) => {
         const repository = perfisRepository(tx);
         const atual = await repository.lockForUpdate(id);
         if (!atual) throw notFound('access profile');
         exigirDentroDasPermissoes(atual.permissoes, chamador, 'this access profile');
         if (input.permissoes !== undefined)
           exigirDentroDasPermissoes(input.permissoes, chamador, 'the new permissions');
+        if (input.permissoes !== undefined || input.nome !== undefined)
+          anunciar({ perfil_de_acesso_id: id, motivo: 'perfil_alterado' });
         return repository.update(id, {
           ...(input.nome !== undefined ? { nome: input.nome } : {}),
           ...(input.permissoes !== undefined ? { permissoes: normalizePermissoes(input.permissoes) } : {}),
           atualizadoEm: new Date(),
         });
       }).catch(nameTaken);
-      if (input.permissoes !== undefined || input.nome !== undefined) {
-        await events.changed({ perfil_de_acesso_id: id, motivo: 'perfil_alterado' });
-      }
       return toPerfil(updated);
     },
 
@@ -77,7 +76,7 @@ export function perfisService({ db, events }: { db: Db; events: AccessEvents }) 
      * step against assignments (which share-lock the same row): exactly one of the two wins.
      */
     async delete(id: string, chamador: Chamador): Promise<void> {
-      await transacao(db, async (tx) => {
+      await comAnuncios(db, events, async (tx, anunciar) => {
         const repository = perfisRepository(tx);
         const atual = await repository.lockForUpdate(id);
         if (!atual) throw notFound('access profile');
@@ -86,8 +85,8 @@ export function perfisService({ db, events }: { db: Db; events: AccessEvents }) 
         if (!(await repository.deleteIfUnused(id))) {
           throw conflict('perfil_em_uso', `${await repository.emUso(id)} access(es) use this profile`);
         }
+        anunciar({ perfil_de_acesso_id: id, motivo: 'perfil_excluido' });
       });
-      await events.changed({ perfil_de_acesso_id: id, motivo: 'perfil_excluido' });
     },
   };
 }
