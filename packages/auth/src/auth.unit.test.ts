@@ -247,6 +247,18 @@ describe('createTokenVerifier remembering verified tokens', () => {
     await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'token_expirado' });
   });
 
+  it('When a user token’s e-mail is not ASCII (a KELVIN SIGN that lower-cases to k), then 401 token_invalido, not another’s access', async () => {
+    const clock = { t: Date.UTC(2026, 10, 23, 12) };
+    const verifier = verifierAt(clock);
+    for (const email of ['\u212Aaren@empresa.com.br', 'ana@empresa.com.br\u0000', 'jos\u00e9@empresa.com.br']) {
+      const token = await sign({ typ: 'usuario', email }, clock.t + 60_000);
+      await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'token_invalido' });
+    }
+    expect('\u212Aaren'.toLowerCase()).toBe('karen');
+    const token = await sign({ typ: 'usuario', email: 'Karen@empresa.com.br' }, clock.t + 60_000);
+    await expect(verifier.user(token)).resolves.toMatchObject({ email: 'Karen@empresa.com.br' });
+  });
+
   it('When a token is remembered, then a token that differs from it by one character is still verified and refused', async () => {
     const clock = { t: Date.now() };
     const verifier = verifierAt(clock);

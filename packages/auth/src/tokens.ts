@@ -11,6 +11,14 @@ export const userClaims = z.object({
 });
 export type UserClaims = z.infer<typeof userClaims>;
 
+/**
+ * An e-mail of printable ASCII only. E-mails are compared lower-cased, and `toLowerCase` folds some
+ * non-ASCII letters onto ASCII ones (U+212A KELVIN SIGN becomes "k"): a token for
+ * "\u212Aaren@…" would have resolved to karen@…'s access. Internationalised domains travel in their
+ * ASCII (xn--) form.
+ */
+export const emailAscii = (email: string) => /^[\x21-\x7e]+$/.test(email.trim());
+
 export const applicationClaims = z.object({
   sub: z.string().min(1),
   typ: z.literal('aplicativo'),
@@ -113,6 +121,8 @@ export function createTokenVerifier(options: VerifierOptions): TokenVerifier {
     user: async (token) => {
       const entry = await verify(token);
       entry.user ??= typed(userClaims, entry.payload, 'usuario');
+      if (!emailAscii(entry.user.email))
+        throw unauthorized('the token’s e-mail is not an ASCII address: the hub does not resolve it', 'token_invalido');
       return entry.user;
     },
     application: async (token) => {

@@ -6,6 +6,12 @@ import type { Logger } from '@hub/log';
 import { z } from 'zod';
 import { signToken, type TokenIssuer } from './keys';
 
+/**
+ * An e-mail as the stand-in keeps it: trimmed, ASCII letters lower-cased and nothing else, as an
+ * identity provider that ignores case would (String#toLowerCase would fold U+212A KELVIN SIGN onto "k").
+ */
+const minusculas = (email: string) => email.trim().replace(/[A-Z]+/g, (letras) => letras.toLowerCase());
+
 export interface IdentityDevDeps {
   issuer: TokenIssuer;
   /** Absent in tests that only need tokens. */
@@ -15,7 +21,7 @@ export interface IdentityDevDeps {
 
 /** Stable identity user id of an e-mail that has no collaborator record. */
 export const userIdOf = (email: string) => {
-  const hex = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
+  const hex = createHash('sha256').update(minusculas(email)).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 };
 
@@ -69,8 +75,8 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
         response: tokenResponse,
       },
       async ({ body }) => {
-        const email = body.email.trim().toLowerCase();
-        const colaborador = [...colaboradores.values()].find((c) => c.email.toLowerCase() === email);
+        const email = minusculas(body.email);
+        const colaborador = [...colaboradores.values()].find((c) => minusculas(c.email) === email);
         const sub = colaborador?.termoauth_id ?? userIdOf(email);
         const claims = {
           email,
@@ -113,7 +119,7 @@ export function createIdentityDevApp(deps: IdentityDevDeps) {
       async ({ params, body }) => {
         const colaborador: ColaboradorSincronizado = {
           termoauth_id: params.termoauth_id,
-          email: body.email.trim().toLowerCase(),
+          email: minusculas(body.email),
           nome: body.nome,
           funcao_id: body.funcao_id ?? null,
           ativo: body.ativo,

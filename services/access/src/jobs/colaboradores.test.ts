@@ -73,6 +73,15 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
     expect(colaborador.body).toMatchObject({ nome: 'Lia Costa', vinculado: true, termoauth_id: 't-lia' });
   });
 
+  it('When a collaborator’s e-mail is not ASCII (a KELVIN SIGN that lower-cases to k), then no access is linked to it', async () => {
+    const id = await criar('karen@empresa.com.br');
+    await sincronizar('t-kelvin', { email: '\u212Aaren@empresa.com.br', nome: 'Outra Pessoa', ativo: true });
+    expect((await processadas(de('t-kelvin')))[0]!.applied).toBe(false);
+    expect(await auth(id)).toMatchObject({ vinculado: false, termoauth_id: null });
+    const refused = await call('post', '/auth').send({ email: '\u212Aaren@empresa.com.br', perfil: 'colaborador' });
+    expect([refused.status, refused.body.codigo]).toEqual([422, 'dados_invalidos']);
+  });
+
   it('When an access is linked, then DELETE is refused with 409 and the access stays', async () => {
     const id = await criar('rui@empresa.com.br');
     await sincronizar('t-rui', { email: 'rui@empresa.com.br', nome: 'Rui', ativo: true });

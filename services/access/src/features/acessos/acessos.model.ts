@@ -1,3 +1,4 @@
+import { emailAscii } from '@hub/auth';
 import { ACOES, AREAS, type Permissoes, todasAsPermissoes } from '@hub/contracts';
 import { z } from 'zod';
 import type { Acesso } from '../../generated/prisma/client';
@@ -55,7 +56,8 @@ export function normalizePermissoes(
 export const permissoesDoMaster = todasAsPermissoes;
 
 /** Trimmed and lower-cased, as e-mails are stored and compared (docs/architecture.md §2). */
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+/** Trimmed, its ASCII letters lower-cased: String#toLowerCase would fold U+212A KELVIN SIGN onto "k" (see emailAscii). */
+export const normalizeEmail = (email: string) => email.trim().replace(/[A-Z]+/g, (letras) => letras.toLowerCase());
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -65,6 +67,12 @@ export function emailProblem(email: string, companyDomain: string): { codigo: st
   if (email.length > EMAIL_MAX)
     return { codigo: 'dados_invalidos', mensagem: `email has at most ${EMAIL_MAX} characters` };
   if (!EMAIL_SHAPE.test(email)) return { codigo: 'dados_invalidos', mensagem: 'email is not an e-mail address' };
+  // Compared lower-cased, and toLowerCase folds some non-ASCII letters onto ASCII ones (see emailAscii).
+  if (!emailAscii(email))
+    return {
+      codigo: 'dados_invalidos',
+      mensagem: 'email must be ASCII (an internationalised domain in its xn-- form)',
+    };
   if (email.slice(email.lastIndexOf('@') + 1) !== companyDomain) {
     return { codigo: 'dominio_invalido', mensagem: `email must belong to the company domain ${companyDomain}` };
   }

@@ -1,3 +1,4 @@
+import { emailAscii } from '@hub/auth';
 import type { ColaboradorSincronizado } from '@hub/contracts';
 import type { Db } from '../../db';
 import { travarEmail } from '../acessos/acessos.repository';
@@ -14,6 +15,8 @@ export function sincronizacaoService({ db, events }: { db: Db; events: AccessEve
   return {
     /** Returns whether the message changed the projection (false for duplicates and late ones). */
     async sincronizar(message: ColaboradorSincronizado): Promise<boolean> {
+      // No access has such an e-mail, and lower-cased it could fold onto one that does (emailAscii).
+      if (!emailAscii(message.email)) return false;
       const email = normalizeEmail(message.email);
       return comAnuncios(db, events, async (tx, anunciar) => {
         const colaboradores = colaboradoresRepository(tx);
