@@ -9,7 +9,8 @@
 // unordered (bench/ordem.ts, issue 20).
 // Then overload at three times the saturation rate (bench/sobrecarga.ts, issue 38).
 // Then a replay of 100,000 stored events beside live traffic (bench/reproducao.ts, issue 40).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs that section alone.
+// Then publications while a 10,000-patternProperties schema is registered (bench/esquemas.ts, issue 41).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga, reproducao or esquemas runs that section alone.
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/platform.ts). BENCH_DURATION: seconds per autocannon
 // row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -17,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { pacedLoad } from './paced';
+import { esquemas, HEADING as ESQUEMAS_HEADING } from './esquemas';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { isolar, SECAO as ISOLAMENTO_SECAO } from './isolamento';
 import { HEADING as ORDEM_HEADING, ordem } from './ordem';
@@ -213,6 +215,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   reproducao: async () => {
     log('a replay of stored events beside live traffic (bench/reproducao.ts)');
     publishSection(await reproducao(log), REPRODUCAO_HEADING, log);
+  },
+  esquemas: async () => {
+    log('publications while a slow schema is registered (bench/esquemas.ts)');
+    publishSection(await esquemas(log), ESQUEMAS_HEADING, log);
   },
 };
 
