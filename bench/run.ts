@@ -9,9 +9,11 @@
 // issue 21), and ordered delivery per entity beside unordered (bench/delivery/ordered-per-entity.ts, issue 20).
 // Then overload at three times the saturation rate (bench/overload/three-times-saturation.ts, issue 38).
 // Then a replay of 100,000 stored events beside live traffic (bench/replay/beside-live-traffic.ts, issue 40).
-// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga or reproducao runs
+// Then publications while a 10,000-patternProperties schema is registered
+// (bench/validation/publications-during-slow-registration.ts, issue 41).
+// BENCH_ONLY=access, floor, terco, isolamento, retencao, rastreamento, ordem, sobrecarga, reproducao or esquemas runs
 // that section alone; the English aliases third-failing, isolation, retention, tracing, ordering, overload and
-// replay name the same sections (bench/README.md lists the folders and what each script measures).
+// replay (and schemas) name the same sections (bench/README.md lists the folders and what each script measures).
 // BENCH_GATEWAY_URL=http://127.0.0.1:8080 pnpm bench   uses a running platform (`pnpm start`);
 // without it the benchmark starts its own (see bench/support/platform.ts). BENCH_DURATION: seconds per
 // autocannon row (10); BENCH_PACED_DURATION: seconds per paced row (30).
@@ -21,6 +23,7 @@ import autocannon from 'autocannon';
 import { isolar, SECAO as ISOLAMENTO_SECAO } from './delivery/noisy-destination-isolation';
 import { HEADING as ORDEM_HEADING, ordem } from './delivery/ordered-per-entity';
 import { terco, HEADING as TERCO_HEADING } from './delivery/third-of-subscribers-failing';
+import { esquemas, HEADING as ESQUEMAS_HEADING } from './validation/publications-during-slow-registration';
 import { compararComOChao, HEADING as FLOOR_HEADING } from './floor/compare';
 import { HEADING as SOBRECARGA_HEADING, sobrecarga } from './overload/three-times-saturation';
 import { HEADING as REPRODUCAO_HEADING, reproducao } from './replay/beside-live-traffic';
@@ -216,6 +219,10 @@ const SECTIONS: Record<string, () => Promise<void>> = {
     log('a replay of stored events beside live traffic (bench/replay/beside-live-traffic.ts)');
     publishSection(await reproducao(log), REPRODUCAO_HEADING, log);
   },
+  esquemas: async () => {
+    log('publications while a slow schema is registered (bench/validation/publications-during-slow-registration.ts)');
+    publishSection(await esquemas(log), ESQUEMAS_HEADING, log);
+  },
 };
 
 /** English names for the sections whose BENCH_ONLY word is Portuguese; both select the same section. */
@@ -226,6 +233,7 @@ const ALIASES: Record<string, string> = {
   tracing: 'rastreamento',
   ordering: 'ordem',
   overload: 'sobrecarga',
+  schemas: 'esquemas',
   replay: 'reproducao',
 };
 

@@ -53,12 +53,11 @@ import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service
 import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
-import { compilarComLimite } from './validation/compilacao';
 import { criarMetricas, type MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
 import { registroEmCache } from './registro-em-cache';
 import { noPoolDosAplicativos, rotasDoAssinante } from './rotas-do-assinante';
-import { esquemas, type ValidadorDeEsquemas } from './validation/esquemas';
+import { ValidadorDeEsquemas } from './validation/esquemas';
 
 export interface HubApiAppDeps {
   db: Db;
@@ -135,7 +134,15 @@ export interface HubApiAppDeps {
 export function createUseCases(
   deps: Pick<
     HubApiAppDeps,
-    'db' | 'sql' | 'logger' | 'esquemas' | 'cacheTtlMs' | 'metricas' | 'broker' | 'rotearTrabalho'
+    | 'db'
+    | 'sql'
+    | 'logger'
+    | 'esquemas'
+    | 'limiteDaCompilacaoMs'
+    | 'cacheTtlMs'
+    | 'metricas'
+    | 'broker'
+    | 'rotearTrabalho'
   >,
 ) {
   const metricas = deps.metricas ?? criarMetricas();
@@ -149,7 +156,7 @@ export function createUseCases(
   };
   /** Publication's lookups, cached; `registro.esquecer` is the one way they are dropped (registro-em-cache.ts). */
   const registro = registroEmCache(repositorios, deps.cacheTtlMs);
-  const validador = deps.esquemas ?? esquemas;
+  const validador = deps.esquemas ?? new ValidadorDeEsquemas({ limiteMs: deps.limiteDaCompilacaoMs ?? 10_000 });
   // Publication's delivery jobs go to RabbitMQ once committed; the outbox takes what it does not confirm.
   const despachante = despachanteDeTrabalhos({
     broker: deps.broker,
@@ -266,8 +273,6 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
             versoes,
             tipos,
             validador,
-            compilarForaDoLaco: (esquema, draft) =>
-              compilarComLimite(esquema, draft, deps.limiteDaCompilacaoMs ?? 10_000),
           }),
           ['criar', 'atualizar'],
         ),

@@ -30,7 +30,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     ),
   ACCESS_URL: serviceUrlFromEnv('http://127.0.0.1:8081').describe('the access service, asked who a caller is'),
   HUB_SCHEMA_COMPILE_LIMIT: durationFromEnv('10s').describe(
-    'how long a schema being registered (POST /versao-de-esquema and its verificar-compatibilidade) may take to compile in its worker thread, off the event loop; a slower one is refused with 422',
+    "how long ajv may take to compile a schema in hub-api's compilation worker threads, off the event loop: a schema being registered (POST /versao-de-esquema and its verificar-compatibilidade) or a stored version at its first use in the process; a slower one is refused with 422 esquema_invalido",
   ),
   ACCESS_CACHE_TTL: durationFromEnv('5s').describe('how long an answer of the access service is reused at most'),
   ACCESS_CACHE_STALE_IF_ERROR: durationFromEnv('60s').describe(

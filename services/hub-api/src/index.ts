@@ -2,4 +2,4 @@ export { createApp, type HubApiAppDeps } from './app';
 export { hubApiConfig, type HubApiConfig } from './config';
 export { createDb, type Db } from './db';
 export { type RunningHubApi, startHubApi } from './start';
-export { esquemas, type ResultadoDaValidacao, ValidadorDeEsquemas } from './validation/esquemas';
+export { type ResultadoDaValidacao, ValidadorDeEsquemas } from './validation/esquemas';

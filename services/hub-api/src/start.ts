@@ -26,6 +26,7 @@ import { type DestinosIsolados, destinosIsolados } from './features/destinos/iso
 import { chavesPublicas } from './features/chaves/chaves-publicas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
+import type { ValidadorDeEsquemas } from './validation/esquemas';
 import { CANAL_DO_REGISTRO, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 
 export interface StartOptions {
@@ -67,6 +68,8 @@ export interface RunningHubApi {
   reprocessamento: ReprocessamentoJob;
   reproducao: ReproducaoJob;
   conciliacao: ConciliacaoDaFilaDeErro;
+  /** The schema versions' validators of this process (validation/esquemas.ts). */
+  validador: ValidadorDeEsquemas;
   stop(): Promise<void>;
 }
 
@@ -138,6 +141,7 @@ export async function startHubApi(
     logger,
     broker,
     cacheTtlMs: config.HUB_CACHE_TTL,
+    limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
     rotearTrabalho: isolados.rotearMensagem,
   });
   // Every write of the registry, by any process, drops this process's caches at its commit; so does
@@ -243,7 +247,6 @@ export async function startHubApi(
       reproducoesPorMinuto: config.HUB_REPRODUCOES_POR_MINUTO,
       publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
       publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
-      limiteDaCompilacaoMs: config.HUB_SCHEMA_COMPILE_LIMIT,
       consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
       publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
       reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
@@ -284,6 +287,7 @@ export async function startHubApi(
     reprocessamento,
     reproducao,
     conciliacao,
+    validador: casos.validador,
     stop: async () => {
       // HTTP first (no new publications), then the jobs of what was accepted are confirmed (or in the
       // outbox), then the relay drains, then the consumers finish and the broker closes, and only
@@ -297,6 +301,7 @@ export async function startHubApi(
       await relay.stop();
       await isolados.parar();
       await avisos.stop();
+      await casos.validador.encerrar();
       await broker.close();
       await sql.fechar();
       await dbDeAplicativos.$disconnect();

@@ -197,8 +197,11 @@ test('When the master fills the registry screens, then the application, type, ve
   await assinatura.getByLabel('versao_do_esquema').fill('1');
   const destino = assinante.url('/cadastro');
   await assinatura.getByLabel('url_de_destino').fill(destino);
+  await assinatura.getByLabel('formato').selectOption('cloudevents');
   await assinatura.getByRole('button', { name: 'Criar' }).click();
   await page.getByRole('cell', { name: destino, exact: true }).waitFor();
+  const linha = page.getByRole('row').filter({ hasText: destino });
+  expect(await linha.getByLabel(/^formato da assinatura de /).inputValue()).toBe('cloudevents');
 }, 120_000);
 
 test('When the master types a subscription filter, then the test box answers whether it matches, a refused filter shows its caminho, and the subscription is listed with its filter', async () => {

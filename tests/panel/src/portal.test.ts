@@ -130,6 +130,7 @@ test('When the developer creates, tests, edits and deletes a subscription, then 
   await teste.getByLabel('dados de exemplo (JSON)').fill('{"valor": 150}');
   await teste.getByRole('button', { name: 'Testar contra estes dados' }).click();
   await page.getByText('Corresponde: a assinatura receberia este evento.').waitFor();
+  await novo.getByLabel('formato').selectOption('cloudevents');
   await novo.getByRole('button', { name: 'Criar' }).click();
   const tabela = page.getByRole('table', { name: 'Assinaturas' });
   await tabela.getByText('https://recebedor.example/portal').waitFor();
@@ -137,6 +138,7 @@ test('When the developer creates, tests, edits and deletes a subscription, then 
     where: { aplicativoAssinanteId: s.assinante.id, urlDeDestino: 'https://recebedor.example/portal' },
   });
   expect(criada).toMatchObject({
+    formato: 'cloudevents',
     alteradaPorTipo: 'aplicativo',
     alteradaPor: s.assinante.client_id,
     filtro: { 'dados.valor': { $gte: 100 } },
@@ -151,10 +153,10 @@ test('When the developer creates, tests, edits and deletes a subscription, then 
   await edicao.getByRole('button', { name: 'Salvar' }).click();
   await tabela.getByText('https://recebedor.example/novo').waitFor();
   const editada = tabela.getByRole('row').filter({ hasText: 'https://recebedor.example/novo' });
-  await editada.getByLabel(`formato da assinatura de ${nome}`).selectOption('cloudevents');
+  await editada.getByLabel(`formato da assinatura de ${nome}`).selectOption('standard-webhooks');
   await waitFor(
     async () =>
-      (await ctx().hub.db.assinatura.findUniqueOrThrow({ where: { id: criada.id } })).formato === 'cloudevents',
+      (await ctx().hub.db.assinatura.findUniqueOrThrow({ where: { id: criada.id } })).formato === 'standard-webhooks',
   );
   await editada.getByRole('button', { name: `Excluir a assinatura de ${nome}` }).click();
   await editada.getByRole('button', { name: 'Confirmar' }).click();

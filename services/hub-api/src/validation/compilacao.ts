@@ -1,45 +1,197 @@
+import type { ErrorObject } from 'ajv';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Draft } from './esquemas';
 
 /**
- * A schema being registered is compiled first in a worker thread of its own, with a time limit
- * (HUB_SCHEMA_COMPILE_LIMIT): one that takes longer (10,000 patternProperties took 21 s) is refused
- * without the event loop ever compiling it, so publications go on meanwhile. Only a schema that
- * compiled within the limit is compiled again on the event loop (to keep its validator), so the hub
- * is held at most about the limit once per schema and process, never for as long as a schema likes.
+ * ajv compiles the hub's schemas in worker threads only (compilacao.worker.cjs), each schema under a
+ * time limit (HUB_SCHEMA_COMPILE_LIMIT): hub-api's event loop never runs ajv's compiler, so a schema
+ * that takes long (10,000 patternProperties: minutes) holds no other request. A worker answers with
+ * ajv's standalone code, which the main thread loads (standalone.ts).
+ *
+ * A few workers (`maxWorkers`) serve every compilation, one schema at a time each; others wait their
+ * turn (the limit counts the compilation only, not the wait nor a worker's start-up). A worker past
+ * the limit is terminated, another starts when needed; an idle one ends after `ociosoMs`.
  */
-export type ProvaDaCompilacao = { dentroDoLimite: true; ms: number } | { dentroDoLimite: false; limiteMs: number };
+export type Variante = 'rapido' | 'detalhado';
+
+export interface Pedido {
+  esquema: Record<string, unknown>;
+  draft: Draft;
+  /** `rapido` stops at the first error; `detalhado` keeps every error (allErrors). */
+  variante: Variante;
+  /** A schema being registered: checked against its meta-schema before it is compiled. */
+  verificar?: boolean;
+}
+
+export interface Excedeu {
+  compilou: false;
+  excedeu: true;
+  limiteMs: number;
+}
+
+export type Geracao =
+  /** `detalhado`: the code keeps every error (asked for, or the fast code overflowed ajv's stack). */
+  | { compilou: true; codigo: string; detalhado: boolean; maiorFuncao: number; ms: number }
+  | { compilou: false; mensagem: string; estourou: boolean; ms: number }
+  /** Not valid against its draft's meta-schema (`verificar`): ajv's errors. */
+  | { compilou: false; errosDoEsquema: ErrorObject[]; ms: number }
+  | Excedeu;
+
+export interface CompiladorOptions {
+  limiteMs: number;
+  maxWorkers?: number;
+  ociosoMs?: number;
+}
 
 const ARQUIVO = path.join(__dirname, 'compilacao.worker.cjs');
 
-export function compilarComLimite(
-  esquema: Record<string, unknown>,
-  draft: Draft,
-  limiteMs: number,
-): Promise<ProvaDaCompilacao> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(ARQUIVO, { resourceLimits: { maxOldGenerationSizeMb: 512 } });
-    let terminou = false;
-    let relogio: NodeJS.Timeout | undefined;
-    const acabar = (fazer: () => void) => {
-      if (terminou) return;
-      terminou = true;
-      clearTimeout(relogio);
-      void worker.terminate();
-      fazer();
-    };
-    // The limit counts the compilation only: the thread's start-up (loading ajv, slower on a busy
-    // machine or with several registrations at once) is not held against the schema.
-    worker.on('message', (r: { pronto?: true; ms: number }) => {
-      if (r.pronto) {
-        relogio = setTimeout(() => acabar(() => resolve({ dentroDoLimite: false, limiteMs })), limiteMs);
-        worker.postMessage({ esquema, draft });
-        return;
-      }
-      acabar(() => resolve({ dentroDoLimite: true, ms: r.ms }));
+interface Vaga {
+  worker: Worker;
+  pronta: Promise<void>;
+  ocioso?: NodeJS.Timeout;
+}
+
+export class Compilador {
+  readonly limiteMs: number;
+  private readonly maxWorkers: number;
+  private readonly ociosoMs: number;
+  private readonly livres: Vaga[] = [];
+  private ocupadas = 0;
+  private executando = 0;
+  private readonly fila: ((vaga: Vaga | undefined) => void)[] = [];
+
+  constructor({ limiteMs, maxWorkers = 2, ociosoMs = 10_000 }: CompiladorOptions) {
+    this.limiteMs = limiteMs;
+    this.maxWorkers = maxWorkers;
+    this.ociosoMs = ociosoMs;
+  }
+
+  /** ajv's standalone code for one variant of a schema, made in a worker under the limit. */
+  async compilar(pedido: Pedido): Promise<Geracao> {
+    const vaga = await this.tomar();
+    let devolver = false;
+    this.executando += 1;
+    try {
+      const geracao = await this.executar(vaga, pedido);
+      devolver = !('excedeu' in geracao);
+      return geracao;
+    } finally {
+      this.executando -= 1;
+      // A worker past the limit (or broken) is terminated: its compilation may still be running.
+      if (!devolver) void this.terminar(vaga);
+      this.liberar(devolver ? vaga : undefined);
+    }
+  }
+
+  /** Ends the idle workers (one busy ends when its compilation does). */
+  async encerrar(): Promise<void> {
+    const livres = this.livres.splice(0);
+    await Promise.all(livres.map((vaga) => this.terminar(vaga)));
+  }
+
+  /** How many compilations run in workers now (tests wait for one to be under way). */
+  get emAndamento(): number {
+    return this.executando;
+  }
+
+  private executar(vaga: Vaga, pedido: Pedido): Promise<Geracao> {
+    return new Promise((resolve, reject) => {
+      const { worker } = vaga;
+      const acabar = (fazer: () => void) => {
+        clearTimeout(relogio);
+        worker.off('message', resposta);
+        worker.off('error', falha);
+        worker.off('exit', saida);
+        fazer();
+      };
+      const resposta = (geracao: Geracao) => acabar(() => resolve(geracao));
+      const falha = (error: Error) => acabar(() => reject(error));
+      const saida = (code: number) => acabar(() => reject(new Error(`the compilation worker exited (${code})`)));
+      const relogio = setTimeout(
+        () => acabar(() => resolve({ compilou: false, excedeu: true, limiteMs: this.limiteMs })),
+        this.limiteMs,
+      );
+      worker.on('message', resposta);
+      worker.once('error', falha);
+      worker.once('exit', saida);
+      worker.postMessage(pedido);
     });
-    worker.once('error', (error) => acabar(() => reject(error)));
-    worker.once('exit', (code) => acabar(() => reject(new Error(`the compilation worker exited (${code})`))));
-  });
+  }
+
+  /** A ready worker: an idle one, a new one while fewer than `maxWorkers` run, or the next freed. */
+  private async tomar(): Promise<Vaga> {
+    for (;;) {
+      const livre = this.livres.pop();
+      if (livre) {
+        clearTimeout(livre.ocioso);
+        this.ocupadas += 1;
+        return livre;
+      }
+      if (this.ocupadas < this.maxWorkers) {
+        this.ocupadas += 1;
+        const vaga = this.iniciar();
+        try {
+          await vaga.pronta;
+          return vaga;
+        } catch (error) {
+          this.ocupadas -= 1;
+          this.fila.shift()?.(undefined);
+          throw error;
+        }
+      }
+      // Woken with a worker handed over, or with none when a slot was freed (a worker terminated).
+      const entregue = await new Promise<Vaga | undefined>((resolve) => this.fila.push(resolve));
+      if (entregue) return entregue;
+    }
+  }
+
+  /** Gives a worker back (to the next in line, or idle), or frees its slot after terminating it. */
+  private liberar(vaga: Vaga | undefined): void {
+    const proximo = this.fila.shift();
+    if (!vaga) {
+      this.ocupadas -= 1;
+      proximo?.(undefined);
+      return;
+    }
+    if (proximo) {
+      proximo(vaga);
+      return;
+    }
+    this.ocupadas -= 1;
+    vaga.ocioso = setTimeout(() => {
+      const i = this.livres.indexOf(vaga);
+      if (i >= 0) this.livres.splice(i, 1);
+      void this.terminar(vaga);
+    }, this.ociosoMs);
+    vaga.ocioso.unref();
+    this.livres.push(vaga);
+  }
+
+  private iniciar(): Vaga {
+    // The main thread's stack (V8's ~1 MB), not a worker's 4 MB: a schema too wide for ajv to nest a
+    // block per keyword overflows it soon and gets the every-error code, as on the event loop before;
+    // with 4 MB ajv went on nesting for minutes (3,000 properties) before overflowing.
+    const worker = new Worker(ARQUIVO, { resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 1 } });
+    // A worker never keeps the process alive (a test's end, a shutdown).
+    worker.unref();
+    const vaga: Vaga = { worker, pronta: Promise.resolve() };
+    // An idle worker that ends (killed, out of memory) is not handed out again.
+    worker.on('exit', () => {
+      const i = this.livres.indexOf(vaga);
+      if (i >= 0) this.livres.splice(i, 1);
+    });
+    const pronta = new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the compilation worker exited (${code})`)));
+    });
+    vaga.pronta = pronta;
+    return vaga;
+  }
+
+  private async terminar(vaga: Vaga): Promise<void> {
+    clearTimeout(vaga.ocioso);
+    await vaga.worker.terminate();
+  }
 }

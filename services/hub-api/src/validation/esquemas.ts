@@ -1,47 +1,33 @@
-import { type ErroDeValidacao, MAX_ERROS, pointer } from '@hub/http';
-import Ajv, { type AnySchemaObject, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import type { RegExpEngine } from 'ajv/dist/types';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
-import { RE2JS } from 're2js';
-import {
-  AVALIACOES_POR_VALOR_MAX,
-  custoDosDados,
-  ORCAMENTO_POR_CORPO,
-  type PerfilDeCusto,
-  perfilDeCusto,
-} from './custo';
-import {
-  DADOS_PROFUNDIDADE_MAX,
-  ESQUEMA_PROFUNDIDADE_MAX,
-  mensagemDeProfundidade,
-  profundidade,
-  valoresPorNivel,
-} from './limites';
-import { Identidades, itensUnicos } from './itens-unicos';
-import { recursaoSemFim } from './recursao';
+import { type ErroDeValidacao, MAX_ERROS, unprocessable } from '@hub/http';
+import type { AnySchemaObject, ValidateFunction } from 'ajv';
+import { Compilador, type Geracao, type Variante } from './compilacao';
+import { custoDosDados, ORCAMENTO_POR_CORPO, type PerfilDeCusto, perfilDeCusto } from './custo';
+import { ESTOUROU, erroDosDados, estourouAPilha, type Falha, falhaDe, lentoDemais } from './erros-do-ajv';
+import { Identidades, primeiroRepetido } from './itens-unicos.cjs';
+import { DADOS_PROFUNDIDADE_MAX, mensagemDeProfundidade, valoresPorNivel } from './limites';
+import { carregarCodigo, type Modulos } from './standalone';
+import { custoso, type Draft, draftOf, forma } from './verificacao';
+
+export { DRAFTS, type Draft, draftOf } from './verificacao';
 
 /**
  * The JSON Schemas that applications register, and the one function that checks `dados` against
  * them: POST /versao-de-esquema/{id}/validar and publication use exactly `validarDados`.
  *
- * One ajv per draft (2020-12, the default, and draft-07), strict; compiled validators are cached
- * per schema version id, so a version's schema is compiled once per process (versions are
- * immutable, so the cache never goes stale).
+ * ajv never runs on this thread: a compilation worker (compilacao.ts) checks a schema against its
+ * meta-schema and compiles it into ajv's standalone code, under HUB_SCHEMA_COMPILE_LIMIT, and this
+ * thread loads the code (standalone.ts). Validators are cached per schema version id; a version
+ * not cached yet (created by another process, or before a restart) is compiled on its first use,
+ * while other requests go on; the uses of that version wait for it (one compilation for them all).
+ * Versions are immutable, so the cache never goes stale.
  *
  * Validation is bounded (~100 ms for the worst body a schema accepts): `dados` that could cost
- * more checks than ORCAMENTO_POR_CORPO are refused before ajv runs; then a validator that stops
- * at the first error decides, so valid bodies pay only the success path; only an invalid body whose
- * cost bound is small (ORCAMENTO_DO_DETALHE) is checked again with every error kept (ajv keeps
+ * more checks than ORCAMENTO_POR_CORPO are refused before the validator runs; then a validator that
+ * stops at the first error decides, so valid bodies pay only the success path; only an invalid body
+ * whose cost bound is small (ORCAMENTO_DO_DETALHE) is checked again with every error kept (ajv keeps
  * every failed branch's errors, in memory, before the hub keeps 50); a larger one reports the
  * errors of the first failure.
  */
-
-export const DRAFTS = {
-  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
-  'draft-07': 'http://json-schema.org/draft-07/schema#',
-} as const;
-export type Draft = keyof typeof DRAFTS;
 
 export interface ResultadoDaValidacao {
   valido: boolean;
@@ -54,34 +40,6 @@ export interface VersaoValidavel {
   id: string;
   esquema: unknown;
 }
-
-/**
- * `pattern` and `patternProperties` of registered schemas run on RE2 (linear time), not on the
- * backtracking RegExp engine: a schema like `^(a+)+$` must not be able to freeze the hub. A
- * pattern RE2 cannot compile (lookaround, backreferences) makes the schema invalid.
- */
-const re2: RegExpEngine = Object.assign((pattern: string) => RE2JS.compile(pattern), {
-  code: 'require("re2js").RE2JS.compile',
-});
-
-const OPTIONS: Options = {
-  strict: true,
-  // `source` keeps the generated code reachable, to measure it (fatorDoCodigo).
-  code: { regExp: re2, source: true },
-  allErrors: false,
-  allowUnionTypes: true,
-  // A registered schema must not make the hub fetch anything, nor leave its $id behind in ajv.
-  addUsedSchema: false,
-  logger: false,
-};
-
-/**
- * The base URI given to a schema without `$id` while it compiles: without `addUsedSchema`, ajv
- * resolves "#" against the schema's base URI only when it has one, and recursive schemas (trees)
- * refer to themselves with "#".
- */
-const BASE_SEM_ID = 'urn:event-hub:esquema';
-
 /**
  * An invalid body whose cost bound is at most this many checks is validated again with every error
  * kept (at most this many error objects, a few MB, a few ms).
@@ -92,150 +50,92 @@ export const ORCAMENTO_DO_DETALHE = 100_000;
  * V8 optimizes a function only up to a size (~60 KB of bytecode); the code ajv generates for a wide
  * schema passes it and runs interpreted, about ten times slower a check (measured: an `anyOf` of 150
  * consts costs ~45 ns a failed branch, one of 200 ~430 ns). Such a validator's checks count ten
- * times against the budget.
+ * times against the budget. The worker measures the longest function of the code it made.
  */
 const CODIGO_OTIMIZAVEL_MAX = 50_000;
 const LENTIDAO_INTERPRETADA = 10;
 
-/** 1, or LENTIDAO_INTERPRETADA when a function of the validator (or one it calls) is too long. */
-function fatorDoCodigo(validador: ValidateFunction): number {
-  const vistas = new Set<unknown>();
-  const pendentes: unknown[] = [validador];
-  for (let funcao = pendentes.pop(); funcao; funcao = pendentes.pop()) {
-    if (typeof funcao !== 'function' || vistas.has(funcao)) continue;
-    vistas.add(funcao);
-    if (funcao.toString().length > CODIGO_OTIMIZAVEL_MAX) return LENTIDAO_INTERPRETADA;
-    const escopo = (funcao as ValidateFunction).source?.scopeValues ?? {};
-    for (const nomes of Object.values(escopo)) for (const nome of nomes ?? []) pendentes.push(nome.value?.ref);
-  }
-  return 1;
-}
+/** How long a version whose compilation went past the limit is refused before it is tried again. */
+const ESPERA_DE_UMA_VERSAO_LENTA_MS = 60_000;
 
-/** A version's schema as the validator keeps it; `detalhado` (allErrors) is compiled when needed. */
+/** A version's schema as the validator keeps it; `detalhado` (allErrors) is made when needed. */
 export interface Compilado {
   draft: Draft;
   schema: AnySchemaObject;
   rapido: ValidateFunction;
-  detalhado?: ValidateFunction;
+  /** undefined once asked for when the worker could not make it (then rapido's errors stand). */
+  detalhado?: Promise<ValidateFunction | undefined>;
   perfil: PerfilDeCusto;
-  /** What one check of `perfil` weighs with this code (fatorDoCodigo). */
+  /** What one check of `perfil` weighs with this code (CODIGO_OTIMIZAVEL_MAX). */
   fator: number;
 }
 
-/** ajv compiles and validates recursively; a stack overflow means the input was too deep for it. */
-const estourouAPilha = (error: unknown) => error instanceof RangeError;
-const ESTOUROU: ErrorObject = {
-  keyword: 'profundidade',
-  instancePath: '',
-  schemaPath: '#',
-  params: {},
-  message: 'is nested too deeply for this schema',
-};
-const DEMASIADO_FUNDO =
-  'is nested too deeply to compile (too long a chain of $ref, or too deep a structure behind them)';
+/** A schema checked for registration: its validator, or why not (`excedeu`: past the limit). */
+export interface EsquemaVerificado {
+  erros: ErroDeValidacao[];
+  validador?: Compilado;
+  excedeu?: boolean;
+}
 
-/** Which draft a schema declares with $schema (2020-12 when absent); undefined for any other. */
-export function draftOf(esquema: AnySchemaObject): Draft | undefined {
-  const declared = esquema.$schema;
-  if (declared === undefined) return '2020-12';
-  if (typeof declared !== 'string') return undefined;
-  const normalised = declared.replace(/#$/, '');
-  if (normalised === DRAFTS['2020-12']) return '2020-12';
-  if (normalised === DRAFTS['draft-07'].replace(/#$/, '')) return 'draft-07';
-  return undefined;
+type Carga = { validador: Compilado } | Falha;
+
+export interface ValidadorOptions {
+  /** HUB_SCHEMA_COMPILE_LIMIT (10 s by default), when no `compilador` is given. */
+  limiteMs?: number;
+  compilador?: Compilador;
+  maxValidadores?: number;
 }
 
 export class ValidadorDeEsquemas {
-  /** Per draft: one ajv that stops at the first error, one that keeps them all. */
-  private readonly ajvs: Record<Draft, { rapido: Ajv; detalhado: Ajv }>;
+  readonly compilador: Compilador;
+  private readonly maxValidadores: number;
   private readonly validadores = new Map<string, Compilado>();
-  /** How many schemas were compiled: the tests prove that nothing compiles twice. */
+  /** First uses under way: the publications of a version wait for one compilation. */
+  private readonly carregando = new Map<string, Promise<Compilado>>();
+  /** Versions whose compilation went past the limit, and until when they are refused. */
+  private readonly lentas = new Map<string, number>();
+  /** How many schemas were compiled (in the worker): the tests prove that nothing compiles twice. */
   compilacoes = 0;
 
   /** The numbering of values that `uniqueItems` uses during the validation under way. */
   private identidades: Identidades | undefined;
+  /** What the loaded code requires beside ajv's runtime (standalone.ts): the hub's `uniqueItems`. */
+  private readonly modulos: Modulos;
 
-  constructor(private readonly maxValidadores = 10_000) {
-    const unicos = itensUnicos(() => {
-      this.identidades ??= new Identidades();
-      return this.identidades;
-    });
-    const preparar = (ajv: Ajv) => {
-      addFormats(ajv);
-      ajv.removeKeyword('uniqueItems').addKeyword(unicos);
-      return ajv;
-    };
-    const todos = { ...OPTIONS, allErrors: true };
-    this.ajvs = {
-      '2020-12': { rapido: preparar(new Ajv2020(OPTIONS)), detalhado: preparar(new Ajv2020(todos)) },
-      'draft-07': { rapido: preparar(new Ajv(OPTIONS)), detalhado: preparar(new Ajv(todos)) },
+  constructor({ limiteMs = 10_000, compilador, maxValidadores = 10_000 }: ValidadorOptions = {}) {
+    this.compilador = compilador ?? new Compilador({ limiteMs });
+    this.maxValidadores = maxValidadores;
+    this.modulos = {
+      'event-hub:itens-unicos': {
+        primeiroRepetido: (itens: unknown[]) => {
+          this.identidades ??= new Identidades();
+          return primeiroRepetido(this.identidades, itens);
+        },
+      },
     };
   }
 
   /**
    * Checks a schema that is being registered: the draft is supported, it is valid against its
-   * meta-schema and it compiles in strict mode. The compiled validator is returned so that
-   * `lembrar` can keep it under the new version's id (no second compilation).
+   * meta-schema, it compiles in strict mode within the limit, and its validation is bounded. The
+   * validator is returned so that `lembrar` can keep it under the new version's id.
    */
-  verificarEsquema(esquema: unknown): { erros: ErroDeValidacao[]; validador?: Compilado } {
-    if (typeof esquema !== 'object' || esquema === null || Array.isArray(esquema)) {
-      return { erros: [{ caminho: '/esquema', mensagem: 'must be a JSON Schema object' }] };
-    }
-    const schema = esquema as AnySchemaObject;
-    const draft = draftOf(schema);
-    if (!draft) {
-      return {
-        erros: [
-          {
-            caminho: '/esquema/$schema',
-            mensagem: `must be ${DRAFTS['2020-12']} (the default) or ${DRAFTS['draft-07']}`,
-          },
-        ],
-      };
-    }
-    if (schema.$async !== undefined)
-      return { erros: [{ caminho: '/esquema/$async', mensagem: 'asynchronous schemas are not supported' }] };
-    // The HTTP schema refuses this already; checked again because nothing deeper may reach ajv.
-    if (profundidade(schema, ESQUEMA_PROFUNDIDADE_MAX) > ESQUEMA_PROFUNDIDADE_MAX)
-      return { erros: [{ caminho: '/esquema', mensagem: mensagemDeProfundidade(ESQUEMA_PROFUNDIDADE_MAX) }] };
-    const ajv = this.ajvs[draft].rapido;
-    if (!ajv.validateSchema(schema)) {
-      return { erros: (ajv.errors ?? []).slice(0, MAX_ERROS).map((e) => erroDoEsquema(e)) };
-    }
-    if (recursaoSemFim(schema)) {
-      return {
-        erros: [
-          {
-            caminho: '/esquema',
-            mensagem: 'refers to itself ($ref) without descending into the data, so validation would never end',
-          },
-        ],
-      };
-    }
+  async verificarEsquema(esquema: unknown): Promise<EsquemaVerificado> {
+    const formado = forma(esquema);
+    if ('caminho' in formado) return { erros: [formado] };
+    const { schema, draft } = formado;
+    // Compiled first, in the worker under the limit: a schema that takes too long is refused before
+    // this thread analyses it (the analyses below are linear, but a 10,000-pattern schema is large).
+    const geracao = await this.gerar(draft, schema, 'rapido', true);
+    if (!geracao.compilou) return falhaDe(geracao);
     const perfil = perfilDeCusto(schema);
-    if (perfil.excedeu) {
-      return {
-        erros: [
-          {
-            caminho: perfil.excedeu,
-            mensagem:
-              `would cost more than ${AVALIACOES_POR_VALOR_MAX} checks (subschemas, weighted) for one value of dados ` +
-              '(references or a recursion that fan out, or too long an enum, anyOf or list of patterns), holding the hub for every publication',
-          },
-        ],
-      };
-    }
-    let validador: Compilado;
-    try {
-      validador = this.compilado(draft, schema, perfil);
-    } catch (error) {
-      const mensagem = estourouAPilha(error) ? DEMASIADO_FUNDO : (error as Error).message;
-      return { erros: [{ caminho: '/esquema', mensagem }] };
-    }
-    return { erros: [], validador };
+    const erro = custoso(schema, perfil);
+    if (erro) return { erros: [erro] };
+    const carga = await this.carregado(draft, schema, perfil, geracao);
+    return 'validador' in carga ? { erros: [], validador: carga.validador } : carga;
   }
 
-  /** Keeps the validator compiled by `verificarEsquema` under the id of the version just created. */
+  /** Keeps the validator made by `verificarEsquema` under the id of the version just created. */
   lembrar(versaoId: string, validador: Compilado): void {
     this.validadores.set(versaoId, validador);
     if (this.validadores.size > this.maxValidadores) {
@@ -245,14 +145,14 @@ export class ValidadorDeEsquemas {
   }
 
   /** `dados` against the schema of a version; errors point into the body (`/dados/...`). */
-  validarDados(versao: VersaoValidavel, dados: unknown): ResultadoDaValidacao {
+  async validarDados(versao: VersaoValidavel, dados: unknown): Promise<ResultadoDaValidacao> {
     const porNivel = valoresPorNivel(dados, DADOS_PROFUNDIDADE_MAX);
     if (!porNivel)
       return {
         valido: false,
         erros: [{ caminho: '/dados', mensagem: mensagemDeProfundidade(DADOS_PROFUNDIDADE_MAX) }],
       };
-    const compilado = this.validadorDe(versao);
+    const compilado = await this.validadorDe(versao);
     const custo = this.custoDe(compilado, porNivel);
     if (custo > ORCAMENTO_POR_CORPO) {
       const valores = porNivel.reduce((a, b) => a + b, 0);
@@ -270,17 +170,23 @@ export class ValidadorDeEsquemas {
     }
     let rapido = this.executar(compilado.rapido, dados);
     if (rapido.estourou) {
-      // ajv nests one block per keyword when it stops at the first error, and V8 cannot parse the
+      // ajv nests one block per keyword when it stops at the first error, and V8 cannot run the
       // code of a very wide subschema (~2,000 properties) that way: such a version uses the other.
-      compilado.rapido = this.detalhadoDe(compilado);
-      rapido = this.executar(compilado.rapido, dados);
+      const detalhado = await this.detalhadoDe(compilado);
+      if (detalhado) {
+        compilado.rapido = detalhado;
+        rapido = this.executar(detalhado, dados);
+      }
     }
     if (rapido.valido) return { valido: true, erros: [] };
     let erros = rapido.erros;
-    if (custo <= ORCAMENTO_DO_DETALHE && compilado.rapido !== compilado.detalhado) {
+    if (custo <= ORCAMENTO_DO_DETALHE) {
+      const detalhado = await this.detalhadoDe(compilado);
       // Same schema, same answer; only the list of errors is longer.
-      const detalhado = this.executar(this.detalhadoDe(compilado), dados);
-      if (!detalhado.valido && !detalhado.estourou) erros = detalhado.erros;
+      if (detalhado && detalhado !== compilado.rapido) {
+        const todos = this.executar(detalhado, dados);
+        if (!todos.valido && !todos.estourou) erros = todos.erros;
+      }
     }
     return { valido: false, erros: erros.slice(0, MAX_ERROS).map((e) => erroDosDados(e)) };
   }
@@ -289,17 +195,24 @@ export class ValidadorDeEsquemas {
    * The most checks validating `dados` against a version may cost (what ORCAMENTO_POR_CORPO bounds),
    * or undefined for `dados` deeper than accepted. For benchmarks and tests.
    */
-  custoDosDados(versao: VersaoValidavel, dados: unknown): number | undefined {
+  async custoDosDados(versao: VersaoValidavel, dados: unknown): Promise<number | undefined> {
     const porNivel = valoresPorNivel(dados, DADOS_PROFUNDIDADE_MAX);
-    return porNivel && this.custoDe(this.validadorDe(versao), porNivel);
+    return porNivel && this.custoDe(await this.validadorDe(versao), porNivel);
+  }
+
+  /** Ends the compilation workers (they never keep the process alive; this frees them sooner). */
+  encerrar(): Promise<void> {
+    return this.compilador.encerrar();
   }
 
   private custoDe(compilado: Compilado, porNivel: number[]): number {
     return custoDosDados(compilado.perfil, porNivel) * compilado.fator;
   }
 
-  private detalhadoDe(compilado: Compilado): ValidateFunction {
-    compilado.detalhado ??= this.compilar(this.ajvs[compilado.draft].detalhado, compilado.schema);
+  private detalhadoDe(compilado: Compilado): Promise<ValidateFunction | undefined> {
+    compilado.detalhado ??= this.gerar(compilado.draft, compilado.schema, 'detalhado').then((geracao) =>
+      geracao.compilou ? this.carregar(geracao.codigo) : undefined,
+    );
     return compilado.detalhado;
   }
 
@@ -316,62 +229,82 @@ export class ValidadorDeEsquemas {
     }
   }
 
-  private validadorDe(versao: VersaoValidavel): Compilado {
+  private validadorDe(versao: VersaoValidavel): Promise<Compilado> | Compilado {
     const cached = this.validadores.get(versao.id);
     if (cached) return cached;
+    let carregando = this.carregando.get(versao.id);
+    if (!carregando) {
+      carregando = this.primeiroUso(versao).finally(() => this.carregando.delete(versao.id));
+      this.carregando.set(versao.id, carregando);
+    }
+    return carregando;
+  }
+
+  /** A stored version's validator, made in the worker; past the limit, the version is refused a while. */
+  private async primeiroUso(versao: VersaoValidavel): Promise<Compilado> {
+    const refusal = () =>
+      unprocessable('esquema_invalido', `the schema of this version ${lentoDemais(this.compilador.limiteMs)}`, [
+        { caminho: '/versao_do_esquema', mensagem: lentoDemais(this.compilador.limiteMs) },
+      ]);
+    if ((this.lentas.get(versao.id) ?? 0) > Date.now()) throw refusal();
     const schema = versao.esquema as AnySchemaObject;
     const draft = draftOf(schema);
     // A stored version passed verificarEsquema when it was created; failing here is a bug.
     if (!draft) throw new Error(`schema version ${versao.id} declares an unsupported $schema`);
     // Versions stored before the cost limits are profiled here too, so the budget holds for them.
-    const validador = this.compilado(draft, schema, perfilDeCusto(schema));
-    this.lembrar(versao.id, validador);
-    return validador;
+    const geracao = await this.gerar(draft, schema, 'rapido');
+    const carga = geracao.compilou
+      ? await this.carregado(draft, schema, perfilDeCusto(schema), geracao)
+      : falhaDe(geracao);
+    if ('validador' in carga) {
+      this.lembrar(versao.id, carga.validador);
+      return carga.validador;
+    }
+    if (!carga.excedeu) throw new Error(`schema version ${versao.id} does not compile: ${carga.erros[0]?.mensagem}`);
+    this.lentas.set(versao.id, Date.now() + ESPERA_DE_UMA_VERSAO_LENTA_MS);
+    throw refusal();
   }
 
-  private compilado(draft: Draft, schema: AnySchemaObject, perfil: PerfilDeCusto): Compilado {
+  /** The fast validator of a schema (the every-error one when the fast code is too deep for ajv or V8). */
+  private async carregado(
+    draft: Draft,
+    schema: AnySchemaObject,
+    perfil: PerfilDeCusto,
+    geracao: Extract<Geracao, { compilou: true }>,
+  ): Promise<Carga> {
     let rapido: ValidateFunction;
     try {
-      rapido = this.compilar(this.ajvs[draft].rapido, schema);
+      rapido = this.carregar(geracao.codigo);
     } catch (error) {
-      // Too wide to nest a block per keyword (see validarDados): the every-error code decides alone.
       if (!estourouAPilha(error)) throw error;
-      const detalhado = this.compilar(this.ajvs[draft].detalhado, schema);
-      return { draft, schema, rapido: detalhado, detalhado, perfil, fator: LENTIDAO_INTERPRETADA };
+      const detalhada = await this.gerar(draft, schema, 'detalhado');
+      if (!detalhada.compilou) return falhaDe(detalhada);
+      const detalhado = this.carregar(detalhada.codigo);
+      return {
+        validador: {
+          draft,
+          schema,
+          rapido: detalhado,
+          detalhado: Promise.resolve(detalhado),
+          perfil,
+          fator: LENTIDAO_INTERPRETADA,
+        },
+      };
     }
-    return { draft, schema, rapido, perfil, fator: fatorDoCodigo(rapido) };
+    if (geracao.detalhado)
+      return {
+        validador: { draft, schema, rapido, detalhado: Promise.resolve(rapido), perfil, fator: LENTIDAO_INTERPRETADA },
+      };
+    const fator = geracao.maiorFuncao > CODIGO_OTIMIZAVEL_MAX ? LENTIDAO_INTERPRETADA : 1;
+    return { validador: { draft, schema, rapido, perfil, fator } };
   }
 
-  private compilar(ajv: Ajv, schema: AnySchemaObject): ValidateFunction {
+  private gerar(draft: Draft, schema: AnySchemaObject, variante: Variante, verificar = false): Promise<Geracao> {
     this.compilacoes += 1;
-    const compilado = schema.$id === undefined ? { $id: BASE_SEM_ID, ...schema } : schema;
-    try {
-      return ajv.compile(compilado);
-    } finally {
-      // The validator is a closure of its own; ajv's cache entry would only keep the schema alive.
-      ajv.removeSchema(compilado);
-    }
+    return this.compilador.compilar({ esquema: schema, draft, variante, verificar });
   }
-}
 
-/** The shared validator of the process (publication and the /validar route use the same one). */
-export const esquemas = new ValidadorDeEsquemas();
-
-function erroDoEsquema(error: ErrorObject): ErroDeValidacao {
-  return {
-    caminho: `/esquema${error.instancePath}`,
-    mensagem: `${error.message ?? 'is invalid'} (${error.schemaPath})`,
-  };
-}
-
-function erroDosDados(error: ErrorObject): ErroDeValidacao {
-  const base = `/dados${error.instancePath}`;
-  if (error.keyword === 'required') {
-    return { caminho: base + pointer([String(error.params.missingProperty)]), mensagem: 'is required' };
+  private carregar(codigo: string): ValidateFunction {
+    return carregarCodigo(codigo, this.modulos);
   }
-  if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') {
-    const extra = error.params.additionalProperty ?? error.params.unevaluatedProperty;
-    return { caminho: base + pointer([String(extra)]), mensagem: 'is not an allowed property' };
-  }
-  return { caminho: base, mensagem: error.message ?? 'is invalid' };
 }

@@ -1,18 +1,29 @@
+import { Compilador } from './compilacao';
 import { ValidadorDeEsquemas } from './esquemas';
 
-/** A validator with one array schema registered under `id`. */
+const compilador = new Compilador({ limiteMs: 60_000 });
+afterAll(() => compilador.encerrar());
+
+/** A validator with one array schema registered under `id` (at its first use). */
 function comEsquema(esquema: Record<string, unknown>) {
-  const validador = new ValidadorDeEsquemas();
-  const { erros, validador: compilado } = validador.verificarEsquema(esquema);
-  expect(erros).toEqual([]);
-  validador.lembrar('v', compilado!);
-  return (dados: unknown) => validador.validarDados({ id: 'v', esquema }, dados);
+  const validador = new ValidadorDeEsquemas({ compilador });
+  let registro: Promise<void> | undefined;
+  const registrar = async () => {
+    const { erros, validador: compilado } = await validador.verificarEsquema(esquema);
+    expect(erros).toEqual([]);
+    validador.lembrar('v', compilado!);
+  };
+  return async (dados: unknown) => {
+    registro ??= registrar();
+    await registro;
+    return validador.validarDados({ id: 'v', esquema }, dados);
+  };
 }
 
 describe('uniqueItems (compared in linear time)', () => {
   const qualquer = comEsquema({ type: 'array', uniqueItems: true });
 
-  it('When two items are the same JSON value written differently (keys in another order, 1 and 1.0, 0 and -0), then they are duplicates', () => {
+  it('When two items are the same JSON value written differently (keys in another order, 1 and 1.0, 0 and -0), then they are duplicates', async () => {
     for (const dados of [
       [
         { a: 1, b: [1, { c: null }] },
@@ -25,13 +36,13 @@ describe('uniqueItems (compared in linear time)', () => {
       ['x', 'x'],
       [null, null],
     ])
-      expect(qualquer(dados)).toEqual({
+      expect(await qualquer(dados)).toEqual({
         valido: false,
         erros: [{ caminho: '/dados', mensagem: 'must NOT have duplicate items (items ## 0 and 1 are identical)' }],
       });
   });
 
-  it('When items differ in type, order or a nested value, then they are unique', () => {
+  it('When items differ in type, order or a nested value, then they are unique', async () => {
     for (const dados of [
       [1, '1', true, 'true', null, 'null', [], {}, [1], { 0: 1 }, ['1'], [null], [[]], [{}]],
       [
@@ -41,55 +52,57 @@ describe('uniqueItems (compared in linear time)', () => {
       [{ a: { b: 1 } }, { a: { b: 2 } }, { a: { c: 1 } }, { b: { a: 1 } }],
       [{ a: 'b' }, { b: 'a' }, { a: 'b', b: 'a' }],
     ])
-      expect(qualquer(dados)).toEqual({ valido: true, erros: [] });
+      expect(await qualquer(dados)).toEqual({ valido: true, erros: [] });
   });
 
-  it('When "__proto__" or "constructor" appear twice among string items, then they are duplicates (ajv\'s own shortcut let them through)', () => {
+  it('When "__proto__" or "constructor" appear twice among string items, then they are duplicates (ajv\'s own shortcut let them through)', async () => {
     const textos = comEsquema({ type: 'array', uniqueItems: true, items: { type: 'string' } });
-    expect(textos(['__proto__', '__proto__']).valido).toBe(false);
-    expect(textos(['constructor', 'x', 'constructor']).erros).toEqual([
+    expect((await textos(['__proto__', '__proto__'])).valido).toBe(false);
+    expect((await textos(['constructor', 'x', 'constructor'])).erros).toEqual([
       { caminho: '/dados', mensagem: 'must NOT have duplicate items (items ## 0 and 2 are identical)' },
     ]);
   });
 
-  it('When arrays with uniqueItems nest, then each level is checked and errors point at the nested array', () => {
+  it('When arrays with uniqueItems nest, then each level is checked and errors point at the nested array', async () => {
     const aninhado = comEsquema({
       type: 'object',
       properties: { listas: { type: 'array', uniqueItems: true, items: { type: 'array', uniqueItems: true } } },
     });
-    expect(aninhado({ listas: [[1, 2], [2, 1], []] }).valido).toBe(true);
+    expect((await aninhado({ listas: [[1, 2], [2, 1], []] })).valido).toBe(true);
     expect(
-      aninhado({
-        listas: [
-          [1, 2],
-          [2, 1],
-          [1, 2],
-        ],
-      }).erros,
+      (
+        await aninhado({
+          listas: [
+            [1, 2],
+            [2, 1],
+            [1, 2],
+          ],
+        })
+      ).erros,
     ).toEqual([
       { caminho: '/dados/listas', mensagem: 'must NOT have duplicate items (items ## 0 and 2 are identical)' },
     ]);
-    expect(aninhado({ listas: [[1], [2, 2]] }).erros).toEqual([
+    expect((await aninhado({ listas: [[1], [2, 2]] })).erros).toEqual([
       { caminho: '/dados/listas/1', mensagem: 'must NOT have duplicate items (items ## 0 and 1 are identical)' },
     ]);
   });
 
-  it('When uniqueItems is false, or the draft is draft-07, then it behaves as the keyword says', () => {
-    expect(comEsquema({ type: 'array', uniqueItems: false })([1, 1]).valido).toBe(true);
+  it('When uniqueItems is false, or the draft is draft-07, then it behaves as the keyword says', async () => {
+    expect((await comEsquema({ type: 'array', uniqueItems: false })([1, 1])).valido).toBe(true);
     const draft07 = comEsquema({
       $schema: 'http://json-schema.org/draft-07/schema#',
       type: 'array',
       uniqueItems: true,
     });
-    expect(draft07([{ a: 1 }, { a: 1 }]).valido).toBe(false);
-    expect(draft07([{ a: 1 }, { a: 2 }]).valido).toBe(true);
+    expect((await draft07([{ a: 1 }, { a: 1 }])).valido).toBe(false);
+    expect((await draft07([{ a: 1 }, { a: 2 }])).valido).toBe(true);
   });
 
-  it('When 20,000 distinct objects are under uniqueItems, then they are valid; the first repeated at the end, keys in another order, is named', () => {
+  it('When 20,000 distinct objects are under uniqueItems, then they are valid; the first repeated at the end, keys in another order, is named', async () => {
     const objetos = comEsquema({ type: 'array', uniqueItems: true, items: { type: 'object' } });
     const itens = Array.from({ length: 20_000 }, (_, i) => ({ id: i, nome: `n${i}`, tags: [i % 7] }));
-    expect(objetos(itens)).toEqual({ valido: true, erros: [] });
-    expect(objetos([...itens, { tags: [0], nome: 'n0', id: 0 }]).erros).toEqual([
+    expect(await objetos(itens)).toEqual({ valido: true, erros: [] });
+    expect((await objetos([...itens, { tags: [0], nome: 'n0', id: 0 }])).erros).toEqual([
       { caminho: '/dados', mensagem: 'must NOT have duplicate items (items ## 0 and 20000 are identical)' },
     ]);
   });

@@ -104,7 +104,7 @@ export function publicacaoService(deps: PublicacaoDeps) {
         `the event type has no schema version ${corpo.versao_do_esquema}`,
       );
     if (!versao.ativa) throw conflict('versao_desativada', `version ${versao.versao} of ${tipo.nome} is switched off`);
-    const validacao = deps.validador.validarDados(versao, corpo.dados);
+    const validacao = await deps.validador.validarDados(versao, corpo.dados);
     if (!validacao.valido)
       throw unprocessable('dados_invalidos', 'dados does not satisfy the schema of the version', validacao.erros);
     return { tipo, versao, assinaturas: await deps.assinaturas.assinaturasAtivas(tipo.id, versao.versao) };

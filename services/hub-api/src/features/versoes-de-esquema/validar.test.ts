@@ -6,7 +6,7 @@ import {
   encerrarContexto,
   iniciarContexto,
 } from '../../contexto.test-support';
-import { esquemas } from '../../validation/esquemas';
+import { ValidadorDeEsquemas } from '../../validation/esquemas';
 
 let ctx: Contexto;
 beforeAll(async () => {
@@ -58,18 +58,21 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
 
   test('When the answer is compared with the function publication uses, then they are the same', async () => {
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
+    // Another process's validator: the same answers from a validator made at first use.
+    const outro = new ValidadorDeEsquemas();
     for (const dados of [{ numero: 'P-9', itens: [] }, { itens: [0, 'a', 2] }, null, 'texto', [1]]) {
       const response = await ctx
         .api()
         .post(`/versao-de-esquema/${versao.id}/validar`)
         .set(auth(ctx.todas))
         .send({ dados });
-      expect(response.body).toEqual(esquemas.validarDados({ id: versao.id, esquema: ESQUEMA }, dados));
+      expect(response.body).toEqual(await outro.validarDados({ id: versao.id, esquema: ESQUEMA }, dados));
     }
+    await outro.encerrar();
   });
 
   test('When a version is validated many times, then its schema was compiled once, at creation', async () => {
-    const antes = esquemas.compilacoes;
+    const antes = ctx.hub.validador.compilacoes;
     const versao = await criarVersao(ctx, (await criarTipo(ctx)).id, ESQUEMA);
     for (let i = 0; i < 5; i++)
       await ctx
@@ -77,7 +80,7 @@ describe('POST /versao-de-esquema/{id}/validar', () => {
         .post(`/versao-de-esquema/${versao.id}/validar`)
         .set(auth(ctx.todas))
         .send({ dados: { numero: `P-${i}`, itens: [] } });
-    expect(esquemas.compilacoes - antes).toBe(1);
+    expect(ctx.hub.validador.compilacoes - antes).toBe(1);
   });
 
   test('When the sample breaks the schema in more than 50 places, then 50 erros are answered', async () => {

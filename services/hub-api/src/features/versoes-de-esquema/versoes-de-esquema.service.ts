@@ -3,8 +3,7 @@ import { AppError, invalidField, notFound, type PageRequest, page, unprocessable
 import { type DbClient, transacao } from '../../db';
 import type { Prisma } from '@hub/hub-data';
 import { iso } from '../../schemas';
-import type { ProvaDaCompilacao } from '../../validation/compilacao';
-import { type Draft, draftOf, type ResultadoDaValidacao, type ValidadorDeEsquemas } from '../../validation/esquemas';
+import type { EsquemaVerificado, ResultadoDaValidacao, ValidadorDeEsquemas } from '../../validation/esquemas';
 import {
   type Compatibilidade,
   type ResultadoDaCompatibilidade,
@@ -71,22 +70,19 @@ export interface VersoesServiceDeps {
   db: DbClient;
   versoes: VersoesRepository;
   tipos: TiposRepository;
+  /** Checks and compiles schemas in its worker threads, under HUB_SCHEMA_COMPILE_LIMIT (validation/). */
   validador: ValidadorDeEsquemas;
-  /** Compiles a schema in a worker thread under a time limit, before the event loop does (compilacao.ts). */
-  compilarForaDoLaco?: (esquema: Record<string, unknown>, draft: Draft) => Promise<ProvaDaCompilacao>;
 }
 
-export function versoesService({ db, versoes: repository, tipos, validador, compilarForaDoLaco }: VersoesServiceDeps) {
-  /** A schema whose compilation exceeds the limit in its worker is refused before the event loop compiles it. */
-  async function dentroDoLimite(esquema: Record<string, unknown>): Promise<void> {
-    const draft = draftOf(esquema);
-    if (!draft || !compilarForaDoLaco) return;
-    const prova = await compilarForaDoLaco(esquema, draft);
-    if (prova.dentroDoLimite) return;
-    const mensagem = `takes more than ${prova.limiteMs} ms to compile (HUB_SCHEMA_COMPILE_LIMIT); a schema that slow would hold the hub`;
-    throw unprocessable('esquema_invalido', `the JSON Schema ${mensagem}`, [{ caminho: '/esquema', mensagem }]);
-  }
+/** The refusal of a schema that `verificarEsquema` did not accept (past the limit, or not valid). */
+const esquemaInvalido = ({ erros, excedeu }: EsquemaVerificado) =>
+  unprocessable(
+    'esquema_invalido',
+    excedeu ? `the JSON Schema ${erros[0]?.mensagem}` : 'the JSON Schema is not valid (ajv, strict mode)',
+    erros,
+  );
 
+export function versoesService({ db, versoes: repository, tipos, validador }: VersoesServiceDeps) {
   async function existente(id: string, cliente: DbClient = db): Promise<VersaoComTipo> {
     const versao = await repository.buscar(id, cliente);
     if (!versao) throw notFound('schema version');
@@ -115,9 +111,9 @@ export function versoesService({ db, versoes: repository, tipos, validador, comp
     buscar: async (id: string) => versaoDto(await existente(id)),
 
     async criar(input: { tipo_de_evento_id: string; esquema: Record<string, unknown>; descricao?: string | null }) {
-      await dentroDoLimite(input.esquema);
-      const { erros, validador: compilado } = validador.verificarEsquema(input.esquema);
-      if (!compilado) throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
+      const verificado = await validador.verificarEsquema(input.esquema);
+      const compilado = verificado.validador;
+      if (!compilado) throw esquemaInvalido(verificado);
       const agora = new Date();
       // The type's row stays locked until commit, so two creations at once get 1 and 2.
       const criada = await transacao(db, async (tx) => {
@@ -152,10 +148,8 @@ export function versoesService({ db, versoes: repository, tipos, validador, comp
     }): Promise<Verificacao> {
       const tipo = await tipos.buscar(input.tipo_de_evento_id);
       if (!tipo) throw notFound('event type');
-      await dentroDoLimite(input.esquema);
-      const { erros } = validador.verificarEsquema(input.esquema);
-      if (erros.length > 0)
-        throw unprocessable('esquema_invalido', 'the JSON Schema is not valid (ajv, strict mode)', erros);
+      const verificado = await validador.verificarEsquema(input.esquema);
+      if (!verificado.validador) throw esquemaInvalido(verificado);
       const regra = input.compatibilidade ?? (tipo.compatibilidade as Compatibilidade);
       return comparar(await repository.ultima(tipo.id), input.esquema, regra);
     },
