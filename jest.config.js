@@ -4,10 +4,12 @@
  *   the broker and database URLs point at a closed port, so a unit test that reaches either fails.
  *   `npx jest --selectProjects unit` runs on a machine with neither.
  * - `integration`: every other `*.test.ts`, against the real PostgreSQL and RabbitMQ, but for the
- *   fault scenarios (`tests/platform/src/falhas/`: PostgreSQL, RabbitMQ and Patroni clusters of their
- *   own, killed under bursts), which `pnpm test:faults` runs (HUB_TEST_FAULTS=1).
+ *   fault scenarios, which `pnpm test:faults` runs (HUB_TEST_FAULTS=1, the integration project alone):
+ *   `tests/platform/src/falhas/` (PostgreSQL, RabbitMQ and Patroni clusters of their own, killed under
+ *   bursts) and each package's own `falhas.test.ts` and `*resiliencia.test.ts` (a private PostgreSQL
+ *   stopped, restarted or hung, RabbitMQ cut, a worker killed -9 mid-batch).
  */
-const FAULTS = '/tests/platform/src/falhas/';
+const FAULTS = ['/tests/platform/src/falhas/', '/src/falhas\\.test\\.ts$', '/src/[^/]*resiliencia\\.test\\.ts$'];
 const faults = process.env.HUB_TEST_FAULTS === '1';
 const shared = {
   testEnvironment: 'node',
@@ -38,8 +40,10 @@ module.exports = {
     {
       ...shared,
       displayName: 'integration',
-      testMatch: ['**/src/**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$', ...(faults ? [] : [FAULTS])],
+      ...(faults
+        ? { testRegex: FAULTS.map((pattern) => `${pattern}${pattern.endsWith('/') ? '.*\\.test\\.ts$' : ''}`) }
+        : { testMatch: ['**/src/**/*.test.ts'] }),
+      testPathIgnorePatterns: ['/node_modules/', '\\.unit\\.test\\.ts$', ...(faults ? [] : FAULTS)],
       globalSetup: '<rootDir>/infra/test/global-setup.js',
       setupFiles: ['<rootDir>/infra/test/setup-env.js'],
     },
