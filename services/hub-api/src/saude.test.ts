@@ -52,8 +52,8 @@ describe('health, readiness and the OpenAPI document', () => {
       esquema: 1,
       // and POST /assinatura/testar-filtro, POST /assinatura/{id}/reproduzir
       assinatura: 9,
-      // the subscriber's: GET, POST, PATCH and DELETE, testar-filtro, saude and reproduzir
-      assinaturas: 7,
+      // the subscriber's: GET, POST, PATCH and DELETE, testar-filtro, saude, reproduzir and reproducoes
+      assinaturas: 8,
       jwks: 1,
       entrega: 4,
       entregas: 3,
