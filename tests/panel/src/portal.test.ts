@@ -17,6 +17,9 @@ import { buildPanel, launch, overflows, screenshot, seriousViolations } from './
  * operator's link and manages its subscriptions and deliveries, under the panel's CSP, with axe at
  * desktop and phone sizes.
  */
+// Each walk drives Chromium through several screens with axe at two sizes, as the panel's do.
+jest.setTimeout(120_000);
+
 let hub: HubComGateway;
 let browser: Browser;
 let page: Page;
