@@ -19,6 +19,7 @@ import { Destinos } from './features/destinos/destinos';
 import { Isolamento } from './features/destinos/isolamento';
 import { entregasRepository } from './features/entregas/entregas.repository';
 import { type EntregasService, entregasService, passoDaPausa } from './features/entregas/entregas.service';
+import { type Recursos, relogioDoSistema } from './features/entregas/recursos';
 import { Remetente } from './features/entregas/remetente';
 import { type VarreduraJob, varreduraJob } from './jobs/varredura.job';
 import { criarMetricas } from './metricas';
@@ -178,22 +179,22 @@ export async function startDeliveryWorker(
     aoRecusar: (host, endereco) =>
       logger.warn({ host, endereco }, 'delivery refused: the host resolves to a non-public address'),
   });
-  const entregas = entregasService({
+  const recursos: Recursos = {
+    config: {
+      passosMs,
+      esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
+      espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
+      tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
+      urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
+    },
     repo,
     broker,
     topologia,
-    keys,
-    remetente,
-    logger,
     metricas,
-    passosMs,
-    destinos,
-    isolamento,
-    esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
-    espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
-    tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
-    urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
-  });
+    relogio: relogioDoSistema,
+    logger,
+  };
+  const entregas = entregasService({ recursos, keys, remetente, destinos, isolamento });
   // After entregas: each pass writes its attempts in flight.
   await destinos.iniciar();
   const varredura = varreduraJob({
