@@ -36,10 +36,13 @@ const cabecalhosDoVeneno = (linha: { tentativas_no_ciclo_atual: number; ultimo_e
  * The state is committed before the job is published (confirmed); the consumer acks after.
  */
 export class EtapaDeDesfecho {
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: VizinhosDoDesfecho,
-  ) {}
+  private readonly recursos: Recursos;
+  private readonly vizinhos: VizinhosDoDesfecho;
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos } & VizinhosDoDesfecho) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
+  }
 
   /** The next step of a failed attempt (its record's due dates, its retry); none for a success. */
   atraso(reivindicada: Reivindicada, resultado: ResultadoDoEnvio): Atraso | undefined {

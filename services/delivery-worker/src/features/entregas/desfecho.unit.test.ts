@@ -13,7 +13,7 @@ function etapa(repo = repoFalso()) {
   const vez = { passar: jest.fn(() => undefined) };
   const reivindicacao = { liberar: jest.fn(async () => undefined) };
   const sonda = { devolver: jest.fn(async () => undefined) };
-  const e = new EtapaDeDesfecho(recursos, { vez, reivindicacao, sonda });
+  const e = new EtapaDeDesfecho({ recursos, vez, reivindicacao, sonda });
   return { e, recursos, publicados, vez, reivindicacao, sonda, repo };
 }
 

@@ -44,13 +44,13 @@ export function entregasService(deps: EntregasDeps) {
   isolamento.aoIsolar((origem) => limite.dispensar(origem));
   const parada: Parada = { parando: false, cortado: false };
 
-  const vez = new PassagemDaVez(recursos);
-  const reivindicacao = new EtapaDeReivindicacao(recursos, { vez });
-  const retencao = new EtapaDeRetencao(recursos, { isolamento, reivindicacao });
+  const vez = new PassagemDaVez({ recursos });
+  const reivindicacao = new EtapaDeReivindicacao({ recursos, vez });
+  const retencao = new EtapaDeRetencao({ recursos, isolamento, reivindicacao });
   const sonda = new EtapaDaSonda({ destinos, retencao });
-  const envio = new EtapaDeEnvio(recursos, { keys: deps.keys, remetente: deps.remetente });
-  const registro = new EtapaDeRegistro(recursos, { vez });
-  const desfecho = new EtapaDeDesfecho(recursos, { vez, reivindicacao, sonda });
+  const envio = new EtapaDeEnvio({ recursos, keys: deps.keys, remetente: deps.remetente });
+  const registro = new EtapaDeRegistro({ recursos, vez });
+  const desfecho = new EtapaDeDesfecho({ recursos, vez, reivindicacao, sonda });
   const tentativa = new TentativaDeEntrega({
     destinos,
     limite,
@@ -62,7 +62,7 @@ export function entregasService(deps: EntregasDeps) {
     registro,
     desfecho,
   });
-  const tomada = new EtapaDeTomada(recursos, { parada, retencao, tentativa, desfecho });
+  const tomada = new EtapaDeTomada({ recursos, parada, retencao, tentativa, desfecho });
   // The consumer awaits the job and nothing more: its outcome (the stages' Desfecho) is for the tests.
   const processar = (message: ConsumeMessage, doDestino: boolean) =>
     tomada.processar(message, doDestino) as Promise<unknown> as Promise<void>;

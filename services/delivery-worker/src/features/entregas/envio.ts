@@ -23,10 +23,13 @@ export interface Enviado {
  * formato signed once, the POST, and the attempt's log line and metrics.
  */
 export class EtapaDeEnvio {
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: VizinhosDoEnvio,
-  ) {}
+  private readonly recursos: Recursos;
+  private readonly vizinhos: VizinhosDoEnvio;
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos } & VizinhosDoEnvio) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
+  }
 
   /**
    * Runs `tentativa` in the attempt's span (when tracing records): a child of the job's message

@@ -25,7 +25,7 @@ function etapa(responde = resultado()) {
   const signers = signersOf({ keys: [generateKey()] });
   const keys = { signersNow: jest.fn(() => signers), signers: jest.fn(async () => signers) };
   const remetente = { enviar: jest.fn(async () => responde), cortar: jest.fn() };
-  return { e: new EtapaDeEnvio(recursos, { keys, remetente }), recursos, remetente };
+  return { e: new EtapaDeEnvio({ recursos, keys, remetente }), recursos, remetente };
 }
 
 describe('sign and send', () => {

@@ -2,6 +2,7 @@ import type { Broker } from '@hub/broker';
 import type { DeliveryTopology } from '@hub/contracts';
 import type { Logger } from '@hub/log';
 import type { Metricas } from '../../metricas';
+import type { Relogio } from '../../relogio';
 import type { EntregasRepository } from './entregas.repository';
 
 /** The settings the stages of a delivery read (from DELIVERY_* and the consumer's retry policy). */
@@ -21,15 +22,6 @@ export interface ConfigDasEntregas {
   /** The address of GET /esquema/{nome}/{versao} at the gateway: a CloudEvents body's dataschema. */
   urlDoEsquema: (nome: string, versao: number) => string;
 }
-
-/** The clock and the dice of the stages (fixed in unit tests). */
-export interface Relogio {
-  agora(): number;
-  /** A number in [0, 1): the retries' jitter. */
-  aleatorio(): number;
-}
-
-export const relogioDoSistema: Relogio = { agora: () => Date.now(), aleatorio: () => Math.random() };
 
 /**
  * What every stage of a delivery shares, handed to each as one object (as trigger.dev's run engine

@@ -47,10 +47,12 @@ export function registroDaTentativa(
 export class EtapaDeRegistro {
   private readonly registros: Lote<Registro, Registrada | undefined>;
 
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: { vez: Pick<PassagemDaVez, 'passar'> },
-  ) {
+  private readonly recursos: Recursos;
+  private readonly vizinhos: { vez: Pick<PassagemDaVez, 'passar'> };
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos; vez: Pick<PassagemDaVez, 'passar'> }) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
     const { repo, config } = recursos;
     this.registros = new Lote(
       async (lote) => {

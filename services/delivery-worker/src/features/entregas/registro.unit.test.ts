@@ -23,7 +23,7 @@ function etapa(responde: (ids: string[]) => Partial<Registrada>[] = () => []) {
   });
   const { recursos } = recursosFalsos({ repo });
   const vez = { passar: jest.fn(() => undefined) };
-  return { e: new EtapaDeRegistro(recursos, { vez }), repo, vez, metricas: recursos.metricas };
+  return { e: new EtapaDeRegistro({ recursos, vez }), repo, vez, metricas: recursos.metricas };
 }
 
 describe('record', () => {
@@ -107,7 +107,7 @@ describe('record', () => {
       ),
     });
     const { recursos } = recursosFalsos({ repo, config: { espacamentoDosRegistrosMs: 60_000 } });
-    const e = new EtapaDeRegistro(recursos, { vez: { passar: () => undefined } });
+    const e = new EtapaDeRegistro({ recursos, vez: { passar: () => undefined } });
     const enviado = { resultado: resultado(), cabecalhos: ASSINATURA };
     const [a, b] = [trabalho(), trabalho()];
     await e.registrar(a, reivindicada(a), enviado, undefined, {});

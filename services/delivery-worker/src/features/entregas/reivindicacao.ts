@@ -29,10 +29,12 @@ export class EtapaDeReivindicacao {
   /** Claims given back (a job leaving for its destination's queue), batched like the claims. */
   private readonly liberacoes: Lote<{ id: string; token: string }, undefined>;
 
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: { vez: Pick<PassagemDaVez, 'passar'> },
-  ) {
+  private readonly recursos: Recursos;
+  private readonly vizinhos: { vez: Pick<PassagemDaVez, 'passar'> };
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos; vez: Pick<PassagemDaVez, 'passar'> }) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
     const { repo } = recursos;
     this.reivindicacoes = new Lote(
       async (pedidos) => {

@@ -4,7 +4,7 @@ import { contado, recursosFalsos, reivindicada, repoFalso, trabalho } from './et
 function etapa(repo = repoFalso()) {
   const { recursos } = recursosFalsos({ repo });
   const vez = { passar: jest.fn(() => undefined) };
-  return { etapa: new EtapaDeReivindicacao(recursos, { vez }), repo, vez, metricas: recursos.metricas };
+  return { etapa: new EtapaDeReivindicacao({ recursos, vez }), repo, vez, metricas: recursos.metricas };
 }
 
 describe('take and claim', () => {

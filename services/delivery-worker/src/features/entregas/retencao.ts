@@ -1,7 +1,8 @@
 import { type ConsumeMessage, UnroutableError } from '@hub/broker';
 import type { TrabalhoDeEntrega } from '@hub/contracts';
 import type { Regras } from '../destinos/destinos';
-import { type Isolamento, propriedadesDoTrabalho } from '../destinos/isolamento';
+import type { Isolamento } from '../destinos/isolamento';
+import { propriedadesDoTrabalho } from '../destinos/propriedades';
 import type { DesfechoDaEspera } from './erros';
 import type { EtapaDeReivindicacao } from './reivindicacao';
 import type { Recursos } from './recursos';
@@ -25,10 +26,13 @@ export interface VizinhosDaRetencao {
  * queue when that cannot be had. No attempt is made or counted.
  */
 export class EtapaDeRetencao {
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: VizinhosDaRetencao,
-  ) {}
+  private readonly recursos: Recursos;
+  private readonly vizinhos: VizinhosDaRetencao;
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos } & VizinhosDaRetencao) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
+  }
 
   /**
    * A job taken from the shared work queue: sent on, untouched, when its destination has a queue of

@@ -17,7 +17,7 @@ function etapa(opcoes: { rota?: string; publicar?: () => Promise<void> } = {}) {
     anotarTrabalho: jest.fn(),
   };
   const reivindicacao = { devolver: jest.fn(async () => undefined) };
-  const e = new EtapaDeRetencao(recursos, { isolamento, reivindicacao });
+  const e = new EtapaDeRetencao({ recursos, isolamento, reivindicacao });
   return { e, recursos, publicados, isolamento, reivindicacao };
 }
 

@@ -23,10 +23,13 @@ export class EtapaDeTomada {
   /** Delivery ids with a job under way in this process, and that job's work. */
   private readonly emCurso = new Map<string, Promise<unknown>>();
 
-  constructor(
-    private readonly recursos: Recursos,
-    private readonly vizinhos: VizinhosDaTomada,
-  ) {}
+  private readonly recursos: Recursos;
+  private readonly vizinhos: VizinhosDaTomada;
+
+  constructor({ recursos, ...vizinhos }: { recursos: Recursos } & VizinhosDaTomada) {
+    this.recursos = recursos;
+    this.vizinhos = vizinhos;
+  }
 
   /** A second job of a delivery under way here: after the first, it claims as usual. */
   private async depoisDoAnterior(

@@ -11,7 +11,7 @@ function etapa() {
     ilegivel: jest.fn(async () => undefined),
     depoisDaFalha: jest.fn(async (_t: unknown, _m: unknown, _p: unknown, erro: unknown) => erro),
   };
-  const e = new EtapaDeTomada(recursos, { parada, retencao, tentativa: tentativa as never, desfecho });
+  const e = new EtapaDeTomada({ recursos, parada, retencao, tentativa: tentativa as never, desfecho });
   return { e, parada, retencao, tentativa, desfecho, metricas: recursos.metricas };
 }
 

@@ -23,7 +23,10 @@ export interface Ordenavel {
 export class PassagemDaVez {
   private readonly vezes: Lote<Final, undefined>;
 
-  constructor(private readonly recursos: Recursos) {
+  private readonly recursos: Recursos;
+
+  constructor({ recursos }: { recursos: Recursos }) {
+    this.recursos = recursos;
     this.vezes = new Lote<Final, undefined>((finais) => this.passarJuntas(finais), {
       aoEsvaziar: medida(recursos, 'vez'),
     });
