@@ -18,7 +18,6 @@ import {
 import { RetornoAoCompartilhado } from './retorno';
 
 export type { Motivo } from './isolamento.repository';
-export { propriedadesDoTrabalho } from './propriedades';
 
 export interface IsolamentoOptions extends LimiaresDoAcumulo, PrazosDoIsolamento {
   db: DbClient;

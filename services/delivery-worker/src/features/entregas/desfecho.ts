@@ -1,7 +1,7 @@
 import { ATTEMPT_HEADER, type ConsumeMessage, RequeueMessage } from '@hub/broker';
 import { ERROR_QUEUE_HEADERS, type TrabalhoDeEntrega } from '@hub/contracts';
 import { proximoAtraso } from './atrasos';
-import { type Registrada, type Reivindicada, trabalhoDaLinha } from './entregas.repository';
+import { type Registrada, type Reivindicada, trabalhoDaLinha } from './linhas';
 import { type MotivoDaFilaDeErro, TrabalhoDevolvido } from './erros';
 import { Parando } from './limite-por-destino';
 import type { EtapaDeReivindicacao } from './reivindicacao';

@@ -1,5 +1,5 @@
 import { ATTEMPT_HEADER } from '@hub/broker';
-import type { Perdida } from './entregas.repository';
+import type { Perdida } from './linhas';
 import { EtapaDeDesfecho } from './desfecho';
 import { TrabalhoDevolvido } from './erros';
 import { contado, mensagem, recursosFalsos, reivindicada, repoFalso, resultado, trabalho } from './etapas.test-support';

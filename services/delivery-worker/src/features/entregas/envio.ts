@@ -2,7 +2,7 @@ import type { ConsumeMessage } from '@hub/broker';
 import { CLOUDEVENTS_CONTENT_TYPE, corpoCloudEvents, type TrabalhoDeEntrega } from '@hub/contracts';
 import { type KeyStore, signWebhookText, type WebhookHeaders } from '@hub/signing';
 import { iniciarTrecho, rastreamentoLigado, rastroDe, SpanKind, TRACEPARENT, type Trecho } from '@hub/tracing';
-import type { Reivindicada } from './entregas.repository';
+import type { Reivindicada } from './linhas';
 import type { Recursos } from './recursos';
 import type { Remetente, ResultadoDoEnvio } from './remetente';
 import { CABECALHO_TENTATIVA_ANTERIOR, doTrabalho } from './trabalho';

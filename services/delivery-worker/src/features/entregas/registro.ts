@@ -2,7 +2,7 @@ import type { TrabalhoDeEntrega } from '@hub/contracts';
 import { uuidv7 } from '@hub/database';
 import type { WebhookHeaders } from '@hub/signing';
 import { Lote } from '../../lote';
-import type { Registrada, Registro, Reivindicada } from './entregas.repository';
+import type { Registrada, Registro, Reivindicada } from './linhas';
 import { medida, type Recursos } from './recursos';
 import type { ResultadoDoEnvio } from './remetente';
 import { doTrabalho, type Posse } from './trabalho';

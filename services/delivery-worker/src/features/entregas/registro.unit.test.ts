@@ -1,4 +1,4 @@
-import type { Registrada } from './entregas.repository';
+import type { Registrada } from './linhas';
 import { contado, recursosFalsos, reivindicada, repoFalso, resultado, trabalho } from './etapas.test-support';
 import { EtapaDeRegistro, registroDaTentativa } from './registro';
 import type { Posse } from './trabalho';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TrabalhoDeEntrega } from '@hub/contracts';
 import { Lote } from '../../lote';
-import type { Pedido, Reivindicada } from './entregas.repository';
+import type { Pedido, Reivindicada } from './linhas';
 import { medida, type Recursos } from './recursos';
 import { doTrabalho } from './trabalho';
 import type { PassagemDaVez } from './vez';

@@ -4,7 +4,7 @@ import { TRACEPARENT, type Trecho } from '@hub/tracing';
 import { type Destinos, retido } from '../destinos/destinos';
 import type { EtapaDeDesfecho } from './desfecho';
 import type { EtapaDeEnvio } from './envio';
-import type { Reivindicada } from './entregas.repository';
+import type { Reivindicada } from './linhas';
 import { type Desfecho, TrabalhoDevolvido } from './erros';
 import type { LimitePorDestino } from './limite-por-destino';
 import type { EtapaDeRegistro } from './registro';

@@ -1,6 +1,6 @@
 import { trabalhoDeEntrega } from '@hub/contracts';
 import { Lote } from '../../lote';
-import { type Final, trabalhoDaLinha } from './entregas.repository';
+import { type Final, trabalhoDaLinha } from './linhas';
 import { medida, type Recursos } from './recursos';
 
 /** A delivery as far as the turn of its entity goes: an unordered one has no sequencia. */
