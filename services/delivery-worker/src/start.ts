@@ -17,11 +17,13 @@ import { KeyStore } from '@hub/signing';
 import type { DeliveryWorkerConfig } from './config';
 import { Destinos } from './features/destinos/destinos';
 import { Isolamento } from './features/destinos/isolamento';
-import { entregasRepository } from './features/entregas/entregas.repository';
+import { type EntregasRepository, entregasRepository } from './features/entregas/entregas.repository';
 import { type EntregasService, entregasService, passoDaPausa } from './features/entregas/entregas.service';
+import type { Recursos } from './features/entregas/recursos';
 import { Remetente } from './features/entregas/remetente';
 import { type VarreduraJob, varreduraJob } from './jobs/varredura.job';
-import { criarMetricas } from './metricas';
+import { criarMetricas, type Metricas } from './metricas';
+import { relogioDoSistema } from './relogio';
 
 export interface StartOptions {
   /** Port of health and metrics; config.DELIVERY_WORKER_PORT unless given (0 for any). */
@@ -89,47 +91,38 @@ export function chavesPublicadas(keys: KeyStore, hubApiUrl: string): () => Promi
   };
 }
 
-/** Migrates, loads the keys, declares the delivery topology, consumes jobs, sweeps, serves health. */
-export async function startDeliveryWorker(
-  config: DeliveryWorkerConfig,
-  logger: Logger,
-  options: StartOptions = {},
-): Promise<RunningDeliveryWorker> {
-  const source = keySource(config);
-  const keys = await KeyStore.open(source, {
+/** The signing keys, reloaded every HUB_SIGNING_KEYS_RELOAD; never created here (`keySource`). */
+function abrirChaves(config: DeliveryWorkerConfig, logger: Logger): Promise<KeyStore> {
+  return KeyStore.open(keySource(config), {
     create: false,
     reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
     onWarning: (message) => logger.warn(message),
     onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
   });
+}
 
-  // The keys first: a worker that could not sign touches nothing.
-  await ensureDatabase(config.HUB_DATABASE_URL);
-  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
+/** What the worker's parts are built on (the first half of `startDeliveryWorker`). */
+interface Base {
+  config: DeliveryWorkerConfig;
+  logger: Logger;
+  options: StartOptions;
+  db: Db;
+  broker: Broker;
+  keys: KeyStore;
+  topologia: DeliveryTopology;
+  metricas: Metricas;
+  repo: EntregasRepository;
+  /**
+   * A claim holds its delivery from the claim to the record: the wait for a turn, the POST, as long
+   * again for signing and recording under load, and the record's wait for its statement
+   * (DELIVERY_RECORD_SPACING). After it, another worker may take it over.
+   */
+  reivindicacaoMs: number;
+}
 
-  const topologia =
-    options.topologia ??
-    (config.DELIVERY_WORKER_TOPOLOGY_PREFIX
-      ? isolatedDeliveryTopology(config.DELIVERY_WORKER_TOPOLOGY_PREFIX)
-      : DELIVERY_TOPOLOGY);
-  const passosMs = config.DELIVERY_RETRY_DELAYS;
-  // One connection per POST at most, plus the statements of the batches and the sweeper.
-  const db = createDb(config.HUB_DATABASE_URL, 10);
-  // The claim and record of every job, as prepared statements (planned once per connection).
-  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
-  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
-  await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
-
-  const metricas = criarMetricas();
-  // A claim holds its delivery from the claim to the record: the wait for a turn, the POST, as long
-  // again for signing and recording under load, and the record's wait for its statement
-  // (DELIVERY_RECORD_SPACING). After it, another worker may take it over.
-  const reivindicacaoMs =
-    config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT + config.DELIVERY_RECORD_SPACING;
-  const repo = entregasRepository(sql, {
-    reivindicacaoMs,
-    reivindicacoesAteVeneno: config.DELIVERY_POISON_CLAIMS,
-  });
+/** The destinations' rules, fair scheduling, the HTTP client and the stages of a delivery, wired. */
+function montarEntregas(b: Base) {
+  const { config, logger, db, broker, topologia, metricas, reivindicacaoMs } = b;
   const destinos = new Destinos({
     db,
     broker,
@@ -174,48 +167,38 @@ export async function startDeliveryWorker(
     ambiente: config.HUB_AMBIENTE,
     allowlist: config.DESTINATION_ALLOWLIST,
     socketsPorOrigem: config.DELIVERY_CONCURRENCY_PER_DESTINATION,
-    lookup: options.lookup,
+    lookup: b.options.lookup,
     aoRecusar: (host, endereco) =>
       logger.warn({ host, endereco }, 'delivery refused: the host resolves to a non-public address'),
   });
-  const entregas = entregasService({
-    repo,
+  const recursos: Recursos = {
+    config: {
+      passosMs: config.DELIVERY_RETRY_DELAYS,
+      esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
+      espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
+      tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
+      urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
+    },
+    repo: b.repo,
     broker,
     topologia,
-    keys,
-    remetente,
-    logger,
     metricas,
-    passosMs,
-    destinos,
-    isolamento,
-    esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
-    espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
-    tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
-    urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
-  });
-  // After entregas: each pass writes its attempts in flight.
-  await destinos.iniciar();
-  const varredura = varreduraJob({
-    repo,
-    broker,
-    topologia,
+    relogio: relogioDoSistema,
     logger,
-    metricas,
-    intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
-    idadeMs: config.DELIVERY_SWEEP_AGE,
-    // Every job of a resumed destination (or one whose circuit closed) is back from the pause's delay
-    // queue by then (workers see the change within a refresh), with the sweep's usual margin.
-    retomadaMs: config.DELIVERY_DESTINOS_REFRESH + passoDaPausa(passosMs) + config.DELIVERY_SWEEP_AGE,
-  });
-  if (options.varredura !== false) varredura.start();
+  };
+  const entregas = entregasService({ recursos, keys: b.keys, remetente, destinos, isolamento });
+  return { destinos, isolamento, remetente, entregas };
+}
 
-  // Every failure the worker can foresee is handled in the job; what is left goes back through the
-  // broker's retry with backoff. A job whose claim or record met the database down is never acked
-  // as done: it waits in a delay queue (confirmed before the ack) and comes back, its attempt not
-  // counted, however long the outage lasts.
-  await broker.consume(topologia.filaDeEntregas, entregas.processar, {
-    prefetch: config.DELIVERY_PREFETCH,
+/**
+ * Consumes the shared work queue. Every failure the worker can foresee is handled in the job; what
+ * is left goes back through the broker's retry with backoff. A job whose claim or record met the
+ * database down is never acked as done: it waits in a delay queue (confirmed before the ack) and
+ * comes back, its attempt not counted, however long the outage lasts.
+ */
+async function consumirEntregas(b: Base, entregas: EntregasService): Promise<void> {
+  await b.broker.consume(b.topologia.filaDeEntregas, entregas.processar, {
+    prefetch: b.config.DELIVERY_PREFETCH,
     retry: RETENTATIVAS,
     isUnavailable: bancoIndisponivel,
     // One basic.ack with `multiple` for the jobs settled together: fewer frames, and one settle
@@ -223,12 +206,14 @@ export async function startDeliveryWorker(
     // (docs/decisions/delivery-worker-cpu.md).
     batchAcks: true,
   });
-  // The isolated destinations' queues: consumed from now on, each with its destination's share.
-  await isolamento.iniciar();
+}
 
+/** Health and metrics; ready while PostgreSQL, RabbitMQ and the keys are (and, given HUB_API_URL, the JWKS). */
+function servirSaude(b: Base, entregas: EntregasService, destinos: Destinos) {
+  const { config, db, broker, keys, metricas } = b;
   const app = createHttpApp({
     service: 'delivery-worker',
-    logger,
+    logger: b.logger,
     routers: [],
     // Health and metrics only: no AsyncLocalStorage, which on Node 20 would hook every promise of the
     // jobs (docs/decisions/delivery-worker-cpu.md).
@@ -248,7 +233,58 @@ export async function startDeliveryWorker(
         () => destinos.circuitos(),
       ),
   });
-  const server = await listen(app, options.port ?? config.DELIVERY_WORKER_PORT, config.HOST);
+  return listen(app, b.options.port ?? config.DELIVERY_WORKER_PORT, config.HOST);
+}
+
+/** Migrates, loads the keys, declares the delivery topology, consumes jobs, sweeps, serves health. */
+export async function startDeliveryWorker(
+  config: DeliveryWorkerConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningDeliveryWorker> {
+  const keys = await abrirChaves(config, logger);
+  // The keys first: a worker that could not sign touches nothing.
+  await ensureDatabase(config.HUB_DATABASE_URL);
+  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
+
+  const topologia =
+    options.topologia ??
+    (config.DELIVERY_WORKER_TOPOLOGY_PREFIX
+      ? isolatedDeliveryTopology(config.DELIVERY_WORKER_TOPOLOGY_PREFIX)
+      : DELIVERY_TOPOLOGY);
+  const passosMs = config.DELIVERY_RETRY_DELAYS;
+  // One connection per POST at most, plus the statements of the batches and the sweeper.
+  const db = createDb(config.HUB_DATABASE_URL, 10);
+  // The claim and record of every job, as prepared statements (planned once per connection).
+  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
+  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
+  await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
+
+  const metricas = criarMetricas();
+  const reivindicacaoMs =
+    config.DELIVERY_DESTINATION_WAIT + 2 * config.DELIVERY_TIMEOUT + config.DELIVERY_RECORD_SPACING;
+  const repo = entregasRepository(sql, {
+    reivindicacaoMs,
+    reivindicacoesAteVeneno: config.DELIVERY_POISON_CLAIMS,
+  });
+  const base: Base = { config, logger, options, db, broker, keys, topologia, metricas, repo, reivindicacaoMs };
+  const { destinos, isolamento, remetente, entregas } = montarEntregas(base);
+  // After entregas: each pass writes its attempts in flight.
+  await destinos.iniciar();
+  const varredura = varreduraJob({
+    ...base,
+    intervaloMs: config.DELIVERY_SWEEP_INTERVAL,
+    idadeMs: config.DELIVERY_SWEEP_AGE,
+    // Every job of a resumed destination (or one whose circuit closed) is back from the pause's delay
+    // queue by then (workers see the change within a refresh), with the sweep's usual margin.
+    retomadaMs: config.DELIVERY_DESTINOS_REFRESH + passoDaPausa(passosMs) + config.DELIVERY_SWEEP_AGE,
+  });
+  if (options.varredura !== false) varredura.start();
+
+  await consumirEntregas(base, entregas);
+  // The isolated destinations' queues: consumed from now on, each with its destination's share.
+  await isolamento.iniciar();
+  const server = await servirSaude(base, entregas, destinos);
 
   return {
     url: server.url,
