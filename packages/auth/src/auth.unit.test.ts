@@ -255,6 +255,19 @@ describe('createTokenVerifier remembering verified tokens', () => {
       await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'token_invalido' });
     }
     expect('\u212Aaren'.toLowerCase()).toBe('karen');
+    // Spaces around it, Unicode ones included: the access service trims before it looks the e-mail
+    // up, so these resolved to karen@'s access (String#trim removes U+00A0, U+FEFF, U+2028, U+3000).
+    for (const email of [
+      'karen@empresa.com.br\u00a0',
+      '\ufeffkaren@empresa.com.br',
+      'karen@empresa.com.br\u3000',
+      'karen@empresa.com.br\u2028',
+      ' karen@empresa.com.br',
+      'karen@empresa.com.br\n',
+    ]) {
+      const token = await sign({ typ: 'usuario', email }, clock.t + 60_000);
+      await expect(verifier.user(token)).rejects.toMatchObject({ status: 401, codigo: 'token_invalido' });
+    }
     const token = await sign({ typ: 'usuario', email: 'Karen@empresa.com.br' }, clock.t + 60_000);
     await expect(verifier.user(token)).resolves.toMatchObject({ email: 'Karen@empresa.com.br' });
   });

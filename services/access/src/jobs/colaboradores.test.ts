@@ -80,6 +80,20 @@ describe('Collaborator synchronisation over RabbitMQ', () => {
     expect(await auth(id)).toMatchObject({ vinculado: false, termoauth_id: null });
     const refused = await call('post', '/auth').send({ email: '\u212Aaren@empresa.com.br', perfil: 'colaborador' });
     expect([refused.status, refused.body.codigo]).toEqual([422, 'dados_invalidos']);
+    // A Unicode space around it (String#trim removed it, and the link went to karen@'s access).
+    // Straight to the queue: the identity stand-in trims what it is given, an identity provider may not.
+    await publishMessage(broker, colaboradorSincronizado, {
+      termoauth_id: 't-nbsp',
+      email: 'karen@empresa.com.br\u00a0',
+      nome: 'Outra Pessoa',
+      funcao_id: null,
+      ativo: true,
+      removido: false,
+      versao: 1,
+      ocorrido_em: new Date().toISOString(),
+    });
+    expect((await processadas(de('t-nbsp')))[0]!.applied).toBe(false);
+    expect(await auth(id)).toMatchObject({ vinculado: false, termoauth_id: null });
   });
 
   it('When an access is linked, then DELETE is refused with 409 and the access stays', async () => {

@@ -1,3 +1,4 @@
+import { AppError } from '@hub/http';
 import type { ErrorObject } from 'ajv';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -12,7 +13,15 @@ import type { Draft } from './esquemas';
  * A few workers (`maxWorkers`) serve every compilation, one schema at a time each; others wait their
  * turn (the limit counts the compilation only, not the wait nor a worker's start-up). A worker past
  * the limit is terminated, another starts when needed; an idle one ends after `ociosoMs`.
+ *
+ * Two kinds of compilation share the workers. A `registro` (a schema being registered or checked,
+ * an operator's request that stores nothing until it compiles) holds at most `maxRegistros` workers
+ * at once (all but one), and at most `maxFilaDeRegistros` wait for one: more are refused with 503 and
+ * Retry-After. A `uso` (a version's first use by this process, which publications wait for) goes ahead
+ * of every waiting registration and always finds a worker that no registration holds: slow schemas
+ * sent again and again to /versao-de-esquema/verificar-compatibilidade never hold publications.
  */
+export type Classe = 'registro' | 'uso';
 export type Variante = 'rapido' | 'detalhado';
 
 export interface Pedido {
@@ -42,7 +51,13 @@ export interface CompiladorOptions {
   limiteMs: number;
   maxWorkers?: number;
   ociosoMs?: number;
+  /** Registrations compiling at once (all workers but one by default, at least one). */
+  maxRegistros?: number;
+  /** Registrations waiting for a worker; more are refused (503). */
+  maxFilaDeRegistros?: number;
 }
+
+type Espera = (vaga: Vaga | undefined) => void;
 
 const ARQUIVO = path.join(__dirname, 'compilacao.worker.cjs');
 
@@ -57,19 +72,32 @@ export class Compilador {
   private readonly maxWorkers: number;
   private readonly ociosoMs: number;
   private readonly livres: Vaga[] = [];
+  private readonly maxRegistros: number;
+  private readonly maxFilaDeRegistros: number;
   private ocupadas = 0;
   private executando = 0;
-  private readonly fila: ((vaga: Vaga | undefined) => void)[] = [];
+  /** Registrations holding a worker. */
+  private registros = 0;
+  private readonly filaDeUsos: Espera[] = [];
+  private readonly filaDeRegistros: Espera[] = [];
 
-  constructor({ limiteMs, maxWorkers = 2, ociosoMs = 10_000 }: CompiladorOptions) {
+  constructor({
+    limiteMs,
+    maxWorkers = 2,
+    ociosoMs = 10_000,
+    maxRegistros,
+    maxFilaDeRegistros = 16,
+  }: CompiladorOptions) {
     this.limiteMs = limiteMs;
     this.maxWorkers = maxWorkers;
     this.ociosoMs = ociosoMs;
+    this.maxRegistros = Math.max(1, Math.min(maxRegistros ?? maxWorkers - 1, maxWorkers));
+    this.maxFilaDeRegistros = maxFilaDeRegistros;
   }
 
   /** ajv's standalone code for one variant of a schema, made in a worker under the limit. */
-  async compilar(pedido: Pedido): Promise<Geracao> {
-    const vaga = await this.tomar();
+  async compilar(pedido: Pedido, classe: Classe = 'uso'): Promise<Geracao> {
+    const vaga = await this.tomar(classe);
     let devolver = false;
     this.executando += 1;
     try {
@@ -78,6 +106,7 @@ export class Compilador {
       return geracao;
     } finally {
       this.executando -= 1;
+      if (classe === 'registro') this.registros -= 1;
       // A worker past the limit (or broken) is terminated: its compilation may still be running.
       if (!devolver) void this.terminar(vaga);
       this.liberar(devolver ? vaga : undefined);
@@ -119,45 +148,76 @@ export class Compilador {
     });
   }
 
-  /** A ready worker: an idle one, a new one while fewer than `maxWorkers` run, or the next freed. */
-  private async tomar(): Promise<Vaga> {
+  /**
+   * A ready worker: an idle one, a new one while fewer than `maxWorkers` run, or the next freed. A
+   * registration takes one only while fewer than `maxRegistros` registrations hold one.
+   */
+  private async tomar(classe: Classe): Promise<Vaga> {
     for (;;) {
-      const livre = this.livres.pop();
-      if (livre) {
-        clearTimeout(livre.ocioso);
-        this.ocupadas += 1;
-        return livre;
-      }
-      if (this.ocupadas < this.maxWorkers) {
-        this.ocupadas += 1;
-        const vaga = this.iniciar();
-        try {
-          await vaga.pronta;
-          return vaga;
-        } catch (error) {
-          this.ocupadas -= 1;
-          this.fila.shift()?.(undefined);
-          throw error;
+      if (classe === 'uso' || this.registros < this.maxRegistros) {
+        const livre = this.livres.pop();
+        if (livre) {
+          clearTimeout(livre.ocioso);
+          this.ocupadas += 1;
+          if (classe === 'registro') this.registros += 1;
+          return livre;
+        }
+        if (this.ocupadas < this.maxWorkers) {
+          this.ocupadas += 1;
+          if (classe === 'registro') this.registros += 1;
+          const vaga = this.iniciar();
+          try {
+            await vaga.pronta;
+            return vaga;
+          } catch (error) {
+            this.ocupadas -= 1;
+            if (classe === 'registro') this.registros -= 1;
+            this.acordar(undefined);
+            throw error;
+          }
         }
       }
-      // Woken with a worker handed over, or with none when a slot was freed (a worker terminated).
-      const entregue = await new Promise<Vaga | undefined>((resolve) => this.fila.push(resolve));
+      if (classe === 'registro' && this.filaDeRegistros.length >= this.maxFilaDeRegistros)
+        throw new AppError(
+          503,
+          'compilacao_ocupada',
+          `${this.filaDeRegistros.length} schemas are waiting to be compiled already; send it again later`,
+          undefined,
+          { 'Retry-After': String(Math.max(1, Math.ceil(this.limiteMs / 1000))) },
+        );
+      // Woken with a worker handed over (counted already), or with none when a slot was freed.
+      const fila = classe === 'uso' ? this.filaDeUsos : this.filaDeRegistros;
+      const entregue = await new Promise<Vaga | undefined>((resolve) => fila.push(resolve));
       if (entregue) return entregue;
     }
   }
 
+  /** Wakes the next in line that may take a worker (first uses first): true when one was. */
+  private acordar(vaga: Vaga | undefined): boolean {
+    const uso = this.filaDeUsos.shift();
+    if (uso) {
+      uso(vaga);
+      return true;
+    }
+    if (this.registros < this.maxRegistros) {
+      const registro = this.filaDeRegistros.shift();
+      if (registro) {
+        if (vaga) this.registros += 1;
+        registro(vaga);
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Gives a worker back (to the next in line, or idle), or frees its slot after terminating it. */
   private liberar(vaga: Vaga | undefined): void {
-    const proximo = this.fila.shift();
     if (!vaga) {
       this.ocupadas -= 1;
-      proximo?.(undefined);
+      this.acordar(undefined);
       return;
     }
-    if (proximo) {
-      proximo(vaga);
-      return;
-    }
+    if (this.acordar(vaga)) return;
     this.ocupadas -= 1;
     vaga.ocioso = setTimeout(() => {
       const i = this.livres.indexOf(vaga);

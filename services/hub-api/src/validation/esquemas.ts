@@ -1,6 +1,6 @@
 import { type ErroDeValidacao, MAX_ERROS, unprocessable } from '@hub/http';
 import type { AnySchemaObject, ValidateFunction } from 'ajv';
-import { Compilador, type Geracao, type Variante } from './compilacao';
+import { type Classe, Compilador, type Geracao, type Variante } from './compilacao';
 import { custoDosDados, ORCAMENTO_POR_CORPO, type PerfilDeCusto, perfilDeCusto } from './custo';
 import { ESTOUROU, erroDosDados, estourouAPilha, type Falha, falhaDe, lentoDemais } from './erros-do-ajv';
 import { Identidades, primeiroRepetido } from './itens-unicos.cjs';
@@ -126,12 +126,12 @@ export class ValidadorDeEsquemas {
     const { schema, draft } = formado;
     // Compiled first, in the worker under the limit: a schema that takes too long is refused before
     // this thread analyses it (the analyses below are linear, but a 10,000-pattern schema is large).
-    const geracao = await this.gerar(draft, schema, 'rapido', true);
+    const geracao = await this.gerar(draft, schema, 'rapido', 'registro', true);
     if (!geracao.compilou) return falhaDe(geracao);
     const perfil = perfilDeCusto(schema);
     const erro = custoso(schema, perfil);
     if (erro) return { erros: [erro] };
-    const carga = await this.carregado(draft, schema, perfil, geracao);
+    const carga = await this.carregado(draft, schema, perfil, geracao, 'registro');
     return 'validador' in carga ? { erros: [], validador: carga.validador } : carga;
   }
 
@@ -271,13 +271,14 @@ export class ValidadorDeEsquemas {
     schema: AnySchemaObject,
     perfil: PerfilDeCusto,
     geracao: Extract<Geracao, { compilou: true }>,
+    classe: Classe = 'uso',
   ): Promise<Carga> {
     let rapido: ValidateFunction;
     try {
       rapido = this.carregar(geracao.codigo);
     } catch (error) {
       if (!estourouAPilha(error)) throw error;
-      const detalhada = await this.gerar(draft, schema, 'detalhado');
+      const detalhada = await this.gerar(draft, schema, 'detalhado', classe);
       if (!detalhada.compilou) return falhaDe(detalhada);
       const detalhado = this.carregar(detalhada.codigo);
       return {
@@ -299,9 +300,15 @@ export class ValidadorDeEsquemas {
     return { validador: { draft, schema, rapido, perfil, fator } };
   }
 
-  private gerar(draft: Draft, schema: AnySchemaObject, variante: Variante, verificar = false): Promise<Geracao> {
+  private gerar(
+    draft: Draft,
+    schema: AnySchemaObject,
+    variante: Variante,
+    classe: Classe = 'uso',
+    verificar = false,
+  ): Promise<Geracao> {
     this.compilacoes += 1;
-    return this.compilador.compilar({ esquema: schema, draft, variante, verificar });
+    return this.compilador.compilar({ esquema: schema, draft, variante, verificar }, classe);
   }
 
   private carregar(codigo: string): ValidateFunction {

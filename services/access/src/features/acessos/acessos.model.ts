@@ -57,7 +57,9 @@ export const permissoesDoMaster = todasAsPermissoes;
 
 /** Trimmed and lower-cased, as e-mails are stored and compared (docs/architecture.md §2). */
 /** Trimmed, its ASCII letters lower-cased: String#toLowerCase would fold U+212A KELVIN SIGN onto "k" (see emailAscii). */
-export const normalizeEmail = (email: string) => email.trim().replace(/[A-Z]+/g, (letras) => letras.toLowerCase());
+/** Only ASCII spaces are trimmed: String#trim also removes U+00A0, U+FEFF, U+3000…, which no e-mail has. */
+export const normalizeEmail = (email: string) =>
+  email.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, '').replace(/[A-Z]+/g, (letras) => letras.toLowerCase());
 
 const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

@@ -16,8 +16,8 @@ export function sincronizacaoService({ db, events }: { db: Db; events: AccessEve
     /** Returns whether the message changed the projection (false for duplicates and late ones). */
     async sincronizar(message: ColaboradorSincronizado): Promise<boolean> {
       // No access has such an e-mail, and lower-cased it could fold onto one that does (emailAscii).
-      if (!emailAscii(message.email)) return false;
       const email = normalizeEmail(message.email);
+      if (!emailAscii(email)) return false;
       return comAnuncios(db, events, async (tx, anunciar) => {
         const colaboradores = colaboradoresRepository(tx);
         await travarEmail(tx, email);

@@ -87,3 +87,42 @@ test('When a version stored before this process ran (no limit then) is first pub
     0,
   ]);
 }, 120_000);
+
+test('When more slow schemas are being checked than there are workers, then the first publication of a version this process has not compiled yet is answered before them', async () => {
+  const c = await cenario(ctx);
+  // Version 2, stored by another replica (or before a restart): compiled on its first publication here.
+  const agora = new Date();
+  await ctx.hub.db.versaoDeEsquema.create({
+    data: {
+      id: uuidv7(),
+      tipoDeEventoId: c.tipo.id,
+      versao: 2,
+      esquema: { type: 'object' },
+      ativa: true,
+      criadoEm: agora,
+      atualizadoEm: agora,
+    },
+  });
+  const ordem: string[] = [];
+  // Checks store nothing and may be sent again and again: four of them, each 3 s in a worker. Before,
+  // they took both workers and the publication waited behind two of them (two rounds of the limit).
+  const lentos = Array.from({ length: 4 }, () =>
+    ctx
+      .api()
+      .post('/versao-de-esquema/verificar-compatibilidade')
+      .set(auth(ctx.todas))
+      .send({ tipo_de_evento_id: c.tipo.id, esquema: LENTO })
+      .then((r) => {
+        ordem.push('registro');
+        return r.status;
+      }),
+  );
+  await compilando();
+  const primeiroUso = await publicar(ctx, c.tokenDoDono, c.corpo({ versao_do_esquema: 2, dados: {} }));
+  ordem.push('publicacao');
+  expect(primeiroUso.status).toBe(201);
+  expect(await Promise.all(lentos)).toEqual([422, 422, 422, 422]);
+  // Before the second of them at the latest (the first may end while the publication's worker starts:
+  // ~1.5 s on a loaded machine); before, after all four.
+  expect(ordem.indexOf('publicacao')).toBeLessThanOrEqual(1);
+}, 120_000);

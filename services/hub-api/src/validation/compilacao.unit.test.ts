@@ -1,0 +1,34 @@
+import { AppError } from '@hub/http';
+import { Compilador } from './compilacao';
+
+/**
+ * Registrations (schemas being registered or checked: an operator's requests, which store nothing
+ * until they compile) never take every worker nor queue without bound (compilacao.ts).
+ */
+const PADROES = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`${i}`, { type: 'integer' }]));
+const LENTO = {
+  esquema: { type: 'object', patternProperties: PADROES },
+  draft: '2020-12' as const,
+  variante: 'rapido' as const,
+  verificar: true,
+};
+
+test('When more registrations wait for a worker than maxFilaDeRegistros, then the next is refused with 503 and Retry-After at once, and those accepted still compile', async () => {
+  const compilador = new Compilador({ limiteMs: 1_000, maxWorkers: 2, maxFilaDeRegistros: 1 });
+  try {
+    // One compiles (registrations hold at most one of the two workers), one waits.
+    const aceitos = [compilador.compilar(LENTO, 'registro'), compilador.compilar(LENTO, 'registro')];
+    const recusa = await compilador.compilar(LENTO, 'registro').catch((error: unknown) => error);
+    expect(recusa).toBeInstanceOf(AppError);
+    expect(recusa).toMatchObject({ status: 503, codigo: 'compilacao_ocupada', headers: { 'Retry-After': '1' } });
+    // A first use is never refused nor queued behind them.
+    const uso = await compilador.compilar({ esquema: { type: 'object' }, draft: '2020-12', variante: 'rapido' });
+    expect(uso).toMatchObject({ compilou: true });
+    expect(await Promise.all(aceitos)).toEqual([
+      expect.objectContaining({ excedeu: true }),
+      expect.objectContaining({ excedeu: true }),
+    ]);
+  } finally {
+    await compilador.encerrar();
+  }
+}, 60_000);
