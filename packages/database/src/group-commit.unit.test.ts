@@ -31,11 +31,15 @@ const caso: fc.Arbitrary<Caso> = fc.record({
     espacamento: fc.constantFrom(0, 3, 8),
   }),
   itens: fc.array(
-    fc.record({ antes: fc.constantFrom(0, 0, 1, 3), ruim: fc.boolean({ probability: 0.15 }), urgente: fc.boolean() }),
+    fc.record({
+      antes: fc.constantFrom(0, 0, 1, 3),
+      ruim: fc.integer({ min: 0, max: 99 }).map((n) => n < 15),
+      urgente: fc.boolean(),
+    }),
     { minLength: 1, maxLength: 25 },
   ),
   duracoes: fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 10 }),
-  foraDoItem: fc.boolean({ probability: 0.2 }),
+  foraDoItem: fc.integer({ min: 0, max: 99 }).map((n) => n < 20),
 });
 
 const esperar = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
