@@ -41,7 +41,8 @@ describe('key file', () => {
       for (const other of loaded) expect(other.set).toEqual(loaded[0]!.set);
       expect(loaded.filter((l) => l.created)).not.toHaveLength(0);
     }
-  });
+    // 240 key files made and read: over 30 s once, beside the integration tests on a loaded machine.
+  }, 120_000);
 
   it('When HUB_SIGNING_KEYS is given, then it is used and no file is written', async () => {
     const file = path.join(dir, 'signing-keys.json');

@@ -208,11 +208,13 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     leitura: entregasRepository(leitura),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   });
-  const reproducoes = reproducaoService({
-    repo: reproducaoRepository(deps.db),
-    maximoDeEventos: deps.maximoDeEventosDaReproducao ?? 1_000_000,
-    acordar: deps.acordarReproducao ?? (() => undefined),
-  });
+  const reproducoesNo = (db: Db) =>
+    reproducaoService({
+      repo: reproducaoRepository(db),
+      maximoDeEventos: deps.maximoDeEventosDaReproducao ?? 1_000_000,
+      acordar: deps.acordarReproducao ?? (() => undefined),
+    });
+  const reproducoes = reproducoesNo(deps.db);
 
   const publicacao = publicacaoRoutes({
     service: casos.publicacao,
@@ -312,7 +314,8 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         reenviosPorMinuto: deps.reenviosPorMinuto ?? 600,
         assinaturasPorAplicativo: deps.assinaturasPorAplicativo ?? 100,
         alteracoesPorMinuto: deps.alteracoesDeAssinaturasPorMinuto ?? 60,
-        reproducoes,
+        // The applications' replays on their own pool, as their other routes: never the panel's connections.
+        reproducoes: deps.dbDeAplicativos ? reproducoesNo(deps.dbDeAplicativos) : reproducoes,
         reproducoesPorMinuto: deps.reproducoesPorMinuto ?? 10,
       }),
       reproducaoRoutes({ service: reproducoes, guards }),

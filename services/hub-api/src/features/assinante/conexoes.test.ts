@@ -61,3 +61,39 @@ test('When an application’s reads of /entregas all wait on the database, then 
   }
   expect(await Promise.all(leituras)).toEqual(Array.from({ length: 12 }, () => 200));
 }, 60_000);
+
+test('When an application’s reads of its replays all wait on the database, then they hold connections of their own: the panel still answers', async () => {
+  const c = await criarCenario(ctx);
+  const aplicativo = await ctx.api().get(`/aplicativo/${c.assinanteId}`).set(auth(ctx.todas));
+  const token = await ctx.identity.appToken(aplicativo.body.client_id as string);
+  const caminho = `/assinaturas/${c.assinaturaId}/reproducoes`;
+  expect((await ctx.api().get(caminho).set(auth(token))).status).toBe(200);
+
+  const trava = new Client({ connectionString: ctx.hub.databaseUrl });
+  await trava.connect();
+  const observador = new Client({ connectionString: ctx.hub.databaseUrl });
+  await observador.connect();
+  let leituras: Promise<number>[] = [];
+  try {
+    await trava.query('begin');
+    await trava.query('lock table reproducao in access exclusive mode');
+    leituras = Array.from({ length: 12 }, () =>
+      ctx
+        .api()
+        .get(caminho)
+        .set(auth(token))
+        .then((r) => r.status),
+    );
+    await waitFor(async () => ((await esperandoTrava(observador)) >= 4 ? true : undefined), {
+      what: 'the application’s reads of its replays waiting on reproducao',
+    });
+    const tipo = await ctx.api().get(`/tipo-de-evento/${c.tipoId}`).set(auth(ctx.todas));
+    expect(tipo.status).toBe(200);
+    expect(await esperandoTrava(observador)).toBeGreaterThanOrEqual(4);
+  } finally {
+    await trava.query('rollback');
+    await trava.end();
+    await observador.end();
+  }
+  expect(await Promise.all(leituras)).toEqual(Array.from({ length: 12 }, () => 200));
+}, 60_000);

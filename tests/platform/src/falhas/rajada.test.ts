@@ -2,8 +2,8 @@ import { createHubClient, type Evento } from '@hub/client';
 import { waitFor } from '@hub/testing';
 import { api } from '../http-client';
 import type { Platform } from '../platform';
-import { montarPalco, type Palco } from './palco';
-import { type Assinante, portaLivre } from './receptor';
+import { montarPalco, type Palco } from '../e2e/palco';
+import { type Assinante, portaLivre } from '../e2e/receptor';
 
 /**
  * Issue 10's fault drill on the whole platform: a burst of 2,000 events published through the
