@@ -20,15 +20,17 @@ async function esperandoTrava(cliente: Client): Promise<number> {
   return rows[0]!.n;
 }
 
-test('When an application’s reads of /entregas all wait on the database, then they hold connections of their own: readiness and the panel still answer', async () => {
-  const c = await criarCenario(ctx);
-  const aplicativo = await ctx.api().get(`/aplicativo/${c.assinanteId}`).set(auth(ctx.todas));
-  const token = await ctx.identity.appToken(aplicativo.body.client_id as string);
-  // The application is known (publication's cached lookup) before anything waits.
-  expect((await ctx.api().get('/entregas').set(auth(token))).status).toBe(200);
-
-  // Something holds entrega (here, a lock; in production, a count over millions of rows): each read
-  // of /entregas waits, holding its connections, for as long as it lasts.
+/**
+ * Twelve reads of `caminho` by the application while `tabela` is locked (here a lock; in production,
+ * a count over millions of rows): each waits, holding its connection. Once four wait, `enquanto`
+ * checks what must still answer; then they must still be waiting, and after the lock all get 200.
+ */
+async function comLeiturasPresas(
+  tabela: string,
+  caminho: string,
+  token: string,
+  enquanto: () => Promise<void>,
+): Promise<void> {
   const trava = new Client({ connectionString: ctx.hub.databaseUrl });
   await trava.connect();
   const observador = new Client({ connectionString: ctx.hub.databaseUrl });
@@ -36,47 +38,7 @@ test('When an application’s reads of /entregas all wait on the database, then 
   let leituras: Promise<number>[] = [];
   try {
     await trava.query('begin');
-    await trava.query('lock table entrega in access exclusive mode');
-    leituras = Array.from({ length: 12 }, () =>
-      ctx
-        .api()
-        .get('/entregas')
-        .set(auth(token))
-        .then((r) => r.status),
-    );
-    await waitFor(async () => ((await esperandoTrava(observador)) >= 4 ? true : undefined), {
-      what: 'the application’s reads waiting on entrega',
-    });
-
-    const prontidao = await ctx.api().get('/saude/prontidao');
-    expect(prontidao.status).toBe(200);
-    const tipo = await ctx.api().get(`/tipo-de-evento/${c.tipoId}`).set(auth(ctx.todas));
-    expect(tipo.status).toBe(200);
-    // The reads were still waiting when the panel was answered.
-    expect(await esperandoTrava(observador)).toBeGreaterThanOrEqual(4);
-  } finally {
-    await trava.query('rollback');
-    await trava.end();
-    await observador.end();
-  }
-  expect(await Promise.all(leituras)).toEqual(Array.from({ length: 12 }, () => 200));
-}, 60_000);
-
-test('When an application’s reads of its replays all wait on the database, then they hold connections of their own: the panel still answers', async () => {
-  const c = await criarCenario(ctx);
-  const aplicativo = await ctx.api().get(`/aplicativo/${c.assinanteId}`).set(auth(ctx.todas));
-  const token = await ctx.identity.appToken(aplicativo.body.client_id as string);
-  const caminho = `/assinaturas/${c.assinaturaId}/reproducoes`;
-  expect((await ctx.api().get(caminho).set(auth(token))).status).toBe(200);
-
-  const trava = new Client({ connectionString: ctx.hub.databaseUrl });
-  await trava.connect();
-  const observador = new Client({ connectionString: ctx.hub.databaseUrl });
-  await observador.connect();
-  let leituras: Promise<number>[] = [];
-  try {
-    await trava.query('begin');
-    await trava.query('lock table reproducao in access exclusive mode');
+    await trava.query(`lock table ${tabela} in access exclusive mode`);
     leituras = Array.from({ length: 12 }, () =>
       ctx
         .api()
@@ -85,10 +47,10 @@ test('When an application’s reads of its replays all wait on the database, the
         .then((r) => r.status),
     );
     await waitFor(async () => ((await esperandoTrava(observador)) >= 4 ? true : undefined), {
-      what: 'the application’s reads of its replays waiting on reproducao',
+      what: `the application’s reads waiting on ${tabela}`,
     });
-    const tipo = await ctx.api().get(`/tipo-de-evento/${c.tipoId}`).set(auth(ctx.todas));
-    expect(tipo.status).toBe(200);
+    await enquanto();
+    // The reads were still waiting when the panel was answered.
     expect(await esperandoTrava(observador)).toBeGreaterThanOrEqual(4);
   } finally {
     await trava.query('rollback');
@@ -96,4 +58,30 @@ test('When an application’s reads of its replays all wait on the database, the
     await observador.end();
   }
   expect(await Promise.all(leituras)).toEqual(Array.from({ length: 12 }, () => 200));
+}
+
+async function tokenDoAssinante(c: Awaited<ReturnType<typeof criarCenario>>): Promise<string> {
+  const aplicativo = await ctx.api().get(`/aplicativo/${c.assinanteId}`).set(auth(ctx.todas));
+  return ctx.identity.appToken(aplicativo.body.client_id as string);
+}
+
+test('When an application’s reads of /entregas all wait on the database, then they hold connections of their own: readiness and the panel still answer', async () => {
+  const c = await criarCenario(ctx);
+  const token = await tokenDoAssinante(c);
+  // The application is known (publication's cached lookup) before anything waits.
+  expect((await ctx.api().get('/entregas').set(auth(token))).status).toBe(200);
+  await comLeiturasPresas('entrega', '/entregas', token, async () => {
+    expect((await ctx.api().get('/saude/prontidao')).status).toBe(200);
+    expect((await ctx.api().get(`/tipo-de-evento/${c.tipoId}`).set(auth(ctx.todas))).status).toBe(200);
+  });
+}, 60_000);
+
+test('When an application’s reads of its replays all wait on the database, then they hold connections of their own: the panel still answers', async () => {
+  const c = await criarCenario(ctx);
+  const token = await tokenDoAssinante(c);
+  const caminho = `/assinaturas/${c.assinaturaId}/reproducoes`;
+  expect((await ctx.api().get(caminho).set(auth(token))).status).toBe(200);
+  await comLeiturasPresas('reproducao', caminho, token, async () => {
+    expect((await ctx.api().get(`/tipo-de-evento/${c.tipoId}`).set(auth(ctx.todas))).status).toBe(200);
+  });
 }, 60_000);
