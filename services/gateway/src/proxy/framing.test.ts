@@ -137,9 +137,11 @@ describe('the gateway in front of a service answering slower than GATEWAY_TARGET
     // Three answers three times slower than the target, one after the other: 50 → 40 → 32 → 25.
     for (let i = 0; i < 3; i += 1)
       await request(gateway.url).get(`/evento/devagar?ms=600&lento=${i}`).set('authorization', bearer).expect(200);
+    // Each held 4 s, so that all thirty are under way together even when a loaded machine spreads
+    // their arrival (with 600 ms, the first were answered before the last came, and so let them in).
     const respostas = await Promise.all(
       Array.from({ length: 30 }, (_v, i) =>
-        request(gateway.url).get(`/evento/devagar?ms=600&junto=${i}`).set('authorization', bearer),
+        request(gateway.url).get(`/evento/devagar?ms=4000&junto=${i}`).set('authorization', bearer),
       ),
     );
     const recusadas = respostas.filter((r) => r.status === 503);

@@ -2,6 +2,7 @@ import { AppError } from '@hub/http';
 import type { ErrorObject } from 'ajv';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { lentoDemais, pesadoDemais } from './erros-do-ajv';
 import type { Draft } from './esquemas';
 
 /**
@@ -33,11 +34,17 @@ export interface Pedido {
   verificar?: boolean;
 }
 
+/** Past a worker's bounds: its time (HUB_SCHEMA_COMPILE_LIMIT) or its heap (`memoriaMb`). */
 export interface Excedeu {
   compilou: false;
   excedeu: true;
-  limiteMs: number;
+  /** The bound passed, in the hub's words (erros-do-ajv.ts). */
+  mensagem: string;
 }
+
+/** A worker's heap by default: a schema whose compilation needs more is refused, the worker ends. */
+const MEMORIA_MB = 512;
+const SEM_MEMORIA = 'ERR_WORKER_OUT_OF_MEMORY';
 
 export type Geracao =
   /** `detalhado`: the code keeps every error (asked for, or the fast code overflowed ajv's stack). */
@@ -55,6 +62,8 @@ export interface CompiladorOptions {
   maxRegistros?: number;
   /** Registrations waiting for a worker; more are refused (503). */
   maxFilaDeRegistros?: number;
+  /** A worker's heap (V8's old generation), in MB. */
+  memoriaMb?: number;
 }
 
 type Espera = (vaga: Vaga | undefined) => void;
@@ -74,6 +83,7 @@ export class Compilador {
   private readonly livres: Vaga[] = [];
   private readonly maxRegistros: number;
   private readonly maxFilaDeRegistros: number;
+  private readonly memoriaMb: number;
   private ocupadas = 0;
   private executando = 0;
   /** Registrations holding a worker. */
@@ -87,7 +97,9 @@ export class Compilador {
     ociosoMs = 10_000,
     maxRegistros,
     maxFilaDeRegistros = 16,
+    memoriaMb = MEMORIA_MB,
   }: CompiladorOptions) {
+    this.memoriaMb = memoriaMb;
     this.limiteMs = limiteMs;
     this.maxWorkers = maxWorkers;
     this.ociosoMs = ociosoMs;
@@ -107,7 +119,7 @@ export class Compilador {
     } finally {
       this.executando -= 1;
       if (classe === 'registro') this.registros -= 1;
-      // A worker past the limit (or broken) is terminated: its compilation may still be running.
+      // A worker past a bound (or broken) is terminated: its compilation may still be running.
       if (!devolver) void this.terminar(vaga);
       this.liberar(devolver ? vaga : undefined);
     }
@@ -135,10 +147,15 @@ export class Compilador {
         fazer();
       };
       const resposta = (geracao: Geracao) => acabar(() => resolve(geracao));
-      const falha = (error: Error) => acabar(() => reject(error));
+      const falha = (error: Error & { code?: string }) =>
+        acabar(() =>
+          error.code === SEM_MEMORIA
+            ? resolve({ compilou: false, excedeu: true, mensagem: pesadoDemais(this.memoriaMb) })
+            : reject(error),
+        );
       const saida = (code: number) => acabar(() => reject(new Error(`the compilation worker exited (${code})`)));
       const relogio = setTimeout(
-        () => acabar(() => resolve({ compilou: false, excedeu: true, limiteMs: this.limiteMs })),
+        () => acabar(() => resolve({ compilou: false, excedeu: true, mensagem: lentoDemais(this.limiteMs) })),
         this.limiteMs,
       );
       worker.on('message', resposta);
@@ -232,7 +249,7 @@ export class Compilador {
     // The main thread's stack (V8's ~1 MB), not a worker's 4 MB: a schema too wide for ajv to nest a
     // block per keyword overflows it soon and gets the every-error code, as on the event loop before;
     // with 4 MB ajv went on nesting for minutes (3,000 properties) before overflowing.
-    const worker = new Worker(ARQUIVO, { resourceLimits: { maxOldGenerationSizeMb: 512, stackSizeMb: 1 } });
+    const worker = new Worker(ARQUIVO, { resourceLimits: { maxOldGenerationSizeMb: this.memoriaMb, stackSizeMb: 1 } });
     // A worker never keeps the process alive (a test's end, a shutdown).
     worker.unref();
     const vaga: Vaga = { worker, pronta: Promise.resolve() };

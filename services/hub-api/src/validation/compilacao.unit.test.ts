@@ -32,3 +32,18 @@ test('When more registrations wait for a worker than maxFilaDeRegistros, then th
     await compilador.encerrar();
   }
 }, 60_000);
+
+test('When a compilation needs more than a worker’s heap, then it is refused naming the bound (not a 500), and the next schema compiles in a fresh worker', async () => {
+  const compilador = new Compilador({ limiteMs: 60_000, maxWorkers: 1, memoriaMb: 16 });
+  try {
+    expect(await compilador.compilar(LENTO, 'uso')).toEqual({
+      compilou: false,
+      excedeu: true,
+      mensagem: expect.stringContaining('needs more than 16 MB to compile'),
+    });
+    const seguinte = await compilador.compilar({ esquema: { type: 'object' }, draft: '2020-12', variante: 'rapido' });
+    expect(seguinte).toMatchObject({ compilou: true });
+  } finally {
+    await compilador.encerrar();
+  }
+}, 60_000);

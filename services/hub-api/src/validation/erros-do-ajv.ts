@@ -22,6 +22,10 @@ export const DEMASIADO_FUNDO =
 export const lentoDemais = (limiteMs: number) =>
   `takes more than ${limiteMs} ms to compile (HUB_SCHEMA_COMPILE_LIMIT); a schema that slow would hold back every publication of its version`;
 
+/** The refusal of a schema whose compilation needs more than a compilation worker's heap. */
+export const pesadoDemais = (limiteMb: number) =>
+  `needs more than ${limiteMb} MB to compile; a schema that large would hold back every publication of its version`;
+
 export function erroDoEsquema(error: ErrorObject): ErroDeValidacao {
   return {
     caminho: `/esquema${error.instancePath}`,
@@ -41,7 +45,7 @@ export function erroDosDados(error: ErrorObject): ErroDeValidacao {
   return { caminho: base, mensagem: error.message ?? 'is invalid' };
 }
 
-/** Why a schema has no validator: its errors, `excedeu` when its compilation went past the limit. */
+/** Why a schema has no validator: its errors, `excedeu` when its compilation went past a bound. */
 export interface Falha {
   erros: ErroDeValidacao[];
   excedeu?: boolean;
@@ -51,7 +55,6 @@ export interface Falha {
 export function falhaDe(geracao: Exclude<Geracao, { compilou: true }>): Falha {
   if ('errosDoEsquema' in geracao)
     return { erros: geracao.errosDoEsquema.slice(0, MAX_ERROS).map((e) => erroDoEsquema(e)) };
-  if ('excedeu' in geracao)
-    return { erros: [{ caminho: '/esquema', mensagem: lentoDemais(geracao.limiteMs) }], excedeu: true };
+  if ('excedeu' in geracao) return { erros: [{ caminho: '/esquema', mensagem: geracao.mensagem }], excedeu: true };
   return { erros: [{ caminho: '/esquema', mensagem: geracao.estourou ? DEMASIADO_FUNDO : geracao.mensagem }] };
 }

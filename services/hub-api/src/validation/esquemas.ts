@@ -2,7 +2,7 @@ import { type ErroDeValidacao, MAX_ERROS, unprocessable } from '@hub/http';
 import type { AnySchemaObject, ValidateFunction } from 'ajv';
 import { type Classe, Compilador, type Geracao, type Variante } from './compilacao';
 import { custoDosDados, ORCAMENTO_POR_CORPO, type PerfilDeCusto, perfilDeCusto } from './custo';
-import { ESTOUROU, erroDosDados, estourouAPilha, type Falha, falhaDe, lentoDemais } from './erros-do-ajv';
+import { ESTOUROU, erroDosDados, estourouAPilha, type Falha, falhaDe } from './erros-do-ajv';
 import { Identidades, primeiroRepetido } from './itens-unicos.cjs';
 import { DADOS_PROFUNDIDADE_MAX, mensagemDeProfundidade, valoresPorNivel } from './limites';
 import { carregarCodigo, type Modulos } from './standalone';
@@ -92,8 +92,8 @@ export class ValidadorDeEsquemas {
   private readonly validadores = new Map<string, Compilado>();
   /** First uses under way: the publications of a version wait for one compilation. */
   private readonly carregando = new Map<string, Promise<Compilado>>();
-  /** Versions whose compilation went past the limit, and until when they are refused. */
-  private readonly lentas = new Map<string, number>();
+  /** Versions whose compilation went past a bound, until when they are refused, and why. */
+  private readonly lentas = new Map<string, { ate: number; mensagem: string }>();
   /** How many schemas were compiled (in the worker): the tests prove that nothing compiles twice. */
   compilacoes = 0;
 
@@ -240,13 +240,14 @@ export class ValidadorDeEsquemas {
     return carregando;
   }
 
-  /** A stored version's validator, made in the worker; past the limit, the version is refused a while. */
+  /** A stored version's validator, made in the worker; past a bound, the version is refused a while. */
   private async primeiroUso(versao: VersaoValidavel): Promise<Compilado> {
-    const refusal = () =>
-      unprocessable('esquema_invalido', `the schema of this version ${lentoDemais(this.compilador.limiteMs)}`, [
-        { caminho: '/versao_do_esquema', mensagem: lentoDemais(this.compilador.limiteMs) },
+    const refusal = (mensagem: string) =>
+      unprocessable('esquema_invalido', `the schema of this version ${mensagem}`, [
+        { caminho: '/versao_do_esquema', mensagem },
       ]);
-    if ((this.lentas.get(versao.id) ?? 0) > Date.now()) throw refusal();
+    const recusada = this.lentas.get(versao.id);
+    if (recusada && recusada.ate > Date.now()) throw refusal(recusada.mensagem);
     const schema = versao.esquema as AnySchemaObject;
     const draft = draftOf(schema);
     // A stored version passed verificarEsquema when it was created; failing here is a bug.
@@ -260,9 +261,10 @@ export class ValidadorDeEsquemas {
       this.lembrar(versao.id, carga.validador);
       return carga.validador;
     }
-    if (!carga.excedeu) throw new Error(`schema version ${versao.id} does not compile: ${carga.erros[0]?.mensagem}`);
-    this.lentas.set(versao.id, Date.now() + ESPERA_DE_UMA_VERSAO_LENTA_MS);
-    throw refusal();
+    const mensagem = carga.erros[0]?.mensagem ?? 'does not compile';
+    if (!carga.excedeu) throw new Error(`schema version ${versao.id} does not compile: ${mensagem}`);
+    this.lentas.set(versao.id, { ate: Date.now() + ESPERA_DE_UMA_VERSAO_LENTA_MS, mensagem });
+    throw refusal(mensagem);
   }
 
   /** The fast validator of a schema (the every-error one when the fast code is too deep for ajv or V8). */
