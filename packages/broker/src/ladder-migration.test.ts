@@ -39,16 +39,26 @@ async function oldRetryWaiting(channel: Channel, queue: string, body: string): P
   });
 }
 
+async function until(check: () => Promise<boolean>) {
+  const deadline = Date.now() + 5_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const notFound = (check: Promise<unknown>) => expect(check).rejects.toMatchObject({ code: 404 });
 
 describe('Migration of the old retry ladders', () => {
-  it('When a retry waits in an old ladder and two processes start at once, then it is moved to the one ladder, comes back to its queue once, and the old queue and exchange are gone', async () => {
+  it('When retries wait in an old ladder and two processes start at once, then the one whose queue exists is moved to the one ladder and comes back to it once, the other dropped, and the old queue and exchange are gone', async () => {
     const [a, b] = [await connect(), await connect()];
     const queue = `test.ladder-migration.${process.pid}.${Date.now()}`;
     await a.withChannel((ch) => ch.assertQueue(queue, { durable: true }));
     const body = `{"marca":"${queue}"}`;
     await a.withChannel((ch) => oldRetryWaiting(ch, queue, body));
-    await a.withChannel((ch) => ch.checkQueue(oldQueue)).then((q) => expect(q.messageCount).toBe(1));
+    // And one whose queue was deleted while it waited: dropped, as the old ladder would have.
+    await a.withChannel(async (ch) => oldRetryWaiting(ch, `${queue}.apagada`, body));
+    await until(async () => (await a.withChannel((ch) => ch.checkQueue(oldQueue))).messageCount === 2);
 
     const ladders = OLD_CONSUMER_LADDERS.map((ladder) => ({ ladder, stepsMs: [STEP_MS] }));
     const moved = await Promise.all([migrateOldLadders(a, ladders, logger), migrateOldLadders(b, ladders, logger)]);

@@ -43,10 +43,11 @@ const LOCK_QUEUE = `${RETRY_EXCHANGE}.migracao`;
  * Moves what waits in the old ladders' queues of the steps given into the one ladder, then deletes
  * those queues and the old exchanges; run at start-up by hub-api and the delivery worker. Idempotent;
  * when several processes find old queues at once, one moves them (LOCK_QUEUE) and the others go on
- * starting. The exchanges go first: an old process still running then fails its publish there, retries it after
- * re-declaring its topology, and the next start moves that too. Each message is published
- * (confirmed, mandatory) to its step of the new ladder before it is acked, so a crash repeats a
- * message at worst. A message keeps its own expiration: it waits its step again, at most one step
+ * starting. The exchanges go first: an old process still running then fails its publish there,
+ * retries it after re-declaring its topology, and the next start moves that too. Each message is
+ * published (confirmed, mandatory) to its step of the new ladder before it is acked, so a crash
+ * repeats a message at worst; one whose queue no longer exists is dropped, as its old ladder would
+ * have dropped it. A message keeps its own expiration: it waits its step again, at most one step
  * late. Queues of steps no process names are not found (AMQP cannot list queues): `rabbitmqctl
  * list_queues` shows them, and they empty themselves through their TTL. Resolves with the number of
  * messages moved (0 when another process holds the lock).
@@ -110,10 +111,22 @@ async function drainOldQueue(broker: Broker, ladder: OldLadder, stepMs: number, 
   // Another process may have moved it while this one waited for the lock.
   if (!(await exists(broker, queue))) return 0;
   await broker.withChannel((channel) => declareRetryLadder(channel, [stepMs]));
+  const known = new Map<string, Promise<boolean>>();
+  const backToExists = (name: string) => {
+    if (!known.has(name)) known.set(name, exists(broker, name));
+    return known.get(name)!;
+  };
   const moved = await broker.withChannel(async (channel) => {
     let count = 0;
     for (let message = await channel.get(queue); message; message = await channel.get(queue)) {
       const route = retryRoute(stepMs, ladder.backTo(message));
+      // Its queue deleted while it waited (a destination's, a test's): it was going nowhere, and in
+      // the ladder RabbitMQ would keep trying to dead-letter it there (at-least-once).
+      if (!(await backToExists(route.routingKey))) {
+        logger.warn({ queue, backTo: route.routingKey }, 'old retry whose queue no longer exists: dropped');
+        channel.ack(message);
+        continue;
+      }
       await broker.publish(route.exchange, route.routingKey, message.content, {
         ...retryProperties(message),
         ...(message.properties.expiration === undefined ? {} : { expiration: message.properties.expiration }),
