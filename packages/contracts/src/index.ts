@@ -251,7 +251,7 @@ export async function deleteDeliveryTopology(
  * - `hub.entregas.erro` (fanout) → the durable error queue, which nobody consumes: reprocessing
  *   takes jobs out of it.
  * hub-api declares it with no steps at start (a job published before any worker ran is kept); the
- * worker declares it with its DELIVERY_RETRY_DELAYS and the steps of its consumers.
+ * worker declares it with its DELIVERY_RETRY_DELAYS (the broker declares its consumers' steps as they start).
  */
 export async function declareDeliveryTopology(
   channel: Channel,
