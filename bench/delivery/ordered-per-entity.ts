@@ -234,7 +234,7 @@ async function medir(ordenada: boolean, log: (line: string) => void): Promise<Me
   } finally {
     await despachante.parar();
     await sql.fechar();
-    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [1_000])).catch(() => undefined);
+    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia)).catch(() => undefined);
     await broker.close();
     await Promise.all(receptores.map((r) => r.fechar()));
     await hub.close();

@@ -82,7 +82,7 @@ async function main() {
       log(rows.at(-1)!);
       await Promise.all(workers.map((w) => w.stop()));
     } finally {
-      await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [1_000])).catch(() => undefined);
+      await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia)).catch(() => undefined);
       await broker.close();
       await Promise.all(receptores.map((r) => r.fechar()));
       await hub.close();

@@ -2,6 +2,7 @@
 // @hub/broker), so the floor adds no dependency and runs on the very clients the platform runs on.
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { DELIVERY_RETRY_DELAYS_MS } from '../../packages/broker/src/ladder';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -38,8 +39,8 @@ export const amqp = createRequire(path.join(root, 'packages/broker/package.json'
 
 /** The work queue, a quorum queue like the platform's. */
 export const FILA = 'chao.entregas';
-/** The platform's retry steps (DELIVERY_RETRY_DELAYS' default, the last one repeating). */
-export const ATRASOS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
+/** The platform's retry steps (DELIVERY_RETRY_DELAYS' default, the last one repeating), from its one declaration. */
+export const ATRASOS_MS = DELIVERY_RETRY_DELAYS_MS;
 /** The delay queue of a job's nth failure: its TTL sends the job back to the work queue. */
 export const filaDeAtraso = (falhas: number) =>
   `chao.entregas.atraso.${ATRASOS_MS[Math.min(falhas, ATRASOS_MS.length) - 1]}ms`;

@@ -9,36 +9,14 @@ import amqp, {
   type Options,
   type Replies,
 } from 'amqplib';
-import {
-  classifyFailure,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_RETRY_DELAYS_MS,
-  type RetryPolicy,
-  retryDelay,
-} from './failure';
+import { classifyFailure, type RetryPolicy, retryDelay } from './failure';
+import { DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAYS_MS, declareRetryLadder, retryRoute } from './ladder';
 
 /** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
 export type Topology = (channel: Channel) => Promise<void>;
 
-/**
- * Where failed messages wait before their next attempt: a headers exchange routing on DELAY_HEADER
- * to one queue per delay step (`hub.novas-tentativas.v3.<ms>ms`), whose TTL dead-letters them
- * through the default exchange with their routing key, the name of the queue they came from. Shared
- * by every consumer of the virtual host, so no queue of a consumer needs companions of its own.
- * The step queues are quorum queues: on a cluster, a classic queue lives on one node, and while that
- * node is down every consumer's (re)declaration of it fails ("home node … is down"), which kept
- * every service off the broker. A new name (`.v3`) whenever the queues' arguments change: a queue
- * cannot change type or arguments under its name, and old queues still bound would take a copy of
- * each retry (`hub.novas-tentativas.v2` had at-least-once dead-lettering; an operator deletes it once drained).
- */
-export const RETRY_EXCHANGE = 'hub.novas-tentativas.v3';
-export const retryQueueName = (stepMs: number) => `${RETRY_EXCHANGE}.${stepMs}ms`;
-/** The exchange and classic queues of the retries before RETRY_EXCHANGE; an operator deletes them once drained. */
-export const LEGACY_RETRY_EXCHANGE = 'hub.novas-tentativas';
 /** The attempt a delivery is (absent on the first); on a dead-lettered message, the attempt that failed last. */
 export const ATTEMPT_HEADER = 'hub-tentativa';
-/** Headers exchanges ignore headers that start with `x-`, hence the name. */
-export const DELAY_HEADER = 'hub-atraso-ms';
 /** How many times in a row the message waited for an unavailable dependency (not counted as attempts). */
 export const WAITS_HEADER = 'hub-esperas';
 /**
@@ -658,14 +636,15 @@ export class Broker extends EventEmitter {
     if (unavailable) this.repeated(`${queue} unavailable`, write);
     else write();
     try {
-      await this.publish(RETRY_EXCHANGE, options.retryQueue ?? queue, message.content, {
+      const route = retryRoute(delay.stepMs, options.retryQueue ?? queue);
+      await this.publish(route.exchange, route.routingKey, message.content, {
         ...retryProperties(message),
         expiration: String(delay.expirationMs),
         headers: {
           ...retryHeaders(message),
           [ATTEMPT_HEADER]: unavailable ? attempt : attempt + 1,
           [WAITS_HEADER]: waits,
-          [DELAY_HEADER]: String(delay.stepMs),
+          ...route.headers,
         },
       });
     } catch (error) {
@@ -681,26 +660,9 @@ export class Broker extends EventEmitter {
     channel.ack(message);
   }
 
-  /** The delay exchange and the queue of every step of the consumer's policy. Idempotent. */
+  /** The ladder's exchange and the queue of every step of the consumer's policy. Idempotent. */
   private declareRetrySteps(consumer: Consumer): Topology {
-    return async (channel) => {
-      await channel.assertExchange(RETRY_EXCHANGE, 'headers', { durable: true });
-      for (const stepMs of new Set(consumer.options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS)) {
-        const queue = retryQueueName(stepMs);
-        await channel.assertQueue(queue, {
-          durable: true,
-          arguments: {
-            'x-queue-type': 'quorum',
-            'x-message-ttl': stepMs,
-            // At-most-once dead-lettering back to the consumer's own queue (the default exchange routes
-            // by its name). At-least-once here made RabbitMQ 3.10 hang deleting these queues (a vhost
-            // deletion never returned, and every later vhost operation waited behind it).
-            'x-dead-letter-exchange': '',
-          },
-        });
-        await channel.bindQueue(queue, RETRY_EXCHANGE, '', { 'x-match': 'all', [DELAY_HEADER]: String(stepMs) });
-      }
-    };
+    return (channel) => declareRetryLadder(channel, consumer.options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
   }
 }
 
@@ -719,7 +681,7 @@ function attemptOf(message: ConsumeMessage): number {
  * The original's headers without the dead-lettering history: RabbitMQ reads x-death to detect
  * dead-letter cycles and would drop a message that went round the same delay queue twice.
  */
-function retryHeaders(message: ConsumeMessage): Record<string, unknown> {
+export function retryHeaders(message: Pick<ConsumeMessage, 'properties'>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(message.properties.headers ?? {}).filter(
       ([key]) => !/^x-(death|first-death-|last-death-|delivery-count)/.test(key),
@@ -742,7 +704,7 @@ const RETRY_PROPERTIES = [
 ] as const;
 
 /** The original's properties that describe the message (not its delivery), set ones only. */
-function retryProperties(message: ConsumeMessage): Options.Publish {
+export function retryProperties(message: Pick<ConsumeMessage, 'properties'>): Options.Publish {
   const properties = message.properties as Record<(typeof RETRY_PROPERTIES)[number], unknown>;
   return Object.fromEntries(
     RETRY_PROPERTIES.flatMap((key) => (properties[key] === undefined ? [] : [[key, properties[key]]])),

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { createLogger } from '@hub/log';
-import { Broker, brokerUrls, retryQueueName } from './broker';
+import { Broker, brokerUrls } from './broker';
+import { retryQueueName } from './ladder';
 
 // infra/test/setup-env.js points RABBITMQ_URL at the tests' virtual host; the "nodes" below are relays to it.
 const RABBITMQ_URL = process.env.RABBITMQ_URL;

@@ -1,4 +1,5 @@
 import { jitteredWait, retryStep } from './jitter';
+import { DEFAULT_RETRY_DELAYS_MS } from './ladder';
 
 /**
  * A failure that can never succeed, however often the message is tried again (it breaks its schema,
@@ -19,16 +20,13 @@ export function naoRepetir(cause: unknown): FinalError {
   return new FinalError(cause instanceof Error ? cause.message : String(cause), { cause });
 }
 
-/** How failed messages are tried again: each step is a delay queue shared by every consumer of the broker. */
+/** How failed messages are tried again: each step is a queue of the retry ladder (./ladder.ts), shared by every consumer. */
 export interface RetryPolicy {
   /** Delays before the 2nd, 3rd… attempt; the last one repeats. Default 1 s doubling up to 60 s. */
   delaysMs?: readonly number[];
   /** Attempts in all (the first included) before the message goes to the dead-letter exchange. Default 10. */
   maxAttempts?: number;
 }
-
-export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000];
-export const DEFAULT_MAX_ATTEMPTS = 10;
 
 export type Classification = 'final' | 'retryable';
 

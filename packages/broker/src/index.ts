@@ -3,6 +3,8 @@ export * from './broker';
 export * from './catalog';
 export * from './failure';
 export * from './jitter';
+export * from './ladder';
+export * from './ladder-migration';
 
 /** How a consuming queue of the platform is declared. */
 export interface QuorumQueueOptions {

@@ -1,4 +1,4 @@
-import { type Channel, defineMessage, quorumQueue } from '@hub/broker';
+import { type Channel, declareRetryLadder, defineMessage, type OldLadder, quorumQueue } from '@hub/broker';
 import { z } from 'zod';
 
 /**
@@ -15,8 +15,6 @@ export const EXCHANGES = {
   eventosDaPlataforma: 'hub.eventos-da-plataforma',
   /** direct: delivery jobs, written to hub-api's outbox at publication and taken by the delivery worker */
   entregas: 'hub.entregas',
-  /** direct: a delivery job waiting for its next attempt; the routing key names the delay queue */
-  entregasAtraso: 'hub.entregas.atraso',
   /** fanout: deliveries that ran out of attempts (and poison jobs), into the error queue */
   entregasErro: 'hub.entregas.erro',
 } as const;
@@ -157,8 +155,18 @@ export const QUEUES = {
   entregasErro: 'delivery-worker.erro',
 } as const;
 
-/** The delay queue of one retry step: its TTL sends the job back to the work exchange. */
-export const delayQueueName = (stepMs: number) => `delivery-worker.atraso.${stepMs}ms`;
+/**
+ * The delivery jobs' own ladder before the one retry ladder (`hub.atraso`, @hub/broker's ladder.ts):
+ * a direct exchange routing by name to `delivery-worker.atraso.<ms>ms`, whose TTL sent a job back
+ * to the work queue. Its queues are drained and removed at start-up (`migrateOldLadders`).
+ */
+function oldDeliveryLadder(prefix: string, filaDeEntregas: string): OldLadder {
+  return {
+    exchange: `${prefix}hub.entregas.atraso`,
+    queueName: (stepMs) => `${prefix}delivery-worker.atraso.${stepMs}ms`,
+    backTo: () => filaDeEntregas,
+  };
+}
 
 /**
  * The queue of one isolated destination (architecture §5, "Fair scheduling"): its jobs wait there
@@ -183,25 +191,22 @@ export const ERROR_QUEUE_HEADERS = {
 export interface DeliveryTopology {
   /** direct: jobs to the work queue (routing key `trabalhoDeEntrega.routingKey`) */
   entregas: string;
-  /** direct: jobs waiting for their next attempt; the routing key is the delay queue's name */
-  entregasAtraso: string;
   /** fanout: into the error queue */
   entregasErro: string;
   filaDeEntregas: string;
   filaDeErro: string;
-  /** the delay queue of one retry step */
-  filaDeAtraso: (stepMs: number) => string;
+  /** the delivery jobs' ladder of an earlier version, drained at start-up (a job now waits in `hub.atraso`) */
+  escadaAntiga: OldLadder;
   /** the queue of one isolated destination (its destino id), bound to `entregas` by `destinationRoutingKey` */
   filaDoDestino: (chave: string) => string;
 }
 
 export const DELIVERY_TOPOLOGY: DeliveryTopology = {
   entregas: EXCHANGES.entregas,
-  entregasAtraso: EXCHANGES.entregasAtraso,
   entregasErro: EXCHANGES.entregasErro,
   filaDeEntregas: QUEUES.entregas,
   filaDeErro: QUEUES.entregasErro,
-  filaDeAtraso: delayQueueName,
+  escadaAntiga: oldDeliveryLadder('', QUEUES.entregas),
   filaDoDestino: destinationQueueName,
 };
 
@@ -212,44 +217,41 @@ export const DELIVERY_TOPOLOGY: DeliveryTopology = {
 export function isolatedDeliveryTopology(prefix: string): DeliveryTopology {
   return {
     entregas: `${prefix}.${EXCHANGES.entregas}`,
-    entregasAtraso: `${prefix}.${EXCHANGES.entregasAtraso}`,
     entregasErro: `${prefix}.${EXCHANGES.entregasErro}`,
     filaDeEntregas: `${prefix}.${QUEUES.entregas}`,
     filaDeErro: `${prefix}.${QUEUES.entregasErro}`,
-    filaDeAtraso: (stepMs) => `${prefix}.${delayQueueName(stepMs)}`,
+    escadaAntiga: oldDeliveryLadder(`${prefix}.`, `${prefix}.${QUEUES.entregas}`),
     filaDoDestino: (chave) => `${prefix}.${destinationQueueName(chave)}`,
   };
 }
 
 /**
  * Deletes an isolated delivery topology (its queues and exchanges), e.g. after a test file;
- * `destinos`: the keys of destinations that may have a queue of their own in it.
+ * `destinos`: the keys of destinations that may have a queue of their own in it. The retry
+ * ladder is the virtual host's, shared, and stays.
  */
 export async function deleteDeliveryTopology(
   channel: Channel,
   topology: DeliveryTopology,
-  delayStepsMs: readonly number[] = [],
   destinos: readonly string[] = [],
 ): Promise<void> {
-  for (const stepMs of new Set(delayStepsMs)) await channel.deleteQueue(topology.filaDeAtraso(stepMs));
   for (const chave of new Set(destinos)) await channel.deleteQueue(topology.filaDoDestino(chave));
   await channel.deleteQueue(topology.filaDeEntregas);
   await channel.deleteQueue(topology.filaDeErro);
-  for (const exchange of [topology.entregas, topology.entregasAtraso, topology.entregasErro])
-    await channel.deleteExchange(exchange);
+  for (const exchange of [topology.entregas, topology.entregasErro]) await channel.deleteExchange(exchange);
 }
 
 /**
  * The delivery topology (architecture §5), idempotently:
  * - `hub.entregas` (direct) → the work queue, a quorum queue whose poison jobs (redelivered
  *   DELIVERY_LIMIT times after crashes) are dead-lettered to the error queue;
- * - `hub.entregas.atraso` (direct) → one quorum queue per retry step, routed by its name, with a
- *   queue-level TTL of the step that dead-letters back to the work exchange (at-least-once), so a
- *   short delay never waits behind a long one;
+ * - the retry ladder's steps `delayStepsMs` (@hub/broker's ladder.ts, shared with every consumer):
+ *   a job waiting for its next attempt is published there with the work queue as routing key, and
+ *   the step's TTL sends it back to that queue;
  * - `hub.entregas.erro` (fanout) → the durable error queue, which nobody consumes: reprocessing
  *   takes jobs out of it.
  * hub-api declares it with no steps at start (a job published before any worker ran is kept); the
- * worker declares it with its DELIVERY_RETRY_DELAYS.
+ * worker declares it with its DELIVERY_RETRY_DELAYS (the broker declares its consumers' steps as they start).
  */
 export async function declareDeliveryTopology(
   channel: Channel,
@@ -257,7 +259,6 @@ export async function declareDeliveryTopology(
   names: DeliveryTopology = DELIVERY_TOPOLOGY,
 ): Promise<void> {
   await channel.assertExchange(names.entregas, 'direct', { durable: true });
-  await channel.assertExchange(names.entregasAtraso, 'direct', { durable: true });
   await channel.assertExchange(names.entregasErro, 'fanout', { durable: true });
   await channel.assertQueue(names.filaDeErro, quorumQueue());
   await channel.bindQueue(names.filaDeErro, names.entregasErro, '');
@@ -266,22 +267,7 @@ export async function declareDeliveryTopology(
     quorumQueue({ deadLetterExchange: names.entregasErro, deliveryLimit: DELIVERY_LIMIT }),
   );
   await channel.bindQueue(names.filaDeEntregas, names.entregas, trabalhoDeEntrega.routingKey);
-  for (const stepMs of new Set(delayStepsMs)) {
-    const queue = names.filaDeAtraso(stepMs);
-    await channel.assertQueue(queue, {
-      durable: true,
-      arguments: {
-        'x-queue-type': 'quorum',
-        'x-message-ttl': stepMs,
-        'x-dead-letter-exchange': names.entregas,
-        'x-dead-letter-routing-key': trabalhoDeEntrega.routingKey,
-        // at-least-once dead-lettering needs reject-publish overflow; a job is never dropped on the way back
-        'x-dead-letter-strategy': 'at-least-once',
-        'x-overflow': 'reject-publish',
-      },
-    });
-    await channel.bindQueue(queue, names.entregasAtraso, queue);
-  }
+  await declareRetryLadder(channel, delayStepsMs);
 }
 
 /**
@@ -393,3 +379,5 @@ export const todasAsPermissoes = (): Required<{ [A in Area]: Required<Acoes> }> 
   Object.fromEntries(AREAS.map((area) => [area, { ler: true, criar: true, editar: true, deletar: true }])) as never;
 
 export { CLOUDEVENTS_CONTENT_TYPE, corpoCloudEvents, urlDoEsquemaEm } from './cloudevents';
+
+export { deliveryRetryDelaysFromEnv, migrarEscadasAntigas } from './escada';

@@ -1,4 +1,4 @@
-import { Broker, UnroutableError } from '@hub/broker';
+import { Broker, RETRY_EXCHANGE, retryQueueName, retryRoute, UnroutableError } from '@hub/broker';
 import { createLogger } from '@hub/log';
 import {
   DELIVERY_LIMIT,
@@ -8,7 +8,6 @@ import {
   destinationQueueName,
   destinationRoutingKey,
   declareInternalTopology,
-  delayQueueName,
   EXCHANGES,
   QUEUES,
   trabalhoDeEntrega,
@@ -98,20 +97,26 @@ describe('Delivery topology', () => {
       broker.withChannel((ch) => declareDeliveryTopology(ch, steps)),
     ]);
     await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
-    for (const queue of [QUEUES.entregas, QUEUES.entregasErro, ...steps.map(delayQueueName)])
+    for (const queue of [QUEUES.entregas, QUEUES.entregasErro, ...steps.map(retryQueueName)])
       await expect(broker.withChannel((ch) => ch.checkQueue(queue))).resolves.toMatchObject({ queue });
   });
 
-  it('When a job is published to a delay step, then it comes back to the work queue after the step, not before', async () => {
+  /** A job into the ladder's step, back to the work queue. */
+  const toStep = (stepMs: number, body: string, mandatory = false) => {
+    const route = retryRoute(stepMs, QUEUES.entregas);
+    return broker.publish(route.exchange, route.routingKey, Buffer.from(body), { headers: route.headers, mandatory });
+  };
+
+  it('When a job is published to a step of the retry ladder, then it comes back to the work queue after the step, not before', async () => {
     await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
     const body = job();
     const sent = Date.now();
-    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(400), Buffer.from(body), { mandatory: true });
+    await toStep(400, body, true);
     const back = await take(QUEUES.entregas, body, false);
     expect(Date.now() - sent).toBeGreaterThanOrEqual(400);
-    expect(back.fields.routingKey).toBe(trabalhoDeEntrega.routingKey);
+    expect(back.fields).toMatchObject({ exchange: '', routingKey: QUEUES.entregas });
     expect(back.properties.headers?.['x-death']).toEqual([
-      expect.objectContaining({ queue: delayQueueName(400), reason: 'expired' }),
+      expect.objectContaining({ queue: retryQueueName(400), exchange: RETRY_EXCHANGE, reason: 'expired' }),
     ]);
   });
 
@@ -119,8 +124,8 @@ describe('Delivery topology', () => {
     await broker.withChannel((ch) => declareDeliveryTopology(ch, steps));
     const longo = job();
     const curto = job();
-    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(400), Buffer.from(longo));
-    await broker.publish(EXCHANGES.entregasAtraso, delayQueueName(40), Buffer.from(curto));
+    await toStep(400, longo);
+    await toStep(40, curto);
     const order: string[] = [];
     await broker.withChannel(async (ch) => {
       while (order.length < 2) {

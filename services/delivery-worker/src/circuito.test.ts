@@ -120,7 +120,6 @@ describe('circuit breaker: the window and the threshold', () => {
  * The receiver's answer is set by each test (fail, hold, accept).
  */
 describe('delivery worker: the circuit breaker shared by two workers', () => {
-  const PASSOS_MS = [20, 40];
   let hub: TestHub;
   let receptor: Receptor;
   let modo: 'falhar' | 'segurar' | 'aceitar' = 'falhar';
@@ -142,7 +141,7 @@ describe('delivery worker: the circuit breaker shared by two workers', () => {
     for (const res of presos.splice(0)) res.destroy();
   });
   afterAll(async () => {
-    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await deleteTestTopology(hub).catch(() => undefined);
     await receptor?.fechar();
     await hub?.close();
   });

@@ -16,7 +16,6 @@ import { iniciarReceptor, type Receptor } from './receptor.test-support';
  * read by the CloudEvents SDK for JavaScript (HTTP.toEvent, structured mode) and verified by
  * @hub/webhook-verifier, as a subscriber would.
  */
-const PASSOS_MS = [20, 40];
 const BASE = 'https://hub.example/api';
 
 let hub: TestHub;
@@ -38,7 +37,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.close();
-  if (worker) await deleteTestTopology(hub, PASSOS_MS);
+  if (worker) await deleteTestTopology(hub);
   await receptor?.fechar();
   await hub?.close();
 });

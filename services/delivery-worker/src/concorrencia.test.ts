@@ -35,7 +35,7 @@ describe('delivery worker: destinations and workers side by side', () => {
   });
   afterAll(async () => {
     for (const w of workers) await w.close();
-    if (workers[0]) await deleteTestTopology(hub, PASSOS_MS);
+    if (workers[0]) await deleteTestTopology(hub);
     await lento?.fechar();
     await rapido?.fechar();
     await hub?.close();
@@ -141,7 +141,7 @@ describe('delivery worker: the sweeper', () => {
   });
   afterAll(async () => {
     await worker?.close();
-    if (worker) await deleteTestTopology(hub, PASSOS_MS);
+    if (worker) await deleteTestTopology(hub);
     await receptor?.fechar();
     await hub?.close();
   });
@@ -231,7 +231,7 @@ describe('delivery worker: destination safety outside LOCALHOST', () => {
   });
   afterAll(async () => {
     await worker?.close();
-    if (worker) await deleteTestTopology(hub, PASSOS_MS);
+    if (worker) await deleteTestTopology(hub);
     await receptor?.fechar();
     await permitido?.fechar();
     await hub?.close();

@@ -1,11 +1,5 @@
-import {
-  baseConfig,
-  databaseUrlFromEnv,
-  durationFromEnv,
-  durationListFromEnv,
-  loadConfig,
-  portFromEnv,
-} from '@hub/config';
+import { baseConfig, databaseUrlFromEnv, durationFromEnv, loadConfig, portFromEnv } from '@hub/config';
+import { deliveryRetryDelaysFromEnv } from '@hub/contracts';
 import { allowlistFromEnv } from '@hub/destinations';
 import { z } from 'zod';
 
@@ -15,9 +9,7 @@ export const deliveryWorkerConfig = baseConfig
     HUB_DATABASE_URL: databaseUrlFromEnv('hub_events').describe(
       'PostgreSQL database of the hub, shared with hub-api (migrated at start under an advisory lock)',
     ),
-    DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h')
-      .refine((steps) => steps.length > 0 && steps.every((ms) => ms > 0), 'every retry delay must be above 0')
-      .describe('delay before the 2nd, 3rd… attempt of a delivery; the last one repeats (one delay queue each)'),
+    DELIVERY_RETRY_DELAYS: deliveryRetryDelaysFromEnv(),
     DELIVERY_SCHEMA_BASE_URL: z
       .url()
       .default('http://localhost:8080')

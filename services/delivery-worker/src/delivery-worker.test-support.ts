@@ -97,11 +97,11 @@ export async function startDeliveryWorkerForTests(
  * Deletes the hub's isolated topology (after every worker on it stopped), the queues its
  * destinations may have had of their own included, on a connection of its own.
  */
-export async function deleteTestTopology(hub: TestHub, passosMs: readonly number[]): Promise<void> {
+export async function deleteTestTopology(hub: TestHub): Promise<void> {
   const broker = await connectTestBroker('delivery-worker-teardown');
   try {
     const destinos = (await hub.db.destino.findMany({ select: { id: true } })).map((d) => d.id);
-    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, passosMs, destinos));
+    await broker.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, destinos));
   } finally {
     await broker.close();
   }

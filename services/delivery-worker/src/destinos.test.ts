@@ -13,7 +13,6 @@ import {
   type TestHub,
 } from './delivery-worker.test-support';
 
-const PASSOS_MS = [20, 40];
 const REFRESH = '100ms';
 
 const concluidas = (hub: TestHub, ids: string[]) =>
@@ -82,7 +81,7 @@ describe('delivery worker: the destinations as operators set them', () => {
     for (const res of presos.splice(0)) res.destroy();
   });
   afterAll(async () => {
-    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await deleteTestTopology(hub).catch(() => undefined);
     await lento?.fechar();
     await rapido?.fechar();
     await hub?.close();

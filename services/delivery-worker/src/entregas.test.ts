@@ -16,7 +16,6 @@ import {
 } from './delivery-worker.test-support';
 
 const PASSOS = '20ms,40ms,1500ms';
-const PASSOS_MS = [20, 40, 1500];
 
 let hub: TestHub;
 let worker: TestDeliveryWorker;
@@ -50,7 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.close();
-  if (worker) await deleteTestTopology(hub, PASSOS_MS);
+  if (worker) await deleteTestTopology(hub);
   await receptor?.fechar();
   await hub?.close();
 });

@@ -114,9 +114,7 @@ describe('delivery workers: fair scheduling across destinations', () => {
   });
   afterAll(async () => {
     for (const w of workers) await w.kill();
-    await broker
-      ?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [20, 40], [destinoId]))
-      .catch(() => undefined);
+    await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [destinoId])).catch(() => undefined);
     await broker?.close();
     await lento?.fechar();
     await rapido?.fechar();

@@ -165,7 +165,7 @@ describe('delivery worker: faults', () => {
   });
   afterAll(async () => {
     for (const s of servicos) await s.kill();
-    await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [20, 40])).catch(() => undefined);
+    await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia)).catch(() => undefined);
     await broker?.close();
     await receptor?.fechar();
     await hub?.close();

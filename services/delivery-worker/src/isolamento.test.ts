@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Broker } from '@hub/broker';
+import { type Broker, retryRoute } from '@hub/broker';
 import {
   declareDeliveryTopology,
   destinationRoutingKey,
@@ -91,7 +91,7 @@ describe('delivery worker: a destination held back gets a queue of its own', () 
   });
   afterAll(async () => {
     await worker?.close();
-    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await deleteTestTopology(hub).catch(() => undefined);
     await broker?.close();
     await receptor?.fechar();
     await hub?.close();
@@ -122,10 +122,12 @@ describe('delivery worker: a destination held back gets a queue of its own', () 
       headers: { [CABECALHO_REIVINDICACAO]: token },
       mandatory: true,
     });
-    // A job back from a delay queue (its TTL dead-letters it to the shared queue with x-death headers).
+    // A job back from the retry ladder (its TTL dead-letters it to the shared queue with x-death headers).
     const [atrasado] = await c.entregar([assinatura], { publicar: false });
-    await broker.publish(hub.topologia.entregasAtraso, hub.topologia.filaDeAtraso(20), corpo(atrasado!), {
+    const escada = retryRoute(20, hub.topologia.filaDeEntregas);
+    await broker.publish(escada.exchange, escada.routingKey, corpo(atrasado!), {
       messageId: atrasado!.entrega_id,
+      headers: escada.headers,
       mandatory: true,
     });
     entregues.push(reivindicado!.entrega_id, atrasado!.entrega_id);
@@ -231,7 +233,7 @@ describe('delivery worker: a destination taking most of a deep work queue gets a
   });
   afterAll(async () => {
     await worker?.close();
-    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await deleteTestTopology(hub).catch(() => undefined);
     await broker?.close();
     await hub?.close();
   });
@@ -286,7 +288,7 @@ describe('delivery worker: jobs waiting for a turn at a destination that gets a 
   });
   afterAll(async () => {
     await worker?.close();
-    await deleteTestTopology(hub, PASSOS_MS).catch(() => undefined);
+    await deleteTestTopology(hub).catch(() => undefined);
     await broker?.close();
     await hub?.close();
   });

@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await service?.kill();
-  await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [20])).catch(() => undefined);
+  await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia)).catch(() => undefined);
   await broker?.close();
   await receptor?.fechar();
   await mudo?.fechar();

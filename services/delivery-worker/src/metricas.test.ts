@@ -11,7 +11,6 @@ import {
 } from './delivery-worker.test-support';
 
 const PASSOS = '20ms,40ms';
-const PASSOS_MS = [20, 40];
 
 let hub: TestHub;
 let worker: TestDeliveryWorker;
@@ -26,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.close();
-  if (worker) await deleteTestTopology(hub, PASSOS_MS);
+  if (worker) await deleteTestTopology(hub);
   await bom?.fechar();
   await ruim?.fechar();
   await hub?.close();

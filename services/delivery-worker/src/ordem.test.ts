@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import path from 'node:path';
-import type { Broker } from '@hub/broker';
+import { type Broker, retryQueueName } from '@hub/broker';
 import { connectTestBroker, type SpawnedService, spawnService, waitFor } from '@hub/testing';
 import {
   cenario,
@@ -38,7 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of servicos) await s.kill();
   // The destination queue the paused one got included.
-  if (hub) await deleteTestTopology(hub, [20, 40]).catch(() => undefined);
+  if (hub) await deleteTestTopology(hub).catch(() => undefined);
   await broker?.close();
   await receptor?.fechar();
   await hub?.close();
@@ -351,7 +351,7 @@ async function estadoDaMatanca(assinaturaId: string, ids: string[], segundo: Spa
   await tentar('destinations', () => hub.db.destino.findMany());
   await tentar('queues', async () => {
     const t = hub.topologia;
-    const filas = [t.filaDeEntregas, t.filaDeErro, t.filaDeAtraso(20), t.filaDeAtraso(40)];
+    const filas = [t.filaDeEntregas, t.filaDeErro, retryQueueName(20), retryQueueName(40)];
     return Promise.all(
       filas.map(async (f) => {
         const q = await broker.withChannel((ch) => ch.checkQueue(f)).catch((e: Error) => e.message);

@@ -17,7 +17,6 @@ import {
  * the subscription's URL as it is then, and a job the worker cannot read goes to the error queue
  * once. Real workers, a real receiver, real PostgreSQL and RabbitMQ.
  */
-const PASSOS_MS = [20, 40];
 
 /** A worker's jobs counted by outcome, as its /metrics says. */
 async function desfechos(worker: TestDeliveryWorker): Promise<Record<string, number>> {
@@ -53,7 +52,7 @@ describe('delivery worker: the claim', () => {
   });
   afterAll(async () => {
     for (const w of workers) await w.close();
-    if (workers[0]) await deleteTestTopology(hub, PASSOS_MS);
+    if (workers[0]) await deleteTestTopology(hub);
     await receptor?.fechar();
     await hub?.close();
   });
@@ -92,7 +91,7 @@ describe('delivery worker: the claim', () => {
     } finally {
       for (const res of presos.splice(0)) res.destroy();
       await dois.close();
-      await deleteTestTopology(outra, PASSOS_MS);
+      await deleteTestTopology(outra);
     }
   });
 

@@ -54,7 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.kill();
-  await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia, [20, 40])).catch(() => undefined);
+  await broker?.withChannel((ch) => deleteDeliveryTopology(ch, hub.topologia)).catch(() => undefined);
   await broker?.close();
   await receptor?.fechar();
   await hub?.close();

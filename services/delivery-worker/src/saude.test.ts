@@ -48,6 +48,6 @@ it('When the worker signs with the key hub-api publishes, then it is ready; with
     expect((await fetch(`${alheio.url}/saude`)).status).toBe(200);
   } finally {
     await alheio.close();
-    await deleteTestTopology(hub, [20, 40]);
+    await deleteTestTopology(hub);
   }
 });

@@ -1,12 +1,13 @@
 import type { lookup as dnsLookup } from 'node:dns';
 import { existsSync } from 'node:fs';
-import { Broker } from '@hub/broker';
+import { Broker, DELIVERY_CONSUMER_RETRY } from '@hub/broker';
 import { ConfigError } from '@hub/config';
 import {
   DELIVERY_TOPOLOGY,
   type DeliveryTopology,
   declareDeliveryTopology,
   isolatedDeliveryTopology,
+  migrarEscadasAntigas,
   urlDoEsquemaEm,
 } from '@hub/contracts';
 import { ensureDatabase, migrate, SqlPool } from '@hub/database';
@@ -50,9 +51,6 @@ export interface RunningDeliveryWorker {
   varredura: VarreduraJob;
   stop(): Promise<void>;
 }
-
-/** The consumer's retries of a job whose handler failed (database or broker down). */
-const RETENTATIVAS = { delaysMs: [1_000, 5_000, 15_000, 30_000], maxAttempts: 20 } as const;
 
 /**
  * Where the signing keys come from: the same source hub-api publishes its JWKS from. The worker
@@ -159,7 +157,7 @@ function montarEntregas(b: Base) {
     maximo: config.DELIVERY_ISOLATION_MAX,
     margemMs: 2 * config.DELIVERY_DESTINOS_REFRESH + reivindicacaoMs,
     processar: (message) => entregas.processarDoDestino(message),
-    retry: RETENTATIVAS,
+    retry: DELIVERY_CONSUMER_RETRY,
     isUnavailable: bancoIndisponivel,
   });
   const remetente = new Remetente({
@@ -176,7 +174,7 @@ function montarEntregas(b: Base) {
       passosMs: config.DELIVERY_RETRY_DELAYS,
       esperaPorDestinoMs: config.DELIVERY_DESTINATION_WAIT,
       espacamentoDosRegistrosMs: config.DELIVERY_RECORD_SPACING,
-      tentativasDoConsumidor: RETENTATIVAS.maxAttempts,
+      tentativasDoConsumidor: DELIVERY_CONSUMER_RETRY.maxAttempts,
       urlDoEsquema: urlDoEsquemaEm(config.DELIVERY_SCHEMA_BASE_URL),
     },
     repo: b.repo,
@@ -199,7 +197,7 @@ function montarEntregas(b: Base) {
 async function consumirEntregas(b: Base, entregas: EntregasService): Promise<void> {
   await b.broker.consume(b.topologia.filaDeEntregas, entregas.processar, {
     prefetch: b.config.DELIVERY_PREFETCH,
-    retry: RETENTATIVAS,
+    retry: DELIVERY_CONSUMER_RETRY,
     isUnavailable: bancoIndisponivel,
     // One basic.ack with `multiple` for the jobs settled together: fewer frames, and one settle
     // command in the quorum queue's log instead of one per job
@@ -259,6 +257,8 @@ export async function startDeliveryWorker(
   const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
   const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'delivery-worker' }).start();
   await broker.declare((channel) => declareDeliveryTopology(channel, passosMs, topologia));
+  // What still waits in the retry queues of an earlier version moves to the one ladder (hub.atraso).
+  await migrarEscadasAntigas(broker, topologia, passosMs, logger);
 
   const metricas = criarMetricas();
   const reivindicacaoMs =

@@ -11,7 +11,6 @@ import {
 } from './delivery-worker.test-support';
 
 const PASSOS = '20ms,40ms,80ms';
-const PASSOS_MS = [20, 40, 80];
 
 /**
  * For a test file: a hub, one receiver answering /ok (200), /erro (500) and /depois (503, then 200
@@ -42,7 +41,7 @@ export function tresDestinos(preparar?: (hub: TestHub) => Promise<void>) {
   });
   afterAll(async () => {
     await f.worker?.close();
-    if (f.worker) await deleteTestTopology(f.hub, PASSOS_MS);
+    if (f.worker) await deleteTestTopology(f.hub);
     await f.receptor?.fechar();
     await f.hub?.close();
   });

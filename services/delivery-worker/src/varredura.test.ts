@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { retryQueueName } from '@hub/broker';
 import { waitFor } from '@hub/testing';
 import { iniciarReceptor, type Receptor } from './receptor.test-support';
 import {
@@ -16,7 +17,6 @@ import {
  * Each test runs the sweeper by hand, again and again, while the job travels.
  */
 const PASSOS = '2s,6s';
-const PASSOS_MS = [2000, 6000];
 
 /** Answers 429 with Retry-After: `segundos` the first time a webhook-id comes, 200 afterwards. */
 function primeiroEspera(segundos: number) {
@@ -50,7 +50,7 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
   });
   afterAll(async () => {
     await worker?.close();
-    if (worker) await deleteTestTopology(hub, PASSOS_MS);
+    if (worker) await deleteTestTopology(hub);
     await receptor?.fechar();
     await pausa?.fechar();
     await hub?.close();
@@ -77,7 +77,7 @@ describe('delivery worker: the sweeper and jobs still travelling', () => {
     const curta = await c.assinar(receptor.url('/curto'), 5);
     // First in the 6 s queue: a retry that expires after the whole step (Retry-After: 6).
     const [frente] = await c.entregar([longa], { broker: worker.broker });
-    const filaDe6s = hub.topologia.filaDeAtraso(6000);
+    const filaDe6s = retryQueueName(6000);
     await waitFor(async () => (await worker.broker.withChannel((ch) => ch.checkQueue(filaDe6s))).messageCount === 1, {
       what: 'the long retry in the 6 s queue',
     });

@@ -3,7 +3,6 @@ import {
   booleanFromEnv,
   databaseUrlFromEnv,
   durationFromEnv,
-  durationListFromEnv,
   identityConfig,
   loadConfig,
   portFromEnv,
@@ -11,6 +10,7 @@ import {
   serviceUrlFromEnv,
 } from '@hub/config';
 import { z } from 'zod';
+import { deliveryRetryDelaysFromEnv } from '@hub/contracts';
 import { allowlistFromEnv } from '@hub/destinations';
 
 export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
@@ -184,9 +184,7 @@ export const hubApiConfig = baseConfig.extend(identityConfig.shape).extend({
     .describe(
       'POST /assinaturas/{id}/reproduzir (a subscribing application replaying to its own subscription) per application and minute in this instance; one more is answered 429 muitas_requisicoes with Retry-After, nothing done',
     ),
-  DELIVERY_RETRY_DELAYS: durationListFromEnv('5s,30s,2m,10m,30m,1h,2h,4h').describe(
-    "the delivery workers' retry steps (the same variable as theirs), for naming their delay queues in GET /fila",
-  ),
+  DELIVERY_RETRY_DELAYS: deliveryRetryDelaysFromEnv(),
   HUB_CONCILIACAO_PARADA: durationFromEnv('5m').describe(
     'a delivery still in the queue whose job the work queue dead-lettered as poison is marked fila_de_erro by the reconciliation once it has not moved for this long',
   ),

@@ -2,7 +2,13 @@ import type { Express } from 'express';
 import { existsSync } from 'node:fs';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
 import { Broker } from '@hub/broker';
-import { declareDeliveryTopology, declareInternalTopology, type EventoDaPlataforma } from '@hub/contracts';
+import {
+  DELIVERY_TOPOLOGY,
+  declareDeliveryTopology,
+  declareInternalTopology,
+  type EventoDaPlataforma,
+  migrarEscadasAntigas,
+} from '@hub/contracts';
 import { ConfigError } from '@hub/config';
 import { ensureDatabase, migrate, NotificationListener, SqlPool } from '@hub/database';
 import { listen } from '@hub/http';
@@ -132,6 +138,8 @@ export async function startHubApi(
   // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
   await broker.declare(declareInternalTopology);
   await broker.declare(declareDeliveryTopology);
+  // What still waits in the retry queues of an earlier version moves to the one ladder (hub.atraso).
+  await migrarEscadasAntigas(broker, DELIVERY_TOPOLOGY, config.DELIVERY_RETRY_DELAYS, logger);
   const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
   // The destinations with a queue of their own: publication and the relay send their jobs there.
   const isolados = destinosIsolados({ db, logger, avisos, intervaloMs: config.HUB_CACHE_TTL });

@@ -9,7 +9,15 @@ import type { Recursos } from './recursos';
 import type { Atraso } from './registro';
 import type { ResultadoDoEnvio } from './remetente';
 import type { EtapaDaSonda } from './sonda';
-import { CABECALHO_TENTATIVA_ANTERIOR, doTrabalho, levarReivindicacao, type Posse, republicar, UUID } from './trabalho';
+import {
+  CABECALHO_TENTATIVA_ANTERIOR,
+  doTrabalho,
+  levarReivindicacao,
+  type Posse,
+  paraAEscada,
+  republicar,
+  UUID,
+} from './trabalho';
 import type { PassagemDaVez } from './vez';
 
 export interface VizinhosDoDesfecho {
@@ -72,7 +80,7 @@ export class EtapaDeDesfecho {
       const { passoMs, expiracaoMs } =
         atraso ??
         proximoAtraso(registrada.tentativas_no_ciclo_atual, config.passosMs, resultado.retryAfterMs, relogio.aleatorio);
-      await republicar(this.recursos, topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, {
+      await paraAEscada(this.recursos, passoMs, message, {
         expiration: String(expiracaoMs),
         ...(anterior ? { headers: { [CABECALHO_TENTATIVA_ANTERIOR]: anterior } } : {}),
       });

@@ -1,4 +1,4 @@
-import { ATTEMPT_HEADER } from '@hub/broker';
+import { ATTEMPT_HEADER, DELAY_HEADER, RETRY_EXCHANGE } from '@hub/broker';
 import type { Perdida } from './linhas';
 import { EtapaDeDesfecho } from './desfecho';
 import { TrabalhoDevolvido } from './erros';
@@ -58,9 +58,9 @@ describe('retry or error queue', () => {
     );
     expect(publicados).toHaveLength(1);
     expect(publicados[0]).toMatchObject({
-      exchange: recursos.topologia.entregasAtraso,
-      routingKey: recursos.topologia.filaDeAtraso(30_000),
-      options: { expiration: '27000', messageId: t.entrega_id, mandatory: true },
+      exchange: RETRY_EXCHANGE,
+      routingKey: recursos.topologia.filaDeEntregas,
+      options: { expiration: '27000', messageId: t.entrega_id, mandatory: true, headers: { [DELAY_HEADER]: '30000' } },
     });
     expect(publicados[0]!.options.headers?.[CABECALHO_TENTATIVA_ANTERIOR]).toBe(anterior);
   });

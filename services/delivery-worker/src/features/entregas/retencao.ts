@@ -6,7 +6,7 @@ import { propriedadesDoTrabalho } from '../destinos/propriedades';
 import type { DesfechoDaEspera } from './erros';
 import type { EtapaDeReivindicacao } from './reivindicacao';
 import type { Recursos } from './recursos';
-import { CABECALHO_REIVINDICACAO, levarReivindicacao, origemDoTrabalho, republicar, tokenDe } from './trabalho';
+import { CABECALHO_REIVINDICACAO, levarReivindicacao, origemDoTrabalho, paraAEscada, tokenDe } from './trabalho';
 
 /** The delay step a job of a paused destination waits in before it looks again: the longest up to a minute. */
 export function passoDaPausa(passosMs: readonly number[]): number {
@@ -140,10 +140,9 @@ export class EtapaDeRetencao {
     desfecho: D,
     token: string | null,
   ): Promise<D> {
-    const { topologia, metricas } = this.recursos;
     const extra = token ? { headers: { [CABECALHO_REIVINDICACAO]: token } } : {};
-    await republicar(this.recursos, topologia.entregasAtraso, topologia.filaDeAtraso(passoMs), message, extra);
-    metricas.trabalhos.inc({ desfecho });
+    await paraAEscada(this.recursos, passoMs, message, extra);
+    this.recursos.metricas.trabalhos.inc({ desfecho });
     return desfecho;
   }
 }

@@ -1,4 +1,4 @@
-import { UnroutableError } from '@hub/broker';
+import { DELAY_HEADER, RETRY_EXCHANGE, UnroutableError } from '@hub/broker';
 import type { Regras } from '../destinos/destinos';
 import { contado, mensagem, PASSOS_MS, recursosFalsos, trabalho } from './etapas.test-support';
 import { EtapaDeRetencao, passoDaPausa } from './retencao';
@@ -47,12 +47,9 @@ describe('hold and forward', () => {
     const t = trabalho();
     expect(await e.reter(t, mensagem(t), 'https://recebe.example', TOKEN, PAUSADO)).toBe('pausado');
     expect(publicados).toEqual([
-      expect.objectContaining({
-        exchange: recursos.topologia.entregasAtraso,
-        routingKey: recursos.topologia.filaDeAtraso(30_000),
-      }),
+      expect.objectContaining({ exchange: RETRY_EXCHANGE, routingKey: recursos.topologia.filaDeEntregas }),
     ]);
-    expect(publicados[0]!.options.headers).toEqual({ [CABECALHO_REIVINDICACAO]: TOKEN });
+    expect(publicados[0]!.options.headers).toEqual({ [CABECALHO_REIVINDICACAO]: TOKEN, [DELAY_HEADER]: '30000' });
     expect(publicados[0]!.options.expiration).toBeUndefined();
     expect(await contado(recursos.metricas.trabalhos, { desfecho: 'pausado' })).toBe(1);
   });
@@ -66,7 +63,7 @@ describe('hold and forward', () => {
 
   test('When the isolated queue is being removed (unroutable), then the job takes the pause way instead', async () => {
     let vezes = 0;
-    const { e, publicados, recursos } = etapa({
+    const { e, publicados } = etapa({
       rota: 'destino.d1',
       publicar: async () => {
         vezes += 1;
@@ -75,14 +72,14 @@ describe('hold and forward', () => {
     });
     const t = trabalho();
     expect(await e.reter(t, mensagem(t), 'https://recebe.example', TOKEN, PAUSADO)).toBe('pausado');
-    expect(publicados.map((p) => p.exchange)).toEqual([recursos.topologia.entregasAtraso]);
+    expect(publicados.map((p) => p.exchange)).toEqual([RETRY_EXCHANGE]);
   });
 
   test('When a job gets no turn and its destination has no queue of its own, then it is deferred to the shortest step', async () => {
     const { e, publicados, recursos, isolamento } = etapa();
     const t = trabalho();
     expect(await e.semVez(t, mensagem(t), 'https://recebe.example', TOKEN)).toBe('adiado');
-    expect(publicados[0]!.routingKey).toBe(recursos.topologia.filaDeAtraso(5_000));
+    expect(publicados[0]!.options.headers?.[DELAY_HEADER]).toBe('5000');
     expect(isolamento.anotarAdiamento).toHaveBeenCalledWith('https://recebe.example');
     expect(await contado(recursos.metricas.adiadas)).toBe(1);
     expect(await contado(recursos.metricas.trabalhos, { desfecho: 'adiado' })).toBe(1);

@@ -1,5 +1,5 @@
 import type { ConsumeMessage } from '@hub/broker';
-import { decode } from '@hub/broker';
+import { decode, retryRoute } from '@hub/broker';
 import { type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
 import { origemDaUrl } from '@hub/destinations';
 import { comRastro, rastroDe } from '@hub/tracing';
@@ -90,5 +90,22 @@ export function republicar(
     mandatory: true,
     ...extra,
     ...(headers ? { headers } : {}),
+  });
+}
+
+/**
+ * The job into the retry ladder's step `passoMs` (`hub.atraso`), whose TTL sends it back to the
+ * shared work queue; `extra` as for `republicar`.
+ */
+export function paraAEscada(
+  recursos: Pick<Recursos, 'broker' | 'topologia'>,
+  passoMs: number,
+  message: ConsumeMessage,
+  extra: { headers?: Record<string, unknown>; expiration?: string } = {},
+): Promise<void> {
+  const rota = retryRoute(passoMs, recursos.topologia.filaDeEntregas);
+  return republicar(recursos, rota.exchange, rota.routingKey, message, {
+    ...extra,
+    headers: { ...extra.headers, ...rota.headers },
   });
 }

@@ -1,5 +1,5 @@
-import type { Broker } from '@hub/broker';
-import { DELIVERY_TOPOLOGY, delayQueueName, QUEUES } from '@hub/contracts';
+import { type Broker, retryQueueName } from '@hub/broker';
+import { DELIVERY_TOPOLOGY, QUEUES } from '@hub/contracts';
 import { AppError, notFound } from '@hub/http';
 import type { Db } from '../../db';
 import { espiarFilaDeErro } from './espiar';
@@ -12,7 +12,7 @@ export interface FilasDeps {
   db: Db;
   /** The readers' locks of the error queue (shared with the reconciliation). */
   trava: TravaDaFilaDeErro;
-  /** DELIVERY_RETRY_DELAYS: one delay queue per distinct step. */
+  /** DELIVERY_RETRY_DELAYS: one queue of the retry ladder per distinct step. */
   passosMs: readonly number[];
 }
 
@@ -31,15 +31,16 @@ export const brokerIndisponivel = () =>
   );
 
 /**
- * The queues of the delivery topology (architecture §4, Fila): the work queue, one delay queue per step
- * of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too), the error queue, and the
+ * The queues of the delivery topology (architecture §4, Fila): the work queue, the retry ladder's
+ * queue of every step of DELIVERY_RETRY_DELAYS (the workers' setting, read by hub-api too; the ladder
+ * is shared, so its depth counts any consumer's retries of that step), the error queue, and the
  * queue of every destination that has one of its own now (architecture §5, fair scheduling), with
  * their depth and consumers as RabbitMQ reports them now.
  */
 export function filasDaTopologia({ broker, db, trava, passosMs }: FilasDeps) {
   const nomes: [string, Papel][] = [
     [QUEUES.entregas, 'trabalho'],
-    ...[...new Set(passosMs)].map((ms): [string, Papel] => [delayQueueName(ms), 'atraso']),
+    ...[...new Set(passosMs)].map((ms): [string, Papel] => [retryQueueName(ms), 'atraso']),
     [QUEUES.entregasErro, 'erro'],
   ];
 

@@ -1,4 +1,5 @@
-import { DELIVERY_TOPOLOGY, delayQueueName, EXCHANGES, QUEUES } from '@hub/contracts';
+import { retryQueueName } from '@hub/broker';
+import { DELIVERY_TOPOLOGY, EXCHANGES, QUEUES } from '@hub/contracts';
 import { waitFor } from '@hub/testing';
 import { auth } from '../../contexto.test-support';
 import { type Cenario, criarCenario, gravarEvento } from '../eventos/linhas.test-support';
@@ -15,7 +16,7 @@ afterAll(() => ctx?.encerrar());
 
 const ler = () => auth(ctx.leitor);
 
-test('When the queues are listed, then the work queue, one delay queue per distinct step and the error queue come with their depth and consumers', async () => {
+test('When the queues are listed, then the work queue, a queue of the retry ladder per distinct step and the error queue come with their depth and consumers', async () => {
   const { entregas } = await gravarEvento(ctx.hub.db, cenario, {
     recebidoEm: new Date(),
     entregas: ['fila_de_erro', 'fila_de_erro'],
@@ -32,9 +33,9 @@ test('When the queues are listed, then the work queue, one delay queue per disti
       consumidores: 0,
       declarada: true,
     },
-    // hub-api declares no delay queue: the workers do, with their steps.
-    { nome: delayQueueName(30), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
-    { nome: delayQueueName(60), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
+    // hub-api declares no step of the retry ladder: the workers do, with their steps.
+    { nome: retryQueueName(30), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
+    { nome: retryQueueName(60), papel: 'atraso', origem: null, mensagens: 0, consumidores: 0, declarada: false },
     { nome: QUEUES.entregasErro, papel: 'erro', origem: null, mensagens: 2, consumidores: 0, declarada: true },
   ]);
 });
@@ -140,7 +141,7 @@ test('When the work queue or a queue outside the topology is looked into, then 4
     (
       await ctx
         .api()
-        .get(`/fila/${delayQueueName(30)}/mensagens`)
+        .get(`/fila/${retryQueueName(30)}/mensagens`)
         .set(ler())
     ).status,
   ).toBe(409);
