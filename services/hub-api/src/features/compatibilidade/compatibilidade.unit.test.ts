@@ -308,6 +308,16 @@ const CASOS: [string, E, E, Compatibilidade, boolean, { caminho: string; mensage
     false,
   ],
   [
+    'a number format added (int32 bounds the integers)',
+    int,
+    { ...int, format: 'int32' },
+    'backward',
+    false,
+    { caminho: '/format', mensagem: /format added: int32/ },
+  ],
+  ['a number format kept', { ...int, format: 'int32' }, { ...int, format: 'int32', minimum: -5 }, 'forward', true],
+  ['an enum of int32 values under a new int32 format', { enum: [1, 2] }, { ...int, format: 'int32' }, 'backward', true],
+  [
     'allOf in the new side',
     obj({ a: str }, { required: ['a'] }),
     { allOf: [obj({ a: str }), { required: ['a'] }] },
