@@ -27,8 +27,8 @@ export function formatoAceita(formato: string, v: unknown): boolean | undefined 
     definicao instanceof RegExp || typeof definicao === 'function'
       ? definicao
       : (definicao as { validate?: unknown }).validate;
-  if (regra instanceof RegExp) return regra.test(v);
-  if (typeof regra === 'function') return Boolean((regra as (x: string) => boolean)(v));
+  if (regra instanceof RegExp) return typeof v === 'string' && regra.test(v);
+  if (typeof regra === 'function') return Boolean((regra as (x: unknown) => boolean)(v));
   return undefined;
 }
 
