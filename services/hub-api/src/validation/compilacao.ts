@@ -18,7 +18,10 @@ import type { Draft } from './esquemas';
  * Two kinds of compilation share the workers. A `registro` (a schema being registered or checked,
  * an operator's request that stores nothing until it compiles) holds at most `maxRegistros` workers
  * at once (all but one), and at most `maxFilaDeRegistros` wait for one: more are refused with 503 and
- * Retry-After. A `uso` (a version's first use by this process, which publications wait for) goes ahead
+ * Retry-After. A registration also waits no longer than its answer can still arrive in time
+ * (`esperaMaximaMs`, its own compilation's limit included): past it, the same 503. Otherwise a few
+ * slow schemas queued behind each other are answered 504 by the gateway (GATEWAY_UPSTREAM_TIMEOUT,
+ * 30 s) while hub-api still compiles them, for nobody, holding the next operator's registration. A `uso` (a version's first use by this process, which publications wait for) goes ahead
  * of every waiting registration and always finds a worker that no registration holds: slow schemas
  * sent again and again to /versao-de-esquema/verificar-compatibilidade never hold publications.
  */
@@ -64,7 +67,12 @@ export interface CompiladorOptions {
   maxFilaDeRegistros?: number;
   /** A worker's heap (V8's old generation), in MB. */
   memoriaMb?: number;
+  /** A registration's wait for a worker and its compilation together at most (ESPERA_MAXIMA_MS). */
+  esperaMaximaMs?: number;
 }
+
+/** Below the gateway's GATEWAY_UPSTREAM_TIMEOUT (30 s): the 503 reaches the caller, not a 504. */
+const ESPERA_MAXIMA_MS = 20_000;
 
 type Espera = (vaga: Vaga | undefined) => void;
 
@@ -84,6 +92,7 @@ export class Compilador {
   private readonly maxRegistros: number;
   private readonly maxFilaDeRegistros: number;
   private readonly memoriaMb: number;
+  private readonly esperaMaximaMs: number;
   private ocupadas = 0;
   private executando = 0;
   /** Registrations holding a worker. */
@@ -98,8 +107,10 @@ export class Compilador {
     maxRegistros,
     maxFilaDeRegistros = 16,
     memoriaMb = MEMORIA_MB,
+    esperaMaximaMs = ESPERA_MAXIMA_MS,
   }: CompiladorOptions) {
     this.memoriaMb = memoriaMb;
+    this.esperaMaximaMs = esperaMaximaMs;
     this.limiteMs = limiteMs;
     this.maxWorkers = maxWorkers;
     this.ociosoMs = ociosoMs;
@@ -170,6 +181,8 @@ export class Compilador {
    * registration takes one only while fewer than `maxRegistros` registrations hold one.
    */
   private async tomar(classe: Classe): Promise<Vaga> {
+    // A registration must start by then to be answered within esperaMaximaMs.
+    const prazo = Date.now() + Math.max(0, this.esperaMaximaMs - this.limiteMs);
     for (;;) {
       if (classe === 'uso' || this.registros < this.maxRegistros) {
         const livre = this.livres.pop();
@@ -195,18 +208,38 @@ export class Compilador {
         }
       }
       if (classe === 'registro' && this.filaDeRegistros.length >= this.maxFilaDeRegistros)
-        throw new AppError(
-          503,
-          'compilacao_ocupada',
-          `${this.filaDeRegistros.length} schemas are waiting to be compiled already; send it again later`,
-          undefined,
-          { 'Retry-After': String(Math.max(1, Math.ceil(this.limiteMs / 1000))) },
-        );
+        throw this.ocupada(`${this.filaDeRegistros.length} schemas are waiting to be compiled already`);
       // Woken with a worker handed over (counted already), or with none when a slot was freed.
-      const fila = classe === 'uso' ? this.filaDeUsos : this.filaDeRegistros;
-      const entregue = await new Promise<Vaga | undefined>((resolve) => fila.push(resolve));
+      const entregue = await (classe === 'uso'
+        ? new Promise<Vaga | undefined>((resolve) => this.filaDeUsos.push(resolve))
+        : this.esperarAte(prazo));
       if (entregue) return entregue;
     }
+  }
+
+  private ocupada(motivo: string): AppError {
+    return new AppError(503, 'compilacao_ocupada', `${motivo}; send it again later`, undefined, {
+      'Retry-After': String(Math.max(1, Math.ceil(this.limiteMs / 1000))),
+    });
+  }
+
+  /** A registration's place in line until `prazo`: then it leaves the line, refused (503). */
+  private esperarAte(prazo: number): Promise<Vaga | undefined> {
+    return new Promise((resolve, reject) => {
+      const vez: Espera = (vaga) => {
+        clearTimeout(relogio);
+        resolve(vaga);
+      };
+      const relogio = setTimeout(
+        () => {
+          const i = this.filaDeRegistros.indexOf(vez);
+          if (i >= 0) this.filaDeRegistros.splice(i, 1);
+          reject(this.ocupada(`no worker was free to compile it within ${this.esperaMaximaMs} ms`));
+        },
+        Math.max(0, prazo - Date.now()),
+      );
+      this.filaDeRegistros.push(vez);
+    });
   }
 
   /** Wakes the next in line that may take a worker (first uses first): true when one was. */

@@ -33,6 +33,23 @@ test('When more registrations wait for a worker than maxFilaDeRegistros, then th
   }
 }, 60_000);
 
+test('When a registration could not start in time to be answered within esperaMaximaMs, then it leaves the line refused with 503 (not a gateway 504 while it still compiles)', async () => {
+  const compilador = new Compilador({ limiteMs: 1_000, maxWorkers: 2, esperaMaximaMs: 1_500 });
+  try {
+    const primeiro = compilador.compilar(LENTO, 'registro');
+    const inicio = Date.now();
+    const recusa = await compilador.compilar(LENTO, 'registro').catch((error: unknown) => error);
+    expect(recusa).toMatchObject({ status: 503, codigo: 'compilacao_ocupada', headers: { 'Retry-After': '1' } });
+    // Refused once its 500 ms of waiting were over, before the first registration gave its worker back.
+    expect(Date.now() - inicio).toBeLessThan(950);
+    expect(await primeiro).toMatchObject({ excedeu: true });
+    const depois = await compilador.compilar({ ...LENTO, esquema: { type: 'object' } }, 'registro');
+    expect(depois).toMatchObject({ compilou: true });
+  } finally {
+    await compilador.encerrar();
+  }
+}, 60_000);
+
 test('When a compilation needs more than a worker’s heap, then it is refused naming the bound (not a 500), and the next schema compiles in a fresh worker', async () => {
   const compilador = new Compilador({ limiteMs: 60_000, maxWorkers: 1, memoriaMb: 16 });
   try {

@@ -286,6 +286,38 @@ const CASOS: [string, E, E, Compatibilidade, boolean, { caminho: string; mensage
     { caminho: '/$defs/n/properties/v/type', mensagem: /number to integer/ },
   ],
   [
+    // ajv resolves "#/$defs/x" against the nearest $id (the inner resource: integer), not the root.
+    'a $ref under a nested $id is not taken as the root definition it names',
+    obj({ p: obj({ q: str }) }),
+    {
+      ...obj({ p: { ...obj({ q: { $ref: '#/$defs/x' } }), $id: 'https://e.example/p', $defs: { x: int } } }),
+      $defs: { x: str },
+    },
+    'backward',
+    false,
+    { caminho: '/properties/p/properties/q', mensagem: /cannot decide.*declares \$id/ },
+  ],
+  [
+    'a nested $id makes an old side $ref unreadable, so it is widened, never trusted',
+    {
+      ...obj({ p: { ...obj({ q: { $ref: '#/$defs/x' } }), $id: 'https://e.example/p', $defs: { x: int } } }),
+      $defs: { x: str },
+    },
+    obj({ p: obj({ q: str }) }),
+    'backward',
+    false,
+  ],
+  [
+    'a number format added (int32 bounds the integers)',
+    int,
+    { ...int, format: 'int32' },
+    'backward',
+    false,
+    { caminho: '/format', mensagem: /format added: int32/ },
+  ],
+  ['a number format kept', { ...int, format: 'int32' }, { ...int, format: 'int32', minimum: -5 }, 'forward', true],
+  ['an enum of int32 values under a new int32 format', { enum: [1, 2] }, { ...int, format: 'int32' }, 'backward', true],
+  [
     'allOf in the new side',
     obj({ a: str }, { required: ['a'] }),
     { allOf: [obj({ a: str }), { required: ['a'] }] },

@@ -113,10 +113,36 @@ function decodificar(segmento: string): string {
   return decodeURIComponent(segmento).replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
-/** The target of a local `$ref` ("#", "#/$defs/x"), or undefined for one the checker cannot follow. */
+const comIdAninhado = new WeakMap<object, boolean>();
+
+/**
+ * Whether an `$id` stands anywhere below the root (a property or definition named so counts too:
+ * refusing more is safe). A subschema's `$id` changes the base its `$ref`s resolve against, and the
+ * resource a JSON Pointer may walk into, so "#/$defs/x" beneath it need not be the root's $defs/x.
+ */
+export function temIdAninhado(esquema: Esquema): boolean {
+  if (!eObjeto(esquema)) return false;
+  const visto = comIdAninhado.get(esquema);
+  if (visto !== undefined) return visto;
+  const pendentes: unknown[] = Object.values(esquema);
+  let achou = false;
+  for (let v = pendentes.pop(); v !== undefined && !achou; v = pendentes.pop()) {
+    if (typeof v !== 'object' || v === null) continue;
+    if (!Array.isArray(v) && Object.hasOwn(v, '$id')) achou = true;
+    pendentes.push(...Object.values(v));
+  }
+  comIdAninhado.set(esquema, achou);
+  return achou;
+}
+
+/**
+ * The target of a local `$ref` ("#", "#/$defs/x"), or undefined for one the checker cannot follow
+ * (any $ref of a document with an `$id` below its root: `temIdAninhado`).
+ */
 export function alvo(no: No): No | undefined {
   const ref = valor(no, '$ref');
   if (typeof ref !== 'string') return undefined;
+  if (temIdAninhado(no.raiz.esquema)) return undefined;
   const raiz = raizDe(no.raiz.esquema);
   const id = eObjeto(no.raiz.esquema) ? no.raiz.esquema.$id : undefined;
   const local = typeof id === 'string' && ref.startsWith(`${id}#`) ? ref.slice(id.length) : ref;

@@ -1,6 +1,7 @@
 import { type Contexto, mudanca } from './contexto';
 import type { Erro, No } from './no';
-import { numero } from './no';
+import { numero, valor } from './no';
+import { formatoAceita, formatoDeNumeros } from './texto';
 import { valorExato } from './valores';
 
 interface Limite {
@@ -79,6 +80,7 @@ export function numeros(a: No[], b: No, tipo: 'integer' | 'number', ctx: Context
       );
     }
   }
+  erros.push(...formatoNumerico(a, b, ctx));
   const m = numero(b, 'multipleOf');
   if (m !== undefined) {
     const exato = valorExato(a);
@@ -101,4 +103,34 @@ export function numeros(a: No[], b: No, tipo: 'integer' | 'number', ctx: Context
     }
   }
   return erros;
+}
+
+/**
+ * B's `format` when ajv applies it to numbers (int32 bounds, int64 refusing fractions…): proven only
+ * by the same format in A, or by A's exact value passing it. A string format leaves numbers alone.
+ */
+function formatoNumerico(a: No[], b: No, ctx: Contexto): Erro[] {
+  const formato = valor(b, 'format');
+  if (typeof formato !== 'string' || !formatoDeNumeros(formato)) return [];
+  const exato = valorExato(a);
+  const provado = exato ? formatoAceita(formato, exato.v) === true : a.some((c) => valor(c, 'format') === formato);
+  if (provado) return [];
+  const antes = a.some((c) => valor(c, 'format') !== undefined);
+  return [
+    mudanca(
+      ctx,
+      `${(a[0] ?? b).caminho}/format`,
+      `${b.caminho}/format`,
+      exato
+        ? `format ${formato} no longer accepts ${String(exato.v)}`
+        : antes
+          ? 'format changed'
+          : `format added: ${formato}`,
+      exato
+        ? `value ${String(exato.v)} is not of the old format ${formato}`
+        : antes
+          ? 'format changed'
+          : `format removed: ${formato}`,
+    ),
+  ];
 }

@@ -1,6 +1,18 @@
 import { type Contexto, caminhoNovo, indecidivel, mudanca, PASSOS_MAX } from './contexto';
 import { fatias } from './fatias';
-import { alvo, eObjeto, filho, type Erro, igual, type No, sem, temReferencia, universal, valor } from './no';
+import {
+  alvo,
+  eObjeto,
+  filho,
+  type Erro,
+  igual,
+  type No,
+  sem,
+  temIdAninhado,
+  temReferencia,
+  universal,
+  valor,
+} from './no';
 import { naoDe, umDeCada, umDosRamos } from './uniao';
 
 /**
@@ -51,6 +63,10 @@ function comB(a: No[], b: No, ctx: Contexto): Erro[] {
 
 function referenciaEmB(a: No[], b: No, ctx: Contexto): Erro[] {
   const destino = alvo(b);
+  if (!destino && temIdAninhado(b.raiz.esquema))
+    return [
+      indecidivel(ctx, caminhoNovo(ctx, a, b), b, 'a subschema declares $id, which changes where a $ref resolves'),
+    ];
   if (!destino)
     return [
       indecidivel(ctx, caminhoNovo(ctx, a, b), b, `the $ref ${String(valor(b, '$ref'))} is not a local JSON Pointer`),

@@ -19,17 +19,23 @@ function casa(padrao: string, v: string): boolean | undefined {
   }
 }
 
-/** Whether ajv-formats (full mode, as the hub registers it) accepts the string under the format. */
-function formatoAceita(formato: string, v: string): boolean | undefined {
+/** Whether ajv-formats (full mode, as the hub registers it) accepts the value under the format. */
+export function formatoAceita(formato: string, v: unknown): boolean | undefined {
   const definicao = (fullFormats as Record<string, unknown>)[formato];
   if (definicao === undefined) return undefined;
   const regra =
     definicao instanceof RegExp || typeof definicao === 'function'
       ? definicao
       : (definicao as { validate?: unknown }).validate;
-  if (regra instanceof RegExp) return regra.test(v);
-  if (typeof regra === 'function') return Boolean((regra as (x: string) => boolean)(v));
+  if (regra instanceof RegExp) return typeof v === 'string' && regra.test(v);
+  if (typeof regra === 'function') return Boolean((regra as (x: unknown) => boolean)(v));
   return undefined;
+}
+
+/** A format ajv applies to numbers (int32, int64, float, double), not to strings. */
+export function formatoDeNumeros(formato: string): boolean {
+  const definicao = (fullFormats as Record<string, unknown>)[formato];
+  return typeof definicao === 'object' && definicao !== null && (definicao as { type?: unknown }).type === 'number';
 }
 
 /** The string slice: lengths, pattern and format. Two different patterns are not compared: refused. */
