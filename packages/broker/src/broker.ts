@@ -2,8 +2,9 @@ import { EventEmitter } from 'node:events';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options, Replies } from 'amqplib';
-import { ChannelAcks } from './acks';
+import type { ChannelAcks } from './acks';
 import { brokerUrls, type ConnectionSettings, connectionManager, where } from './connection';
+import { type Consumer, type Consumption, Consumers, type MessageHandler } from './consumers';
 import {
   classifyFailure,
   DEFAULT_MAX_ATTEMPTS,
@@ -14,6 +15,7 @@ import {
 
 export { ChannelAcks } from './acks';
 export { brokerUrls } from './connection';
+export type { Consumption, MessageHandler } from './consumers';
 
 /** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
 export type Topology = (channel: Channel) => Promise<void>;
@@ -88,34 +90,6 @@ export interface ConsumeOptions {
   batchAcks?: boolean;
 }
 
-/** A consumer started by `Broker.consume`. */
-export interface Consumption {
-  /**
-   * Stops it for good: no more messages (also after a reconnection), its handlers under way end
-   * (acked or nacked on its channel), then its channel closes. Messages it had not taken stay in
-   * the queue for other consumers.
-   */
-  cancel(): Promise<void>;
-}
-
-export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
-
-interface Consumer {
-  queue: string;
-  handler: MessageHandler;
-  options: ConsumeOptions;
-  /** The library's channel for it, whose setup (which consumes) runs again on every connection. */
-  wrapper?: ChannelWrapper;
-  /** The amqplib channel it consumes on now: its messages are acked there, never on a later one. */
-  channel?: Channel;
-  tag?: string;
-  /** Its handlers under way. */
-  inFlight: Set<Promise<void>>;
-  cancelled?: boolean;
-  /** A chain of restarts is under way for it: never two racing to consume. */
-  restarting?: boolean;
-}
-
 export interface BrokerOptions extends ConnectionSettings {
   /** Give up the first connection after this long; reconnections retry forever. */
   connectTimeoutMs?: number;
@@ -131,8 +105,6 @@ function signal(): { fired: Promise<void>; fire: () => void } {
   });
   return { fired, fire };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 /**
  * One AMQP connection per process that heals itself, kept by amqp-connection-manager (see
@@ -156,8 +128,7 @@ export class Broker extends EventEmitter {
   private upSignal = signal();
   private node = 'unknown';
   private readonly topologies: Topology[] = [];
-  private readonly consumers: Consumer[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly consumers: Consumers;
   /** The topology's declaration on one connection, shared by every channel set up on it. */
   private declared?: { connection: ChannelModel; done: Promise<void> };
   private closed = false;
@@ -182,6 +153,18 @@ export class Broker extends EventEmitter {
     this.interrupt = kept.interrupt;
     this.lastError = kept.lastError;
     this.on('error', () => undefined);
+    this.consumers = new Consumers({
+      manager: this.manager,
+      logger,
+      isClosed: () => this.closed,
+      declaredOn: (connection) => this.declaredOn(connection),
+      redeclare: async () => {
+        for (const topology of this.topologies) await this.withChannel(topology);
+      },
+      onChannel: (connection, fn) => this.onChannel(connection, fn),
+      retrySteps: (consumer) => this.declareRetrySteps(consumer),
+      handle: (channel, consumer, message, acks) => this.handle(channel, consumer, message, acks),
+    });
     this.manager.on('connect', ({ url: at }) => {
       this.node = where(at);
       // The library's type names the inner connection; what it holds is the amqplib ChannelModel.
@@ -311,47 +294,15 @@ export class Broker extends EventEmitter {
   }
 
   /** Consumes a queue; a message is acked only after its handler resolved. */
-  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumption> {
-    const consumer: Consumer = { queue, handler, options, inFlight: new Set() };
-    this.consumers.push(consumer);
-    const consumption = { cancel: () => this.cancelConsumer(consumer) };
-    if (!this.up) {
-      // Started once connected, as on every connection.
-      this.openConsumer(consumer).catch((error) => this.consumerFailed(consumer, error));
-      return consumption;
-    }
-    try {
-      await this.openConsumer(consumer);
-    } catch (error) {
-      // Not started (e.g. the queue does not exist): nothing is left behind to restart it.
-      await consumption.cancel();
-      throw error;
-    }
-    return consumption;
-  }
-
-  private async cancelConsumer(consumer: Consumer): Promise<void> {
-    if (consumer.cancelled) return;
-    consumer.cancelled = true;
-    const i = this.consumers.indexOf(consumer);
-    if (i >= 0) this.consumers.splice(i, 1);
-    const { channel, tag, wrapper } = consumer;
-    if (channel && tag) await channel.cancel(tag).catch(() => undefined);
-    await Promise.allSettled([...consumer.inFlight]);
-    consumer.channel = undefined;
-    consumer.tag = undefined;
-    consumer.wrapper = undefined;
-    await wrapper?.close().catch(() => undefined);
+  consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumption> {
+    return this.consumers.add(queue, handler, options, this.up);
   }
 
   /** Stops consuming, waits for handlers under way, then closes the connection. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const consumer of this.consumers) {
-      if (consumer.channel && consumer.tag) await consumer.channel.cancel(consumer.tag).catch(() => undefined);
-    }
-    await Promise.allSettled([...this.inFlight]);
+    await this.consumers.stop();
     this.up = false;
     this.inspectors.clear();
     this.interrupt();
@@ -448,135 +399,10 @@ export class Broker extends EventEmitter {
   private onConnectionLost(error: unknown): void {
     this.markDown();
     this.inspectors.clear();
-    for (const consumer of this.consumers) {
-      consumer.channel = undefined;
-      consumer.tag = undefined;
-    }
+    this.consumers.lost();
     if (this.closed) return;
     this.logger.warn({ err: error }, 'lost RabbitMQ; reconnecting');
     this.emit('disconnected');
-  }
-
-  /**
-   * Opens the consumer's channel through the library, whose setup consumes: on this connection and
-   * again on every later one. Resolves once it consumes; rejects (its channel closed) when its first
-   * setup failed.
-   */
-  private openConsumer(consumer: Consumer): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let first = true;
-      const wrapper: ChannelWrapper = this.manager.createChannel({
-        name: consumer.queue,
-        confirm: false,
-        setup: async (channel: Channel) => {
-          const opening = first;
-          first = false;
-          try {
-            await this.startConsumer(consumer, wrapper, channel);
-            if (opening) resolve();
-          } catch (error) {
-            if (consumer.wrapper === wrapper) consumer.wrapper = undefined;
-            void wrapper.close().catch(() => undefined);
-            if (consumer.cancelled) resolve();
-            else if (opening) reject(error);
-            else this.consumerFailed(consumer, error);
-          }
-        },
-      });
-      wrapper.on('error', (error) =>
-        this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
-      );
-      consumer.wrapper = wrapper;
-    });
-  }
-
-  private async startConsumer(consumer: Consumer, wrapper: ChannelWrapper, channel: Channel): Promise<void> {
-    const connection = this.connection;
-    if (!connection) throw new Error('RabbitMQ connection lost');
-    channel.on('error', (error) =>
-      this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
-    );
-    channel.on('close', () => setImmediate(() => this.consumerChannelClosed(consumer, wrapper, channel)));
-    if (consumer.cancelled) throw new Error('consumer cancelled');
-    await this.declaredOn(connection);
-    await channel.prefetch(consumer.options.prefetch ?? 10);
-    await this.onChannel(connection, this.declareRetrySteps(consumer));
-    const acks = consumer.options.batchAcks ? new ChannelAcks(channel) : undefined;
-    const reply = await channel.consume(consumer.queue, (message) => this.deliver(consumer, channel, message, acks));
-    consumer.channel = channel;
-    consumer.tag = reply.consumerTag;
-    // Cancelled while it was starting: undone now that it has a tag.
-    if (consumer.cancelled) await channel.cancel(reply.consumerTag).catch(() => undefined);
-  }
-
-  private deliver(consumer: Consumer, channel: Channel, message: ConsumeMessage | null, acks?: ChannelAcks): void {
-    if (!message) {
-      this.logger.warn({ queue: consumer.queue }, 'the broker cancelled the consumer');
-      channel.close().catch(() => undefined);
-      return;
-    }
-    acks?.opened(message);
-    const work = this.handle(channel, consumer, message, acks).catch((error) =>
-      this.logger.error(
-        { err: error, queue: consumer.queue },
-        'message left unacknowledged; the broker will redeliver it',
-      ),
-    );
-    this.inFlight.add(work);
-    consumer.inFlight.add(work);
-    void work.finally(() => {
-      this.inFlight.delete(work);
-      consumer.inFlight.delete(work);
-    });
-  }
-
-  /**
-   * A consumer channel closed alone (queue deleted, consumer cancelled, consumer timeout) is not
-   * opened again by the library while the connection stays up: that consumer starts again by itself.
-   * When the whole connection went, the library runs its setup again on the next one instead.
-   */
-  private consumerChannelClosed(consumer: Consumer, wrapper: ChannelWrapper, channel: Channel): void {
-    if (this.closed || consumer.cancelled || consumer.wrapper !== wrapper || consumer.channel !== channel) return;
-    consumer.channel = undefined;
-    consumer.tag = undefined;
-    consumer.wrapper = undefined;
-    void wrapper.close().catch(() => undefined);
-    void this.restartConsumer(consumer);
-  }
-
-  /** Its setup failed on a connection (its queue gone): that consumer alone retries; the others stay up. */
-  private consumerFailed(consumer: Consumer, error: unknown): void {
-    if (this.closed || consumer.cancelled) return;
-    this.logger.warn(
-      { err: error, queue: consumer.queue },
-      (error as { code?: number }).code === 404
-        ? 'queue to consume not found; retrying it alone'
-        : 'could not start the consumer; retrying it alone',
-    );
-    void this.restartConsumer(consumer);
-  }
-
-  private async restartConsumer(consumer: Consumer): Promise<void> {
-    if (consumer.restarting) return;
-    consumer.restarting = true;
-    try {
-      for (let attempt = 1; ; attempt += 1) {
-        await sleep(Math.min(30_000, 250 * 2 ** attempt));
-        if (this.closed || consumer.cancelled || consumer.wrapper) return;
-        try {
-          // The queue may have been deleted: declare the topology again before consuming.
-          for (const topology of this.topologies) await this.withChannel(topology);
-          await this.openConsumer(consumer);
-          this.logger.info({ queue: consumer.queue }, 'consumer restarted');
-          return;
-        } catch (error) {
-          if (this.closed || consumer.cancelled) return;
-          this.logger.warn({ err: error, queue: consumer.queue, attempt }, 'could not restart the consumer; retrying');
-        }
-      }
-    } finally {
-      consumer.restarting = false;
-    }
   }
 
   /**
