@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { createRepeatLimiter, type Logger } from '@hub/log';
-import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options, Replies } from 'amqplib';
 import type { ChannelAcks } from './acks';
 import { brokerUrls, type ConnectionSettings, connectionManager, where } from './connection';
 import { type Consumer, type Consumption, Consumers, type MessageHandler } from './consumers';
+import { Publisher } from './publisher';
 import {
   classifyFailure,
   DEFAULT_MAX_ATTEMPTS,
@@ -121,8 +122,8 @@ export class Broker extends EventEmitter {
   private readonly manager: AmqpConnectionManager;
   private readonly interrupt: () => void;
   private readonly lastError: () => Error | undefined;
-  /** The confirm channel publishes go through, created with the first connection attempt. */
-  private publisher?: ChannelWrapper;
+  /** The confirm channel publishes go through, opened with the first connection attempt. */
+  private readonly publisher: Publisher;
   /** The topology is declared on the current connection and the publisher is open. */
   private up = false;
   private upSignal = signal();
@@ -133,9 +134,6 @@ export class Broker extends EventEmitter {
   private declared?: { connection: ChannelModel; done: Promise<void> };
   private closed = false;
   private setupFailures = 0;
-  private publishCounter = 0;
-  /** Mandatory publishes awaiting their confirm: PUBLISH_ID_HEADER → marks it returned. */
-  private readonly awaitingReturn = new Map<string, () => void>();
   /** Channels kept for checkQueue, one per queue name: a 404 closes only that queue's own. */
   private readonly inspectors = new Map<string, Promise<Channel>>();
   /** Warnings that every message repeats while a dependency is away, written once per 10 s. */
@@ -152,6 +150,7 @@ export class Broker extends EventEmitter {
     this.manager = kept.manager;
     this.interrupt = kept.interrupt;
     this.lastError = kept.lastError;
+    this.publisher = new Publisher(this.manager, logger, PUBLISH_ID_HEADER);
     this.on('error', () => undefined);
     this.consumers = new Consumers({
       manager: this.manager,
@@ -267,30 +266,9 @@ export class Broker extends EventEmitter {
   async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish = {}): Promise<void> {
     const waitMs = this.options.publishWaitMs ?? 10_000;
     await this.whenConnected(waitMs);
-    let returned = false;
-    let publishId: string | undefined;
-    let properties: Options.Publish = { persistent: true, contentType: 'application/json', ...options };
-    if (options.mandatory) {
-      this.publishCounter += 1;
-      publishId = String(this.publishCounter);
-      properties = { ...properties, headers: { ...options.headers, [PUBLISH_ID_HEADER]: publishId } };
-      this.awaitingReturn.set(publishId, () => {
-        returned = true;
-      });
-    }
-    try {
-      // The library keeps a message whose connection went in its queue until the next one: the
-      // timeout takes it out (never sent later), so a publish is answered within its wait.
-      await this.publisher!.publish(exchange, routingKey, content, { ...properties, timeout: waitMs }).catch(
-        (error: Error) => {
-          throw error.message === 'timeout' ? new Error(`RabbitMQ did not confirm within ${waitMs} ms`) : error;
-        },
-      );
-      if (returned)
-        throw new UnroutableError(`no queue takes messages of exchange "${exchange}" with key "${routingKey}"`);
-    } finally {
-      if (publishId) this.awaitingReturn.delete(publishId);
-    }
+    const { returned } = await this.publisher.send(exchange, routingKey, content, options, waitMs);
+    if (returned)
+      throw new UnroutableError(`no queue takes messages of exchange "${exchange}" with key "${routingKey}"`);
   }
 
   /** Consumes a queue; a message is acked only after its handler resolved. */
@@ -325,7 +303,10 @@ export class Broker extends EventEmitter {
   private async whenConnected(waitMs: number): Promise<void> {
     if (this.up) return;
     if (this.closed) throw new Error('broker connection is closed');
-    if (!this.publisher) this.openPublisher();
+    if (!this.publisher.opened) {
+      this.publisher.open((channel) => this.setUpPublisher(channel));
+      this.manager.connect().catch(() => undefined);
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`RabbitMQ is not reachable (waited ${waitMs} ms)`)), waitMs);
@@ -333,24 +314,10 @@ export class Broker extends EventEmitter {
     await Promise.race([this.upSignal.fired, timeout]).finally(() => clearTimeout(timer));
   }
 
-  private openPublisher(): void {
-    this.publisher = this.manager.createChannel({
-      name: 'publish',
-      setup: (channel: ConfirmChannel) => this.setUpPublisher(channel),
-    });
-    this.publisher.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
-    this.manager.connect().catch(() => undefined);
-  }
-
   /** Run by the library on every connection: the topology first, then the broker is up. */
   private async setUpPublisher(channel: ConfirmChannel): Promise<void> {
     const connection = this.connection;
     if (this.closed || !connection) return;
-    channel.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
-    channel.on('return', (message: ConsumeMessage) => {
-      const id = message.properties.headers?.[PUBLISH_ID_HEADER];
-      if (id !== undefined) this.awaitingReturn.get(String(id))?.();
-    });
     // A channel the broker closed alone (a publish to a missing exchange) is not opened again by the
     // library until the connection is: the connection is closed, so everything is rebuilt in one place.
     channel.on('close', () => {
