@@ -1,6 +1,7 @@
 import { Broker } from '@hub/broker';
 import { createLogger } from '@hub/log';
 
+export * from './bundle';
 export * from './identity';
 export { generateSigningKey, type SigningKey } from '@hub/identity-stand-in';
 export * from './patroni';

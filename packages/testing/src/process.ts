@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { serviceCommand, serviceOfMain } from './bundle';
 import { waitFor } from './wait';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -17,11 +18,14 @@ export interface SpawnedService {
 }
 
 /**
- * Runs a service's main.ts as the platform runs it: one node process with the tsx loader (so a
- * signal reaches main itself), JSON logs at info. For the tests of start-up and clean shutdown.
+ * Runs a service's main.ts as the platform runs it: one node process on the service's bundle
+ * (serviceCommand; any other script with the tsx loader), so a signal reaches main itself, JSON logs
+ * at info. For the tests of start-up and clean shutdown.
  */
 export function spawnService(mainFile: string, env: NodeJS.ProcessEnv): SpawnedService {
-  const child = spawn(process.execPath, ['--import', 'tsx', mainFile], {
+  const service = serviceOfMain(mainFile);
+  const args = service ? serviceCommand(service) : ['--import', 'tsx', mainFile];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

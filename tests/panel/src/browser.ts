@@ -56,7 +56,12 @@ export async function seriousViolations(page: Page, tela: string): Promise<Viola
     .map((v) => ({ tela, id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
 }
 
+/**
+ * A full-page screenshot into ARTEFATOS, with PANEL_SCREENSHOTS=1 only: a PNG of every screen at two
+ * sizes is for a person reviewing the screens, and encoding them cost the suite's run CPU it needs.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.PANEL_SCREENSHOTS !== '1') return;
   await mkdir(ARTEFATOS, { recursive: true });
   await page.screenshot({ path: path.join(ARTEFATOS, `${name}.png`), fullPage: true });
 }

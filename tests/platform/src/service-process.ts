@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { serviceCommand } from '@hub/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 /** Enough of a service's log to explain a failure, without keeping every warn line of a long sweep. */
@@ -26,8 +27,8 @@ export class ServiceStartError extends Error {
 }
 
 /**
- * Runs `services/<name>/src/main.ts` exactly as `pnpm start` does (node with the tsx loader, so the
- * signal reaches main itself), waits for its "listening" line and then for GET /saude/prontidao 200.
+ * Runs the service exactly as `pnpm start` does (node on its bundle: serviceCommand in @hub/testing,
+ * so the signal reaches main itself), waits for its "listening" line and then for GET /saude/prontidao 200.
  * A process that exits or is not ready within `timeoutMs` is killed and reported with its last output.
  */
 export async function startServiceProcess(
@@ -35,7 +36,7 @@ export async function startServiceProcess(
   env: NodeJS.ProcessEnv,
   timeoutMs = 60_000,
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join('services', name, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, serviceCommand(name), {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
