@@ -145,6 +145,12 @@ export class Consumers {
       wrapper.on('error', (error) =>
         this.host.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
       );
+      // Closed (the broker closing, the consumer cancelled) before its setup ran: settled all the same.
+      wrapper.once('close', () => {
+        if (!first) return;
+        if (consumer.cancelled || this.host.isClosed()) resolve();
+        else reject(new Error('consumer channel closed before it consumed'));
+      });
       consumer.wrapper = wrapper;
     });
   }
