@@ -363,6 +363,42 @@ describe('Broker under failure', () => {
     await cut.close();
   });
 
+  it('When the link to RabbitMQ goes silent while a publish waits for its confirm, then the publish fails after its wait instead of waiting for the heartbeat', async () => {
+    // A relay that can stop carrying bytes without closing anything, as a stalled network would.
+    const sockets = new Set<net.Socket>();
+    let silent = false;
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(rabbitPort, rabbitHost);
+      for (const [from, to] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        sockets.add(from);
+        from.on('error', () => undefined);
+        from.on('data', (chunk) => {
+          if (!silent) to.write(chunk);
+        });
+      }
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const port = (relay.address() as net.AddressInfo).port;
+    const stalled = new Broker(at('127.0.0.1', port), logger, { name: 'stalled', publishWaitMs: 500 });
+    await stalled.start();
+    const lost = new Promise((resolve) => stalled.once('disconnected', resolve));
+    try {
+      silent = true;
+      const started = Date.now();
+      await expect(stalled.publish('', name('stalled'), Buffer.from('x'))).rejects.toThrow(/did not confirm/);
+      // The library would hold it until the heartbeat gives the connection up (about 10 s).
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+      await lost;
+      await stalled.close();
+    }
+  });
+
   it('When a mandatory message reaches no queue, then its publish rejects instead of being confirmed silently', async () => {
     const exchange = name('sem-fila');
     const queue = name('com-fila');

@@ -1,16 +1,17 @@
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
 import { createRepeatLimiter, type Logger } from '@hub/log';
-import amqp, {
-  type Channel,
-  type ChannelModel,
-  type ConfirmChannel,
-  type ConsumeMessage,
-  type Options,
-  type Replies,
-} from 'amqplib';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options, Replies } from 'amqplib';
+import type { ChannelAcks } from './acks';
+import { brokerUrls, type ConnectionSettings, connectionManager, where } from './connection';
+import { type Consumer, type Consumption, Consumers, type MessageHandler } from './consumers';
 import { classifyFailure, type RetryPolicy, retryDelay } from './failure';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAYS_MS, declareRetryLadder, retryRoute } from './ladder';
+import { Publisher } from './publisher';
+
+export { ChannelAcks } from './acks';
+export { brokerUrls } from './connection';
+export type { Consumption, MessageHandler } from './consumers';
 
 /** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
 export type Topology = (channel: Channel) => Promise<void>;
@@ -68,143 +69,51 @@ export interface ConsumeOptions {
   batchAcks?: boolean;
 }
 
-/**
- * The acks of one consumer channel, sent once per turn of the event loop: the settled messages
- * whose delivery tags are all below the oldest message still open (being handled) go in one
- * basic.ack with `multiple`, which RabbitMQ settles as one command; those above it are acked one by
- * one (holding them would hold prefetch slots behind a slow handler). A message that is nacked is
- * closed first, so no ack with `multiple` ever covers a message still open. On a closed channel
- * nothing is sent: the broker redelivers its unacknowledged messages anyway.
- */
-export class ChannelAcks {
-  private readonly open = new Set<number>();
-  private ready: { message: ConsumeMessage; done: () => void }[] = [];
-  private scheduled = false;
-
-  constructor(private readonly channel: Channel) {}
-
-  /** A message delivered to the handler. */
-  opened(message: ConsumeMessage): void {
-    this.open.add(message.fields.deliveryTag);
-  }
-
-  /** A message settled some other way (nacked): no longer open. */
-  closed(message: ConsumeMessage): void {
-    this.open.delete(message.fields.deliveryTag);
-  }
-
-  /** Acks the message with the next batch; resolves once the ack is written to the channel. */
-  ack(message: ConsumeMessage): Promise<void> {
-    this.open.delete(message.fields.deliveryTag);
-    return new Promise<void>((done) => {
-      this.ready.push({ message, done });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const ready = this.ready.sort((a, b) => a.message.fields.deliveryTag - b.message.fields.deliveryTag);
-    this.ready = [];
-    let oldestOpen = Number.POSITIVE_INFINITY;
-    for (const tag of this.open) if (tag < oldestOpen) oldestOpen = tag;
-    let below = 0;
-    while (below < ready.length && ready[below]!.message.fields.deliveryTag < oldestOpen) below += 1;
-    try {
-      if (below > 0) this.channel.ack(ready[below - 1]!.message, true);
-      for (let i = below; i < ready.length; i++) this.channel.ack(ready[i]!.message);
-    } catch {
-      // The channel closed: its unacknowledged messages go back to the queue by themselves.
-    }
-    for (const r of ready) r.done();
-  }
-}
-
-/** A consumer started by `Broker.consume`. */
-export interface Consumption {
-  /**
-   * Stops it for good: no more messages (also after a reconnection), its handlers under way end
-   * (acked or nacked on its channel), then its channel closes. Messages it had not taken stay in
-   * the queue for other consumers.
-   */
-  cancel(): Promise<void>;
-}
-
-/** How long one node may take to open an AMQP connection before the next is tried. */
-const CONNECT_TIMEOUT_MS = 5_000;
-
-export type MessageHandler = (message: ConsumeMessage) => Promise<void>;
-
-interface Consumer {
-  queue: string;
-  handler: MessageHandler;
-  options: ConsumeOptions;
-  channel?: Channel;
-  tag?: string;
-  /** Its handlers under way. */
-  inFlight: Set<Promise<void>>;
-  cancelled?: boolean;
-  /**
-   * The connection a chain of restarts is under way for: one chain per consumer and connection,
-   * never two racing to consume (a chain for an older connection ends by itself).
-   */
-  restarting?: ChannelModel;
-}
-
-export interface BrokerOptions {
-  /** Appears in the connection name in RabbitMQ's management UI, followed by the host and the pid. */
-  name: string;
+export interface BrokerOptions extends ConnectionSettings {
   /** Give up the first connection after this long; reconnections retry forever. */
   connectTimeoutMs?: number;
-  maxBackoffMs?: number;
-  /** How long a publish waits for a lost connection to come back before it fails. */
+  /** How long a publish waits for a lost connection to come back, or for its confirm, before it fails. */
   publishWaitMs?: number;
 }
 
-/**
- * The AMQP URLs of a broker setting: one URL, or the nodes of a cluster separated by commas
- * (`amqp://u:p@mq-1:5672/hub,amqp://u:p@mq-2:5672/hub`; a comma inside credentials is written %2C).
- */
-export function brokerUrls(setting: string | readonly string[]): string[] {
-  const urls = (typeof setting === 'string' ? setting.split(',') : [...setting]).map((u) => u.trim()).filter(Boolean);
-  if (urls.length === 0) throw new Error('no RabbitMQ URL given');
-  return urls;
+/** A promise resolved once, and a new one for the next time. */
+function signal(): { fired: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const fired = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { fired, fire };
 }
 
-/** host:port of an AMQP URL, for logs (never its credentials). */
-const where = (url: string) => {
-  const parsed = new URL(url);
-  return `${parsed.hostname}:${parsed.port || (parsed.protocol === 'amqps:' ? 5671 : 5672)}`;
-};
-
 /**
- * One AMQP connection per process that heals itself: on loss it reconnects with exponential
- * backoff and jitter, re-declares the topology and restarts every consumer. Given the nodes of a
- * cluster, each attempt tries them in turn, starting after the node just lost, so a node that stops
- * costs one reconnection to another, not a wait for it. Publishing goes through a confirm channel
- * and resolves only when the broker has taken the message. Every connection and channel has an
- * 'error' listener: a broker hiccup is logged, never a crash.
+ * One AMQP connection per process that heals itself, kept by amqp-connection-manager (see
+ * connection.ts for the URL list and the backoff). Its channel wrappers are opened again on every
+ * connection, and their setups re-declare the topology and restart every consumer. What the
+ * library leaves out is kept here (docs/decisions/broker-on-amqp-connection-manager.md): a publish
+ * is refused while the broker is down instead of queued, a message is acked on the channel it came
+ * from, and a channel closed alone (a publish to a missing exchange, a consumed queue deleted) is
+ * recovered. Publishing goes through a confirm channel and resolves only when the broker has taken
+ * the message. Every connection and channel has an 'error' listener: a broker hiccup is logged,
+ * never a crash.
  */
 export class Broker extends EventEmitter {
-  private connection?: ChannelModel;
-  private publisher?: ConfirmChannel;
+  private readonly manager: AmqpConnectionManager;
+  private readonly interrupt: () => void;
+  private readonly lastError: () => Error | undefined;
+  /** The confirm channel publishes go through, opened with the first connection attempt. */
+  private readonly publisher: Publisher;
+  /** The topology is declared on the current connection and the publisher is open. */
+  private up = false;
+  private upSignal = signal();
+  private node = 'unknown';
   private readonly topologies: Topology[] = [];
-  private readonly consumers: Consumer[] = [];
-  private readonly inFlight = new Set<Promise<void>>();
-  private connecting?: Promise<void>;
+  private readonly consumers: Consumers;
+  /** The topology's declaration on one connection, shared by every channel set up on it. */
+  private declared?: { connection: ChannelModel; done: Promise<void> };
   private closed = false;
-  private attempt = 0;
-  private publishCounter = 0;
-  /** Mandatory publishes awaiting their confirm: PUBLISH_ID_HEADER → marks it returned. */
-  private readonly awaitingReturn = new Map<string, () => void>();
+  private setupFailures = 0;
   /** Channels kept for checkQueue, one per queue name: a 404 closes only that queue's own. */
   private readonly inspectors = new Map<string, Promise<Channel>>();
-  private readonly urls: string[];
-  /** The index in `urls` of the node the next connection tries first. */
-  private nextUrl = 0;
   /** Warnings that every message repeats while a dependency is away, written once per 10 s. */
   private readonly repeated = createRepeatLimiter();
 
@@ -215,12 +124,41 @@ export class Broker extends EventEmitter {
     private readonly options: BrokerOptions,
   ) {
     super();
-    this.urls = brokerUrls(url);
+    const kept = connectionManager(brokerUrls(url), logger, options);
+    this.manager = kept.manager;
+    this.interrupt = kept.interrupt;
+    this.lastError = kept.lastError;
+    this.publisher = new Publisher(this.manager, logger, PUBLISH_ID_HEADER);
     this.on('error', () => undefined);
+    this.consumers = new Consumers({
+      manager: this.manager,
+      logger,
+      isClosed: () => this.closed,
+      declaredOn: (connection) => this.declaredOn(connection),
+      redeclare: async () => {
+        for (const topology of this.topologies) await this.withChannel(topology);
+      },
+      onChannel: (connection, fn) => this.onChannel(connection, fn),
+      retrySteps: (consumer) => this.declareRetrySteps(consumer),
+      handle: (channel, consumer, message, acks) => this.handle(channel, consumer, message, acks),
+    });
+    this.manager.on('connect', ({ url: at }) => {
+      this.node = where(at);
+      // The library's type names the inner connection; what it holds is the amqplib ChannelModel.
+      const connection = this.manager.connection;
+      connection?.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
+      connection?.on('handler-error', (error) => this.logger.error({ err: error }, 'amqp event handler failed'));
+    });
+    this.manager.on('disconnect', ({ err }) => this.onConnectionLost(err));
+  }
+
+  /** The live amqplib connection (the tests cut it, as a network failure would). */
+  private get connection(): ChannelModel | undefined {
+    return this.manager.connection;
   }
 
   get connected(): boolean {
-    return this.publisher !== undefined;
+    return this.up;
   }
 
   /** A readiness check: resolves while connected, rejects while the connection is down. */
@@ -230,11 +168,17 @@ export class Broker extends EventEmitter {
 
   /** Connects (retrying until connectTimeoutMs) and declares the topology. */
   async start(): Promise<this> {
-    await this.ensureConnected(this.options.connectTimeoutMs ?? 30_000);
+    try {
+      await this.whenConnected(this.options.connectTimeoutMs ?? 30_000);
+    } catch (error) {
+      // Given up: no attempt goes on behind the caller's back.
+      await this.close();
+      throw new Error(`cannot reach RabbitMQ: ${(this.lastError() ?? (error as Error)).message}`);
+    }
     return this;
   }
 
-  /** Adds a topology; applied now when connected and after every reconnection. */
+  /** Adds a topology; applied now when connected and on every later connection. */
   async declare(topology: Topology): Promise<void> {
     this.topologies.push(topology);
     if (this.connection) await this.withChannel(topology);
@@ -242,8 +186,7 @@ export class Broker extends EventEmitter {
 
   /** Runs fn on a short-lived channel (declarations, inspections in tests and operations). */
   async withChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T> {
-    await this.ensureConnected();
-    return this.onChannel(this.connection!, fn);
+    return this.onChannel(await this.liveConnection(), fn);
   }
 
   /**
@@ -253,8 +196,7 @@ export class Broker extends EventEmitter {
    * not exist, which closes that channel only, and the next check opens another.
    */
   async checkQueue(queue: string): Promise<Replies.AssertQueue> {
-    await this.ensureConnected();
-    const connection = this.connection!;
+    const connection = await this.liveConnection();
     let channel = this.inspectors.get(queue);
     if (!channel) {
       const opening = connection.createChannel().then((opened) => {
@@ -300,274 +242,112 @@ export class Broker extends EventEmitter {
    * rejects with an UnroutableError instead of resolving on the confirm that follows the return.
    */
   async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish = {}): Promise<void> {
-    await this.ensureConnected(this.options.publishWaitMs ?? 10_000);
-    const channel = this.publisher!;
-    let returned = false;
-    let publishId: string | undefined;
-    let properties: Options.Publish = { persistent: true, contentType: 'application/json', ...options };
-    if (options.mandatory) {
-      this.publishCounter += 1;
-      publishId = String(this.publishCounter);
-      properties = { ...properties, headers: { ...options.headers, [PUBLISH_ID_HEADER]: publishId } };
-      this.awaitingReturn.set(publishId, () => {
-        returned = true;
-      });
-    }
-    try {
-      await new Promise<void>((resolve, reject) => {
-        channel.publish(exchange, routingKey, content, properties, (error) => {
-          if (error) reject(error instanceof Error ? error : new Error(`broker refused the message: ${String(error)}`));
-          else if (returned)
-            reject(new UnroutableError(`no queue takes messages of exchange "${exchange}" with key "${routingKey}"`));
-          else resolve();
-        });
-      });
-    } finally {
-      if (publishId) this.awaitingReturn.delete(publishId);
-    }
+    const waitMs = this.options.publishWaitMs ?? 10_000;
+    await this.whenConnected(waitMs);
+    const { returned } = await this.publisher.send(exchange, routingKey, content, options, waitMs);
+    if (returned)
+      throw new UnroutableError(`no queue takes messages of exchange "${exchange}" with key "${routingKey}"`);
   }
 
   /** Consumes a queue; a message is acked only after its handler resolved. */
-  async consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumption> {
-    const consumer: Consumer = { queue, handler, options, inFlight: new Set() };
-    this.consumers.push(consumer);
-    const consumption = { cancel: () => this.cancelConsumer(consumer) };
-    if (this.connection) {
-      try {
-        await this.startConsumer(consumer);
-      } catch (error) {
-        // Not started (e.g. the queue does not exist): nothing is left behind to restart it.
-        await consumption.cancel();
-        throw error;
-      }
-    }
-    return consumption;
-  }
-
-  private async cancelConsumer(consumer: Consumer): Promise<void> {
-    if (consumer.cancelled) return;
-    consumer.cancelled = true;
-    const i = this.consumers.indexOf(consumer);
-    if (i >= 0) this.consumers.splice(i, 1);
-    const { channel, tag } = consumer;
-    if (channel && tag) await channel.cancel(tag).catch(() => undefined);
-    await Promise.allSettled([...consumer.inFlight]);
-    consumer.channel = undefined;
-    consumer.tag = undefined;
-    await channel?.close().catch(() => undefined);
+  consume(queue: string, handler: MessageHandler, options: ConsumeOptions = {}): Promise<Consumption> {
+    return this.consumers.add(queue, handler, options, this.up);
   }
 
   /** Stops consuming, waits for handlers under way, then closes the connection. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    for (const consumer of this.consumers) {
-      if (consumer.channel && consumer.tag) await consumer.channel.cancel(consumer.tag).catch(() => undefined);
-    }
-    await Promise.allSettled([...this.inFlight]);
-    const connection = this.connection;
-    this.connection = undefined;
-    this.publisher = undefined;
+    await this.consumers.stop();
+    this.up = false;
     this.inspectors.clear();
-    await connection?.close().catch(() => undefined);
+    this.interrupt();
+    await this.manager.close().catch(() => undefined);
+  }
+
+  /** The current connection once the topology is declared on it, waiting for it as a publish does. */
+  private async liveConnection(): Promise<ChannelModel> {
+    await this.whenConnected(10_000);
+    const connection = this.connection;
+    if (!connection) throw new Error('RabbitMQ connection lost');
+    return connection;
   }
 
   /**
-   * Resolves once connected. Callers share one connection attempt, but each waits at most
-   * `waitMs`: a publish during an outage fails after that instead of hanging with the attempt.
+   * Resolves once connected (the first call starts the library's connection attempts). Callers share
+   * them, but each waits at most `waitMs`: a publish during an outage fails after that instead of
+   * hanging, and is never queued for later.
    */
-  private async ensureConnected(waitMs = 10_000): Promise<void> {
-    if (this.publisher) return;
+  private async whenConnected(waitMs: number): Promise<void> {
+    if (this.up) return;
     if (this.closed) throw new Error('broker connection is closed');
-    this.connecting ??= this.connectWithBackoff(Date.now() + waitMs).finally(() => {
-      this.connecting = undefined;
-    });
-    if (waitMs === Number.POSITIVE_INFINITY) return this.connecting;
+    if (!this.publisher.opened) {
+      this.publisher.open((channel) => this.setUpPublisher(channel));
+      this.manager.connect().catch(() => undefined);
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`RabbitMQ is not reachable (waited ${waitMs} ms)`)), waitMs);
     });
-    await Promise.race([this.connecting, timeout]).finally(() => clearTimeout(timer));
+    await Promise.race([this.upSignal.fired, timeout]).finally(() => clearTimeout(timer));
   }
 
-  private async connectWithBackoff(deadline: number): Promise<void> {
-    for (;;) {
-      try {
-        await this.connectOnce();
-        this.attempt = 0;
-        return;
-      } catch (error) {
-        this.attempt += 1;
-        const delay =
-          Math.min(this.options.maxBackoffMs ?? 10_000, 100 * 2 ** this.attempt) * (0.5 + Math.random() / 2);
-        if (this.closed || Date.now() + delay > deadline) {
-          throw new Error(`cannot reach RabbitMQ: ${(error as Error).message}`);
-        }
-        this.logger.warn(
-          { err: error, attempt: this.attempt, retry_in_ms: Math.round(delay) },
-          'RabbitMQ unreachable; retrying',
-        );
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
-  }
-
-  /** One try of every node, starting at `nextUrl`; rejects with the last node's error. */
-  private async connectOnce(): Promise<void> {
-    let failure: unknown;
-    for (let k = 0; k < this.urls.length; k += 1) {
-      const i = (this.nextUrl + k) % this.urls.length;
-      try {
-        await this.connectTo(this.urls[i]!, i);
-        return;
-      } catch (error) {
-        failure = error;
-        if (this.urls.length > 1)
-          this.logger.warn({ err: error, node: where(this.urls[i]!) }, 'RabbitMQ node unreachable; trying the next');
-      }
-    }
-    throw failure;
-  }
-
-  private async connectTo(url: string, index: number): Promise<void> {
-    // Host and pid in the name: the management UI (and a fault test) can tell one process's connection from another's.
-    const connection = await amqp.connect(url, {
-      clientProperties: { connection_name: `${this.options.name} ${hostname()}:${process.pid}` },
-      // A node that takes the TCP connection and then says nothing must not hold the failover.
-      timeout: CONNECT_TIMEOUT_MS,
-    });
-    connection.on('error', (error) => this.logger.warn({ err: error }, 'amqp connection error'));
-    connection.on('close', () => this.onConnectionLost(connection));
-    connection.on('handler-error', (error) => this.logger.error({ err: error }, 'amqp event handler failed'));
-    try {
-      const publisher = await connection.createConfirmChannel();
-      publisher.on('error', (error) => this.logger.warn({ err: error }, 'amqp publish channel error'));
-      publisher.on('return', (message: ConsumeMessage) => {
-        const id = message.properties.headers?.[PUBLISH_ID_HEADER];
-        if (id !== undefined) this.awaitingReturn.get(String(id))?.();
+  /** Run by the library on every connection: the topology first, then the broker is up. */
+  private async setUpPublisher(channel: ConfirmChannel): Promise<void> {
+    const connection = this.connection;
+    if (this.closed || !connection) return;
+    // A channel the broker closed alone (a publish to a missing exchange) is not opened again by the
+    // library until the connection is: the connection is closed, so everything is rebuilt in one place.
+    channel.on('close', () => {
+      this.markDown();
+      setImmediate(() => {
+        if (!this.closed && this.connection === connection) connection.close().catch(() => undefined);
       });
-      // A channel closed by the broker (e.g. a publish to a missing exchange) takes the connection
-      // down with it, so everything is rebuilt in one place.
-      publisher.on('close', () => this.onConnectionLost(connection));
-      this.connection = connection;
-      for (const topology of this.topologies) await this.onChannel(connection, topology);
-      this.publisher = publisher;
-      for (const consumer of this.consumers) {
-        try {
-          await this.startConsumer(consumer);
-        } catch (error) {
-          // Its queue is gone (a destination's queue deleted by another worker while this one was
-          // away): that consumer alone retries, or is cancelled by its owner; the connection, and
-          // every other consumer, stay up. Anything else fails the connection attempt as before.
-          if ((error as { code?: number }).code !== 404) throw error;
-          this.logger.warn({ err: error, queue: consumer.queue }, 'queue to consume not found; retrying it alone');
-          consumer.channel = undefined;
-          consumer.tag = undefined;
-          void this.retryConsumer(consumer, connection, 1);
-        }
-      }
+    });
+    try {
+      await this.declaredOn(connection);
     } catch (error) {
-      this.connection = undefined;
-      this.publisher = undefined;
-      await connection.close().catch(() => undefined);
-      throw error;
+      // As a failed connection: closed after a backoff, and the library connects again (to the next node).
+      this.setupFailures += 1;
+      const delay = Math.min(this.options.maxBackoffMs ?? 10_000, 100 * 2 ** this.setupFailures);
+      this.logger.warn({ err: error, retry_in_ms: delay }, 'could not declare the topology; reconnecting');
+      setTimeout(() => {
+        if (this.connection === connection) connection.close().catch(() => undefined);
+      }, delay).unref();
+      return;
     }
-    // After a loss, the node after this one is tried first.
-    this.nextUrl = (index + 1) % this.urls.length;
-    this.logger.info({ node: where(url) }, 'connected to RabbitMQ');
+    if (this.closed || this.connection !== connection) return;
+    this.setupFailures = 0;
+    this.up = true;
+    this.upSignal.fire();
+    this.logger.info({ node: this.node }, 'connected to RabbitMQ');
     this.emit('connected');
   }
 
-  private onConnectionLost(connection: ChannelModel): void {
-    if (this.connection !== connection) return;
-    connection.close().catch(() => undefined);
-    this.connection = undefined;
-    this.publisher = undefined;
+  /** The topology declared once per connection (each part on a channel of its own); every setup waits for it. */
+  private declaredOn(connection: ChannelModel): Promise<void> {
+    if (this.declared?.connection !== connection) {
+      const declare = async () => {
+        for (const topology of this.topologies) await this.onChannel(connection, topology);
+      };
+      this.declared = { connection, done: declare() };
+    }
+    return this.declared.done;
+  }
+
+  private markDown(): void {
+    if (!this.up) return;
+    this.up = false;
+    this.upSignal = signal();
+  }
+
+  private onConnectionLost(error: unknown): void {
+    this.markDown();
     this.inspectors.clear();
-    for (const consumer of this.consumers) {
-      consumer.channel = undefined;
-      consumer.tag = undefined;
-    }
+    this.consumers.lost();
     if (this.closed) return;
-    this.logger.warn('lost RabbitMQ; reconnecting');
+    this.logger.warn({ err: error }, 'lost RabbitMQ; reconnecting');
     this.emit('disconnected');
-    this.ensureConnected(Number.POSITIVE_INFINITY).catch((error) =>
-      this.logger.error({ err: error }, 'reconnection stopped'),
-    );
-  }
-
-  private async startConsumer(consumer: Consumer): Promise<void> {
-    const connection = this.connection!;
-    const channel = await connection.createChannel();
-    channel.on('error', (error) =>
-      this.logger.warn({ err: error, queue: consumer.queue }, 'amqp consumer channel error'),
-    );
-    if (consumer.cancelled) {
-      await channel.close().catch(() => undefined);
-      return;
-    }
-    // A consumer channel closed alone (queue deleted, consumer timeout) is started again; when the
-    // whole connection went, the reconnection restarts every consumer instead.
-    channel.on('close', () => this.restartConsumer(consumer, connection, channel));
-    await channel.prefetch(consumer.options.prefetch ?? 10);
-    await this.onChannel(connection, this.declareRetrySteps(consumer));
-    consumer.channel = channel;
-    const acks = consumer.options.batchAcks ? new ChannelAcks(channel) : undefined;
-    const reply = await channel.consume(consumer.queue, (message) => {
-      if (!message) {
-        this.logger.warn({ queue: consumer.queue }, 'the broker cancelled the consumer');
-        channel.close().catch(() => undefined);
-        return;
-      }
-      acks?.opened(message);
-      const work = this.handle(channel, consumer, message, acks).catch((error) =>
-        this.logger.error(
-          { err: error, queue: consumer.queue },
-          'message left unacknowledged; the broker will redeliver it',
-        ),
-      );
-      this.inFlight.add(work);
-      consumer.inFlight.add(work);
-      void work.finally(() => {
-        this.inFlight.delete(work);
-        consumer.inFlight.delete(work);
-      });
-    });
-    consumer.tag = reply.consumerTag;
-    // Cancelled while it was starting: undone now that it has a tag.
-    if (consumer.cancelled) await channel.cancel(reply.consumerTag).catch(() => undefined);
-  }
-
-  private restartConsumer(consumer: Consumer, connection: ChannelModel, channel: Channel): void {
-    // an old channel, restarted already, or cancelled on purpose
-    if (this.closed || consumer.cancelled || consumer.channel !== channel) return;
-    consumer.channel = undefined;
-    consumer.tag = undefined;
-    void this.retryConsumer(consumer, connection, 1);
-  }
-
-  private async retryConsumer(consumer: Consumer, connection: ChannelModel, attempt: number): Promise<void> {
-    // A failed start closes its channel, whose close handler asks for a restart too: one chain only.
-    if (attempt === 1) {
-      if (consumer.restarting === connection) return;
-      consumer.restarting = connection;
-    }
-    const ended = () => {
-      if (consumer.restarting === connection) consumer.restarting = undefined;
-    };
-    await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 250 * 2 ** attempt)).unref());
-    if (this.closed || consumer.cancelled || this.connection !== connection || consumer.channel) return ended();
-    try {
-      // The queue may have been deleted: declare the topology again before consuming.
-      for (const topology of this.topologies) await this.onChannel(connection, topology);
-      await this.startConsumer(consumer);
-      ended();
-      this.logger.info({ queue: consumer.queue }, 'consumer restarted');
-    } catch (error) {
-      this.logger.warn({ err: error, queue: consumer.queue, attempt }, 'could not restart the consumer; retrying');
-      consumer.channel = undefined;
-      consumer.tag = undefined;
-      await this.retryConsumer(consumer, connection, attempt + 1);
-    }
   }
 
   /**
