@@ -50,8 +50,11 @@ const SERVICES = [
   },
   // semiMb: V8's young generation (--max-semi-space-size), as run-service.sh does (NODE_MAX_SEMI_SPACE_MB
   // overrides, 0: V8's default): the worker's jobs in flight outlive a 16 MB one (docs/decisions/delivery-worker-cpu.md, third pass).
-  { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084, semiMb: 32 },
+  // The demo receiver before the worker: deliveries left pending by an earlier run go out as soon as
+  // the worker starts, and with the receiver not yet listening twenty refusals opened its circuit,
+  // so the first publication of this run waited out the circuit (seen in a CI rehearsal).
   { name: 'demo-receiver', portVar: 'DEMO_RECEIVER_PORT', port: 8086, urlVar: 'DEMO_RECEIVER_URL' },
+  { name: 'delivery-worker', portVar: 'DELIVERY_WORKER_PORT', port: 8084, semiMb: 32 },
   { name: 'gateway', portVar: 'GATEWAY_PORT', port: 8080 },
 ];
 const ROUTED = ['access', 'function', 'hub-api'];

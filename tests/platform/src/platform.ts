@@ -7,7 +7,7 @@ import { dropDatabase, unusedTestDatabase } from '@hub/testing';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import { ownVhost } from './vhost';
 
-/** The services `pnpm start` runs, in its start order (each needs the ones before it). */
+/** The services `pnpm start` runs, in a start order where each needs only the ones before it (`pnpm start` starts the demo receiver before the worker). */
 export const SERVICE_NAMES = [
   'identity-dev',
   'access',
