@@ -21,7 +21,8 @@ import type { Draft } from './esquemas';
  * Retry-After. A registration also waits no longer than its answer can still arrive in time
  * (`esperaMaximaMs`, its own compilation's limit included): past it, the same 503. Otherwise a few
  * slow schemas queued behind each other are answered 504 by the gateway (GATEWAY_UPSTREAM_TIMEOUT,
- * 30 s) while hub-api still compiles them, for nobody, holding the next operator's registration. A `uso` (a version's first use by this process, which publications wait for) goes ahead
+ * 30 s) while hub-api still compiles them, for nobody, holding the next operator's registration. A
+ * `uso` (a version's first use by this process, which publications wait for) goes ahead
  * of every waiting registration and always finds a worker that no registration holds: slow schemas
  * sent again and again to /versao-de-esquema/verificar-compatibilidade never hold publications.
  */
