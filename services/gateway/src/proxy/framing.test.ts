@@ -467,3 +467,50 @@ describe('the gateway under one client streaming large bodies slowly', () => {
     }
   });
 });
+
+describe('the gateway under clients that send a head and a few bytes of a large body, then go away', () => {
+  let gateway: GatewayUnderTest;
+  beforeEach(async () => {
+    // Ten slots for hub-api, two of them for bodies still streaming in: ten such clients at once fill them.
+    gateway = await startGatewayWithKnownCaller(identity, atacante, { GATEWAY_MAX_IN_FLIGHT: '10' });
+  });
+  // The gateway's close ends: no upstream request or slot is left behind by the clients gone.
+  afterEach(() => gateway.close());
+
+  it.each([0, 50, 300])(
+    'When ten go away %d ms after five bytes of 20,000, then the streaming share and the slots are given back',
+    async (ms) => {
+      const { hostname, port } = new URL(gateway.url);
+      const sockets = Array.from({ length: 10 }, (_v, i) => {
+        const socket = connect(Number(port), hostname);
+        socket.on('error', () => undefined);
+        socket.write(
+          `POST /eventos?cinco=${i} HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${atacante}\r\ncontent-length: 20000\r\n\r\nxxxxx`,
+        );
+        return socket;
+      });
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      for (const socket of sockets) socket.destroy();
+      // Two streamed uploads at once (the whole share) and ten publications at once (every slot): all sent.
+      const uploads = await Promise.all(
+        [0, 1].map((i) =>
+          request(gateway.url)
+            .post(`/eventos?upload=${i}`)
+            .set('authorization', `Bearer ${atacante}`)
+            .set('content-type', 'text/plain')
+            .send('x'.repeat(20000)),
+        ),
+      );
+      expect(uploads.map((r) => r.status)).toEqual([200, 200]);
+      const publicacoes = await Promise.all(
+        Array.from({ length: 10 }, (_v, i) =>
+          request(gateway.url)
+            .post(`/eventos?atraso=100&pub=${i}`)
+            .set('authorization', `Bearer ${atacante}`)
+            .send({ i }),
+        ),
+      );
+      expect(publicacoes.map((r) => r.status)).toEqual(Array(10).fill(200));
+    },
+  );
+});
