@@ -23,6 +23,14 @@ beforeAll(async () => {
 });
 afterAll(() => identity.close());
 
+/** `n` publications at once, each answered 100 ms late by the recorder: as many slots held together. */
+const publicacoesJuntas = (gateway: GatewayUnderTest, n: number) =>
+  Promise.all(
+    Array.from({ length: n }, (_v, i) =>
+      request(gateway.url).post(`/eventos?atraso=100&pub=${i}`).set('authorization', `Bearer ${atacante}`).send({ i }),
+    ),
+  );
+
 describe('the gateway writes the framing of what it forwards', () => {
   let gateway: GatewayUnderTest;
   beforeAll(async () => {
@@ -444,14 +452,7 @@ describe('the gateway under one client streaming large bodies slowly', () => {
       expect(terceiro.texto()).toMatch(/\r\nretry-after: 1\r\n/i);
       expect(gateway.upstreams.hubApi.started.filter((p) => p.includes('devagar=2'))).toEqual([]);
       // Six publications at once, in the slots the uploads left: all sent.
-      const publicacoes = await Promise.all(
-        Array.from({ length: 6 }, (_v, i) =>
-          request(gateway.url)
-            .post(`/eventos?atraso=100&pub=${i}`)
-            .set('authorization', `Bearer ${atacante}`)
-            .send({ i }),
-        ),
-      );
+      const publicacoes = await publicacoesJuntas(gateway, 6);
       expect(publicacoes.map((r) => r.status)).toEqual(Array(6).fill(200));
       // One upload ends: its share is free for the next.
       lentos[0]!.socket.write('x'.repeat(15000));
@@ -502,14 +503,7 @@ describe('the gateway under clients that send a head and a few bytes of a large 
         ),
       );
       expect(uploads.map((r) => r.status)).toEqual([200, 200]);
-      const publicacoes = await Promise.all(
-        Array.from({ length: 10 }, (_v, i) =>
-          request(gateway.url)
-            .post(`/eventos?atraso=100&pub=${i}`)
-            .set('authorization', `Bearer ${atacante}`)
-            .send({ i }),
-        ),
-      );
+      const publicacoes = await publicacoesJuntas(gateway, 10);
       expect(publicacoes.map((r) => r.status)).toEqual(Array(10).fill(200));
     },
   );
