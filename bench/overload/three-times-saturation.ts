@@ -15,10 +15,17 @@
  * the accepted rate against the saturation rate, and the peak RSS of each process (from /proc, every
  * 500 ms). Then every accepted publication's delivery jobs are looked for in RabbitMQ (a queue bound
  * beside the work queue): an accepted event whose jobs never arrive is lost.
+ *
+ * BENCH_SOBRECARGA_BORDA=1: the publishers reach the platform as in production, through the edge
+ * (the real nginx with infra/edge/nginx.conf, TLS, tests/platform/src/edge/nginx.ts starts it on a
+ * port of its own), which sends POST /eventos on kept-alive connections to hub-api; the saturation
+ * is measured through it too. Its per-client connection limit is lifted: the load comes from one
+ * address, where production's comes from many.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { registrarPublicacao } from '../support/benchmark-event';
@@ -26,6 +33,7 @@ import { percentile } from '../support/paced-load';
 import { obtainPlatform } from '../support/platform';
 import { runSection } from '../support/report';
 import { copiarTrabalhos } from '../support/delivery-job-tap';
+import { type Borda, startBorda } from '../../tests/platform/src/edge/nginx';
 
 export const HEADING = '## Overload: three times the saturation rate';
 const SECONDS = Number(process.env.BENCH_SOBRECARGA_SECONDS ?? 60);
@@ -42,6 +50,14 @@ const CLIENT_TIMEOUT_MS = 10_000;
  */
 const CONEXOES = Number(process.env.BENCH_SOBRECARGA_CONEXOES ?? 0);
 const VHOST = 'hub-bench-sobrecarga';
+const BORDA = process.env.BENCH_SOBRECARGA_BORDA === '1';
+
+/** Where the publishers send: the gateway's URL, or the edge's with the CA its certificate is checked by. */
+interface Alvo {
+  url: string;
+  ca?: string;
+  nome: string;
+}
 
 interface Resposta {
   status: number;
@@ -103,10 +119,10 @@ function picosDeRss(raiz: number) {
 }
 
 /** One publication with its own Idempotency-Key; resolves with its status, answer time and deliveries. */
-function publicar(url: URL, agent: Agent, token: string, corpo: string, devidaEm: number): Promise<Resposta> {
+function publicar(url: URL, agent: http.Agent, token: string, corpo: string, devidaEm: number): Promise<Resposta> {
   return new Promise((resolve) => {
     const inicio = devidaEm;
-    const req = request(
+    const req = (url.protocol === 'https:' ? https : http).request(
       {
         host: url.hostname,
         port: url.port,
@@ -151,9 +167,10 @@ function publicar(url: URL, agent: Agent, token: string, corpo: string, devidaEm
 }
 
 /** An open loop: `rate` publications a second for `seconds`, evenly spaced, whatever the answers take. */
-async function lacoAberto(url: string, token: string, corpo: string, rate: number, seconds: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONEXOES > 0 ? CONEXOES : Number.POSITIVE_INFINITY });
-  const alvo = new URL(url);
+async function lacoAberto(destino: Alvo, token: string, corpo: string, rate: number, seconds: number) {
+  const sockets = { keepAlive: true, maxSockets: CONEXOES > 0 ? CONEXOES : Number.POSITIVE_INFINITY };
+  const agent = destino.ca ? new https.Agent({ ...sockets, ca: destino.ca }) : new http.Agent(sockets);
+  const alvo = new URL(destino.url);
   const pendentes: Promise<Resposta>[] = [];
   const total = Math.round(rate * seconds);
   const inicio = performance.now();
@@ -172,9 +189,10 @@ async function lacoAberto(url: string, token: string, corpo: string, rate: numbe
   return { respostas, segundos: (performance.now() - inicio) / 1000 };
 }
 
-async function saturacao(url: string, token: string, corpo: string): Promise<number> {
+async function saturacao(destino: Alvo, token: string, corpo: string): Promise<number> {
   const r = await autocannon({
-    url,
+    url: destino.url,
+    ...(destino.ca ? { tlsOptions: { ca: destino.ca } } : {}),
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: corpo,
@@ -213,6 +231,7 @@ async function esperarTrabalhos(chegadas: Map<string, number>, ids: string[], li
 
 export async function sobrecarga(log: (line: string) => void): Promise<string> {
   const platform = await obtainPlatform(log, { vhost: VHOST, ownDatabasesOnly: true, without: 'delivery-worker' });
+  let borda: Borda | undefined;
   try {
     if (!platform.rabbitmqUrl || platform.pid === undefined)
       throw new Error('bench/overload/three-times-saturation.ts starts its own platform');
@@ -220,15 +239,26 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
       criado: ['A', 'B', 'C'].map((x) => `https://recebedor.example/assinante_${x.toLowerCase()}`),
     });
     const corpo = corpos.criado;
-    const url = `${platform.gatewayUrl}/eventos`;
+    if (BORDA) {
+      if (!platform.hubApiUrl) throw new Error('BENCH_SOBRECARGA_BORDA=1 needs the platform the benchmark starts');
+      const hostDe = (url: string) => new URL(url).host;
+      borda = await startBorda({
+        gateway: hostDe(platform.gatewayUrl),
+        hubApi: hostDe(platform.hubApiUrl),
+        connPerClient: 60_000,
+      });
+    }
+    const destino: Alvo = borda
+      ? { url: `https://127.0.0.1:${borda.port}/eventos`, ca: borda.ca, nome: 'the edge (nginx, TLS) to hub-api' }
+      : { url: `${platform.gatewayUrl}/eventos`, nome: 'the gateway' };
     const fila = await copiarTrabalhos(platform.rabbitmqUrl);
     log('warming up (5 s)…');
-    await saturacao(url, token, corpo);
-    const saturada = await saturacao(url, token, corpo);
+    await saturacao(destino, token, corpo);
+    const saturada = await saturacao(destino, token, corpo);
     const rate = Math.round(saturada * FACTOR);
-    log(`saturation through the gateway: ${saturada.toFixed(0)} publications/s; now ${rate}/s for ${SECONDS} s…`);
+    log(`saturation through ${destino.nome}: ${saturada.toFixed(0)} publications/s; now ${rate}/s for ${SECONDS} s…`);
     const rss = picosDeRss(platform.pid!);
-    const { respostas, segundos } = await lacoAberto(url, token, corpo, rate, SECONDS);
+    const { respostas, segundos } = await lacoAberto(destino, token, corpo, rate, SECONDS);
     rss.parar();
     const tempos = respostas.map((r) => r.ms).sort((a, b) => a - b);
     const conta = (f: (r: Resposta) => boolean) => respostas.filter(f).length;
@@ -242,8 +272,8 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
     const linhas = [
       HEADING,
       '',
-      `Command: \`BENCH_ONLY=sobrecarga pnpm bench\` (bench/overload/three-times-saturation.ts); ${new Date().toISOString()}, ` +
-        `Node ${process.version}. Saturation through the gateway ${saturada.toFixed(0)} publications/s ` +
+      `Command: \`${BORDA ? 'BENCH_SOBRECARGA_BORDA=1 ' : ''}BENCH_ONLY=sobrecarga pnpm bench\` (bench/overload/three-times-saturation.ts); ${new Date().toISOString()}, ` +
+        `Node ${process.version}. Saturation through ${destino.nome} ${saturada.toFixed(0)} publications/s ` +
         `(50 connections, 10 s); then ${rate}/s (${FACTOR}×) open loop for ${SECONDS} s on ` +
         `${CONEXOES > 0 ? `${CONEXOES} kept-alive connections (answer times from when each was due)` : 'a connection per publication waiting'}, 3 subscriptions, no worker.`,
       '',
@@ -262,6 +292,7 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
     ];
     return linhas.join('\n');
   } finally {
+    await borda?.stop();
     await platform.stop();
   }
 }
