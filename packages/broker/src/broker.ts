@@ -1,25 +1,22 @@
 import { EventEmitter } from 'node:events';
 import { createRepeatLimiter, type Logger } from '@hub/log';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options, Replies } from 'amqplib';
-import type { ChannelAcks } from './acks';
+import type { Channel, ChannelModel, ConfirmChannel, Options, Replies } from 'amqplib';
 import { brokerUrls, type ConnectionSettings, connectionManager, where } from './connection';
 import { type Consumer, type Consumption, Consumers, type MessageHandler } from './consumers';
-import { classifyFailure, type RetryPolicy, retryDelay } from './failure';
-import { DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_DELAYS_MS, declareRetryLadder, retryRoute } from './ladder';
+import type { RetryPolicy } from './failure';
+import { DEFAULT_RETRY_DELAYS_MS, declareRetryLadder } from './ladder';
 import { Publisher } from './publisher';
+import { type SettleDeps, settle } from './settle';
 
 export { ChannelAcks } from './acks';
 export { brokerUrls } from './connection';
 export type { Consumption, MessageHandler } from './consumers';
+export { ATTEMPT_HEADER, RequeueMessage, retryHeaders, retryProperties, WAITS_HEADER } from './settle';
 
 /** Declares exchanges, queues and bindings; runs on every (re)connection, so it must be idempotent. */
 export type Topology = (channel: Channel) => Promise<void>;
 
-/** The attempt a delivery is (absent on the first); on a dead-lettered message, the attempt that failed last. */
-export const ATTEMPT_HEADER = 'hub-tentativa';
-/** How many times in a row the message waited for an unavailable dependency (not counted as attempts). */
-export const WAITS_HEADER = 'hub-esperas';
 /**
  * Set on a `mandatory` publish: a number unique to this connection's publisher, so a basic.return
  * is matched to its publish (RabbitMQ sends the return before the confirm of the same message).
@@ -29,14 +26,6 @@ export const PUBLISH_ID_HEADER = 'hub-envio';
 /** A `mandatory` message no queue was bound to take: RabbitMQ returned it instead of storing it. */
 export class UnroutableError extends Error {
   override name = 'UnroutableError';
-}
-
-/**
- * Thrown by a handler that did not handle its message and wants it back in the queue as it is, at
- * once (a consumer stopping): nacked with requeue, not retried through the delay queues.
- */
-export class RequeueMessage extends Error {
-  override name = 'RequeueMessage';
 }
 
 export interface ConsumeOptions {
@@ -130,6 +119,11 @@ export class Broker extends EventEmitter {
     this.lastError = kept.lastError;
     this.publisher = new Publisher(this.manager, logger, PUBLISH_ID_HEADER);
     this.on('error', () => undefined);
+    const settling: SettleDeps = {
+      logger,
+      repeated: this.repeated,
+      publish: (exchange, routingKey, content, publish) => this.publish(exchange, routingKey, content, publish),
+    };
     this.consumers = new Consumers({
       manager: this.manager,
       logger,
@@ -140,7 +134,7 @@ export class Broker extends EventEmitter {
       },
       onChannel: (connection, fn) => this.onChannel(connection, fn),
       retrySteps: (consumer) => this.declareRetrySteps(consumer),
-      handle: (channel, consumer, message, acks) => this.handle(channel, consumer, message, acks),
+      handle: (channel, consumer, message, acks) => settle(settling, channel, consumer, message, acks),
     });
     this.manager.on('connect', ({ url: at }) => {
       this.node = where(at);
@@ -350,143 +344,8 @@ export class Broker extends EventEmitter {
     this.emit('disconnected');
   }
 
-  /**
-   * Runs the handler, then acks. A final failure, or one that used up its attempts, is nacked without
-   * requeue (to the queue's dead-letter exchange). A retryable one is published again to the delay
-   * queue of its step, with its attempt in a header, and only then acked: the wait happens in
-   * RabbitMQ, not in this consumer's prefetch, so the other messages of the queue keep flowing and a
-   * crash during the wait loses nothing. If the channel closed meanwhile, ack and nack are impossible
-   * and unnecessary: the broker redelivers every unacknowledged message of a closed channel.
-   */
-  private async handle(
-    channel: Channel,
-    consumer: Consumer,
-    message: ConsumeMessage,
-    acks?: ChannelAcks,
-  ): Promise<void> {
-    let failure: unknown;
-    try {
-      await consumer.handler(message);
-    } catch (error) {
-      failure = error;
-    }
-    if (failure === undefined) {
-      if (acks) await acks.ack(message);
-      else channel.ack(message);
-      return;
-    }
-    if (failure instanceof RequeueMessage) {
-      acks?.closed(message);
-      channel.nack(message, false, true);
-      return;
-    }
-    const { options, queue } = consumer;
-    const attempt = attemptOf(message);
-    const maxAttempts = options.retry?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    const final = options.onFailure === 'reject' || classifyFailure(failure, options.isFinal) === 'final';
-    const context = { err: failure, queue, attempt, redelivered: message.fields.redelivered };
-    const unavailable = !final && options.isUnavailable?.(failure) === true;
-    if (!unavailable && (final || attempt >= maxAttempts)) {
-      this.logger.error(
-        context,
-        final
-          ? 'message handler failed for good; dead-lettered'
-          : 'message handler failed on its last attempt; dead-lettered',
-      );
-      acks?.closed(message);
-      channel.nack(message, false, false);
-      return;
-    }
-    // A wait for a dependency keeps the attempt and grows its own backoff; a real failure counts.
-    const waits = unavailable ? waitsOf(message) + 1 : 0;
-    const delay = retryDelay(unavailable ? waits + 1 : attempt + 1, options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
-    const write = (omitidas = 0) =>
-      this.logger.warn(
-        {
-          ...context,
-          retry_in_ms: delay.expirationMs,
-          ...(unavailable ? { waits } : {}),
-          ...(omitidas ? { omitidas } : {}),
-        },
-        unavailable
-          ? 'message handler found a dependency unavailable; will retry (attempt not counted)'
-          : 'message handler failed; will retry',
-      );
-    // A dependency away (the database down) meets every message: one line per 10 s and queue, with the count.
-    if (unavailable) this.repeated(`${queue} unavailable`, write);
-    else write();
-    try {
-      const route = retryRoute(delay.stepMs, options.retryQueue ?? queue);
-      await this.publish(route.exchange, route.routingKey, message.content, {
-        ...retryProperties(message),
-        expiration: String(delay.expirationMs),
-        headers: {
-          ...retryHeaders(message),
-          [ATTEMPT_HEADER]: unavailable ? attempt : attempt + 1,
-          [WAITS_HEADER]: waits,
-          ...route.headers,
-        },
-      });
-    } catch (error) {
-      // The delay queue could not take it: back to the queue after a pause, so a failing dependency
-      // is not hammered; the attempt is not counted, which the delivery limit of quorum queues bounds.
-      this.logger.warn({ err: error, queue }, 'could not schedule the retry; requeueing after a pause');
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      acks?.closed(message);
-      channel.nack(message, false, true);
-      return;
-    }
-    acks?.closed(message);
-    channel.ack(message);
-  }
-
   /** The ladder's exchange and the queue of every step of the consumer's policy. Idempotent. */
   private declareRetrySteps(consumer: Consumer): Topology {
     return (channel) => declareRetryLadder(channel, consumer.options.retry?.delaysMs ?? DEFAULT_RETRY_DELAYS_MS);
   }
-}
-
-function waitsOf(message: ConsumeMessage): number {
-  const waits = Number(message.properties.headers?.[WAITS_HEADER]);
-  return Number.isInteger(waits) && waits > 0 ? waits : 0;
-}
-
-/** 1 for a first delivery; the header counts the attempts made through the delay queues. */
-function attemptOf(message: ConsumeMessage): number {
-  const attempt = Number(message.properties.headers?.[ATTEMPT_HEADER]);
-  return Number.isInteger(attempt) && attempt > 1 ? attempt : 1;
-}
-
-/**
- * The original's headers without the dead-lettering history: RabbitMQ reads x-death to detect
- * dead-letter cycles and would drop a message that went round the same delay queue twice.
- */
-export function retryHeaders(message: Pick<ConsumeMessage, 'properties'>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(message.properties.headers ?? {}).filter(
-      ([key]) => !/^x-(death|first-death-|last-death-|delivery-count)/.test(key),
-    ),
-  );
-}
-
-/** The original's properties that describe the message (not its delivery): kept on a retry. */
-const RETRY_PROPERTIES = [
-  'contentType',
-  'contentEncoding',
-  'deliveryMode',
-  'priority',
-  'correlationId',
-  'replyTo',
-  'messageId',
-  'timestamp',
-  'type',
-  'appId',
-] as const;
-
-/** The original's properties that describe the message (not its delivery), set ones only. */
-export function retryProperties(message: Pick<ConsumeMessage, 'properties'>): Options.Publish {
-  const properties = message.properties as Record<(typeof RETRY_PROPERTIES)[number], unknown>;
-  return Object.fromEntries(
-    RETRY_PROPERTIES.flatMap((key) => (properties[key] === undefined ? [] : [[key, properties[key]]])),
-  ) as Options.Publish;
 }

@@ -36,6 +36,12 @@ export function classifyFailure(error: unknown, isFinal?: (error: unknown) => bo
   return isFinal?.(error) ? 'final' : 'retryable';
 }
 
+/** Where a retried message waits (the ladder's step) and for how long (its own expiration). */
+export interface RetryDelay {
+  stepMs: number;
+  expirationMs: number;
+}
+
 /**
  * The delay before attempt `next` (2 for the first retry): the step queue it waits in and its own
  * expiration, drawn in the upper half of the step. A message expires only at the head of its queue,
@@ -46,7 +52,7 @@ export function retryDelay(
   next: number,
   delaysMs: readonly number[] = DEFAULT_RETRY_DELAYS_MS,
   random: () => number = Math.random,
-): { stepMs: number; expirationMs: number } {
+): RetryDelay {
   const stepMs = retryStep(delaysMs, next - 2);
   return { stepMs, expirationMs: jitteredWait(stepMs, 0.5, random) };
 }

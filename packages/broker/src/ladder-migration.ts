@@ -1,6 +1,7 @@
 import type { GetMessage } from 'amqplib';
 import type { Logger } from '@hub/log';
-import { type Broker, retryHeaders, retryProperties } from './broker';
+import type { Broker } from './broker';
+import { retryHeaders, retryProperties } from './settle';
 import { declareRetryLadder, RETRY_EXCHANGE, retryRoute } from './ladder';
 
 /**
