@@ -1,23 +1,18 @@
 import type { Express } from 'express';
-import { existsSync } from 'node:fs';
 import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
-import { Broker } from '@hub/broker';
-import {
-  DELIVERY_TOPOLOGY,
-  declareDeliveryTopology,
-  declareInternalTopology,
-  type EventoDaPlataforma,
-  migrarEscadasAntigas,
-} from '@hub/contracts';
-import { ConfigError } from '@hub/config';
-import { ensureDatabase, migrate, NotificationListener, SqlPool } from '@hub/database';
+import type { Broker } from '@hub/broker';
+import type { EventoDaPlataforma } from '@hub/contracts';
+import { NotificationListener, type SqlPool } from '@hub/database';
 import { listen } from '@hub/http';
 import type { Logger } from '@hub/log';
 import { OutboxRelay } from '@hub/outbox';
-import { KeyStore } from '@hub/signing';
+import type { KeyStore } from '@hub/signing';
 import { createApp, createUseCases } from './app';
+import { openResources, type Resources } from './resources';
+
+export { keySource } from './resources';
 import type { HubApiConfig } from './config';
-import { createDb, type Db } from './db';
+import type { Db } from './db';
 import type { LookupAll } from '@hub/destinations';
 import { type RetencaoJob, retencaoJob } from './jobs/retencao.job';
 import { type ReprocessamentoJob, reprocessamentoJob } from './jobs/reprocessamento.job';
@@ -29,11 +24,10 @@ import { type ConciliacaoDaFilaDeErro, conciliacaoDaFilaDeErro } from './feature
 import { filasDaTopologia } from './features/fila/fila.service';
 import { travaDaFilaDeErro } from './features/fila/trava';
 import { type DestinosIsolados, destinosIsolados } from './features/destinos/isolados';
-import { chavesPublicas } from './features/chaves/chaves-publicas';
 import { reprocessamentoRepository } from './features/reprocessamento/reprocessamento.repository';
 import { consumeEventosDaPlataforma } from './jobs/eventos-da-plataforma.consumer';
 import type { ValidadorDeEsquemas } from './validation/esquemas';
-import { CANAL_DO_REGISTRO, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
+import { CANAL_DO_REGISTRO } from '@hub/hub-data';
 
 export interface StartOptions {
   /** Port to listen on; config.HUB_API_PORT unless given (0 for any). */
@@ -80,66 +74,11 @@ export interface RunningHubApi {
 }
 
 /**
- * Where the signing keys come from. Only in LOCALHOST may a missing key file be created: elsewhere
- * a key made on the spot would sign deliveries with a key nobody published on purpose (and each
- * replica would make its own), so the start is refused naming the variables.
+ * The publication path and what feeds it: the LISTEN connection, the isolated destinations, the use
+ * cases (their caches dropped on every registry change), the platform events' consumer and the relay.
  */
-export function keySource(config: HubApiConfig): { file: string; json?: string; create: boolean } {
-  const create = config.HUB_AMBIENTE === 'LOCALHOST';
-  if (!create && !config.HUB_SIGNING_KEYS?.trim() && !existsSync(config.HUB_SIGNING_KEYS_FILE))
-    throw new ConfigError(
-      `invalid configuration:\n  HUB_SIGNING_KEYS_FILE: the key file ${config.HUB_SIGNING_KEYS_FILE} does not exist and ` +
-        `HUB_SIGNING_KEYS is not set (nor HUB_SIGNING_JWKS, the public keys alone); with HUB_AMBIENTE=${config.HUB_AMBIENTE} no key is created (docs/keys.md)`,
-    );
-  return { file: config.HUB_SIGNING_KEYS_FILE, json: config.HUB_SIGNING_KEYS, create };
-}
-
-async function openKeyStore(
-  config: HubApiConfig,
-  { create, ...source }: ReturnType<typeof keySource>,
-  logger: Logger,
-): Promise<KeyStore> {
-  const keys = await KeyStore.open(source, {
-    create,
-    reloadIntervalMs: config.HUB_SIGNING_KEYS_RELOAD,
-    onWarning: (message) => logger.warn(message),
-    onReload: (set) => logger.info({ kids: set.keys.map((k) => `${k.kid}:${k.state}`) }, 'signing keys reloaded'),
-  });
-  if (keys.created)
-    logger.info(
-      { file: config.HUB_SIGNING_KEYS_FILE },
-      'no signing key was configured: created a key file with one new key',
-    );
-  return keys;
-}
-
-/** Migrates, loads (or, in LOCALHOST, creates) the signing keys, listens for access changes and serves HTTP. */
-export async function startHubApi(
-  config: HubApiConfig,
-  logger: Logger,
-  options: StartOptions = {},
-): Promise<RunningHubApi> {
-  // hub-api only serves the public keys: given them alone, it reads no private key at all.
-  const publicas = config.HUB_SIGNING_JWKS?.trim() ? chavesPublicas(config.HUB_SIGNING_JWKS) : undefined;
-  const privadas = publicas ? undefined : keySource(config);
-  await ensureDatabase(config.HUB_DATABASE_URL);
-  await migrate(config.HUB_DATABASE_URL, HUB_DATA_MIGRATIONS_DIR, logger);
-
-  const keys = publicas ?? (await openKeyStore(config, privadas!, logger));
-
-  const db = createDb(config.HUB_DATABASE_URL);
-  const sql = new SqlPool(config.HUB_DATABASE_URL, 4, logger);
-  // The subscribing applications' routes (/entregas, /assinaturas) on connections of their own: up to
-  // HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO of them wait here, never in the panel's pool.
-  const dbDeAplicativos = createDb(config.HUB_DATABASE_URL, 4);
-  // The operators' lists and summaries on a replica when there is one (docs/decisions/read-replica.md).
-  const dbDeLeitura = config.HUB_DATABASE_READ_URL ? createDb(config.HUB_DATABASE_READ_URL, 4) : undefined;
-  const broker = await new Broker(config.RABBITMQ_URL, logger, { name: 'hub-api' }).start();
-  // Delivery jobs are routable from the first publication, whether or not a worker ever ran.
-  await broker.declare(declareInternalTopology);
-  await broker.declare(declareDeliveryTopology);
-  // What still waits in the retry queues of an earlier version moves to the one ladder (hub.atraso).
-  await migrarEscadasAntigas(broker, DELIVERY_TOPOLOGY, config.DELIVERY_RETRY_DELAYS, logger);
+async function startPublication(config: HubApiConfig, logger: Logger, options: StartOptions, r: Resources) {
+  const { db, sql, broker } = r;
   const avisos = new NotificationListener(config.HUB_DATABASE_URL, logger, 'hub-api');
   // The destinations with a queue of their own: publication and the relay send their jobs there.
   const isolados = destinosIsolados({ db, logger, avisos, intervaloMs: config.HUB_CACHE_TTL });
@@ -185,20 +124,11 @@ export async function startHubApi(
     listener: avisos,
     rotear: isolados.rotear,
   }).start();
+  return { avisos, isolados, casos, relay };
+}
 
-  const resolver = new RemoteAccessResolver(
-    config.ACCESS_URL,
-    logger,
-    config.ACCESS_CACHE_TTL,
-    config.ACCESS_CACHE_STALE_IF_ERROR,
-  );
-  await forgetOnAccessChange(broker, resolver, 'hub-api');
-  const verifier = createTokenVerifier({
-    jwksUrl: config.IDENTITY_JWKS_URL,
-    issuer: config.IDENTITY_ISSUER,
-    audience: config.IDENTITY_AUDIENCE,
-    algorithms: config.IDENTITY_ALGORITHMS,
-  });
+/** The error queue's reconciliation, reprocessing and replay; constructed here, started once the app is. */
+function createJobs(config: HubApiConfig, logger: Logger, options: StartOptions, { db, broker }: Resources) {
   // The error queue's readers (reconciliation passes, looks) take their locks on sessions of their own.
   const trava = travaDaFilaDeErro(config.HUB_DATABASE_URL, logger);
   const conciliacao = conciliacaoDaFilaDeErro({ db, broker, logger, trava, paradaMs: config.HUB_CONCILIACAO_PARADA });
@@ -230,37 +160,76 @@ export async function startHubApi(
     pausaMs: config.HUB_REPRODUCAO_PAUSA,
     aoSairDaFilaDeErro: () => conciliacao.agendar(),
   });
+  return { trava, conciliacao, reprocessamento, reproducao };
+}
+
+/** Who may call: tokens checked against the identity's keys, their access resolved by the access service. */
+async function accessChecks(config: HubApiConfig, logger: Logger, broker: Broker) {
+  const resolver = new RemoteAccessResolver(
+    config.ACCESS_URL,
+    logger,
+    config.ACCESS_CACHE_TTL,
+    config.ACCESS_CACHE_STALE_IF_ERROR,
+  );
+  await forgetOnAccessChange(broker, resolver, 'hub-api');
+  const verifier = createTokenVerifier({
+    jwksUrl: config.IDENTITY_JWKS_URL,
+    issuer: config.IDENTITY_ISSUER,
+    audience: config.IDENTITY_AUDIENCE,
+    algorithms: config.IDENTITY_ALGORITHMS,
+  });
+  return { resolver, verifier };
+}
+
+/** The app's settings, as the configuration names them. */
+function appSettings(config: HubApiConfig, options: StartOptions) {
+  return {
+    destinos: {
+      ambiente: config.HUB_AMBIENTE,
+      allowlist: config.DESTINATION_ALLOWLIST,
+      permitirHttp: config.DESTINATION_ALLOW_HTTP,
+      lookup: options.lookup,
+    },
+    relogio: options.relogio,
+    maximoDeEventosDaReproducao: config.REPLAY_MAX_EVENTS,
+    reproducoesPorMinuto: config.HUB_REPRODUCOES_POR_MINUTO,
+    publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
+    publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
+    consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
+    publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
+    reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
+    assinaturasPorAplicativo: config.HUB_ASSINATURAS_POR_APLICATIVO,
+    alteracoesDeAssinaturasPorMinuto: config.HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO,
+    gatewayUrl: config.HUB_GATEWAY_URL,
+  };
+}
+
+/** Migrates, loads (or, in LOCALHOST, creates) the signing keys, listens for access changes and serves HTTP. */
+export async function startHubApi(
+  config: HubApiConfig,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningHubApi> {
+  const resources = await openResources(config, logger);
+  const { keys, db, sql, dbDeAplicativos, dbDeLeitura, broker } = resources;
+  const { avisos, isolados, casos, relay } = await startPublication(config, logger, options, resources);
+  const { resolver, verifier } = await accessChecks(config, logger, broker);
+  const { trava, conciliacao, reprocessamento, reproducao } = createJobs(config, logger, options, resources);
   const app = createApp(
     {
+      ...appSettings(config, options),
       db,
       sql,
       verifier,
       resolver,
       keys,
-      destinos: {
-        ambiente: config.HUB_AMBIENTE,
-        allowlist: config.DESTINATION_ALLOWLIST,
-        permitirHttp: config.DESTINATION_ALLOW_HTTP,
-        lookup: options.lookup,
-      },
       logger,
       broker,
-      relogio: options.relogio,
       conciliacao,
       filas: filasDaTopologia({ broker, db, trava, passosMs: config.DELIVERY_RETRY_DELAYS }),
       atrasoDaOutbox: () => relay.atrasoSegundos(),
       acordarReprocessamento: () => reprocessamento.wake(),
       acordarReproducao: () => reproducao.wake(),
-      maximoDeEventosDaReproducao: config.REPLAY_MAX_EVENTS,
-      reproducoesPorMinuto: config.HUB_REPRODUCOES_POR_MINUTO,
-      publicacoesEmAndamento: config.HUB_PUBLICACOES_EM_ANDAMENTO,
-      publicacoesTempoAlvoMs: config.HUB_PUBLICACOES_TEMPO_ALVO,
-      consultasDeAplicativosEmAndamento: config.HUB_CONSULTAS_DE_APLICATIVOS_EM_ANDAMENTO,
-      publicacoesPorMinuto: config.HUB_PUBLICACOES_POR_MINUTO,
-      reenviosPorMinuto: config.HUB_REENVIOS_POR_MINUTO,
-      assinaturasPorAplicativo: config.HUB_ASSINATURAS_POR_APLICATIVO,
-      alteracoesDeAssinaturasPorMinuto: config.HUB_ALTERACOES_DE_ASSINATURAS_POR_MINUTO,
-      gatewayUrl: config.HUB_GATEWAY_URL,
       dbDeAplicativos,
       dbDeLeitura,
     },
