@@ -8,10 +8,8 @@ import { userOrApplication } from './auth/usuario-ou-aplicativo';
 import type { Db } from './db';
 import type { DestinationPolicy } from '@hub/destinations';
 import { verificadorDeDestino } from './features/assinaturas/verificador-de-destino';
-import { aplicativosRepository } from './features/aplicativos/aplicativos.repository';
 import { aplicativosRoutes } from './features/aplicativos/aplicativos.routes';
 import { aplicativosService } from './features/aplicativos/aplicativos.service';
-import { assinaturasRepository } from './features/assinaturas/assinaturas.repository';
 import { assinaturasRoutes } from './features/assinaturas/assinaturas.routes';
 import { assinaturasService } from './features/assinaturas/assinaturas.service';
 import { chavesRoutes } from './features/chaves/chaves.routes';
@@ -35,29 +33,26 @@ import { resumoRepository } from './features/eventos/resumo.repository';
 import { eventosRecusadosRepository } from './features/eventos-recusados/eventos-recusados.repository';
 import { eventosRecusadosRoutes } from './features/eventos-recusados/eventos-recusados.routes';
 import { eventosRecusadosService } from './features/eventos-recusados/eventos-recusados.service';
-import { destinosRepository } from './features/destinos/destinos.repository';
 import { destinosRoutes } from './features/destinos/destinos.routes';
 import { destinosService } from './features/destinos/destinos.service';
 import { tentativasRepository } from './features/tentativas/tentativas.repository';
 import { tentativasRoutes } from './features/tentativas/tentativas.routes';
 import { tentativasService } from './features/tentativas/tentativas.service';
-import { publicacaoRepository } from './features/publicacao/publicacao.repository';
 import { publicacaoRoutes } from './features/publicacao/publicacao.routes';
-import { publicacaoService } from './features/publicacao/publicacao.service';
-import { type DespachanteOptions, despachanteDeTrabalhos } from './features/publicacao/despacho';
-import { gravadorEmGrupo } from './features/publicacao/gravacao-em-grupo';
-import { registradorDeRecusas } from './features/publicacao/recusas';
-import { tiposRepository } from './features/tipos-de-evento/tipos-de-evento.repository';
+import type { DespachanteOptions } from './features/publicacao/despacho';
 import { tiposRoutes } from './features/tipos-de-evento/tipos-de-evento.routes';
 import { tiposService } from './features/tipos-de-evento/tipos-de-evento.service';
-import { versoesRepository } from './features/versoes-de-esquema/versoes-de-esquema.repository';
 import { versoesRoutes } from './features/versoes-de-esquema/versoes-de-esquema.routes';
 import { versoesService } from './features/versoes-de-esquema/versoes-de-esquema.service';
-import { criarMetricas, type MetricasDoHub } from './metricas';
+import type { MetricasDoHub } from './metricas';
 import { rateLimitPerApplication } from './rate-limit';
-import { registroEmCache } from './registro-em-cache';
 import { noPoolDosAplicativos, rotasDoAssinante } from './rotas-do-assinante';
-import { ValidadorDeEsquemas } from './validation/esquemas';
+import type { ValidadorDeEsquemas } from './validation/esquemas';
+import { createUseCases, type HubApiCasos } from './use-cases';
+
+export { createUseCases, type HubApiCasos } from './use-cases';
+
+type Guards = ReturnType<typeof createGuards>;
 
 export interface HubApiAppDeps {
   db: Db;
@@ -128,69 +123,9 @@ export interface HubApiAppDeps {
   dbDeLeitura?: Db;
 }
 
-/** POST /eventos and POST /evento, as Express routes them (any case, a trailing slash). */
-
-/** Repositories and the publication use case, built once per process (the app and the consumers share them). */
-export function createUseCases(
-  deps: Pick<
-    HubApiAppDeps,
-    | 'db'
-    | 'sql'
-    | 'logger'
-    | 'esquemas'
-    | 'limiteDaCompilacaoMs'
-    | 'cacheTtlMs'
-    | 'metricas'
-    | 'broker'
-    | 'rotearTrabalho'
-  >,
-) {
-  const metricas = deps.metricas ?? criarMetricas();
-  const repositorios = {
-    aplicativos: aplicativosRepository(deps.db),
-    tipos: tiposRepository(deps.db),
-    versoes: versoesRepository(deps.db),
-    assinaturas: assinaturasRepository(deps.db),
-    destinos: destinosRepository(deps.db),
-    publicacao: publicacaoRepository(deps.db, deps.sql),
-  };
-  /** Publication's lookups, cached; `registro.esquecer` is the one way they are dropped (registro-em-cache.ts). */
-  const registro = registroEmCache(repositorios, deps.cacheTtlMs);
-  const validador = deps.esquemas ?? new ValidadorDeEsquemas({ limiteMs: deps.limiteDaCompilacaoMs ?? 10_000 });
-  // Publication's delivery jobs go to RabbitMQ once committed; the outbox takes what it does not confirm.
-  const despachante = despachanteDeTrabalhos({
-    broker: deps.broker,
-    sql: deps.sql,
-    logger: deps.logger,
-    ...(deps.rotearTrabalho ? { rotear: deps.rotearTrabalho } : {}),
-  });
-  const publicacao = publicacaoService({
-    db: deps.db,
-    repo: repositorios.publicacao,
-    tipos: registro.tipos,
-    versoes: registro.versoes,
-    assinaturas: registro.assinaturas,
-    validador,
-    gravador: gravadorEmGrupo(repositorios.publicacao, despachante.enviar, {
-      aoEsvaziar: (itens) => metricas.itensPorEscrita.observe({ escrita: 'publicacao' }, itens),
-    }),
-    aoAceitar: () => metricas.aceitos.inc(),
-  });
-  const registrarRecusa = registradorDeRecusas(deps.db, repositorios.publicacao, deps.logger, (codigo) =>
-    metricas.recusados.inc({ codigo }),
-  );
-  return { ...repositorios, validador, publicacao, despachante, registrarRecusa, registro, metricas };
-}
-export type HubApiCasos = ReturnType<typeof createUseCases>;
-
-/** The HTTP app of the hub (area C). No I/O happens here. */
-export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
-  const guards = createGuards(deps.verifier, deps.resolver);
-  const { aplicativos, tipos, versoes, assinaturas, destinos, validador } = casos;
-  const leitura = deps.dbDeLeitura ?? deps.db;
-  // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
-  const esquecer = casos.registro.aposEscrever;
-
+/** The subscriptions' and deliveries' services and the replays', shared by the panel's routes and the subscribers'. */
+function sharedServices(deps: HubApiAppDeps, casos: HubApiCasos) {
+  const { aplicativos, tipos, versoes, assinaturas, destinos } = casos;
   const depsDeAssinaturas: Parameters<typeof assinaturasService>[0] = {
     db: deps.db,
     assinaturas,
@@ -201,11 +136,16 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
     garantirDestino: (url, tx) => destinos.garantir(url, tx),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   };
-  const servicoDeAssinaturas = esquecer(assinaturasService(depsDeAssinaturas), ['criar', 'atualizar', 'excluir']);
-  const servicoDeEntregas = entregasService({
+  // A registry write of this process drops publication's caches once it settles (registro-em-cache.ts).
+  const assinaturasDoPainel = casos.registro.aposEscrever(assinaturasService(depsDeAssinaturas), [
+    'criar',
+    'atualizar',
+    'excluir',
+  ]);
+  const entregas = entregasService({
     db: deps.db,
     repo: entregasRepository(deps.db),
-    leitura: entregasRepository(leitura),
+    leitura: entregasRepository(deps.dbDeLeitura ?? deps.db),
     aoSairDaFilaDeErro: () => deps.conciliacao.agendar(),
   });
   const reproducoesNo = (db: Db) =>
@@ -214,9 +154,19 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       maximoDeEventos: deps.maximoDeEventosDaReproducao ?? 1_000_000,
       acordar: deps.acordarReproducao ?? (() => undefined),
     });
-  const reproducoes = reproducoesNo(deps.db);
+  return {
+    depsDeAssinaturas,
+    assinaturas: assinaturasDoPainel,
+    entregas,
+    reproducoesNo,
+    reproducoes: reproducoesNo(deps.db),
+  };
+}
+type SharedServices = ReturnType<typeof sharedServices>;
 
-  const publicacao = publicacaoRoutes({
+/** POST /eventos and /evento: admitted while the latency holds (adaptive limit), per application per minute. */
+function publicationRoutes(deps: HubApiAppDeps, casos: HubApiCasos, guards: Guards) {
+  return publicacaoRoutes({
     service: casos.publicacao,
     aplicativos: casos.registro.aplicativos,
     registrarRecusa: casos.registrarRecusa,
@@ -235,6 +185,64 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       what: 'publications',
     }),
   });
+}
+
+/** The registry's routes: keys, applications, types, versions and schemas; each write drops the caches. */
+function registryRoutes(deps: HubApiAppDeps, casos: HubApiCasos, guards: Guards) {
+  const { aplicativos, tipos, versoes, validador } = casos;
+  const esquecer = casos.registro.aposEscrever;
+  return [
+    chavesRoutes(deps.keys),
+    aplicativosRoutes({
+      service: esquecer(aplicativosService({ db: deps.db, repository: aplicativos }), ['criar', 'atualizar']),
+      guards,
+    }),
+    tiposRoutes({
+      service: esquecer(tiposService({ db: deps.db, repository: tipos, aplicativos }), [
+        'criar',
+        'atualizar',
+        'excluir',
+      ]),
+      guards,
+    }),
+    versoesRoutes({
+      service: esquecer(versoesService({ db: deps.db, versoes, tipos, validador }), ['criar', 'atualizar']),
+      guards,
+    }),
+    esquemasRoutes({ versoes, leitor: userOrApplication(deps.verifier, deps.resolver, aplicativos) }),
+  ];
+}
+
+/** The subscribing applications' own routes (rotas-do-assinante.ts), on their own pool when there is one. */
+function subscriberRoutes(deps: HubApiAppDeps, casos: HubApiCasos, guards: Guards, shared: SharedServices) {
+  return rotasDoAssinante({
+    db: deps.db,
+    dbDeAplicativos: deps.dbDeAplicativos ?? deps.db,
+    guards,
+    registro: casos.registro,
+    aplicativos: casos.aplicativos,
+    leituras: deps.dbDeAplicativos
+      ? noPoolDosAplicativos(deps.dbDeAplicativos, shared.depsDeAssinaturas, () => deps.conciliacao.agendar())
+      : { entregas: shared.entregas, assinaturas: shared.assinaturas, donoDaAssinatura: casos.assinaturas },
+    assinaturas: shared.assinaturas,
+    gatewayUrl: deps.gatewayUrl ?? 'http://localhost:8080',
+    relogio: deps.relogio,
+    consultasEmAndamento: deps.consultasDeAplicativosEmAndamento ?? 200,
+    reenviosPorMinuto: deps.reenviosPorMinuto ?? 600,
+    assinaturasPorAplicativo: deps.assinaturasPorAplicativo ?? 100,
+    alteracoesPorMinuto: deps.alteracoesDeAssinaturasPorMinuto ?? 60,
+    // The applications' replays on their own pool, as their other routes: never the panel's connections.
+    reproducoes: deps.dbDeAplicativos ? shared.reproducoesNo(deps.dbDeAplicativos) : shared.reproducoes,
+    reproducoesPorMinuto: deps.reproducoesPorMinuto ?? 10,
+  });
+}
+
+/** The HTTP app of the hub (area C). No I/O happens here. */
+export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCases(deps)) {
+  const guards = createGuards(deps.verifier, deps.resolver);
+  const leitura = deps.dbDeLeitura ?? deps.db;
+  const shared = sharedServices(deps, casos);
+  const publicacao = publicationRoutes(deps, casos, guards);
 
   return createHttpApp({
     service: 'hub-api',
@@ -255,33 +263,8 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
         publicacao.router,
       ),
     routers: [
-      chavesRoutes(deps.keys),
-      aplicativosRoutes({
-        service: esquecer(aplicativosService({ db: deps.db, repository: aplicativos }), ['criar', 'atualizar']),
-        guards,
-      }),
-      tiposRoutes({
-        service: esquecer(tiposService({ db: deps.db, repository: tipos, aplicativos }), [
-          'criar',
-          'atualizar',
-          'excluir',
-        ]),
-        guards,
-      }),
-      versoesRoutes({
-        service: esquecer(
-          versoesService({
-            db: deps.db,
-            versoes,
-            tipos,
-            validador,
-          }),
-          ['criar', 'atualizar'],
-        ),
-        guards,
-      }),
-      esquemasRoutes({ versoes, leitor: userOrApplication(deps.verifier, deps.resolver, aplicativos) }),
-      assinaturasRoutes({ service: servicoDeAssinaturas, guards }),
+      ...registryRoutes(deps, casos, guards),
+      assinaturasRoutes({ service: shared.assinaturas, guards }),
       // Before GET /evento/{id}: /evento/filtro and /evento/resumo are not ids.
       eventosRoutes({
         service: eventosService({
@@ -294,31 +277,12 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       eventosRecusadosRoutes({ service: eventosRecusadosService(eventosRecusadosRepository(leitura)), guards }),
       tentativasRoutes({ service: tentativasService(tentativasRepository(leitura)), guards }),
       destinosRoutes({
-        service: destinosService({ repository: destinos, relogio: deps.relogio, logger: deps.logger }),
+        service: destinosService({ repository: casos.destinos, relogio: deps.relogio, logger: deps.logger }),
         guards,
       }),
-      entregasRoutes({ service: servicoDeEntregas, guards }),
-      ...rotasDoAssinante({
-        db: deps.db,
-        dbDeAplicativos: deps.dbDeAplicativos ?? deps.db,
-        guards,
-        registro: casos.registro,
-        aplicativos,
-        leituras: deps.dbDeAplicativos
-          ? noPoolDosAplicativos(deps.dbDeAplicativos, depsDeAssinaturas, () => deps.conciliacao.agendar())
-          : { entregas: servicoDeEntregas, assinaturas: servicoDeAssinaturas, donoDaAssinatura: assinaturas },
-        assinaturas: servicoDeAssinaturas,
-        gatewayUrl: deps.gatewayUrl ?? 'http://localhost:8080',
-        relogio: deps.relogio,
-        consultasEmAndamento: deps.consultasDeAplicativosEmAndamento ?? 200,
-        reenviosPorMinuto: deps.reenviosPorMinuto ?? 600,
-        assinaturasPorAplicativo: deps.assinaturasPorAplicativo ?? 100,
-        alteracoesPorMinuto: deps.alteracoesDeAssinaturasPorMinuto ?? 60,
-        // The applications' replays on their own pool, as their other routes: never the panel's connections.
-        reproducoes: deps.dbDeAplicativos ? reproducoesNo(deps.dbDeAplicativos) : reproducoes,
-        reproducoesPorMinuto: deps.reproducoesPorMinuto ?? 10,
-      }),
-      reproducaoRoutes({ service: reproducoes, guards }),
+      entregasRoutes({ service: shared.entregas, guards }),
+      ...subscriberRoutes(deps, casos, guards, shared),
+      reproducaoRoutes({ service: shared.reproducoes, guards }),
       reprocessamentoRoutes({
         service: reprocessamentoService({
           db: deps.db,
