@@ -69,6 +69,8 @@ async function carregar(raiz: string): Promise<Modulos> {
     createTestDatabase: (await de('packages/database/src/test-database.test-support.ts')).createTestDatabase,
     uuidv7: (await de('packages/database/src/ids.ts')).uuidv7,
     ...(await de('services/hub-api/src/features/publicacao/publicacao.repository.ts')),
+    // Its statements' own module since they were declared (an older checkout has them in the repository).
+    ...(await de('services/hub-api/src/features/publicacao/publicacao.sql.ts').catch(() => ({}))),
     entregasRepository: (await de('services/delivery-worker/src/features/entregas/entregas.repository.ts'))
       .entregasRepository,
     migracoes: path.join(raiz, 'packages/hub-data/migrations'),

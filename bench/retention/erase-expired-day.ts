@@ -17,10 +17,7 @@ import { migrate, uuidv7, withDatabase } from '../../packages/database/src';
 import { createDb, HUB_DATA_MIGRATIONS_DIR } from '../../packages/hub-data/src';
 import { createLogger } from '../../packages/log/src';
 import { sqlDaPagina } from '../../services/hub-api/src/features/eventos/eventos.repository';
-import {
-  SQL_DA_GRAVACAO,
-  valoresDaGravacao,
-} from '../../services/hub-api/src/features/publicacao/publicacao.repository';
+import { SQL_DA_GRAVACAO, valoresDaGravacao } from '../../services/hub-api/src/features/publicacao/publicacao.sql';
 import { retencaoJob } from '../../services/hub-api/src/jobs/retencao.job';
 import { runSection } from '../support/report';
 import { pg, semear, sqlDaSemente } from '../support/seed-large-tables';

@@ -14,10 +14,7 @@ import { SqlPool, uuidv7 } from '../../packages/database/src';
 import { outboxInsert } from '../../packages/outbox/src';
 import { mensagemDoTrabalho } from '../../services/hub-api/src/features/entregas/trabalho';
 import type { Gravacao } from '../../services/hub-api/src/features/publicacao/gravacao';
-import {
-  SQL_DA_GRAVACAO,
-  valoresDaGravacao,
-} from '../../services/hub-api/src/features/publicacao/publicacao.repository';
+import { SQL_DA_GRAVACAO, valoresDaGravacao } from '../../services/hub-api/src/features/publicacao/publicacao.sql';
 
 /** The subscription the backlog is for, as GET /assinatura/{id} and its type's owner say. */
 export interface Destinatario {

@@ -6,3 +6,4 @@ export * from './sql';
 export * from './listener';
 export * from './session';
 export * from './group-commit';
+export * from './statement';

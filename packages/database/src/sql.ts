@@ -1,6 +1,7 @@
 import type { Logger } from '@hub/log';
 import type pg from 'pg';
 import { criarPool } from './pool';
+import type { Statement } from './statement';
 
 /**
  * How long one of these statements may go unanswered: then it fails ("Query read timeout", 503
@@ -40,6 +41,14 @@ export class SqlPool {
       logger,
       'sql',
     );
+  }
+
+  /** Runs a declared statement (statement.ts) with its parameters, $1 first; the rows it returns. */
+  async run<Row extends object>(s: Statement<Row>, values: unknown[]): Promise<Row[]> {
+    if (values.length !== s.parameters.length) {
+      throw new Error(`statement ${s.name} takes ${s.parameters.length} parameters, given ${values.length}`);
+    }
+    return this.consultar<Row>(s.name, s.text, values);
   }
 
   /** Runs the statement prepared under `nome` with these parameters; the rows it returns. */

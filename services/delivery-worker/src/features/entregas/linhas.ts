@@ -1,5 +1,6 @@
 // The rows the delivery worker's statements take and give (entregas.repository.ts), and a job rebuilt from one.
 import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
+import type { Columns } from '@hub/database';
 
 /** A job asking to claim its delivery: a new token, and the token its job carries from an earlier claim. */
 export interface Pedido {
@@ -95,6 +96,25 @@ export interface Perdida {
   /** Its place among its entity's deliveries when its subscription is ordered (bigint, as text). */
   sequencia: string | null;
 }
+
+/** Perdida's columns as TRABALHO_DAS_MARCADAS gives them (declared statements, @hub/database). */
+export const COLUNAS_DA_PERDIDA: Columns<Perdida> = {
+  entrega_id: 'text',
+  evento_id: 'text',
+  assinatura_id: 'text',
+  url_de_destino: 'text',
+  evento_tipo: 'text',
+  versao_do_esquema: 'int4',
+  entidade_id: 'text',
+  ocorrido_em: 'timestamptz',
+  recebido_em: 'timestamptz',
+  aplicativo_publicador_id: 'text',
+  dados: 'text',
+  teste: 'bool',
+  tentativas_no_ciclo_atual: 'int4',
+  ultimo_erro: 'text',
+  sequencia: 'text',
+};
 
 /** The job of a delivery, rebuilt from the database as publication writes it. */
 export function trabalhoDaLinha(p: Perdida): TrabalhoDeEntrega {

@@ -21,7 +21,7 @@ function falsos(recusar: Set<string>, conectado = true) {
     },
   } as unknown as Broker;
   const sql = {
-    consultar: async (_nome: string, _texto: string, valores: unknown[]) => {
+    run: async (_statement: unknown, valores: unknown[]) => {
       naOutbox.push(valores[3] as string[]);
       return [];
     },

@@ -1,5 +1,5 @@
 import { type Broker, UnroutableError } from '@hub/broker';
-import type { SqlPool } from '@hub/database';
+import { type SqlPool, statement } from '@hub/database';
 import type { Logger } from '@hub/log';
 import { type OutboxMessage, outboxInsert } from '@hub/outbox';
 import { publicando, rastreamentoLigado } from '@hub/tracing';
@@ -22,6 +22,14 @@ export interface DespachanteOptions {
 
 /** Jobs started at once before yielding to the event loop: framing hundreds of messages is CPU work. */
 const FATIA = 50;
+
+/** The jobs the broker did not confirm, into the outbox (the relay sends them); no rows back. */
+export const PARA_A_OUTBOX = statement<object>({
+  name: 'publicacao_para_a_outbox',
+  text: outboxInsert([]).text,
+  parameters: ['uuid[]', 'text[]', 'text[]', 'text[]', 'json[]', 'jsonb[]'],
+  columns: {},
+});
 
 /**
  * Publication's delivery jobs, published right after the statement that wrote their deliveries has
@@ -110,8 +118,7 @@ export function despachanteDeTrabalhos(options: DespachanteOptions) {
       }
     }
     if (restantes.length === 0) return;
-    const { text, values } = outboxInsert(restantes);
-    await sql.consultar('publicacao_para_a_outbox', text, values).catch((error) =>
+    await sql.run(PARA_A_OUTBOX, outboxInsert(restantes).values).catch((error) =>
       // The deliveries are committed, pendente: the worker's sweeper sends their jobs.
       logger.error(
         { err: error, trabalhos: restantes.length },
