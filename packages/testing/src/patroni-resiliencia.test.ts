@@ -3,7 +3,8 @@ import { type PrivatePatroni, startPrivatePatroni } from './patroni';
 import { waitFor } from './wait';
 
 /**
- * The Patroni cluster of the fault tests: it starts with a primary and a synchronous standby,
+ * A fault scenario, run by `pnpm test:faults` (its name ends in resiliencia.test.ts): the Patroni
+ * cluster of the fault tests: it starts with a primary and a synchronous standby,
  * HAProxy's read-write port writes on the primary, and when the primary's Patroni and PostgreSQL are
  * killed -9 for good the standby is promoted and a write on the same port lands on it, with every
  * row committed before the kill.
