@@ -3,25 +3,13 @@ import { Counter, Gauge, Histogram, type Metric, type Registry } from 'prom-clie
 
 const VALOR_DO_CIRCUITO = { fechado: 0, meio_aberto: 1, aberto: 2 } as const;
 
-/** The worker's own metrics, served by /metrics next to the process defaults. */
-export function criarMetricas() {
+/** The POSTs: how many, by result and destination, and how long each took. */
+function metricasDasTentativas() {
   const tentativas = new Counter({
     registers: [],
     name: 'hub_delivery_attempts_total',
     help: 'delivery attempts made, by result (sucesso, falha)',
     labelNames: ['resultado'] as const,
-  });
-  const situacoes = new Counter({
-    registers: [],
-    name: 'hub_deliveries_total',
-    help: 'deliveries that reached a state after an attempt (concluida, aguardando_nova_tentativa, fila_de_erro, cancelada)',
-    labelNames: ['situacao'] as const,
-  });
-  const trabalhos = new Counter({
-    registers: [],
-    name: 'hub_delivery_jobs_total',
-    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, circuito: its circuit open, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue; liberado: not taken but published, an ordered delivery whose entity's turn came)",
-    labelNames: ['desfecho'] as const,
   });
   // One series per destination origin and result, like hub_delivery_destination_in_flight: as many as
   // the origins the subscriptions point at, which an operator reads per destination (GET /destino).
@@ -30,6 +18,30 @@ export function criarMetricas() {
     name: 'hub_delivery_destination_attempts_total',
     help: 'delivery attempts made by this process per destination origin, by result (sucesso, falha)',
     labelNames: ['origem', 'resultado'] as const,
+  });
+  const duracao = new Histogram({
+    registers: [],
+    name: 'hub_delivery_attempt_duration_seconds',
+    help: 'duration of one POST to a destination',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    labelNames: ['resultado'] as const,
+  });
+  return { tentativas, tentativasPorDestino, duracao };
+}
+
+/** The jobs taken and what became of them and their deliveries. */
+function metricasDosTrabalhos() {
+  const trabalhos = new Counter({
+    registers: [],
+    name: 'hub_delivery_jobs_total',
+    help: "jobs taken from the work queue, by outcome (tentado, descartado: delivery final, unknown, not due yet or held by another job, cancelado, adiado, pausado: destination paused, circuito: its circuit open, duplicado: waited for a job of the same delivery under way, envenenado: a poison job put in the error queue, encaminhado: sent on to its isolated destination's own queue; liberado: not taken but published, an ordered delivery whose entity's turn came)",
+    labelNames: ['desfecho'] as const,
+  });
+  const situacoes = new Counter({
+    registers: [],
+    name: 'hub_deliveries_total',
+    help: 'deliveries that reached a state after an attempt (concluida, aguardando_nova_tentativa, fila_de_erro, cancelada)',
+    labelNames: ['situacao'] as const,
   });
   const emVoo = new Gauge({ registers: [], name: 'hub_delivery_in_flight', help: 'POSTs under way' });
   const adiadas = new Counter({
@@ -42,6 +54,11 @@ export function criarMetricas() {
     name: 'hub_delivery_swept_total',
     help: 'jobs the sweeper enqueued again for deliveries whose job was lost',
   });
+  return { trabalhos, situacoes, emVoo, adiadas, recuperadas };
+}
+
+/** The destinations' reads, own queues and circuits. */
+function metricasDosDestinos() {
   const destinosLidos = new Counter({
     registers: [],
     name: 'hub_delivery_destination_reads_total',
@@ -58,49 +75,25 @@ export function criarMetricas() {
     name: 'hub_delivery_isolated_destinations',
     help: 'destinations with a queue of their own (isolated, going back or being removed), as this process last read them',
   });
-  const duracao = new Histogram({
-    registers: [],
-    name: 'hub_delivery_attempt_duration_seconds',
-    help: 'duration of one POST to a destination',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    labelNames: ['resultado'] as const,
-  });
   const transicoesDoCircuito = new Counter({
     registers: [],
     name: 'hub_delivery_circuit_transitions_total',
     help: "transitions of destination circuits this process made, by origin and new state (aberto: failures, or a failed probe; meio_aberto: a probe taken; fechado: the probe succeeded); a close by hand is hub-api's",
     labelNames: ['origem', 'para'] as const,
   });
-  const itensPorEscrita = itensPorEscritaMetric();
-  const todas: Metric[] = [
-    tentativas,
-    tentativasPorDestino,
-    trabalhos,
-    situacoes,
-    emVoo,
-    adiadas,
-    recuperadas,
-    duracao,
-    destinosLidos,
-    isolamentos,
-    isoladas,
-    transicoesDoCircuito,
-    itensPorEscrita,
-  ];
+  return { destinosLidos, isolamentos, isoladas, transicoesDoCircuito };
+}
+
+/** The worker's own metrics, served by /metrics next to the process defaults. */
+export function criarMetricas() {
+  const metricas = {
+    ...metricasDasTentativas(),
+    ...metricasDosTrabalhos(),
+    ...metricasDosDestinos(),
+    itensPorEscrita: itensPorEscritaMetric(),
+  };
   return {
-    destinosLidos,
-    tentativas,
-    tentativasPorDestino,
-    trabalhos,
-    situacoes,
-    emVoo,
-    adiadas,
-    recuperadas,
-    duracao,
-    isolamentos,
-    isoladas,
-    transicoesDoCircuito,
-    itensPorEscrita,
+    ...metricas,
     /**
      * Registers them, with POSTs under way per destination origin and the state of the circuits
      * (origins whose circuit is not closed) read at each scrape.
@@ -130,7 +123,7 @@ export function criarMetricas() {
           for (const [origem, circuito] of circuitos()) this.set({ origem }, VALOR_DO_CIRCUITO[circuito]);
         },
       });
-      for (const m of [...todas, porOrigem, estado]) registry.registerMetric(m);
+      for (const m of [...Object.values(metricas), porOrigem, estado] as Metric[]) registry.registerMetric(m);
     },
   };
 }

@@ -40,9 +40,14 @@ export function formatoDeNumeros(formato: string): boolean {
 
 /** The string slice: lengths, pattern and format. Two different patterns are not compared: refused. */
 export function texto(a: No[], b: No, ctx: Contexto): Erro[] {
-  const erros: Erro[] = [];
   const exato = valorExato(a);
   const v = exato && typeof exato.v === 'string' ? exato.v : undefined;
+  return [...comprimentos(a, b, ctx), ...padraoDoTexto(a, b, ctx, v), ...formatoDoTexto(a, b, ctx, v)];
+}
+
+/** minLength and maxLength: a bound added or tightened on one side of the comparison. */
+function comprimentos(a: No[], b: No, ctx: Contexto): Erro[] {
+  const erros: Erro[] = [];
   const minB = numero(b, 'minLength');
   const minA = extremo(a, 'minLength', true);
   if (minB !== undefined && (minA ?? 0) < minB) {
@@ -69,6 +74,12 @@ export function texto(a: No[], b: No, ctx: Contexto): Erro[] {
       ),
     );
   }
+  return erros;
+}
+
+/** The pattern: a value fixed on the other side must match it; otherwise the same pattern on both. */
+function padraoDoTexto(a: No[], b: No, ctx: Contexto, v: string | undefined): Erro[] {
+  const erros: Erro[] = [];
   const padrao = valor(b, 'pattern');
   if (typeof padrao === 'string') {
     const padroesDeA = a.map((c) => valor(c, 'pattern')).filter((p): p is string => typeof p === 'string');
@@ -103,6 +114,12 @@ export function texto(a: No[], b: No, ctx: Contexto): Erro[] {
       );
     }
   }
+  return erros;
+}
+
+/** The format: a value fixed on the other side must be of it; otherwise the same format on both. */
+function formatoDoTexto(a: No[], b: No, ctx: Contexto, v: string | undefined): Erro[] {
+  const erros: Erro[] = [];
   const formato = valor(b, 'format');
   if (typeof formato === 'string') {
     const onde = `${b.caminho}/format`;
