@@ -50,9 +50,9 @@ module.exports = {
   ],
   testTimeout: 30_000,
   // Three files at once on two vCPUs: most files wait on the services they start, PostgreSQL and
-  // RabbitMQ, so two workers left the CPU idle a third of the time; with three, `pnpm test` took 431 s
-  // instead of 600 on Node 20 (13 % idle; docs/development.md, "Where the test time goes"). The fault
-  // scenarios kill servers under bursts and time their recovery: two at once, as before.
+  // RabbitMQ; with three, `pnpm test` took 438 s instead of 600 on Node 20, each file about as long as
+  // with two, the CPU still idle 13 % of the run (docs/development.md, "Where the test time goes").
+  // The fault scenarios kill servers under bursts and time their recovery: two at once, as before.
   maxWorkers: faults ? 2 : 3,
   reporters: ['default', '<rootDir>/infra/test/slowest-files.reporter.js'],
 };
