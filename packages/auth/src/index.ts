@@ -2,3 +2,4 @@ export * from './guard';
 export * from './invalidation';
 export * from './resolver';
 export * from './tokens';
+export * from './checks';

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import path from 'node:path';
-import { createGuards, createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
+import { accessChecks, createGuards } from '@hub/auth';
 import { Broker } from '@hub/broker';
 import { type ColaboradorSincronizado, declareInternalTopology, EXCHANGES } from '@hub/contracts';
 import { ensureDatabase, migrate } from '@hub/database';
@@ -72,19 +72,7 @@ export async function startFunction(
     retentionMs: config.OUTBOX_RETENTION,
   }).start();
 
-  const resolver = new RemoteAccessResolver(
-    config.ACCESS_URL,
-    logger,
-    config.ACCESS_CACHE_TTL,
-    config.ACCESS_CACHE_STALE_IF_ERROR,
-  );
-  await forgetOnAccessChange(broker, resolver, 'function');
-  const verifier = createTokenVerifier({
-    jwksUrl: config.IDENTITY_JWKS_URL,
-    issuer: config.IDENTITY_ISSUER,
-    audience: config.IDENTITY_AUDIENCE,
-    algorithms: config.IDENTITY_ALGORITHMS,
-  });
+  const { resolver, verifier } = await accessChecks(config, logger, broker, 'function');
   const app = createApp({
     db,
     broker,

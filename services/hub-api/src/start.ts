@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { createTokenVerifier, forgetOnAccessChange, RemoteAccessResolver } from '@hub/auth';
+import { accessChecks } from '@hub/auth';
 import type { Broker } from '@hub/broker';
 import type { EventoDaPlataforma } from '@hub/contracts';
 import { NotificationListener, type SqlPool } from '@hub/database';
@@ -163,24 +163,6 @@ function createJobs(config: HubApiConfig, logger: Logger, options: StartOptions,
   return { trava, conciliacao, reprocessamento, reproducao };
 }
 
-/** Who may call: tokens checked against the identity's keys, their access resolved by the access service. */
-async function accessChecks(config: HubApiConfig, logger: Logger, broker: Broker) {
-  const resolver = new RemoteAccessResolver(
-    config.ACCESS_URL,
-    logger,
-    config.ACCESS_CACHE_TTL,
-    config.ACCESS_CACHE_STALE_IF_ERROR,
-  );
-  await forgetOnAccessChange(broker, resolver, 'hub-api');
-  const verifier = createTokenVerifier({
-    jwksUrl: config.IDENTITY_JWKS_URL,
-    issuer: config.IDENTITY_ISSUER,
-    audience: config.IDENTITY_AUDIENCE,
-    algorithms: config.IDENTITY_ALGORITHMS,
-  });
-  return { resolver, verifier };
-}
-
 /** The app's settings, as the configuration names them. */
 function appSettings(config: HubApiConfig, options: StartOptions) {
   return {
@@ -213,7 +195,7 @@ export async function startHubApi(
   const resources = await openResources(config, logger);
   const { keys, db, sql, dbDeAplicativos, dbDeLeitura, broker } = resources;
   const { avisos, isolados, casos, relay } = await startPublication(config, logger, options, resources);
-  const { resolver, verifier } = await accessChecks(config, logger, broker);
+  const { resolver, verifier } = await accessChecks(config, logger, broker, 'hub-api');
   const { trava, conciliacao, reprocessamento, reproducao } = createJobs(config, logger, options, resources);
   const app = createApp(
     {
