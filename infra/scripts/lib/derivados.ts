@@ -108,7 +108,7 @@ export const VARIAVEIS_DAS_FERRAMENTAS: { onde: string; variaveis: [string, stri
       [
         'DATABASE_ADMIN_URL',
         '`postgresql://postgres@127.0.0.1:5432/postgres`',
-        'the PostgreSQL server checked before starting (the services create their databases on it)',
+        'the PostgreSQL server `pnpm start` checks is up before starting anything (each service then creates and migrates its own database, at its `*_DATABASE_URL`)',
       ],
       ['RABBITMQ_MANAGEMENT_URL', '`http://localhost:15672`', "RabbitMQ's management UI, printed when it answers"],
       [
