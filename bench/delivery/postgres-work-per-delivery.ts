@@ -113,13 +113,16 @@ async function abrir(nome: string, m: Modulos, extra: string | undefined): Promi
     Number((await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
   // An experiment on the worker's statements: <dir>/<name>.sql replaces that statement's text on side B.
   const textos = nome === 'B' ? process.env.BENCH_PG_TEXTOS_B : undefined;
+  const consultar = async (n: string, texto: string, valores: unknown[]) => {
+    const arquivo = textos && path.join(textos, `${n}.sql`);
+    const t = arquivo && existsSync(arquivo) ? readFileSync(arquivo, 'utf8') : texto;
+    if (process.env.BENCH_PG_DUMP) writeFileSync(path.join(process.env.BENCH_PG_DUMP, `${n}.sql`), texto);
+    return (await wrk.query({ name: n, text: t, values: valores })).rows;
+  };
+  // `run` takes a declared statement (this tree's worker); `consultar`, an older checkout's.
   const sql = {
-    consultar: async (n: string, texto: string, valores: unknown[]) => {
-      const arquivo = textos && path.join(textos, `${n}.sql`);
-      const t = arquivo && existsSync(arquivo) ? readFileSync(arquivo, 'utf8') : texto;
-      if (process.env.BENCH_PG_DUMP) writeFileSync(path.join(process.env.BENCH_PG_DUMP, `${n}.sql`), texto);
-      return (await wrk.query({ name: n, text: t, values: valores })).rows;
-    },
+    consultar,
+    run: (s: { name: string; text: string }, valores: unknown[]) => consultar(s.name, s.text, valores),
   };
   return {
     nome,
