@@ -25,7 +25,10 @@ function literalDeTextos(valores: readonly (string | null)[]): string {
   return `${texto}}`;
 }
 
-/** The events' columns of the batch, in EVENTOS' order (each ISO timestamp written once per event), and their ids. */
+/**
+ * The events' columns of the batch, in EVENTOS' order, and their ids; `recebido`, each event's
+ * recebido_em as ISO text, written once per event and read again by the keys and the deliveries.
+ */
 function colunasDosEventos(lote: Gravacao[]) {
   const n = lote.length;
   const eventoId: string[] = new Array(n);
@@ -62,11 +65,11 @@ function colunasDosEventos(lote: Gravacao[]) {
     // escaped into an array literal by the driver (its largest cost per event) and parsed back.
     `[${dados.join(',')}]`,
   ];
-  return { eventoId: literal(eventoId), eventos };
+  return { eventoId: literal(eventoId), eventos, recebido };
 }
 
 /** The keys' columns ($1–$6), and which events carry one ($8). */
-function colunasDasChaves(lote: Gravacao[]) {
+function colunasDasChaves(lote: Gravacao[], recebido: readonly string[]) {
   const comChave: string[] = new Array(lote.length);
   const escopo: string[] = [];
   const chave: string[] = [];
@@ -80,7 +83,7 @@ function colunasDasChaves(lote: Gravacao[]) {
     chave.push(g.chave.chave);
     impressaoDaChave.push(g.chave.impressao);
     evento.push(g.evento.id);
-    criada.push(g.evento.recebidoEm.toISOString());
+    criada.push(recebido[i]!);
   });
   const chaves = [
     literalDeTextos(escopo),
@@ -94,33 +97,52 @@ function colunasDasChaves(lote: Gravacao[]) {
 }
 
 /** The deliveries' columns, in ENTREGAS' order, and the ids of the ordered ones. */
-function colunasDasEntregas(lote: Gravacao[]) {
-  const colunas: (string | number)[][] = Array.from({ length: 10 }, () => []);
-  const [id, evento, recebido, entidade, assinatura, assinante, tipo, versao, url, maximo] = colunas;
+function colunasDasEntregas(lote: Gravacao[], recebidoDoEvento: readonly string[]) {
+  const id: string[] = [];
+  const evento: string[] = [];
+  const recebido: string[] = [];
+  const entidade: string[] = [];
+  const assinatura: string[] = [];
+  const assinante: string[] = [];
+  const tipo: string[] = [];
+  const versao: number[] = [];
+  const url: string[] = [];
+  const maximo: number[] = [];
   const enOrdenada: string[] = [];
-  for (const g of lote) {
-    const recebidoEm = g.evento.recebidoEm;
-    const recebidoIso = recebidoEm.toISOString();
+  lote.forEach((g, i) => {
     for (const en of g.entregas) {
-      id!.push(en.id);
-      evento!.push(en.eventoId);
-      recebido!.push(en.eventoRecebidoEm === recebidoEm ? recebidoIso : en.eventoRecebidoEm.toISOString());
-      entidade!.push(en.entidadeId);
-      assinatura!.push(en.assinaturaId);
-      assinante!.push(en.aplicativoAssinanteId);
-      tipo!.push(en.tipoDeEventoId);
-      versao!.push(en.versaoDoEsquema);
-      url!.push(en.urlDeDestino);
-      maximo!.push(en.maximoDeTentativas);
+      id.push(en.id);
+      evento.push(en.eventoId);
+      recebido.push(
+        en.eventoRecebidoEm === g.evento.recebidoEm ? recebidoDoEvento[i]! : en.eventoRecebidoEm.toISOString(),
+      );
+      entidade.push(en.entidadeId);
+      assinatura.push(en.assinaturaId);
+      assinante.push(en.aplicativoAssinanteId);
+      tipo.push(en.tipoDeEventoId);
+      versao.push(en.versaoDoEsquema);
+      url.push(en.urlDeDestino);
+      maximo.push(en.maximoDeTentativas);
       if (en.ordenada) enOrdenada.push(en.id);
     }
-  }
-  // Entity ids and URLs are client text: quoted and escaped; the others are ids, times and numbers.
-  const entregas = colunas.map((c, i) => (i === 3 || i === 8 ? literalDeTextos(c as string[]) : literal(c)));
+  });
+  const entregas = [
+    literal(id),
+    literal(evento),
+    literal(recebido),
+    literalDeTextos(entidade),
+    literal(assinatura),
+    literal(assinante),
+    literal(tipo),
+    literal(versao),
+    literalDeTextos(url),
+    literal(maximo),
+  ];
   return { entregas, enOrdenada };
 }
 
 /** One array per column of the batch, in the statements' order. */
 export function colunas(lote: Gravacao[]) {
-  return { ...colunasDosEventos(lote), ...colunasDasChaves(lote), ...colunasDasEntregas(lote) };
+  const { recebido, ...eventos } = colunasDosEventos(lote);
+  return { ...eventos, ...colunasDasChaves(lote, recebido), ...colunasDasEntregas(lote, recebido) };
 }

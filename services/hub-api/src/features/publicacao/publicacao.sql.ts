@@ -172,25 +172,28 @@ interface Gravado {
   em_espera: boolean | null;
 }
 
+/** The group write's row, as its three statements give it. */
+const COLUNAS_GRAVADAS = { id: 'text', sequencia: 'text', em_espera: 'bool' } as const;
+
 /** The group write's three statements (SqlPool), their rows checked against the database by sql.test.ts. */
 export const GRAVACOES = {
   ordenada: statement<Gravado>({
     name: 'publicacao_gravar',
     text: SQL_DA_GRAVACAO,
     parameters: PARAMETROS_DA_GRAVACAO,
-    columns: { id: 'text', sequencia: 'text', em_espera: 'bool' },
+    columns: COLUNAS_GRAVADAS,
   }),
   semOrdem: statement<Gravado>({
     name: 'publicacao_gravar_sem_ordem',
     text: SQL_DA_GRAVACAO_SEM_ORDEM,
     parameters: PARAMETROS_DA_GRAVACAO.slice(0, 26),
-    columns: { id: 'text', sequencia: 'text', em_espera: 'bool' },
+    columns: COLUNAS_GRAVADAS,
   }),
   simples: statement<Gravado>({
     name: 'publicacao_gravar_simples',
     text: SQL_DA_GRAVACAO_SIMPLES,
     parameters: ['uuid[]', ...PARAMETROS_DE_EVENTOS, ...PARAMETROS_DE_ENTREGAS],
-    columns: { id: 'text', sequencia: 'text', em_espera: 'bool' },
+    columns: COLUNAS_GRAVADAS,
   }),
 };
 
