@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { AppError, problemOf } from './errors';
 
@@ -23,23 +23,37 @@ function refusalOf(code: string | undefined): AppError {
   }
 }
 
-/** The raw HTTP/1.1 answer to a request the parser refused: problem+json, then the end. */
-export function clientErrorResponse(code: string | undefined): string {
+/** Writes a refusal's problem+json on a response of node:http, which writes its framing. */
+function writeRefusal(res: ServerResponse, code: string | undefined): void {
   const refusal = refusalOf(code);
   const body = JSON.stringify(problemOf(refusal));
-  return [
-    `HTTP/1.1 ${refusal.status} ${refusal.title}`,
-    'Content-Type: application/problem+json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
+  res.shouldKeepAlive = false;
+  res.writeHead(refusal.status, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body);
 }
 
-/** Node's own field for the response being written on a socket (null between requests). */
-interface InFlight {
-  _httpMessage?: object | null;
+/**
+ * The answers of each connection not yet sent, oldest first, as the server's `request` events gave
+ * them (Node answers a connection's requests in the order they came). Node hands `clientError` only
+ * the socket, so this is how the listener knows which answers the refused bytes came behind.
+ */
+const answering = new WeakMap<Socket, ServerResponse[]>();
+
+function track(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  const list = answering.get(socket) ?? [];
+  list.push(res);
+  answering.set(socket, list);
+  const done = () => {
+    const i = list.indexOf(res);
+    if (i >= 0) list.splice(i, 1);
+  };
+  res.once('finish', done);
+  res.once('close', done);
 }
 
 const answered = new WeakSet<Socket>();
@@ -62,45 +76,41 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     socket.destroy();
     return;
   }
-  const inFlight = (socket as Socket & InFlight)._httpMessage as ServerResponse | null | undefined;
-  // A body that did not arrive in time (the server's requestTimeout) while its answer has not
-  // started: 408 on its own response, and the connection closes.
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && inFlight && !inFlight.headersSent && socket.writable) {
-    const refusal = refusalOf(error.code);
-    const body = JSON.stringify(problemOf(refusal));
-    inFlight.shouldKeepAlive = false;
-    inFlight.writeHead(refusal.status, {
-      'Content-Type': 'application/problem+json',
-      'Content-Length': Buffer.byteLength(body),
-      Connection: 'close',
-    });
-    inFlight.end(body);
-    cutAfterDrain(socket);
-    return;
-  }
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  // An earlier request on this connection, its body all here, is still being answered: the refused
-  // bytes are a later request's. Anything written now would be read as that answer (or land inside
-  // it), and cutting the connection would lose it (a publication's 201), so the answer goes out whole
-  // and then the connection closes, the refused request unanswered.
-  if (inFlight?.req?.complete) {
-    inFlight.shouldKeepAlive = false;
-    inFlight.once('finish', () => {
+  const latest = answering.get(socket)?.at(-1);
+  if (!latest) {
+    // Nothing of this connection is being answered: the refusal gets a response of its own.
+    const res = new ServerResponse(new IncomingMessage(socket));
+    res.assignSocket(socket);
+    res.once('finish', () => {
+      res.detachSocket(socket);
       socket.end();
       cutAfterDrain(socket);
     });
+    writeRefusal(res, error.code);
     return;
   }
-  // The request being answered is the one refused (its body broke off): nothing of it can be sent.
-  if (inFlight) {
-    socket.destroy();
+  if (!latest.req.complete) {
+    // A body that did not arrive in time (the server's requestTimeout), its answer not started: 408
+    // on its own response. Any other refusal inside a body: nothing of that request can be sent.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !latest.headersSent) {
+      writeRefusal(latest, error.code);
+      cutAfterDrain(socket);
+    } else socket.destroy();
     return;
   }
-  socket.end(clientErrorResponse(error.code));
-  cutAfterDrain(socket);
+  // Every request of this connection so far has its body here and is being answered: the refused
+  // bytes are a later request's. Anything written now would be read as one of those answers (or land
+  // inside one), and cutting the connection would lose them (a publication's 201), so they go out
+  // whole and then the connection closes, the refused request unanswered.
+  latest.shouldKeepAlive = false;
+  latest.once('finish', () => {
+    socket.end();
+    cutAfterDrain(socket);
+  });
 }
 
 function cutAfterDrain(socket: Socket): void {
@@ -136,6 +146,8 @@ export function drainAfterEarlyAnswer(req: IncomingMessage): void {
 
 /** Installs answerClientError on a server (listen() does it; a server made elsewhere calls this). */
 export function handleClientErrors(server: Server): Server {
+  // Before the app's listener, so an answer the app ends at once is seen finishing.
+  server.prependListener('request', track);
   server.on('clientError', answerClientError);
   return server;
 }
