@@ -64,12 +64,23 @@ interface Resposta {
   ms: number;
   entregas: string[];
   retryAfter: boolean;
+  /** The load generator's own failure to send (out of file descriptors or local ports), not the platform's. */
+  doCliente?: boolean;
 }
+
+const FALHAS_DO_CLIENTE = new Set(['EMFILE', 'ENFILE', 'EADDRNOTAVAIL']);
 
 /** The parent of each process (from /proc/<pid>/stat). */
 function pais(): Map<number, number> {
   const out = new Map<number, number>();
-  for (const nome of readdirSync('/proc')) {
+  let processos: string[];
+  try {
+    processos = readdirSync('/proc');
+  } catch {
+    // The load generator is out of file descriptors (EMFILE): this sample is skipped.
+    return out;
+  }
+  for (const nome of processos) {
     if (!/^\d+$/.test(nome)) continue;
     try {
       const stat = readFileSync(`/proc/${nome}/stat`, 'utf8');
@@ -161,7 +172,15 @@ function publicar(url: URL, agent: http.Agent, token: string, corpo: string, dev
       Math.max(0, CLIENT_TIMEOUT_MS - (performance.now() - devidaEm)),
     );
     req.once('close', () => clearTimeout(prazo));
-    req.on('error', () => resolve({ status: 0, ms: performance.now() - inicio, entregas: [], retryAfter: false }));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      resolve({
+        status: 0,
+        ms: performance.now() - inicio,
+        entregas: [],
+        retryAfter: false,
+        doCliente: FALHAS_DO_CLIENTE.has(e.code ?? ''),
+      }),
+    );
     req.end(corpo);
   });
 }
@@ -209,6 +228,22 @@ async function saturacao(destino: Alvo, token: string, corpo: string): Promise<n
     ],
   });
   return r['2xx'] / (r.duration || 10);
+}
+
+/**
+ * When the answers over ANSWER_WITHIN_MS were due: the seconds of the run that had any, with how
+ * many (a cluster at the start is the client's connections opening; spread out, the platform's).
+ */
+function lentasPorSegundo(respostas: Resposta[], rate: number): string {
+  const porSegundo = new Map<number, number>();
+  respostas.forEach((r, i) => {
+    if (r.status === 0 || r.ms > ANSWER_WITHIN_MS) {
+      const segundo = Math.floor(i / rate);
+      porSegundo.set(segundo, (porSegundo.get(segundo) ?? 0) + 1);
+    }
+  });
+  if (porSegundo.size === 0) return 'none';
+  return [...porSegundo].map(([segundo, n]) => `${segundo} s: ${n}`).join(', ');
 }
 
 /** The answers with a status other than 201, 429 and 503, by status ("0" when there are none). */
@@ -281,11 +316,13 @@ export async function sobrecarga(log: (line: string) => void): Promise<string> {
       '| --- | ---: | --- |',
       `| requests sent | ${respostas.length} | |`,
       `| answered within ${ANSWER_WITHIN_MS / 1000} s | ${share(conta((r) => r.status !== 0 && r.ms <= ANSWER_WITHIN_MS))} | 100 % |`,
+      `| second of the run the slower ones were due in | ${lentasPorSegundo(respostas, rate)} | |`,
       `| answer time p50 / p99 / max | ${percentile(tempos, 50).toFixed(0)} / ${percentile(tempos, 99).toFixed(0)} / ${tempos.at(-1)?.toFixed(0)} ms | p99 ≤ 2,000 ms |`,
       `| 201 | ${share(aceitas.length)} | |`,
       `| 429 or 503 (all with Retry-After: ${semRetry === 0 ? 'yes' : `no, ${semRetry} without`}) | ${share(recusadas)} | |`,
       `| other status | ${outros(respostas)} | 0 |`,
-      `| no answer within ${CLIENT_TIMEOUT_MS / 1000} s | ${conta((r) => r.status === 0)} | 0 |`,
+      `| no answer within ${CLIENT_TIMEOUT_MS / 1000} s | ${conta((r) => r.status === 0 && !r.doCliente)} | 0 |`,
+      `| not sent: the load generator out of file descriptors or ports | ${conta((r) => r.doCliente === true)} | |`,
       `| accepted rate | ${(aceitas.length / segundos).toFixed(0)}/s = ${((100 * aceitas.length) / segundos / saturada).toFixed(0)} % of saturation | ≥ 80 % |`,
       `| accepted events whose delivery jobs never arrived | ${perdidas === 0 ? 0 : `${perdidas} jobs`} | 0 |`,
       `| peak RSS | ${rss.picos().join(', ')} | bounded |`,
