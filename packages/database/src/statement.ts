@@ -131,3 +131,12 @@ function shortName(type: string): string {
   const base = array ? type.slice(0, -2) : type;
   return `${names[base] ?? base}${array ? '[]' : ''}`;
 }
+
+/** The declared statements a module exports (a `*.sql.ts` imported whole), for its service's statements test. */
+export function statementsOf(...modules: object[]): DeclaredStatement[] {
+  return modules.flatMap((m) =>
+    Object.values(m).filter(
+      (v): v is DeclaredStatement => typeof v === 'object' && v !== null && 'text' in v && 'columns' in v,
+    ),
+  );
+}

@@ -1,8 +1,14 @@
-import { checkStatements, type Statement } from '@hub/database';
+import { checkStatements, type DeclaredStatement, statementsOf } from '@hub/database';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
+import * as assinaturas from '../assinaturas/assinaturas.sql';
+import * as destinos from '../destinos/destinos.sql';
+import * as entregas from '../entregas/entregas.sql';
+import * as contadores from '../eventos/contadores.sql';
+import * as fila from '../fila/fila.sql';
+import * as reprocessamento from '../reprocessamento/reprocessamento.sql';
 import { PARA_A_OUTBOX } from './despacho';
-import { BUSCAR_CHAVE, GRAVACOES } from './publicacao.sql';
+import { BUSCAR_CHAVE, EVENTO_DETALHADO, GRAVACOES, PUBLICACAO_CONTAR_RECUSA } from './publicacao.sql';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -10,9 +16,19 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
-describe("Publication's hot statements against the migrated database", () => {
+/** Every declared statement of hub-api: SqlPool's (publication's hot path) and those run on Prisma. */
+const STATEMENTS: DeclaredStatement[] = [
+  ...Object.values(GRAVACOES),
+  BUSCAR_CHAVE,
+  PARA_A_OUTBOX,
+  PUBLICACAO_CONTAR_RECUSA,
+  EVENTO_DETALHADO,
+  ...statementsOf(assinaturas, destinos, entregas, contadores, fila, reprocessamento),
+];
+
+describe("hub-api's declared statements against the migrated database", () => {
   test('When each runs, then its parameters and its columns are the types declared beside it (a migration that breaks one fails here, not in production)', async () => {
-    const statements: Statement<object>[] = [...Object.values(GRAVACOES), BUSCAR_CHAVE, PARA_A_OUTBOX];
+    const statements = STATEMENTS;
     expect(await checkStatements(database.url, statements)).toEqual([]);
   });
 

@@ -1,8 +1,10 @@
 import type { PageRequest } from '@hub/http';
 import { Prisma, type SolicitacaoDeReprocessamento } from '@hub/hub-data';
+import { runOnPrisma } from '@hub/database';
 import type { DbClient, Tx } from '../../db';
 import { iso } from '../../schemas';
 import type { SituacaoDoReprocessamento, SolicitacaoDto } from './reprocessamento.schemas';
+import { REPROCESSAMENTO_REIVINDICAR } from './reprocessamento.sql';
 
 export const dtoDaSolicitacao = (s: SolicitacaoDeReprocessamento): SolicitacaoDto => ({
   id: s.id,
@@ -108,11 +110,7 @@ export function reprocessamentoRepository(db: DbClient) {
      * commits: two hub-api never work on one request at once, and either may go on with it later.
      */
     async reivindicar(tx: Tx): Promise<SolicitacaoDeReprocessamento | undefined> {
-      const [linha] = await tx.$queryRaw<{ id: string }[]>`
-        select id::text from solicitacao_de_reprocessamento
-         where situacao in ('pendente', 'em_andamento')
-         order by criada_em, id limit 1
-           for update skip locked`;
+      const [linha] = await runOnPrisma(tx, REPROCESSAMENTO_REIVINDICAR);
       return linha ? await tx.solicitacaoDeReprocessamento.findUniqueOrThrow({ where: { id: linha.id } }) : undefined;
     },
 
