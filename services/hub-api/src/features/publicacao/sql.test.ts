@@ -1,12 +1,15 @@
 import { checkStatements, type DeclaredStatement, statementsOf } from '@hub/database';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
+import * as saude from '../assinante/saude.sql';
 import * as assinaturas from '../assinaturas/assinaturas.sql';
 import * as destinos from '../destinos/destinos.sql';
 import * as entregas from '../entregas/entregas.sql';
 import * as contadores from '../eventos/contadores.sql';
 import * as fila from '../fila/fila.sql';
 import * as reprocessamento from '../reprocessamento/reprocessamento.sql';
+import * as lote from '../reproducao/lote.sql';
+import * as tipos from '../tipos-de-evento/tipos-de-evento.sql';
 import { PARA_A_OUTBOX } from './despacho';
 import { BUSCAR_CHAVE, EVENTO_DETALHADO, GRAVACOES, PUBLICACAO_CONTAR_RECUSA } from './publicacao.sql';
 
@@ -23,7 +26,7 @@ const STATEMENTS: DeclaredStatement[] = [
   PARA_A_OUTBOX,
   PUBLICACAO_CONTAR_RECUSA,
   EVENTO_DETALHADO,
-  ...statementsOf(assinaturas, destinos, entregas, contadores, fila, reprocessamento),
+  ...statementsOf(saude, assinaturas, destinos, entregas, contadores, fila, reprocessamento, lote, tipos),
 ];
 
 describe("hub-api's declared statements against the migrated database", () => {
