@@ -1,6 +1,7 @@
 import { checkStatements, type DeclaredStatement, statementsOf } from '@hub/database';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
+import * as retencao from '../../jobs/retencao.sql';
 import * as saude from '../assinante/saude.sql';
 import * as assinaturas from '../assinaturas/assinaturas.sql';
 import * as destinos from '../destinos/destinos.sql';
@@ -26,7 +27,7 @@ const STATEMENTS: DeclaredStatement[] = [
   PARA_A_OUTBOX,
   PUBLICACAO_CONTAR_RECUSA,
   EVENTO_DETALHADO,
-  ...statementsOf(saude, assinaturas, destinos, entregas, contadores, fila, reprocessamento, lote, tipos),
+  ...statementsOf(retencao, saude, assinaturas, destinos, entregas, contadores, fila, reprocessamento, lote, tipos),
 ];
 
 describe("hub-api's declared statements against the migrated database", () => {
