@@ -83,3 +83,11 @@ export async function executeOnPrisma(
 ): Promise<number> {
   return client.$executeRawUnsafe(s.text, ...valuesFor(s, values));
 }
+
+/** Every service's readiness probe of its database, on its Prisma client (`runOnPrisma(db, PRONTIDAO)`). */
+export const PRONTIDAO = prismaStatement<{ pronto: number }>({
+  name: 'prontidao',
+  text: 'select 1 as pronto',
+  parameters: [],
+  columns: { pronto: 'int4' },
+});

@@ -1,4 +1,5 @@
-import { checkStatements, statementsOf } from '@hub/database';
+import { checkStatements, PRONTIDAO, statementsOf } from '@hub/database';
+import { OUTBOX_INSERIR } from '@hub/outbox';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import * as acessos from './features/acessos/acessos.sql';
 import * as colaboradores from './features/colaboradores/colaboradores.sql';
@@ -13,7 +14,7 @@ afterAll(() => database?.drop());
 
 describe("access's declared statements against the migrated database", () => {
   test('When each runs, then its parameters and its columns are the types declared beside it (a migration that breaks one fails here, not in production)', async () => {
-    const statements = statementsOf(acessos, colaboradores, perfis);
+    const statements = [...statementsOf(acessos, colaboradores, perfis), PRONTIDAO, OUTBOX_INSERIR];
     expect(statements.length).toBeGreaterThan(0);
     expect(await checkStatements(database.url, statements)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { checkStatements, statementsOf } from '@hub/database';
+import { checkStatements, PRONTIDAO, statementsOf } from '@hub/database';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import * as circuito from '../destinos/circuito.sql';
@@ -25,6 +25,7 @@ describe("The worker's declared statements against the migrated database", () =>
       ENTREGA_PASSAR_A_VEZ,
       ENTREGA_RECOLHER_VEZES_PERDIDAS,
       ...statementsOf(destinos, circuito, isolamento),
+      PRONTIDAO,
     ];
     expect(await checkStatements(database.url, statements)).toEqual([]);
   });

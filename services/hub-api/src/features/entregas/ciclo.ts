@@ -1,4 +1,4 @@
-import { outboxInsert } from '@hub/outbox';
+import { OUTBOX_INSERIR, outboxColumns } from '@hub/outbox';
 import { executeOnPrisma } from '@hub/database';
 import type { Tx } from '../../db';
 import { ENTREGA_NOVO_CICLO } from './entregas.sql';
@@ -18,6 +18,5 @@ export async function iniciarNovoCiclo(tx: Tx, ids: readonly string[], agora: Da
   if (ids.length === 0) return;
   await executeOnPrisma(tx, ENTREGA_NOVO_CICLO, [agora, ids]);
   const trabalhos = await trabalhosDasEntregas(tx, ids, requestId);
-  const { text, values } = outboxInsert([...trabalhos.values()].map(mensagemDoTrabalho));
-  await tx.$executeRawUnsafe(text, ...values);
+  await executeOnPrisma(tx, OUTBOX_INSERIR, outboxColumns([...trabalhos.values()].map(mensagemDoTrabalho)));
 }

@@ -1,4 +1,5 @@
-import { checkStatements, type DeclaredStatement, statementsOf } from '@hub/database';
+import { checkStatements, type DeclaredStatement, PRONTIDAO, statementsOf } from '@hub/database';
+import { OUTBOX_INSERIR } from '@hub/outbox';
 import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import * as retencao from '../../jobs/retencao.sql';
@@ -26,6 +27,8 @@ const STATEMENTS: DeclaredStatement[] = [
   BUSCAR_CHAVE,
   PARA_A_OUTBOX,
   PUBLICACAO_CONTAR_RECUSA,
+  PRONTIDAO,
+  OUTBOX_INSERIR,
   EVENTO_DETALHADO,
   ...statementsOf(retencao, saude, assinaturas, destinos, entregas, contadores, fila, reprocessamento, lote, tipos),
 ];
