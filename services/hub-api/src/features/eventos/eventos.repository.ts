@@ -1,7 +1,9 @@
 import type { PageRequest } from '@hub/http';
+import { runOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
 import { Prisma } from '@hub/hub-data';
 import { FILTRO_EVENTOS_MAX } from './eventos.consultas';
+import { EVENTO_TOTAL } from './resumo.sql';
 
 /** An event as the lists show it: names joined, no dados. */
 export interface LinhaDeEvento {
@@ -76,12 +78,6 @@ export function sqlDaPagina({ pagina, tamanho }: PageRequest): Prisma.Sql {
     offset ${skip}::bigint - (select mais_novos from alvo) limit ${tamanho}`);
 }
 
-/**
- * total of GET /evento: every stored event, the sum of the hourly counts the triggers on evento
- * keep exact (a few hundred small rows, not a count of the events).
- */
-export const SQL_TOTAL = Prisma.sql`select coalesce(sum(eventos_guardados), 0)::int as total from resumo_por_hora`;
-
 /** Every match (at most FILTRO_EVENTOS_MAX), newest received first, through the filter's index. */
 export const sqlDoFiltro = (filtro: FiltroDeEventos): Prisma.Sql =>
   comNomes(Prisma.sql`select id, recebido_em from evento ${condicoes(filtro)}
@@ -93,9 +89,9 @@ export function eventosRepository(db: DbClient) {
     async listar(request: PageRequest, cliente: DbClient = db) {
       const [itens, contagem] = await Promise.all([
         cliente.$queryRaw<LinhaDeEvento[]>(sqlDaPagina(request)),
-        cliente.$queryRaw<[{ total: number }]>(SQL_TOTAL),
+        runOnPrisma(cliente, EVENTO_TOTAL),
       ]);
-      return { itens, total: contagem[0].total };
+      return { itens, total: contagem[0]?.total ?? 0 };
     },
 
     filtrar: (filtro: FiltroDeEventos, cliente: DbClient = db) =>

@@ -8,6 +8,7 @@ import * as assinaturas from '../assinaturas/assinaturas.sql';
 import * as destinos from '../destinos/destinos.sql';
 import * as entregas from '../entregas/entregas.sql';
 import * as contadores from '../eventos/contadores.sql';
+import * as resumo from '../eventos/resumo.sql';
 import * as fila from '../fila/fila.sql';
 import * as reprocessamento from '../reprocessamento/reprocessamento.sql';
 import * as lote from '../reproducao/lote.sql';
@@ -30,7 +31,19 @@ const STATEMENTS: DeclaredStatement[] = [
   PRONTIDAO,
   OUTBOX_INSERIR,
   EVENTO_DETALHADO,
-  ...statementsOf(retencao, saude, assinaturas, destinos, entregas, contadores, fila, reprocessamento, lote, tipos),
+  ...statementsOf(
+    retencao,
+    resumo,
+    saude,
+    assinaturas,
+    destinos,
+    entregas,
+    contadores,
+    fila,
+    reprocessamento,
+    lote,
+    tipos,
+  ),
 ];
 
 describe("hub-api's declared statements against the migrated database", () => {
