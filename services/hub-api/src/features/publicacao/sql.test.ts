@@ -1,6 +1,13 @@
-import { checkStatements, type DeclaredStatement, PRONTIDAO, statementsOf } from '@hub/database';
+import {
+  checkStatements,
+  type DeclaredStatement,
+  PRONTIDAO,
+  prismaStatement,
+  runOnPrisma,
+  statementsOf,
+} from '@hub/database';
 import { OUTBOX_INSERIR } from '@hub/outbox';
-import { HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
+import { createDb, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import { createTestDatabase, type TestDatabase } from '@hub/testing';
 import * as retencao from '../../jobs/retencao.sql';
 import * as saude from '../assinante/saude.sql';
@@ -66,5 +73,52 @@ describe("hub-api's declared statements against the migrated database", () => {
       { name: 'teste_tipo', problem: expect.stringContaining('columns are (criadaEm timestamptz, eventoId uuid') },
       { name: 'teste_parametros', problem: 'parameters are (text, text), declared (text, uuid)' },
     ]);
+  });
+});
+
+describe('Statements run on Prisma', () => {
+  const ECO = prismaStatement<{ texto: string; n: bigint }>({
+    name: 'teste_eco',
+    text: 'select $1::text as texto, $2::int8 as n',
+    parameters: ['text', 'int8'],
+    columns: { texto: 'text', n: 'int8' },
+  });
+
+  test('When one runs, then its values are bound parameters (a quote is data, not SQL) and its columns come as Prisma gives them', async () => {
+    const db = createDb(database.url, 1);
+    try {
+      const texto = "x'; drop table evento; --";
+      expect(await runOnPrisma(db, ECO, [texto, 5n])).toEqual([{ texto, n: 5n }]);
+      await expect(runOnPrisma(db, ECO, [texto])).rejects.toThrow('statement teste_eco takes 2 parameters, given 1');
+      expect(await checkStatements(database.url, [ECO])).toEqual([]);
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
+  test('When two statements share a name, then the check says so; an insert that NULLs cannot run is still checked', async () => {
+    expect(await checkStatements(database.url, [PUBLICACAO_CONTAR_RECUSA, { ...PUBLICACAO_CONTAR_RECUSA }])).toEqual([
+      { name: 'publicacao_contar_recusa', problem: 'another statement has this name' },
+    ]);
+    const errada = { ...PUBLICACAO_CONTAR_RECUSA, name: 'teste_insercao', parameters: ['timestamptz', 'int8'] };
+    expect(await checkStatements(database.url, [errada])).toEqual([
+      { name: 'teste_insercao', problem: 'parameters are (timestamptz, int4), declared (timestamptz, int8)' },
+    ]);
+  });
+
+  test("When a row's type does not say what Prisma gives, then it does not compile", () => {
+    prismaStatement<{ n: bigint }>({
+      name: 'teste_tipo_prisma',
+      text: 'select 1::int8 as n',
+      parameters: [],
+      // @ts-expect-error: Prisma gives int4 as a number, not a bigint
+      columns: { n: 'int4' },
+    });
+    prismaStatement<{ d: Date }>({
+      name: 'teste_data_prisma',
+      text: 'select now()::date as d',
+      parameters: [],
+      columns: { d: 'date' },
+    });
   });
 });
