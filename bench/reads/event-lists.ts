@@ -19,7 +19,6 @@ import { createLogger } from '../../packages/log/src';
 import { startTestIdentity } from '../../packages/testing/src';
 import { startAccessForTests } from '../../services/access/src/access.test-support';
 import { hubApiConfig } from '../../services/hub-api/src/config';
-import type { Prisma } from '../../packages/hub-data/src';
 import { sqlDaPagina, sqlDoFiltro } from '../../services/hub-api/src/features/eventos/eventos.repository';
 import {
   EVENTO_TOTAL,
@@ -112,7 +111,7 @@ async function main() {
     const agora = Date.now();
     const iso = (ms: number) => new Date(ms).toISOString();
     const diaAntes = meio.recebido.getTime();
-    const casos: { rota: string; query: string; sql?: Prisma.Sql }[] = [
+    const casos: { rota: string; query: string; sql?: Consulta }[] = [
       { rota: 'GET /evento', query: '?pagina=1', sql: sqlDaPagina({ pagina: 1, tamanho: 10 }) },
       { rota: 'GET /evento', query: '?pagina=50000', sql: sqlDaPagina({ pagina: 50_000, tamanho: 10 }) },
       { rota: 'GET /evento/filtro', query: `?id=${meio.id}`, sql: sqlDoFiltro({ id: meio.id }) },
@@ -169,7 +168,7 @@ async function main() {
     const planos: [string, Consulta][] = [
       ['GET /evento?pagina=50000: the page', sqlDaPagina({ pagina: 50_000, tamanho: 10 })],
       ['GET /evento: total', { text: EVENTO_TOTAL.text, values: [] }],
-      ...casos.slice(2, 10).map((c) => [`GET /evento/filtro${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
+      ...casos.slice(2, 10).map((c) => [`GET /evento/filtro${c.query}`, c.sql as Consulta] as [string, Consulta]),
       ['GET /evento/resumo: por_hora', { text: RESUMO_POR_HORA.text, values: dia }],
       ['GET /evento/resumo: latencies', { text: RESUMO_LATENCIAS_POR_HORA.text, values: dia }],
       ['GET /evento/resumo: the queue', { text: RESUMO_FILA.text, values: [] }],

@@ -15,6 +15,7 @@ import * as assinaturas from '../assinaturas/assinaturas.sql';
 import * as destinos from '../destinos/destinos.sql';
 import * as entregas from '../entregas/entregas.sql';
 import * as contadores from '../eventos/contadores.sql';
+import * as eventos from '../eventos/eventos.sql';
 import * as resumo from '../eventos/resumo.sql';
 import * as fila from '../fila/fila.sql';
 import * as reprocessamento from '../reprocessamento/reprocessamento.sql';
@@ -41,6 +42,7 @@ const STATEMENTS: DeclaredStatement[] = [
   ...statementsOf(
     retencao,
     resumo,
+    eventos,
     saude,
     assinaturas,
     destinos,
