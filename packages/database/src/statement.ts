@@ -30,6 +30,8 @@ export type Columns<Row> = { [K in keyof Row]-?: PgTypeOf<NonNullable<Row[K]>> }
  * row declared beside it and checked against the migrated database by each service's statements test.
  */
 export interface Statement<Row> {
+  /** SqlPool's (node-postgres's types): a statement for Prisma (`via: 'prisma'`) is not one. */
+  via?: 'pg';
   name: string;
   text: string;
   /** The type of each parameter, $1 first, as PostgreSQL names it (`pg_prepared_statements`). */

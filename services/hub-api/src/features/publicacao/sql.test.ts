@@ -4,6 +4,7 @@ import {
   PRONTIDAO,
   prismaStatement,
   runOnPrisma,
+  type SqlPool,
   statementsOf,
 } from '@hub/database';
 import { OUTBOX_INSERIR } from '@hub/outbox';
@@ -116,6 +117,11 @@ describe('Statements run on Prisma', () => {
       // @ts-expect-error: Prisma gives int4 as a number, not a bigint
       columns: { n: 'int4' },
     });
+    const pool = null as unknown as SqlPool;
+    // @ts-expect-error: a statement for Prisma is typed by Prisma's types, not SqlPool's
+    void (() => pool.run(ECO, []));
+    // @ts-expect-error: and SqlPool's statements are not run on Prisma
+    void (() => runOnPrisma(createDb(database.url), BUSCAR_CHAVE, []));
     prismaStatement<{ d: Date }>({
       name: 'teste_data_prisma',
       text: 'select now()::date as d',
