@@ -19,14 +19,14 @@ import { createLogger } from '../../packages/log/src';
 import { startTestIdentity } from '../../packages/testing/src';
 import { startAccessForTests } from '../../services/access/src/access.test-support';
 import { hubApiConfig } from '../../services/hub-api/src/config';
-import type { Prisma } from '../../packages/hub-data/src';
-import { SQL_TOTAL, sqlDaPagina, sqlDoFiltro } from '../../services/hub-api/src/features/eventos/eventos.repository';
+import { sqlDaPagina, sqlDoFiltro } from '../../services/hub-api/src/features/eventos/eventos.repository';
 import {
-  SQL_ATIVOS,
-  SQL_FILA,
-  sqlLatenciasPorHora,
-  sqlPorHora,
-} from '../../services/hub-api/src/features/eventos/resumo.repository';
+  EVENTO_TOTAL,
+  RESUMO_ATIVOS,
+  RESUMO_FILA,
+  RESUMO_LATENCIAS_POR_HORA,
+  RESUMO_POR_HORA,
+} from '../../services/hub-api/src/features/eventos/resumo.sql';
 import { startHubApi } from '../../services/hub-api/src/start';
 import { type PgClient, pg, semearLeituras, TIPOS } from '../support/seed-large-tables';
 import { percentile } from '../support/paced-load';
@@ -61,7 +61,10 @@ async function medir(url: string, token: string) {
   return { p50: percentile(tempos, 50), p99: percentile(tempos, 99), max: tempos[tempos.length - 1] ?? Number.NaN };
 }
 
-async function plano(client: PgClient, sql: Prisma.Sql): Promise<string> {
+/** A statement and its values: a Prisma.Sql, or a declared statement's text and values. */
+type Consulta = { text: string; values: unknown[] };
+
+async function plano(client: PgClient, sql: Consulta): Promise<string> {
   const { rows } = await client.query<{ 'QUERY PLAN': string }>(
     `explain (analyze, buffers, costs off, timing on) ${sql.text}`,
     sql.values,
@@ -108,7 +111,7 @@ async function main() {
     const agora = Date.now();
     const iso = (ms: number) => new Date(ms).toISOString();
     const diaAntes = meio.recebido.getTime();
-    const casos: { rota: string; query: string; sql?: Prisma.Sql }[] = [
+    const casos: { rota: string; query: string; sql?: Consulta }[] = [
       { rota: 'GET /evento', query: '?pagina=1', sql: sqlDaPagina({ pagina: 1, tamanho: 10 }) },
       { rota: 'GET /evento', query: '?pagina=50000', sql: sqlDaPagina({ pagina: 50_000, tamanho: 10 }) },
       { rota: 'GET /evento/filtro', query: `?id=${meio.id}`, sql: sqlDoFiltro({ id: meio.id }) },
@@ -161,14 +164,15 @@ async function main() {
       log(linha);
     }
 
-    const planos: [string, Prisma.Sql][] = [
+    const dia = [new Date(agora - 23 * hora), new Date(agora)];
+    const planos: [string, Consulta][] = [
       ['GET /evento?pagina=50000: the page', sqlDaPagina({ pagina: 50_000, tamanho: 10 })],
-      ['GET /evento: total', SQL_TOTAL],
-      ...casos.slice(2, 10).map((c) => [`GET /evento/filtro${c.query}`, c.sql as Prisma.Sql] as [string, Prisma.Sql]),
-      ['GET /evento/resumo: por_hora', sqlPorHora(new Date(agora - 23 * hora), new Date(agora))],
-      ['GET /evento/resumo: latencies', sqlLatenciasPorHora(new Date(agora - 23 * hora), new Date(agora))],
-      ['GET /evento/resumo: the queue', SQL_FILA],
-      ['GET /evento/resumo: active registrations', SQL_ATIVOS],
+      ['GET /evento: total', { text: EVENTO_TOTAL.text, values: [] }],
+      ...casos.slice(2, 10).map((c) => [`GET /evento/filtro${c.query}`, c.sql as Consulta] as [string, Consulta]),
+      ['GET /evento/resumo: por_hora', { text: RESUMO_POR_HORA.text, values: dia }],
+      ['GET /evento/resumo: latencies', { text: RESUMO_LATENCIAS_POR_HORA.text, values: dia }],
+      ['GET /evento/resumo: the queue', { text: RESUMO_FILA.text, values: [] }],
+      ['GET /evento/resumo: active registrations', { text: RESUMO_ATIVOS.text, values: [] }],
     ];
     const textos: string[] = [];
     for (const [titulo, sql] of somenteResumo ? planos.filter(([t]) => t.startsWith('GET /evento/resumo')) : planos) {

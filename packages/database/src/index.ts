@@ -7,3 +7,4 @@ export * from './listener';
 export * from './session';
 export * from './group-commit';
 export * from './statement';
+export * from './prisma-statement';

@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { describe } from './describe';
+import type { PrismaStatement } from './prisma-statement';
 
 /**
  * The PostgreSQL types a column may have for each JavaScript value node-postgres gives back (its
@@ -28,6 +30,8 @@ export type Columns<Row> = { [K in keyof Row]-?: PgTypeOf<NonNullable<Row[K]>> }
  * row declared beside it and checked against the migrated database by each service's statements test.
  */
 export interface Statement<Row> {
+  /** SqlPool's (node-postgres's types): a statement for Prisma (`via: 'prisma'`) is not one. */
+  via?: 'pg';
   name: string;
   text: string;
   /** The type of each parameter, $1 first, as PostgreSQL names it (`pg_prepared_statements`). */
@@ -46,13 +50,18 @@ export interface StatementMismatch {
   problem: string;
 }
 
+/** Any declared statement: SqlPool's (`statement`) or Prisma's (`prismaStatement`). */
+export type DeclaredStatement = Statement<object> | PrismaStatement<object>;
+
 /**
- * Runs every statement once, with NULL for each parameter, in a transaction rolled back, against a
- * migrated database: the parameters' types as PostgreSQL inferred them, and the row's columns and
- * their types, as its RowDescription gives them, compared with what the statement declares. A
- * statement that no longer parses (a column renamed by a migration) is a mismatch too.
+ * Checks every statement against a migrated database: PostgreSQL parses and describes it, and the
+ * parameters' types it infers and the row's columns and their types (its RowDescription) are
+ * compared with what the statement declares; then it runs once, with NULL for each parameter, in a
+ * transaction rolled back. A statement that no longer parses (a column renamed by a migration) is
+ * a mismatch, and so is one that fails when run but for an integrity violation (SQLSTATE class 23:
+ * NULL into a NOT NULL column is no fault of the statement). Two statements of one name are too.
  */
-export async function checkStatements(url: string, statements: Statement<object>[]): Promise<StatementMismatch[]> {
+export async function checkStatements(url: string, statements: DeclaredStatement[]): Promise<StatementMismatch[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const mismatches: StatementMismatch[] = [];
@@ -63,8 +72,10 @@ export async function checkStatements(url: string, statements: Statement<object>
         t.typname,
       ]),
     );
+    const names = new Set<string>();
     for (const s of statements) {
-      const problem = await checkOne(client, types, s);
+      const problem = names.has(s.name) ? 'another statement has this name' : await checkOne(client, types, s);
+      names.add(s.name);
       if (problem) mismatches.push({ name: s.name, problem });
     }
   } finally {
@@ -73,34 +84,35 @@ export async function checkStatements(url: string, statements: Statement<object>
   return mismatches;
 }
 
-async function checkOne(client: pg.Client, types: Map<number, string>, s: Statement<object>) {
+/** A type's name as statements declare it: `_int4`, as pg_type names the array, is `int4[]`. */
+const typeName = (types: Map<number, string>, oid: number) => {
+  const name = types.get(oid) ?? String(oid);
+  return name.startsWith('_') ? `${name.slice(1)}[]` : name;
+};
+
+async function checkOne(client: pg.Client, types: Map<number, string>, s: DeclaredStatement) {
   await client.query('begin');
   try {
-    const result = await client.query({ name: s.name, text: s.text, values: s.parameters.map(() => null) });
-    const [prepared] = (
-      await client.query<{ parameters: string[] }>(
-        `select array(select format_type(t, null) from unnest(parameter_types) as t) as parameters
-           from pg_prepared_statements where name = $1`,
-        [s.name],
-      )
-    ).rows;
-    const parameters = (prepared?.parameters ?? []).map(shortName);
+    const found = await describe(client, s.text);
+    const parameters = found.parameters.map((oid) => shortName(typeName(types, oid)));
     if (parameters.join(',') !== s.parameters.map(shortName).join(',')) {
       return `parameters are (${parameters.join(', ')}), declared (${s.parameters.join(', ')})`;
     }
-    const actual = result.fields.map((f) => `${f.name} ${types.get(f.dataTypeID) ?? f.dataTypeID}`).sort();
+    const actual = found.fields.map((f) => `${f.name} ${types.get(f.dataTypeID) ?? f.dataTypeID}`).sort();
     const declared = Object.entries(s.columns as Record<string, string>)
       .map(([name, type]) => `${name} ${type}`)
       .sort();
     if (actual.join(',') !== declared.join(',')) {
       return `columns are (${actual.join(', ')}), declared (${declared.join(', ')})`;
     }
+    await client.query({ text: s.text, values: s.parameters.map(() => null) }).catch((error: { code?: string }) => {
+      if (!String(error.code).startsWith('23')) throw error;
+    });
     return undefined;
   } catch (error) {
     return `does not run: ${(error as Error).message}`;
   } finally {
     await client.query('rollback').catch(() => undefined);
-    await client.query(`deallocate ${client.escapeIdentifier(s.name)}`).catch(() => undefined);
   }
 }
 
@@ -120,4 +132,13 @@ function shortName(type: string): string {
   const array = type.endsWith('[]');
   const base = array ? type.slice(0, -2) : type;
   return `${names[base] ?? base}${array ? '[]' : ''}`;
+}
+
+/** The declared statements a module exports (a `*.sql.ts` imported whole), for its service's statements test. */
+export function statementsOf(...modules: object[]): DeclaredStatement[] {
+  return modules.flatMap((m) =>
+    Object.values(m).filter(
+      (v): v is DeclaredStatement => typeof v === 'object' && v !== null && 'text' in v && 'columns' in v,
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { uuidv7 } from '@hub/database';
+import { prismaStatement, uuidv7 } from '@hub/database';
 
 /** The reference migration of the outbox table: copy it into a service's own migrations. */
 export const OUTBOX_MIGRATIONS_DIR = path.join(__dirname, '..', 'sql');
@@ -24,8 +24,8 @@ export interface OutboxMessage {
 
 /**
  * A parameterised INSERT of many outbox rows in one statement (one round trip, one NOTIFY).
- * Run it with the transaction's client: `client.query(text, values)` with pg, or
- * `tx.$executeRawUnsafe(text, ...values)` with Prisma.
+ * Run it with the transaction's client: `client.query(text, values)` with pg; with Prisma, the
+ * declared statement OUTBOX_INSERIR (`executeOnPrisma(tx, OUTBOX_INSERIR, outboxColumns(messages))`).
  */
 export function outboxInsert(messages: OutboxMessage[], table = 'outbox'): { text: string; values: unknown[] } {
   const t = outboxTable(table);
@@ -56,3 +56,14 @@ export function outboxColumns(
     messages.map((m) => (m.headers ? JSON.stringify(m.headers) : null)),
   ];
 }
+
+/**
+ * outboxInsert's statement of the table `outbox`, declared for a Prisma client or transaction
+ * (`executeOnPrisma`), its values `outboxColumns(messages)`: each service's statements test checks it.
+ */
+export const OUTBOX_INSERIR = prismaStatement({
+  name: 'outbox_inserir',
+  text: outboxInsert([]).text,
+  parameters: ['uuid[]', 'text[]', 'text[]', 'text[]', 'json[]', 'jsonb[]'],
+  columns: {},
+});

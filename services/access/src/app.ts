@@ -1,3 +1,4 @@
+import { PRONTIDAO, runOnPrisma } from '@hub/database';
 import { CachedAccessResolver, createGuards, createTokenVerifier } from '@hub/auth';
 import { ApiRouter, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
@@ -64,7 +65,7 @@ export function createApp({ config, db, logger, readiness }: AccessDeps) {
     service: 'access',
     logger,
     routers: [router],
-    readiness: { postgresql: () => db.$queryRaw`select 1`, ...readiness },
+    readiness: { postgresql: () => runOnPrisma(db, PRONTIDAO), ...readiness },
   });
   return { app, accessCache, events, sincronizacao: sincronizacaoService({ db, events }) };
 }

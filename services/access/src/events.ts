@@ -1,6 +1,6 @@
 import { type AcessoAlterado, acessoAlterado } from '@hub/contracts';
-import { uuidv7 } from '@hub/database';
-import { outboxInsert } from '@hub/outbox';
+import { executeOnPrisma, uuidv7 } from '@hub/database';
+import { OUTBOX_INSERIR, outboxColumns } from '@hub/outbox';
 import { type Db, type Tx, transacao } from './db';
 
 /**
@@ -20,15 +20,18 @@ export interface AccessEvents {
 /** The announcements as outbox rows, in the transaction of the change they announce. */
 export async function writeToOutbox(tx: Tx, changes: AcessoAlterado[]): Promise<void> {
   if (changes.length === 0) return;
-  const { text, values } = outboxInsert(
-    changes.map((change) => ({
-      exchange: acessoAlterado.exchange,
-      routingKey: acessoAlterado.routingKey,
-      messageId: uuidv7(),
-      body: acessoAlterado.schema.parse(change),
-    })),
+  await executeOnPrisma(
+    tx,
+    OUTBOX_INSERIR,
+    outboxColumns(
+      changes.map((change) => ({
+        exchange: acessoAlterado.exchange,
+        routingKey: acessoAlterado.routingKey,
+        messageId: uuidv7(),
+        body: acessoAlterado.schema.parse(change),
+      })),
+    ),
   );
-  await tx.$executeRawUnsafe(text, ...values);
 }
 
 /**

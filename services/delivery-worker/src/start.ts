@@ -8,7 +8,7 @@ import {
   migrarEscadasAntigas,
   urlDoEsquemaEm,
 } from '@hub/contracts';
-import { ensureDatabase, migrate, SqlPool } from '@hub/database';
+import { ensureDatabase, migrate, PRONTIDAO, runOnPrisma, SqlPool } from '@hub/database';
 import { bancoIndisponivel, createHttpApp, listen } from '@hub/http';
 import { createDb, type Db, HUB_DATA_MIGRATIONS_DIR } from '@hub/hub-data';
 import type { Logger } from '@hub/log';
@@ -169,7 +169,7 @@ function servirSaude(b: Base, entregas: EntregasService, destinos: Destinos) {
     // jobs (docs/decisions/delivery-worker-cpu.md).
     requestContext: false,
     readiness: {
-      postgresql: () => db.$queryRaw`select 1`,
+      postgresql: () => runOnPrisma(db, PRONTIDAO),
       rabbitmq: broker.ready,
       chaves: async () => {
         if ((await keys.signers()).length === 0) throw new Error('no active signing key');

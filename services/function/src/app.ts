@@ -1,3 +1,4 @@
+import { PRONTIDAO, runOnPrisma } from '@hub/database';
 import type { Guards } from '@hub/auth';
 import type { Broker } from '@hub/broker';
 import { eventoDaPlataforma } from '@hub/contracts';
@@ -38,7 +39,7 @@ export function createApp(deps: FunctionAppDeps) {
     logger: deps.logger,
     routers: [funcoesRoutes({ service: service, guards: deps.guards })],
     readiness: {
-      postgresql: () => deps.db.$queryRaw`select 1`,
+      postgresql: () => runOnPrisma(deps.db, PRONTIDAO),
       rabbitmq: deps.broker.ready,
     },
     metrics: (registry) => registry.registerMetric(outboxLagMetric(deps.atrasoDaOutbox ?? (async () => 0))),

@@ -1,6 +1,6 @@
 import { type AccessResolver, createGuards, type TokenVerifier } from '@hub/auth';
 import type { Broker } from '@hub/broker';
-import type { SqlPool } from '@hub/database';
+import { PRONTIDAO, runOnPrisma, type SqlPool } from '@hub/database';
 import { admission, createHttpApp } from '@hub/http';
 import type { Logger } from '@hub/log';
 import type { KeyStore } from '@hub/signing';
@@ -295,7 +295,7 @@ export function createApp(deps: HubApiAppDeps, casos: HubApiCasos = createUseCas
       publicacao,
     ],
     readiness: {
-      postgresql: () => deps.db.$queryRaw`select 1`,
+      postgresql: () => runOnPrisma(deps.db, PRONTIDAO),
       ...(deps.broker ? { rabbitmq: deps.broker.ready } : {}),
     },
   });

@@ -1,8 +1,19 @@
-import { Prisma } from '@hub/hub-data';
+import { executeOnPrisma, runOnPrisma } from '@hub/database';
 import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import type { Db } from '../db';
 import { SITUACOES_NA_FILA, type Situacao } from '../features/eventos/eventos.schemas';
+import {
+  type FatiaTravada,
+  RETENCAO_CHAVES,
+  RETENCAO_DOBRAR_HORAS,
+  RETENCAO_DOBRAR_LATENCIAS,
+  RETENCAO_EVENTOS,
+  RETENCAO_LATENCIAS,
+  RETENCAO_MINUTOS,
+  RETENCAO_RECUSADOS,
+  RETENCAO_TRAVAR_HORAS,
+} from './retencao.sql';
 
 /**
  * Deliveries not final: in the queue, or in the error queue, whose messages agree one to one with
@@ -93,50 +104,11 @@ export function retencaoJob(options: RetencaoOptions) {
       // order (an upsert that changes nothing, or an empty row), before the deletes' triggers run at
       // the end of the statement; they then update rows the batch already holds.
       const naoFinais = [...SITUACOES_NAO_FINAIS];
-      const desde = depois
-        ? Prisma.sql`and (ev.recebido_em, ev.id) > (${depois.recebidoEm}, ${depois.id}::uuid)`
-        : Prisma.empty;
-      const [linha] = await db.$queryRaw<
-        [{ eventos: number; outbox: number; ultimo_em: Date | null; ultimo_id: string | null }]
-      >`
-        with candidatos as materialized (
-          select ev.id, ev.recebido_em from evento ev
-           where ev.tipo_de_evento_id = ${tipoId}::uuid and ev.recebido_em < ${limite} ${desde}
-             and not exists (select 1 from entrega en where en.evento_id = ev.id and en.situacao = any(${naoFinais}::text[]))
-           order by ev.recebido_em, ev.id
-           limit ${lote}
-             for update skip locked
-        ), travadas as materialized (
-          select en.id, en.evento_id, en.situacao, en.criada_em from entrega en
-           where en.evento_id in (select id from candidatos)
-             for update
-        ), lote as (
-          select c.id from candidatos c
-           where not exists (select 1 from travadas t where t.evento_id = c.id and t.situacao = any(${naoFinais}::text[]))
-        ), horas as (
-          insert into resumo_por_hora as r (hora, fatia)
-          select hora, fatia_da_transacao() from (
-            select date_trunc('hour', c.recebido_em, 'UTC') as hora from candidatos c where c.id in (select id from lote)
-            union
-            select date_trunc('hour', t.criada_em, 'UTC') from travadas t where t.evento_id in (select id from lote)
-            union
-            select date_trunc('hour', x.iniciada_em, 'UTC')
-              from travadas t join tentativa x on x.entrega_id = t.id
-             where t.evento_id in (select id from lote)
-          ) h
-           order by hora
-          on conflict (hora, fatia) do update set eventos_guardados = r.eventos_guardados
-        ), saidas as (
-          delete from outbox
-           where message_id in (select e.id::text from entrega e where e.evento_id in (select id from lote))
-          returning 1
-        ), apagados as (
-          delete from evento where id in (select id from lote) returning 1
-        ), ultimo as (
-          select recebido_em, id from candidatos order by recebido_em desc, id desc limit 1
-        )
-        select (select count(*) from apagados)::int as eventos, (select count(*) from saidas)::int as outbox,
-               (select recebido_em from ultimo) as ultimo_em, (select id::text from ultimo) as ultimo_id`;
+      const [linha] = await runOnPrisma(db, RETENCAO_EVENTOS, [
+        ...[tipoId, limite, naoFinais, lote],
+        ...[depois?.recebidoEm ?? null, depois?.id ?? null],
+      ]);
+      if (!linha) return 0;
       outbox += linha.outbox;
       if (linha.ultimo_em && linha.ultimo_id) depois = { recebidoEm: linha.ultimo_em, id: linha.ultimo_id };
       return linha.eventos;
@@ -170,49 +142,13 @@ export function retencaoJob(options: RetencaoOptions) {
    */
   async function compactarHoras(antesDe: Date): Promise<number> {
     return db.$transaction(async (tx) => {
-      const travadas = await tx.$queryRaw<
-        {
-          hora: Date;
-          fatia: number;
-          eventos_guardados: number;
-          entregas_guardadas: number;
-          tentativas_guardadas: number;
-          tentativas_com_sucesso_guardadas: number;
-        }[]
-      >`
-        select r.hora, r.fatia, r.eventos_guardados, r.entregas_guardadas, r.tentativas_guardadas,
-               r.tentativas_com_sucesso_guardadas
-          from resumo_por_hora r
-         where r.hora in (select hora from resumo_por_hora where hora < ${antesDe}
-                           group by hora having count(*) > 1
-                                    or (sum(eventos_guardados) = 0 and sum(entregas_guardadas) = 0
-                                        and sum(tentativas_guardadas) = 0 and sum(tentativas_com_sucesso_guardadas) = 0)
-                                    or max(eventos) > 0 or max(recusados) > 0 or max(entregas_concluidas) > 0
-                                    or max(tentativas_com_falha) > 0)
-         order by r.hora, r.fatia
-           for update of r skip locked`;
+      const travadas = await runOnPrisma(tx, RETENCAO_TRAVAR_HORAS, [antesDe]);
       if (travadas.length === 0) return 0;
-      await tx.$executeRaw`
-        with travadas as (
-          select * from unnest(${travadas.map((r) => r.hora)}::timestamptz[], ${travadas.map((r) => r.fatia)}::int[],
-                               ${travadas.map((r) => r.eventos_guardados)}::int[],
-                               ${travadas.map((r) => r.entregas_guardadas)}::int[],
-                               ${travadas.map((r) => r.tentativas_guardadas)}::int[],
-                               ${travadas.map((r) => r.tentativas_com_sucesso_guardadas)}::int[]) as t(hora, fatia, n, m, x, y)
-        ), somas as (
-          select hora, min(fatia) as fatia, sum(n) as n, sum(m) as m, sum(x) as x, sum(y) as y from travadas group by hora
-        ), apagadas as (
-          delete from resumo_por_hora r using travadas t
-           where r.hora = t.hora and r.fatia = t.fatia
-             and not exists (select 1 from somas s where s.hora = t.hora and s.fatia = t.fatia
-                                                      and (s.n <> 0 or s.m <> 0 or s.x <> 0 or s.y <> 0))
-        )
-        update resumo_por_hora r
-           set eventos = 0, recusados = 0, entregas_concluidas = 0, tentativas_com_falha = 0,
-               eventos_guardados = s.n, entregas_guardadas = s.m, tentativas_guardadas = s.x,
-               tentativas_com_sucesso_guardadas = s.y
-          from somas s
-         where r.hora = s.hora and r.fatia = s.fatia and (s.n <> 0 or s.m <> 0 or s.x <> 0 or s.y <> 0)`;
+      const coluna = (c: keyof FatiaTravada) => travadas.map((r) => r[c]);
+      await executeOnPrisma(tx, RETENCAO_DOBRAR_HORAS, [
+        ...[coluna('hora'), coluna('fatia'), coluna('eventos_guardados'), coluna('entregas_guardadas')],
+        ...[coluna('tentativas_guardadas'), coluna('tentativas_com_sucesso_guardadas')],
+      ]);
       return travadas.length;
     });
   }
@@ -226,19 +162,8 @@ export function retencaoJob(options: RetencaoOptions) {
    */
   async function dobrarLatencias(agora: number): Promise<number> {
     const antesDe = new Date(Math.floor(agora / HORA_MS) * HORA_MS - HORA_MS);
-    const [linha] = await db.$queryRaw<[{ dobradas: number }]>`
-      with dobradas as (
-        delete from resumo_latencia_por_hora
-         where hora >= ${new Date(agora - RESUMO_MS)} and hora < ${antesDe} and fatia <> 0
-        returning hora, balde, entregas
-      ), somadas as (
-        insert into resumo_latencia_por_hora (hora, fatia, balde, entregas)
-        select hora, 0, balde, sum(entregas) from dobradas group by hora, balde order by hora, balde
-        on conflict (hora, fatia, balde) do update
-          set entregas = resumo_latencia_por_hora.entregas + excluded.entregas
-      )
-      select count(*)::int as dobradas from dobradas`;
-    return linha.dobradas;
+    const [linha] = await runOnPrisma(db, RETENCAO_DOBRAR_LATENCIAS, [new Date(agora - RESUMO_MS), antesDe]);
+    return linha?.dobradas ?? 0;
   }
 
   async function passar(): Promise<Apagados> {
@@ -251,34 +176,16 @@ export function retencaoJob(options: RetencaoOptions) {
       apagados.outbox += outbox;
     }
     const chaves = new Date(agora - CHAVES_MS);
-    apagados.chaves = await emLotes(
-      () => db.$executeRaw`
-        delete from chave_de_idempotencia
-         where (escopo, chave) in (select escopo, chave from chave_de_idempotencia where criada_em < ${chaves} limit ${lote})`,
-    );
+    apagados.chaves = await emLotes(() => executeOnPrisma(db, RETENCAO_CHAVES, [chaves, lote]));
     const recusados = new Date(agora - options.recusadosMs);
-    apagados.recusados = await emLotes(
-      () => db.$executeRaw`
-        delete from evento_recusado
-         where id in (select id from evento_recusado where recebido_em < ${recusados} order by recebido_em limit ${lote})`,
-    );
+    apagados.recusados = await emLotes(() => executeOnPrisma(db, RETENCAO_RECUSADOS, [recusados, lote]));
     apagados.horas = await compactarHoras(new Date(agora - RESUMO_MS));
     // The latency histograms of those hours are read by nothing else: erased, a batch at a time.
-    apagados.horas += await emLotes(
-      () => db.$executeRaw`
-        delete from resumo_latencia_por_hora
-         where (hora, fatia, balde) in (select hora, fatia, balde from resumo_latencia_por_hora
-                                         where hora < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
-    );
+    apagados.horas += await emLotes(() => executeOnPrisma(db, RETENCAO_LATENCIAS, [new Date(agora - RESUMO_MS), lote]));
     apagados.horas += await dobrarLatencias(agora);
     // The destinations' minutes are read for the last 24 h at most (GET /destino, a subscription's
     // health): kept 48 h, like the hourly tallies, then erased a batch at a time.
-    apagados.minutos = await emLotes(
-      () => db.$executeRaw`
-        delete from destino_minuto
-         where (destino_id, minuto) in (select destino_id, minuto from destino_minuto
-                                         where minuto < ${new Date(agora - RESUMO_MS)} limit ${lote})`,
-    );
+    apagados.minutos = await emLotes(() => executeOnPrisma(db, RETENCAO_MINUTOS, [new Date(agora - RESUMO_MS), lote]));
     return apagados;
   }
 

@@ -1,8 +1,9 @@
-import { likeLiteral, uuidv7 } from '@hub/database';
+import { executeOnPrisma, likeLiteral, runOnPrisma, uuidv7 } from '@hub/database';
 import type { PageRequest } from '@hub/http';
 import { skipTake } from '@hub/http';
 import { type DbClient, transacao } from '../../db';
 import type { Acesso, Prisma } from '../../generated/prisma/client';
+import { ACESSO_PAGINA, ACESSO_TRAVAR_EMAIL, ACESSO_TRAVAR_PARA_ALTERAR, ACESSO_TRAVAR_PERFIL } from './acessos.sql';
 
 const vivo = { excluidoEm: null } satisfies Prisma.AcessoWhereInput;
 
@@ -21,7 +22,7 @@ function whereOf(filtro: AcessoFiltro): Prisma.AcessoWhereInput {
   };
 }
 
-interface RawAcesso {
+export interface RawAcesso {
   id: string;
   email: string;
   perfil: string;
@@ -60,7 +61,7 @@ const fromRaw = (row: RawAcesso): Acesso => ({
  * nothing: each side reads before the other commits.
  */
 export const travarEmail = (tx: DbClient, email: string) =>
-  tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`acesso-email:${email}`}))`;
+  executeOnPrisma(tx, ACESSO_TRAVAR_EMAIL, [`acesso-email:${email}`]);
 
 /** Accesses as stored; deleted ones (excluido_em set) are invisible to every query here. */
 export function acessosRepository(db: DbClient) {
@@ -72,9 +73,7 @@ export function acessosRepository(db: DbClient) {
     async page(request: PageRequest): Promise<{ itens: Acesso[]; total: number }> {
       const { skip, take } = skipTake(request);
       // One round trip: the page and the total of live accesses, by the partial index on (perfil, email).
-      const rows = await db.$queryRaw<(RawAcesso & { total: bigint })[]>`
-        select *, count(*) over () as total from acesso where excluido_em is null
-        order by perfil, email, id offset ${skip} limit ${take}`;
+      const rows = await runOnPrisma(db, ACESSO_PAGINA, [skip, take]);
       const total = rows[0] ? Number(rows[0].total) : await db.acesso.count({ where: vivo });
       return { itens: rows.map(fromRaw), total };
     },
@@ -107,12 +106,10 @@ export function acessosRepository(db: DbClient) {
      * can be changed between the check and the write.
      */
     async paraAlterar(id: string) {
-      const [locked] = await db.$queryRaw<{ perfil_de_acesso_id: string | null }[]>`
-        select perfil_de_acesso_id::text as perfil_de_acesso_id from acesso
-        where id = ${id}::uuid and excluido_em is null for no key update`;
+      const [locked] = await runOnPrisma(db, ACESSO_TRAVAR_PARA_ALTERAR, [id]);
       if (!locked) return null;
       if (locked.perfil_de_acesso_id !== null) {
-        await db.$queryRaw`select 1 from perfil_de_acesso where id = ${locked.perfil_de_acesso_id}::uuid for share`;
+        await executeOnPrisma(db, ACESSO_TRAVAR_PERFIL, [locked.perfil_de_acesso_id]);
       }
       return db.acesso.findUniqueOrThrow({
         where: { id },

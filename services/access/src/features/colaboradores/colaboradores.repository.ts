@@ -1,9 +1,10 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
-import { likeLiteral } from '@hub/database';
+import { executeOnPrisma, likeLiteral, runOnPrisma } from '@hub/database';
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '../../generated/prisma/client';
 import { PERFIL_COLABORADOR } from '../acessos/acessos.model';
+import { COLABORADOR_APLICAR, COLABORADOR_DESVINCULAR, COLABORADOR_VINCULAR } from './colaboradores.sql';
 
 const include = { perfilDeAcesso: { select: { nome: true, permissoes: true } } } satisfies Prisma.AcessoInclude;
 export type ColaboradorRow = Prisma.AcessoGetPayload<{ include: typeof include }>;
@@ -78,31 +79,20 @@ export function colaboradoresRepository(db: DbClient) {
      * nothing. Returns whether the message was applied.
      */
     async aplicarProjecao(message: ColaboradorSincronizado, email: string): Promise<boolean> {
-      const applied = await db.$executeRaw`
-        insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, atualizado_em)
-        values (${message.termoauth_id}, ${email}, ${message.nome}, ${message.funcao_id}, ${message.ativo},
-                ${message.removido}, ${message.versao}, now())
-        on conflict (termoauth_id) do update set
-          email = excluded.email, nome = excluded.nome, funcao_id = excluded.funcao_id, ativo = excluded.ativo,
-          removido = excluded.removido, versao = excluded.versao, atualizado_em = excluded.atualizado_em
-        where colaborador.versao < excluded.versao`;
+      const applied = await executeOnPrisma(db, COLABORADOR_APLICAR, [
+        ...[message.termoauth_id, email, message.nome, message.funcao_id],
+        ...[message.ativo, message.removido, message.versao],
+      ]);
       return applied > 0;
     },
 
     /** Unlinks the access of a removed collaborator, or of one moved to another e-mail. */
     desvincular: (message: ColaboradorSincronizado, email: string) =>
-      db.$queryRaw<{ email: string }[]>`
-        update acesso set termoauth_id = null, nome = null, atualizado_em = now()
-        where termoauth_id = ${message.termoauth_id} and (${message.removido} or email <> ${email})
-        returning email`,
+      runOnPrisma(db, COLABORADOR_DESVINCULAR, [message.termoauth_id, message.removido, email]),
 
     /** Links the live access of the e-mail (vinculado, nome, termoauth_id) when anything differs. */
     vincular: (message: ColaboradorSincronizado, email: string) =>
-      db.$queryRaw<{ email: string }[]>`
-        update acesso set termoauth_id = ${message.termoauth_id}, nome = ${message.nome}, atualizado_em = now()
-        where email = ${email} and excluido_em is null
-          and (termoauth_id is distinct from ${message.termoauth_id} or nome is distinct from ${message.nome})
-        returning email`,
+      runOnPrisma(db, COLABORADOR_VINCULAR, [message.termoauth_id, message.nome, email]),
   };
 }
 

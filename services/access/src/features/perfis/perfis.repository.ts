@@ -1,7 +1,8 @@
-import { likeLiteral } from '@hub/database';
+import { executeOnPrisma, likeLiteral, runOnPrisma } from '@hub/database';
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { PerfilDeAcesso, Prisma } from '../../generated/prisma/client';
+import { PERFIL_EXCLUIR_SEM_USO, PERFIL_TRAVAR, PERFIL_TRAVAR_COMPARTILHADO } from './perfis.sql';
 
 const byName = (busca?: string): Prisma.PerfilDeAcessoWhereInput =>
   busca ? { nome: { contains: likeLiteral(busca), mode: 'insensitive' } } : {};
@@ -37,15 +38,13 @@ export function perfisRepository(db: DbClient) {
      * be neither deleted nor have its permissions changed while an access is being given it.
      */
     async lockShared(id: string): Promise<Pick<PerfilDeAcesso, 'id' | 'permissoes'> | undefined> {
-      const [row] = await db.$queryRaw<Pick<PerfilDeAcesso, 'id' | 'permissoes'>[]>`
-        select id::text as id, permissoes from perfil_de_acesso where id = ${id}::uuid for share`;
+      const [row] = await runOnPrisma(db, PERFIL_TRAVAR_COMPARTILHADO, [id]);
       return row;
     },
 
     /** Locks the row against concurrent changes and assignments; undefined when it does not exist. */
     async lockForUpdate(id: string): Promise<Pick<PerfilDeAcesso, 'id' | 'permissoes'> | undefined> {
-      const [row] = await db.$queryRaw<Pick<PerfilDeAcesso, 'id' | 'permissoes'>[]>`
-        select id::text as id, permissoes from perfil_de_acesso where id = ${id}::uuid for update`;
+      const [row] = await runOnPrisma(db, PERFIL_TRAVAR, [id]);
       return row;
     },
 
@@ -70,10 +69,7 @@ export function perfisRepository(db: DbClient) {
      * taken after the lock, sees every committed one. Returns whether it was deleted.
      */
     async deleteIfUnused(id: string): Promise<boolean> {
-      const deleted = await db.$executeRaw`
-        delete from perfil_de_acesso p
-        where p.id = ${id}::uuid
-          and not exists (select 1 from acesso a where a.perfil_de_acesso_id = p.id and a.excluido_em is null)`;
+      const deleted = await executeOnPrisma(db, PERFIL_EXCLUIR_SEM_USO, [id]);
       return deleted > 0;
     },
   };

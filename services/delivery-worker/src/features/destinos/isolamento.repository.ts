@@ -1,4 +1,12 @@
+import { executeOnPrisma, runOnPrisma } from '@hub/database';
 import type { DbClient } from '@hub/hub-data';
+import {
+  ISOLAMENTO_CONCLUIR_REMOCAO,
+  ISOLAMENTO_ISOLAR,
+  ISOLAMENTO_LER,
+  ISOLAMENTO_SAIR,
+  ISOLAMENTO_TOMAR_REMOCAO,
+} from './isolamento.sql';
 
 /** Where an isolated destination is in its life (migration 015). */
 export type Estado = 'isolada' | 'saindo' | 'removendo';
@@ -48,57 +56,28 @@ export function isolamentoRepository(db: DbClient, prazos: PrazosDoIsolamento) {
      * this job would take the delay queue's way for nothing).
      */
     async isolar(origem: string, motivo: Motivo) {
-      const [linha] = await db.$queryRaw<{ id: string; isolamento: Estado | null; mudou: boolean }[]>`
-      with alvo as (select id, isolamento, isolamento_desde from destino where origem = ${origem} for update),
-      mudada as (
-        update destino d
-           set isolamento = 'isolada', isolamento_desde = now(), isolamento_motivo = ${motivo}
-          from alvo
-         where d.id = alvo.id
-           and (alvo.isolamento is not null
-                or (select count(*) from destino where isolamento is not null) < ${prazos.maximo})
-           and (alvo.isolamento is null
-                -- going back but still consumed: it comes back at once
-                or (alvo.isolamento = 'saindo' and alvo.isolamento_desde >= now() - ${prazos.carenciaMs} * interval '1 millisecond'))
-        returning d.id)
-      select alvo.id::text, case when m.id is null then alvo.isolamento else 'isolada' end as isolamento, m.id is not null as mudou
-        from alvo left join mudada m on m.id = alvo.id`;
+      const [linha] = await runOnPrisma(db, ISOLAMENTO_ISOLAR, [origem, motivo, prazos.maximo, prazos.carenciaMs]);
       return linha;
     },
 
     ler() {
       const { carenciaMs, margemMs, quietudeMs } = prazos;
-      return db.$queryRaw<Isolada[]>`
-      select id::text, origem, isolamento as estado,
-             isolamento = 'saindo' and isolamento_desde < now() - ${carenciaMs} * interval '1 millisecond' as parada,
-             (isolamento = 'saindo' and isolamento_desde < now() - ${carenciaMs + margemMs} * interval '1 millisecond')
-               or (isolamento = 'removendo' and isolamento_desde < now() - ${margemMs} * interval '1 millisecond') as removivel,
-             isolamento_desde < now() - ${quietudeMs} * interval '1 millisecond' as assentada
-        from destino where isolamento is not null`;
+      return runOnPrisma(db, ISOLAMENTO_LER, [carenciaMs, carenciaMs + margemMs, margemMs, quietudeMs]);
     },
 
     /** Starts going back (saindo), if still isolated for longer than the quiet period: the rows changed. */
     sair(id: string): Promise<number> {
-      return db.$executeRaw`
-      update destino set isolamento = 'saindo', isolamento_desde = now()
-       where id = ${id}::uuid and isolamento = 'isolada'
-         and isolamento_desde < now() - ${prazos.quietudeMs} * interval '1 millisecond'`;
+      return executeOnPrisma(db, ISOLAMENTO_SAIR, [id, prazos.quietudeMs]);
     },
 
     /** Takes the removal of a queue (removendo), or one that stalled: the rows changed. */
     tomarRemocao(id: string): Promise<number> {
-      return db.$executeRaw`
-      update destino set isolamento = 'removendo', isolamento_desde = now()
-       where id = ${id}::uuid
-         and ((isolamento = 'saindo' and isolamento_desde < now() - ${prazos.carenciaMs + prazos.margemMs} * interval '1 millisecond')
-              or (isolamento = 'removendo' and isolamento_desde < now() - ${prazos.margemMs} * interval '1 millisecond'))`;
+      return executeOnPrisma(db, ISOLAMENTO_TOMAR_REMOCAO, [id, prazos.carenciaMs + prazos.margemMs, prazos.margemMs]);
     },
 
     /** The queue is gone: the row says shared again. */
     async concluirRemocao(id: string): Promise<void> {
-      await db.$executeRaw`
-      update destino set isolamento = null, isolamento_desde = now(), isolamento_motivo = null
-       where id = ${id}::uuid and isolamento = 'removendo'`;
+      await executeOnPrisma(db, ISOLAMENTO_CONCLUIR_REMOCAO, [id]);
     },
   };
 }

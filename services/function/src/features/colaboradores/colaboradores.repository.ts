@@ -1,5 +1,7 @@
 import type { ColaboradorSincronizado } from '@hub/contracts';
+import { executeOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
+import { COLABORADOR_APLICAR } from './colaboradores.sql';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -23,15 +25,10 @@ export function colaboradoresRepository(db: DbClient) {
      * Returns whether the projection changed.
      */
     async aplicar(mensagem: ColaboradorSincronizado, cliente: DbClient = db): Promise<boolean> {
-      const changed = await cliente.$executeRaw`
-        insert into colaborador (termoauth_id, email, nome, funcao_id, ativo, removido, versao, anuncio, atualizado_em)
-        values (${mensagem.termoauth_id}, ${mensagem.email}, ${mensagem.nome}, ${funcaoIdDe(mensagem.funcao_id)},
-                ${mensagem.ativo}, ${mensagem.removido}, ${BigInt(mensagem.versao)}, ${anuncioDe(mensagem)}, now())
-        on conflict (termoauth_id) do update set
-          email = excluded.email, nome = excluded.nome, funcao_id = excluded.funcao_id, ativo = excluded.ativo,
-          removido = excluded.removido, versao = excluded.versao, anuncio = excluded.anuncio,
-          atualizado_em = excluded.atualizado_em
-        where colaborador.versao < excluded.versao`;
+      const changed = await executeOnPrisma(cliente, COLABORADOR_APLICAR, [
+        ...[mensagem.termoauth_id, mensagem.email, mensagem.nome, funcaoIdDe(mensagem.funcao_id)],
+        ...[mensagem.ativo, mensagem.removido, BigInt(mensagem.versao), anuncioDe(mensagem)],
+      ]);
       return changed > 0;
     },
   };

@@ -1,5 +1,14 @@
+import { executeOnPrisma, runOnPrisma } from '@hub/database';
 import type { DbClient, Tx } from '../../db';
-import { Prisma } from '../../generated/prisma/client';
+import {
+  FUNCAO_ANUNCIAR,
+  FUNCAO_BUSCAR,
+  FUNCAO_PAGINA,
+  FUNCAO_RESUMOS,
+  FUNCAO_TODAS,
+  FUNCAO_TOTAL,
+  FUNCAO_TRAVAR,
+} from './funcoes.sql';
 
 export interface FuncaoRow {
   id: string;
@@ -20,29 +29,13 @@ export interface DestinoDosAnuncios {
   routingKey: string;
 }
 
-/** Alphabetical as a Portuguese reader expects; the id breaks ties so pages never overlap. */
-const ORDEM = Prisma.sql`order by f.nome collate "pt-BR-x-icu", f.id`;
-
-/** Case-insensitive substring of the name; strpos needs no escaping of % and _. */
-const filtro = (busca?: string) =>
-  busca ? Prisma.sql`where strpos(lower(f.nome), lower(${busca})) > 0` : Prisma.empty;
-
-/** Active collaborators linked to the function (removed ones are tombstones, inactive ones not counted). */
-const QUANTIDADE = Prisma.sql`(select count(*)::int from colaborador c where c.funcao_id = f.id::text and c.ativo and not c.removido)`;
-
-const COLUNAS = Prisma.sql`f.id::text as id, f.nome, ${QUANTIDADE} as quantidade, f.criado_em, f.atualizado_em`;
-
-/**
- * The rows of one page, counted after the page is cut: PostgreSQL would otherwise compute the
- * count of every row skipped by OFFSET too.
- */
-const pagina = (busca: string | undefined, janela: Janela) =>
-  Prisma.sql`select ${COLUNAS} from (select f.* from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}) f ${ORDEM}`;
+/** A search as the statements take it: none (every function) is null. */
+const buscaOuNulo = (busca?: string) => busca || null;
 
 /** Every function takes the client or a transaction (`cliente`, the base client when absent). */
 export function funcoesRepository(db: DbClient) {
   async function total(busca: string | undefined, cliente: DbClient): Promise<number> {
-    const [row] = await cliente.$queryRaw<{ n: number }[]>`select count(*)::int as n from funcao f ${filtro(busca)}`;
+    const [row] = await runOnPrisma(cliente, FUNCAO_TOTAL, [buscaOuNulo(busca)]);
     return row?.n ?? 0;
   }
 
@@ -53,7 +46,7 @@ export function funcoesRepository(db: DbClient) {
       cliente: DbClient = db,
     ): Promise<{ itens: FuncaoRow[]; total: number }> {
       const [itens, n] = await Promise.all([
-        cliente.$queryRaw<FuncaoRow[]>(pagina(busca, janela)),
+        runOnPrisma(cliente, FUNCAO_PAGINA, [buscaOuNulo(busca), janela.take, janela.skip]),
         total(busca, cliente),
       ]);
       return { itens, total: n };
@@ -65,20 +58,18 @@ export function funcoesRepository(db: DbClient) {
       cliente: DbClient = db,
     ): Promise<{ itens: { id: string; nome: string }[]; total: number }> {
       const [itens, n] = await Promise.all([
-        cliente.$queryRaw<
-          { id: string; nome: string }[]
-        >`select f.id::text as id, f.nome from funcao f ${filtro(busca)} ${ORDEM} limit ${janela.take} offset ${janela.skip}`,
+        runOnPrisma(cliente, FUNCAO_RESUMOS, [buscaOuNulo(busca), janela.take, janela.skip]),
         total(busca, cliente),
       ]);
       return { itens, total: n };
     },
 
     todas(busca: string | undefined, cliente: DbClient = db): Promise<FuncaoRow[]> {
-      return cliente.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f ${filtro(busca)} ${ORDEM}`;
+      return runOnPrisma(cliente, FUNCAO_TODAS, [buscaOuNulo(busca)]);
     },
 
     async buscar(id: string, cliente: DbClient = db): Promise<FuncaoRow | undefined> {
-      const [row] = await cliente.$queryRaw<FuncaoRow[]>`select ${COLUNAS} from funcao f where f.id = ${id}::uuid`;
+      const [row] = await runOnPrisma(cliente, FUNCAO_BUSCAR, [id]);
       return row;
     },
 
@@ -89,7 +80,7 @@ export function funcoesRepository(db: DbClient) {
 
     /** The function's current name, its row locked until the transaction ends; undefined when absent. */
     async travar(id: string, tx: Tx): Promise<string | undefined> {
-      const [atual] = await tx.$queryRaw<{ nome: string }[]>`select nome from funcao where id = ${id}::uuid for update`;
+      const [atual] = await runOnPrisma(tx, FUNCAO_TRAVAR, [id]);
       return atual?.nome;
     },
 
@@ -123,14 +114,14 @@ function anunciar(
     ocorrido_em: agora.toISOString(),
   }).slice(1, -1);
   const funcao = `"funcao":${JSON.stringify({ id, nome })}}}`;
-  return cliente.$executeRaw`
-    insert into outbox (id, exchange, routing_key, message_id, body, criado_em)
-    select a.id, ${destino.exchange}, ${destino.routingKey}, a.id::text,
-      ('{"id":"' || a.id::text || '",' || ${cabecalho}::text || ',"entidade_id":' || to_json(a.termoauth_id)::text
-        || ',"dados":{' || a.anuncio || ',' || ${funcao}::text)::json,
-      ${agora}
-    from (select uuid_v7() as id, c.termoauth_id, c.anuncio
-            from colaborador c where c.funcao_id = ${id}::uuid::text and not c.removido) a`;
+  return executeOnPrisma(cliente, FUNCAO_ANUNCIAR, [
+    id,
+    destino.exchange,
+    destino.routingKey,
+    agora,
+    cabecalho,
+    funcao,
+  ]);
 }
 
 export type FuncoesRepository = ReturnType<typeof funcoesRepository>;

@@ -1,3 +1,4 @@
+import { runOnPrisma } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import { notFound } from '@hub/http';
 import { percentil } from '@hub/hub-data';
@@ -5,6 +6,7 @@ import { z } from 'zod';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
 import { CIRCUITOS } from '../destinos/destinos.schemas';
+import { SAUDE_DURACOES, SAUDE_TENTATIVAS } from './saude.sql';
 
 const DIA_MS = 24 * 60 * 60 * 1000;
 
@@ -49,9 +51,7 @@ export function saudeDaAssinatura(db: DbClient, relogio: () => Date = () => new 
     const desde = new Date(relogio().getTime() - DIA_MS);
     const origem = origemDaUrl(assinatura.urlDeDestino);
     const [[contagem], destino] = await Promise.all([
-      db.$queryRaw<{ tentativas: number; falhas: number }[]>`
-        select count(*)::int as tentativas, count(*) filter (where not sucesso)::int as falhas
-          from tentativa where assinatura_id = ${assinaturaId}::uuid and iniciada_em >= ${desde}`,
+      runOnPrisma(db, SAUDE_TENTATIVAS, [assinaturaId, desde]),
       db.destino.findUnique({ where: { origem }, select: { id: true, circuito: true, pausado: true } }),
     ]);
     const duracoes = destino ? await duracoesDoDestino(db, destino.id, desde) : [];
@@ -75,11 +75,6 @@ export function saudeDaAssinatura(db: DbClient, relogio: () => Date = () => new 
 
 /** The destination's duration buckets summed over its minutes since `desde` (destino_minuto.duracoes). */
 async function duracoesDoDestino(db: DbClient, destinoId: string, desde: Date): Promise<number[]> {
-  const [linha] = await db.$queryRaw<{ duracoes: number[] | null }[]>`
-    select array_agg(soma order by balde) as duracoes from (
-      select b.balde, sum(b.n)::int as soma
-        from destino_minuto m, unnest(m.duracoes) with ordinality as b(n, balde)
-       where m.destino_id = ${destinoId}::uuid and m.minuto >= ${desde}
-       group by b.balde) as baldes`;
+  const [linha] = await runOnPrisma(db, SAUDE_DURACOES, [destinoId, desde]);
   return linha?.duracoes ?? [];
 }

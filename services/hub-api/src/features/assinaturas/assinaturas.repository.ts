@@ -1,7 +1,8 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient } from '../../db';
 import type { Prisma } from '@hub/hub-data';
-import { likeLiteral } from '@hub/database';
+import { likeLiteral, runOnPrisma } from '@hub/database';
+import { ASSINATURA_CANCELAR_ENTREGAS } from './assinaturas.sql';
 import { FILTRO_MAX } from '../../schemas';
 
 export interface FiltroDeAssinaturas {
@@ -79,24 +80,7 @@ export function assinaturasRepository(db: DbClient) {
      * fila_de_erro (their messages are the reconciliation's to remove).
      */
     async cancelarEntregas(id: string, agora: Date, cliente: DbClient = db): Promise<{ naFilaDeErro: number }> {
-      const [linha] = await cliente.$queryRaw<{ na_fila_de_erro: number }[]>`
-        with alvo as (
-          -- found among the deliveries not concluded (entrega_nao_concluida), not among all of the subscription's
-          select e.id, e.situacao from entrega_nao_concluida c join entrega e on e.id = c.entrega_id
-           where c.assinatura_id = ${id}::uuid and c.fase in ('fila', 'fila_de_erro')
-             and e.situacao in ('pendente', 'aguardando_nova_tentativa', 'fila_de_erro')
-           order by e.id
-           for update of e
-        ),
-        canceladas as (
-          update entrega e
-             set situacao = 'cancelada', ultimo_erro = 'the subscription was deleted: delivery cancelled',
-                 reivindicacao = null, reivindicada_ate = null, reivindicacoes_sem_tentativa = 0,
-                 retorno_ate = null, atualizada_em = ${agora}
-            from alvo where e.id = alvo.id
-          returning alvo.situacao
-        )
-        select count(*) filter (where situacao = 'fila_de_erro')::int as na_fila_de_erro from canceladas`;
+      const [linha] = await runOnPrisma(cliente, ASSINATURA_CANCELAR_ENTREGAS, [id, agora]);
       return { naFilaDeErro: linha?.na_fila_de_erro ?? 0 };
     },
   };

@@ -1,5 +1,7 @@
 import { AppError } from '@hub/http';
+import { executeOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
+import { APLICATIVO_TRAVAR } from './assinaturas.sql';
 
 /**
  * Who makes a change to a subscription (migration 032): an operator of the panel, named by the
@@ -32,7 +34,7 @@ export interface RegrasDoAssinante {
  * neither passes the limit unseen.
  */
 export async function exigirOrcamentoDeAssinaturas(tx: DbClient, aplicativoId: string, maximo: number): Promise<void> {
-  await tx.$queryRaw`select 1 from aplicativo where id = ${aplicativoId}::uuid for update`;
+  await executeOnPrisma(tx, APLICATIVO_TRAVAR, [aplicativoId]);
   const mantidas = await tx.assinatura.count({ where: { aplicativoAssinanteId: aplicativoId, excluidaEm: null } });
   if (mantidas >= maximo) {
     throw new AppError(

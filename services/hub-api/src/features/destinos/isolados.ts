@@ -1,10 +1,11 @@
 import { destinationRoutingKey, EXCHANGES, trabalhoDeEntrega } from '@hub/contracts';
-import type { NotificationListener } from '@hub/database';
+import { type NotificationListener, runOnPrisma } from '@hub/database';
 import { origemDaUrl } from '@hub/destinations';
 import { periodicJob } from '@hub/jobs';
 import type { Logger } from '@hub/log';
 import type { LinhaDaOutbox, OutboxMessage } from '@hub/outbox';
 import type { DbClient } from '../../db';
+import { DESTINOS_ISOLADOS } from './destinos.sql';
 
 /** The channel on which a change of a destination's isolation is announced at commit (migration 015). */
 export const CANAL_DO_ISOLAMENTO = 'destino_isolamento';
@@ -31,8 +32,7 @@ export function destinosIsolados(deps: DestinosIsoladosDeps) {
   let pararDeOuvir: (() => void) | undefined;
 
   async function ler(): Promise<void> {
-    const linhas = await deps.db.$queryRaw<{ id: string; origem: string }[]>`
-      select id::text, origem from destino where isolamento = 'isolada'`;
+    const linhas = await runOnPrisma(deps.db, DESTINOS_ISOLADOS);
     rotas = new Map(linhas.map((l) => [l.origem, destinationRoutingKey(l.id)]));
   }
 

@@ -1,5 +1,7 @@
-import { outboxInsert } from '@hub/outbox';
+import { OUTBOX_INSERIR, outboxColumns } from '@hub/outbox';
+import { executeOnPrisma } from '@hub/database';
 import type { Tx } from '../../db';
+import { ENTREGA_NOVO_CICLO } from './entregas.sql';
 import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
 
 /**
@@ -14,13 +16,7 @@ import { mensagemDoTrabalho, trabalhosDasEntregas } from './trabalho';
  */
 export async function iniciarNovoCiclo(tx: Tx, ids: readonly string[], agora: Date, requestId: string | null) {
   if (ids.length === 0) return;
-  await tx.$executeRaw`
-    update entrega en
-       set situacao = 'pendente', tentativas_no_ciclo_atual = 0, proxima_tentativa_em = ${agora}, em_espera = false,
-           atualizada_em = ${agora}, url_de_destino = s.url_de_destino, maximo_de_tentativas = s.maximo_de_tentativas
-      from assinatura s
-     where s.id = en.assinatura_id and en.id = any(${ids}::uuid[])`;
+  await executeOnPrisma(tx, ENTREGA_NOVO_CICLO, [agora, ids]);
   const trabalhos = await trabalhosDasEntregas(tx, ids, requestId);
-  const { text, values } = outboxInsert([...trabalhos.values()].map(mensagemDoTrabalho));
-  await tx.$executeRawUnsafe(text, ...values);
+  await executeOnPrisma(tx, OUTBOX_INSERIR, outboxColumns([...trabalhos.values()].map(mensagemDoTrabalho)));
 }

@@ -1,13 +1,15 @@
 import type { PageRequest } from '@hub/http';
+import { runOnPrisma } from '@hub/database';
 import { Prisma } from '@hub/hub-data';
 import type { DbClient, Tx } from '../../db';
 import { iso } from '../../schemas';
 import { type EntregaDto, type Situacao, SITUACOES_NA_FILA } from '../eventos/eventos.schemas';
 import { tentativaDto } from '../tentativas/tentativas.service';
 import type { TentativaDto } from '../tentativas/tentativas.schemas';
+import { COLUNAS_COM_NOMES, ENTREGA_BUSCAR, ENTREGA_TRAVAR_PARA_REENVIO, JUNCOES_DOS_NOMES } from './entregas.sql';
 import { FILTRO_ENTREGAS_MAX, type FiltroDeEntregas, filtrosDeEntrega } from './entregas.schemas';
 
-interface LinhaDeEntrega {
+export interface LinhaDeEntrega {
   id: string;
   evento_id: string;
   evento_recebido_em: Date;
@@ -41,15 +43,9 @@ const dto = (l: LinhaDeEntrega): EntregaDto => ({
 
 /** The rows of `ids` (a subquery of id and criada_em) with their names, newest first. */
 const comNomes = (ids: Prisma.Sql) => Prisma.sql`
-  select en.id::text, en.evento_id::text, en.evento_recebido_em, en.entidade_id, en.assinatura_id::text,
-         en.aplicativo_assinante_id::text, a.nome as aplicativo_assinante_nome, t.nome as tipo_de_evento_nome,
-         en.versao_do_esquema, en.url_de_destino, en.situacao, en.quantidade_de_tentativas,
-         en.tentativas_no_ciclo_atual, en.maximo_de_tentativas, en.proxima_tentativa_em, en.entregue_em,
-         en.ultimo_erro, en.criada_em, en.atualizada_em, en.sequencia::int
+  select ${Prisma.raw(COLUNAS_COM_NOMES)}
     from (${ids}) p
-    join entrega en on en.id = p.id
-    join aplicativo a on a.id = en.aplicativo_assinante_id
-    join tipo_de_evento t on t.id = en.tipo_de_evento_id
+    ${Prisma.raw(JUNCOES_DOS_NOMES)}
    order by p.criada_em desc, p.id desc`;
 
 /**
@@ -143,9 +139,6 @@ export interface EscopoDeEntregas {
   aplicativo_assinante_id?: string;
 }
 
-const noEscopo = (escopo: EscopoDeEntregas, coluna: Prisma.Sql) =>
-  escopo.aplicativo_assinante_id ? Prisma.sql`and ${coluna} = ${escopo.aplicativo_assinante_id}::uuid` : Prisma.empty;
-
 /** What resending needs to know of a delivery, its row locked until the transaction ends. */
 export interface EntregaParaReenvio {
   situacao: Situacao;
@@ -166,12 +159,7 @@ export function entregasRepository(db: DbClient) {
     filtrar: async (f: FiltroDeEntregas) => (await db.$queryRaw<LinhaDeEntrega[]>(sqlDoFiltro(f))).map(dto),
 
     async buscar(id: string, escopo: EscopoDeEntregas = {}): Promise<EntregaDto | undefined> {
-      const [linha] = await db.$queryRaw<LinhaDeEntrega[]>(
-        comNomes(
-          Prisma.sql`select id, criada_em from entrega
-                      where id = ${id}::uuid ${noEscopo(escopo, Prisma.sql`aplicativo_assinante_id`)}`,
-        ),
-      );
+      const [linha] = await runOnPrisma(db, ENTREGA_BUSCAR, [id, escopo.aplicativo_assinante_id ?? null]);
       return linha && dto(linha);
     },
 
@@ -186,11 +174,7 @@ export function entregasRepository(db: DbClient) {
       tx: Tx,
       escopo: EscopoDeEntregas = {},
     ): Promise<EntregaParaReenvio | undefined> {
-      const [linha] = await tx.$queryRaw<EntregaParaReenvio[]>`
-        select en.situacao, (s.ativa and s.excluida_em is null) as assinatura_ativa
-          from entrega en join assinatura s on s.id = en.assinatura_id
-         where en.id = ${id}::uuid ${noEscopo(escopo, Prisma.sql`en.aplicativo_assinante_id`)}
-           for update of en`;
+      const [linha] = await runOnPrisma(tx, ENTREGA_TRAVAR_PARA_REENVIO, [id, escopo.aplicativo_assinante_id ?? null]);
       return linha;
     },
   };

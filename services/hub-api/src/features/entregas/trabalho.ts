@@ -1,9 +1,10 @@
 import { corpoDaEntrega, type TrabalhoDeEntrega, trabalhoDeEntrega } from '@hub/contracts';
-import { Prisma } from '@hub/hub-data';
+import { runOnPrisma } from '@hub/database';
 import type { OutboxMessage } from '@hub/outbox';
 import type { DbClient } from '../../db';
+import { ENTREGA_TRABALHOS } from './entregas.sql';
 
-interface LinhaDoTrabalho {
+export interface LinhaDoTrabalho {
   entrega_id: string;
   evento_id: string;
   assinatura_id: string;
@@ -31,15 +32,7 @@ export async function trabalhosDasEntregas(
 ): Promise<Map<string, TrabalhoDeEntrega>> {
   const trabalhos = new Map<string, TrabalhoDeEntrega>();
   if (ids.length === 0) return trabalhos;
-  const linhas = await cliente.$queryRaw<LinhaDoTrabalho[]>(Prisma.sql`
-    select en.id::text as entrega_id, en.evento_id::text, en.assinatura_id::text, en.url_de_destino,
-           t.nome as tipo, e.versao_do_esquema, e.entidade_id, e.ocorrido_em, e.recebido_em,
-           e.aplicativo_publicador_id::text, e.dados::text as dados,
-           e.publicado_pelo_email is not null as teste, en.sequencia::int
-      from entrega en
-      join evento e on e.id = en.evento_id
-      join tipo_de_evento t on t.id = e.tipo_de_evento_id
-     where en.id = any(${ids}::uuid[])`);
+  const linhas = await runOnPrisma(cliente, ENTREGA_TRABALHOS, [ids]);
   for (const l of linhas)
     trabalhos.set(
       l.entrega_id,

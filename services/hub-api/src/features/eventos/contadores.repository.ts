@@ -1,4 +1,6 @@
+import { runOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
+import { EVENTO_CONTADORES } from './contadores.sql';
 import type { Contadores } from './eventos.schemas';
 
 const ZERO: Contadores = {
@@ -15,17 +17,7 @@ const ZERO: Contadores = {
 export async function contadoresDosEventos(db: DbClient, eventoIds: string[]): Promise<Map<string, Contadores>> {
   const contadores = new Map<string, Contadores>(eventoIds.map((id) => [id, { ...ZERO }]));
   if (eventoIds.length === 0) return contadores;
-  const linhas = await db.$queryRaw<
-    { evento_id: string; total: number; concluidas: number; na_fila: number; na_fila_de_erro: number }[]
-  >`
-    select evento_id::text,
-           count(*)::int as total,
-           count(*) filter (where situacao = 'concluida')::int as concluidas,
-           count(*) filter (where situacao in ('pendente', 'em_andamento', 'aguardando_nova_tentativa'))::int as na_fila,
-           count(*) filter (where situacao = 'fila_de_erro')::int as na_fila_de_erro
-    from entrega
-    where evento_id = any(${eventoIds}::uuid[])
-    group by evento_id`;
+  const linhas = await runOnPrisma(db, EVENTO_CONTADORES, [eventoIds]);
   for (const linha of linhas) {
     contadores.set(linha.evento_id, {
       quantidade_de_entregas: linha.total,

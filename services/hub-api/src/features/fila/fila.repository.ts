@@ -1,6 +1,7 @@
-import type { DedicatedSession } from '@hub/database';
+import { type DedicatedSession, runOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
 import type { Situacao } from '../eventos/eventos.schemas';
+import { FILA_DESTINOS_COM_FILA, FILA_ESTADOS, FILA_MARCAR_ENVENENADAS, FILA_NA_FILA_DE_ERRO } from './fila.sql';
 
 /** A delivery as a batch of the reconciliation read it. */
 export interface EstadoDaEntrega {
@@ -33,8 +34,7 @@ export function filaRepository(db: DbClient) {
     /** These deliveries now, by id (an id absent from the map no longer exists). */
     async estados(ids: readonly string[]): Promise<Map<string, EstadoDaEntrega>> {
       if (ids.length === 0) return new Map();
-      const linhas = await db.$queryRaw<EstadoDaEntrega[]>`
-        select id::text, situacao, atualizada_em from entrega where id = any(${ids}::uuid[])`;
+      const linhas = await runOnPrisma(db, FILA_ESTADOS, [ids]);
       return new Map(linhas.map((l) => [l.id, l]));
     },
 
@@ -45,29 +45,22 @@ export function filaRepository(db: DbClient) {
      */
     async marcarEnvenenadas(entregas: readonly EstadoDaEntrega[], agora: Date): Promise<Set<string>> {
       if (entregas.length === 0) return new Set();
-      const linhas = await db.$queryRaw<{ id: string }[]>`
-        update entrega en
-           set situacao = 'fila_de_erro', atualizada_em = ${agora}, ultimo_erro = ${ERRO_DA_ENVENENADA}
-          from unnest(${entregas.map((e) => e.id)}::uuid[], ${entregas.map((e) => e.situacao)}::text[],
-                      ${entregas.map((e) => e.atualizada_em)}::timestamptz[]) as lida(id, situacao, atualizada_em)
-         where en.id = lida.id and en.situacao = lida.situacao and en.atualizada_em = lida.atualizada_em
-        returning en.id::text`;
+      const linhas = await runOnPrisma(db, FILA_MARCAR_ENVENENADAS, [
+        agora,
+        ERRO_DA_ENVENENADA,
+        entregas.map((e) => e.id),
+        entregas.map((e) => e.situacao),
+        entregas.map((e) => e.atualizada_em),
+      ]);
       return new Set(linhas.map((l) => l.id));
     },
 
     /** The destinations with a queue of their own (isolated, going back or being removed), by origin. */
-    destinosComFila: () =>
-      db.$queryRaw<{ id: string; origem: string }[]>`
-        select id::text, origem from destino where isolamento is not null order by origem`,
+    destinosComFila: () => runOnPrisma(db, FILA_DESTINOS_COM_FILA),
 
     /** Up to `limite` deliveries in fila_de_erro since before `antesDe`, after `depois` in (criada_em, id) order. */
     naFilaDeErro(antesDe: Date, depois: Cursor, limite: number): Promise<EntregaNaFilaDeErro[]> {
-      return db.$queryRaw<EntregaNaFilaDeErro[]>`
-        select e.id::text, e.criada_em, e.tentativas_no_ciclo_atual, e.ultimo_erro
-          from entrega_nao_concluida c join entrega e on e.id = c.entrega_id
-         where c.fase = 'fila_de_erro' and e.situacao = 'fila_de_erro' and e.atualizada_em < ${antesDe}
-           and (c.criada_em, c.entrega_id) > (${depois.criada_em}, ${depois.id}::uuid)
-         order by c.criada_em, c.entrega_id limit ${limite}`;
+      return runOnPrisma(db, FILA_NA_FILA_DE_ERRO, [antesDe, depois.criada_em, depois.id, limite]);
     },
   };
 }

@@ -1,26 +1,17 @@
+import { runOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
 import { contadoresDosEventos } from '../eventos/contadores.repository';
-import type { LinhaDeEvento } from '../eventos/eventos.repository';
 import type { EntregaDto, Situacao } from '../eventos/eventos.schemas';
+import { EVENTO_DETALHADO } from './publicacao.sql';
 import type { EventoDetalhadoTexto } from './resposta';
-
-/** The list's row (names joined) with dados as the stored text. */
-type LinhaDoEvento = LinhaDeEvento & { dados: string };
 
 /**
  * GET /evento/{id}, GET /eventos/{id} and the answer of a publication: the event, its dados as the
  * stored text (`dados::text` is the json column's text verbatim), its counters and its deliveries.
  */
 export async function lerEventoDetalhado(db: DbClient, id: string): Promise<EventoDetalhadoTexto | undefined> {
-  const [linha] = await db.$queryRaw<LinhaDoEvento[]>`
-    select e.id::text, e.tipo_de_evento_id::text, t.nome as tipo_de_evento_nome, e.versao_do_esquema,
-           e.aplicativo_publicador_id::text, a.nome as aplicativo_publicador_nome, e.entidade_id,
-           e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, e.dados::text as dados
-    from evento e
-    join tipo_de_evento t on t.id = e.tipo_de_evento_id
-    join aplicativo a on a.id = e.aplicativo_publicador_id
-    where e.id = ${id}::uuid`;
+  const [linha] = await runOnPrisma(db, EVENTO_DETALHADO, [id]);
   if (!linha) return undefined;
   const [contadores, entregas] = await Promise.all([
     contadoresDosEventos(db, [id]),

@@ -1,9 +1,9 @@
-import type { SqlPool } from '@hub/database';
+import { executeOnPrisma, type SqlPool } from '@hub/database';
 import { fatiaDoResumo, horaDoResumo, type Prisma } from '@hub/hub-data';
 import type { DbClient } from '../../db';
 import { compilarFiltroGuardado } from '../assinaturas/filtro';
 import type { Gravacao } from './gravacao';
-import { BUSCAR_CHAVE, type ChaveGuardada, consultaDaGravacao } from './publicacao.sql';
+import { BUSCAR_CHAVE, type ChaveGuardada, consultaDaGravacao, PUBLICACAO_CONTAR_RECUSA } from './publicacao.sql';
 
 export type { ChaveGuardada } from './publicacao.sql';
 
@@ -14,8 +14,8 @@ export interface Escritos {
 }
 
 /**
- * Publication reaches the database through Prisma (the typed client; `$queryRaw` only where dados
- * must stay the stored text, detalhe.repository.ts), with ONE exception: the group write
+ * Publication reaches the database through Prisma (the typed client; declared statements run on it
+ * where its API cannot say it, publicacao.sql.ts), with ONE exception: the group write
  * (`gravar`), the key's lookup (`buscarChave`) and the outbox insert of the jobs the broker did not
  * confirm (despacho.ts) go through `SqlPool` as named prepared statements. Those run for every
  * accepted event (with a key, for the lookup); Prisma sends its raw queries unnamed, parsed and
@@ -67,9 +67,7 @@ export function publicacaoRepository(db: DbClient, sql: SqlPool) {
 
     /** +1 refused in the summary's tally of the hour; a random slice, so concurrent writers rarely meet. */
     async contarRecusa(instante: Date, cliente: DbClient = db): Promise<void> {
-      await cliente.$executeRaw`
-        insert into resumo_por_hora (hora, fatia, recusados) values (${horaDoResumo(instante)}, ${fatiaDoResumo()}, 1)
-        on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`;
+      await executeOnPrisma(cliente, PUBLICACAO_CONTAR_RECUSA, [horaDoResumo(instante), fatiaDoResumo()]);
     },
 
     /**

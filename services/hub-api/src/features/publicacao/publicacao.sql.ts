@@ -1,4 +1,5 @@
-import { type Statement, statement } from '@hub/database';
+import { prismaStatement, type Statement, statement } from '@hub/database';
+import type { LinhaDeEvento } from '../eventos/eventos.repository';
 import { colunas, literal } from './colunas';
 import type { Gravacao } from './gravacao';
 
@@ -233,3 +234,38 @@ export interface ChaveGuardada {
   eventoId: string;
   criadaEm: Date;
 }
+
+/** +1 refused in the summary's tally of hour $1, in slice $2 (`contarRecusa`; run on Prisma). */
+export const PUBLICACAO_CONTAR_RECUSA = prismaStatement({
+  name: 'publicacao_contar_recusa',
+  text: `insert into resumo_por_hora (hora, fatia, recusados) values ($1, $2, 1)
+        on conflict (hora, fatia) do update set recusados = resumo_por_hora.recusados + 1`,
+  parameters: ['timestamptz', 'int4'],
+  columns: {},
+});
+
+/** Event $1 with its names and dados as the stored text (`dados::text`: the json column verbatim). */
+export const EVENTO_DETALHADO = prismaStatement<LinhaDeEvento & { dados: string }>({
+  name: 'evento_detalhado',
+  text: `select e.id::text, e.tipo_de_evento_id::text, t.nome as tipo_de_evento_nome, e.versao_do_esquema,
+           e.aplicativo_publicador_id::text, a.nome as aplicativo_publicador_nome, e.entidade_id,
+           e.ocorrido_em, e.recebido_em, e.publicado_pelo_email, e.dados::text as dados
+    from evento e
+    join tipo_de_evento t on t.id = e.tipo_de_evento_id
+    join aplicativo a on a.id = e.aplicativo_publicador_id
+    where e.id = $1::uuid`,
+  parameters: ['uuid'],
+  columns: {
+    id: 'text',
+    tipo_de_evento_id: 'text',
+    tipo_de_evento_nome: 'text',
+    versao_do_esquema: 'int4',
+    aplicativo_publicador_id: 'text',
+    aplicativo_publicador_nome: 'text',
+    entidade_id: 'text',
+    ocorrido_em: 'timestamptz',
+    recebido_em: 'timestamptz',
+    publicado_pelo_email: 'text',
+    dados: 'text',
+  },
+});

@@ -1,8 +1,10 @@
 import type { PageRequest } from '@hub/http';
-import { Prisma, type SolicitacaoDeReprocessamento } from '@hub/hub-data';
+import type { Prisma, SolicitacaoDeReprocessamento } from '@hub/hub-data';
+import { runOnPrisma } from '@hub/database';
 import type { DbClient, Tx } from '../../db';
 import { iso } from '../../schemas';
 import type { SituacaoDoReprocessamento, SolicitacaoDto } from './reprocessamento.schemas';
+import { REPROCESSAMENTO_CANDIDATAS, REPROCESSAMENTO_CONTAR, REPROCESSAMENTO_REIVINDICAR } from './reprocessamento.sql';
 
 export const dtoDaSolicitacao = (s: SolicitacaoDeReprocessamento): SolicitacaoDto => ({
   id: s.id,
@@ -33,25 +35,15 @@ export interface Alcance {
   ate_atualizada_em: Date;
 }
 
-/**
- * The deliveries a request covers: in fila_de_erro since before it was made, matching its ids or
- * filter. Found through entrega_nao_concluida (alias c, migration 018: the error queue's partial
- * indexes by subscription, type and subscriber live there), each checked in entrega (alias en).
- */
-function condicoes(a: Alcance): Prisma.Sql {
-  const partes = [
-    Prisma.sql`c.fase = 'fila_de_erro'`,
-    Prisma.sql`en.situacao = 'fila_de_erro'`,
-    Prisma.sql`en.atualizada_em <= ${a.ate_atualizada_em}`,
-  ];
-  if (a.entregaIds) partes.push(Prisma.sql`c.entrega_id = any(${a.entregaIds}::uuid[])`);
-  if (a.assinaturaId) partes.push(Prisma.sql`c.assinatura_id = ${a.assinaturaId}::uuid`);
-  if (a.tipoDeEventoId) partes.push(Prisma.sql`c.tipo_de_evento_id = ${a.tipoDeEventoId}::uuid`);
-  if (a.desde) partes.push(Prisma.sql`c.criada_em >= ${a.desde}`);
-  if (a.ate) partes.push(Prisma.sql`c.criada_em <= ${a.ate}`);
-  return Prisma.join(partes, ' and ');
-}
-const DO_ALCANCE = Prisma.sql`entrega_nao_concluida c join entrega en on en.id = c.entrega_id`;
+/** A request's reach as REPROCESSAMENTO_CONTAR's and _CANDIDATAS's first six values (null: no such filter). */
+const valoresDoAlcance = (a: Alcance) => [
+  a.ate_atualizada_em,
+  a.entregaIds,
+  a.assinaturaId,
+  a.tipoDeEventoId,
+  a.desde,
+  a.ate,
+];
 
 export const alcanceDe = (s: SolicitacaoDeReprocessamento): Alcance => ({
   entregaIds: (s.entregaIds as string[] | null) ?? null,
@@ -74,9 +66,8 @@ const INICIO = { criadaEm: new Date('0001-01-01T00:00:00.000Z'), id: '00000000-0
 export function reprocessamentoRepository(db: DbClient) {
   return {
     async contar(alcance: Alcance, cliente: DbClient = db): Promise<number> {
-      const [linha] = await cliente.$queryRaw<[{ n: number }]>`
-        select count(*)::int as n from ${DO_ALCANCE} where ${condicoes(alcance)}`;
-      return linha.n;
+      const [linha] = await runOnPrisma(cliente, REPROCESSAMENTO_CONTAR, valoresDoAlcance(alcance));
+      return linha?.n ?? 0;
     },
 
     criar: (data: Prisma.SolicitacaoDeReprocessamentoUncheckedCreateInput, cliente: DbClient = db) =>
@@ -108,24 +99,17 @@ export function reprocessamentoRepository(db: DbClient) {
      * commits: two hub-api never work on one request at once, and either may go on with it later.
      */
     async reivindicar(tx: Tx): Promise<SolicitacaoDeReprocessamento | undefined> {
-      const [linha] = await tx.$queryRaw<{ id: string }[]>`
-        select id::text from solicitacao_de_reprocessamento
-         where situacao in ('pendente', 'em_andamento')
-         order by criada_em, id limit 1
-           for update skip locked`;
+      const [linha] = await runOnPrisma(tx, REPROCESSAMENTO_REIVINDICAR);
       return linha ? await tx.solicitacaoDeReprocessamento.findUniqueOrThrow({ where: { id: linha.id } }) : undefined;
     },
 
     /** The next batch after the request's cursor, oldest first, their rows locked. */
     async candidatas(s: SolicitacaoDeReprocessamento, lote: number, tx: Tx): Promise<Candidata[]> {
       const cursor = { criadaEm: s.cursorCriadaEm ?? INICIO.criadaEm, id: s.cursorId ?? INICIO.id };
-      return tx.$queryRaw<Candidata[]>`
-        select en.id::text, en.criada_em, (a.ativa and a.excluida_em is null) as assinatura_ativa
-          from ${DO_ALCANCE} join assinatura a on a.id = en.assinatura_id
-         where ${condicoes(alcanceDe(s))} and (c.criada_em, c.entrega_id) > (${cursor.criadaEm}, ${cursor.id}::uuid)
-         order by c.criada_em, c.entrega_id
-         limit ${lote}
-           for update of en`;
+      return runOnPrisma(tx, REPROCESSAMENTO_CANDIDATAS, [
+        ...valoresDoAlcance(alcanceDe(s)),
+        ...[cursor.criadaEm, cursor.id, lote],
+      ]);
     },
 
     avancar: (id: string, data: Prisma.SolicitacaoDeReprocessamentoUpdateInput, tx: Tx) =>

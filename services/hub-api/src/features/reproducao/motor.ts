@@ -1,5 +1,5 @@
-import { uuidv7 } from '@hub/database';
-import { outboxInsert } from '@hub/outbox';
+import { executeOnPrisma, uuidv7 } from '@hub/database';
+import { OUTBOX_INSERIR, outboxColumns } from '@hub/outbox';
 import type { Reproducao } from '@hub/hub-data';
 import { type Db, type Tx, transacao } from '../../db';
 import { iniciarNovoCiclo } from '../entregas/ciclo';
@@ -54,8 +54,7 @@ export function motorDaReproducao(deps: MotorDeps) {
     const agoraVao = escritas.filter((e) => !e.em_espera).map((e) => e.id);
     const trabalhos = await trabalhosDasEntregas(tx, agoraVao, null);
     if (trabalhos.size > 0) {
-      const { text, values } = outboxInsert([...trabalhos.values()].map(mensagemDoTrabalho));
-      await tx.$executeRawUnsafe(text, ...values);
+      await executeOnPrisma(tx, OUTBOX_INSERIR, outboxColumns([...trabalhos.values()].map(mensagemDoTrabalho)));
     }
     return escritas.map((e) => e.id);
   }

@@ -1,7 +1,9 @@
 import type { PageRequest } from '@hub/http';
 import type { Prisma, Reproducao } from '@hub/hub-data';
+import { runOnPrisma } from '@hub/database';
 import type { DbClient } from '../../db';
 import { iso } from '../../schemas';
+import { REPRODUCAO_CONTAR_EVENTOS } from './lote.sql';
 import type { ReproducaoDto, SituacaoDaReproducao } from './reproducao.schemas';
 
 export const dtoDaReproducao = (r: Reproducao): ReproducaoDto => ({
@@ -58,13 +60,14 @@ export function reproducaoRepository(db: DbClient) {
      * the limit without counting all of a large one (evento_tipo walks the type's events by receipt).
      */
     async contarEventos(a: AlcanceDaReproducao, limite: number, cliente: DbClient = db): Promise<number> {
-      const [linha] = await cliente.$queryRaw<[{ n: number }]>`
-        select count(*)::int as n from (
-          select 1 from evento
-           where tipo_de_evento_id = ${a.tipoDeEventoId}::uuid and versao_do_esquema = ${a.versaoDoEsquema}
-             and recebido_em between ${a.desde} and ${a.ate}
-           limit ${limite + 1}) as e`;
-      return linha.n;
+      const [linha] = await runOnPrisma(cliente, REPRODUCAO_CONTAR_EVENTOS, [
+        a.tipoDeEventoId,
+        a.versaoDoEsquema,
+        a.desde,
+        a.ate,
+        limite + 1,
+      ]);
+      return linha?.n ?? 0;
     },
 
     criar: (data: Prisma.ReproducaoUncheckedCreateInput, cliente: DbClient = db) => cliente.reproducao.create({ data }),

@@ -1,7 +1,8 @@
 import { type PageRequest, skipTake } from '@hub/http';
 import type { DbClient, Tx } from '../../db';
 import type { Prisma } from '@hub/hub-data';
-import { likeLiteral } from '@hub/database';
+import { likeLiteral, runOnPrisma } from '@hub/database';
+import { TIPO_TRAVAR } from './tipos-de-evento.sql';
 import { FILTRO_MAX } from '../../schemas';
 
 export interface FiltroDeTipos {
@@ -57,9 +58,7 @@ export function tiposRepository(db: DbClient) {
      * take this lock, so they never interleave. False when the type does not exist.
      */
     async travar(id: string, tx: Tx): Promise<boolean> {
-      const rows = await tx.$queryRaw<
-        { id: string }[]
-      >`select id from tipo_de_evento where id = ${id}::uuid for update`;
+      const rows = await runOnPrisma(tx, TIPO_TRAVAR, [id]);
       return rows.length > 0;
     },
     buscarPorNome: (nome: string, cliente: DbClient = db) =>
