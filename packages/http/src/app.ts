@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { admissionChain } from './admission';
-import { drainAfterEarlyAnswer, handleClientErrors } from './client-error';
+import { answersUnderWay, drainAfterEarlyAnswer, handleClientErrors } from './client-error';
 import { freeSocketPath, holdSocketPath } from './unix-socket';
 import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
@@ -234,6 +234,11 @@ async function serve(
   });
   server.keepAliveTimeout = 65_000;
   const answering = new Set<ServerResponse>();
+  const connections = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
   let closing = false;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing) res.shouldKeepAlive = false;
@@ -258,6 +263,9 @@ async function serve(
           else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
         }
         server.closeIdleConnections();
+        // Connections with nothing to answer that Node does not count idle (one that sent nothing
+        // yet, or half a head) go too: once closing, Node no longer times them out.
+        for (const socket of connections) if (!answersUnderWay(socket)) socket.destroy();
       }),
   };
 }

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { createLogger } from '@hub/log';
+import { z } from 'zod';
 import { createHttpApp, listen, type RunningServer } from './app';
 import { ApiRouter } from './route';
 
@@ -14,7 +15,11 @@ const router = new ApiRouter()
       release = resolve;
     });
     return { esperou: true };
-  });
+  })
+  .route(
+    { method: 'post', path: '/eco', summary: 'echo', tag: 't', body: z.object({}).passthrough() },
+    ({ body }) => body,
+  );
 const app = createHttpApp({ service: 'teste', logger: createLogger('teste'), routers: [router] });
 let server: RunningServer;
 
@@ -135,4 +140,75 @@ describe('Requests the HTTP parser refuses', () => {
     expect(JSON.parse(body ?? '')).toEqual({ esperou: true });
     expect(text.match(/HTTP\/1\.1/g)).toHaveLength(1);
   });
+
+  /** Writes `bytes` on a new connection and reads until the server closes it. */
+  async function exchange(bytes: string, whileOpen?: () => Promise<void>): Promise<string> {
+    const socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(bytes);
+    await whileOpen?.();
+    await closed;
+    return text;
+  }
+
+  it('When node:http answers a request itself (no Host) and refused bytes follow in the same packet, then its answer goes out and the server lives on', async () => {
+    const text = await exchange('GET /oi HTTP/1.1\r\n\r\nGET /a\u0000b HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    expect((await fetch(`${server.url}/oi`)).status).toBe(200);
+  });
+
+  it('When a body breaks off (a bad chunk) behind a request still being answered, then that answer comes whole, then 400 problem+json for the broken one', async () => {
+    const inside = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const text = await exchange(
+      'GET /espera HTTP/1.1\r\nHost: x\r\n\r\nPOST /eco HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      async () => {
+        await inside;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        release();
+      },
+    );
+    const answers = text.split(/(?=HTTP\/1\.1 )/);
+    expect(answers).toHaveLength(2);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answers[0]).toContain('{"esperou":true}');
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answers[1]).toContain('"codigo":"requisicao_invalida"');
+  });
+
+  it('When a lone request has a bad chunk, then 400 problem+json', async () => {
+    const text = await exchange(
+      'POST /eco HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(text).toContain('"codigo":"requisicao_invalida"');
+  });
+
+  it('When the server closes with a connection that sent nothing and one halfway through a head, then close() ends at once', async () => {
+    const other = await listen(app, 0);
+    const idle = connect(other.port, '127.0.0.1');
+    const half = connect(other.port, '127.0.0.1');
+    await Promise.all([idle, half].map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    half.write('GET /oi HTTP/1.1\r\nHost: x\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await other.close();
+    // Without the cut, close() waited for the headers timeout, which Node stops checking once closing.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(idle.readyState === 'closed' || idle.destroyed || (await closedSoon(idle))).toBe(true);
+  });
 });
+
+function closedSoon(socket: import('node:net').Socket): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (socket.destroyed) return resolve(true);
+    socket.once('close', () => resolve(true));
+    setTimeout(() => resolve(false), 1_000);
+  });
+}

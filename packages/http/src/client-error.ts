@@ -4,6 +4,8 @@ import { AppError, problemOf } from './errors';
 
 /** How long a refused connection is kept open, reading and discarding, before it is cut. */
 const DRAIN_MS = 5_000;
+/** How long the answers under way on a connection with refused bytes get to go out before it is cut. */
+const ANSWERS_MS = 60_000;
 
 /** What Node's HTTP parser error codes mean for the client. */
 function refusalOf(code: string | undefined): AppError {
@@ -56,6 +58,11 @@ function track(req: IncomingMessage, res: ServerResponse): void {
   res.once('close', done);
 }
 
+/** Whether node:http has answers of this connection still to send (a closing server waits for them). */
+export function answersUnderWay(socket: Socket): boolean {
+  return (answering.get(socket)?.length ?? 0) > 0;
+}
+
 const answered = new WeakSet<Socket>();
 
 /**
@@ -70,47 +77,69 @@ const answered = new WeakSet<Socket>();
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (answered.has(socket)) return;
   answered.add(socket);
-  // The request was answered before its body arrived (see drainAfterEarlyAnswer): the client has its
-  // answer, and only the rest of its body is cut.
-  if ((socket as Socket & EarlyAnswered)[EARLY_ANSWER]) {
+  try {
+    refuse(error.code, socket);
+  } catch {
+    // A listener of clientError that throws ends the process: whatever went wrong, the connection goes.
     socket.destroy();
-    return;
   }
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+}
+
+function refuse(code: string | undefined, socket: Socket): void {
+  // The request was answered before its body arrived (see drainAfterEarlyAnswer): the client has its
+  // answer, and only the rest of its body is cut. Or the client is gone, or ended its side halfway
+  // through a request (EOF): the request is cut, as the service behind must see it.
+  const gone = code === 'ECONNRESET' || code === 'HPE_INVALID_EOF_STATE' || !socket.writable;
+  if ((socket as Socket & EarlyAnswered)[EARLY_ANSWER] || gone) {
     socket.destroy();
     return;
   }
   const latest = answering.get(socket)?.at(-1);
   if (!latest) {
-    // Nothing of this connection is being answered: the refusal gets a response of its own.
-    const res = new ServerResponse(new IncomingMessage(socket));
-    res.assignSocket(socket);
-    res.once('finish', () => {
-      res.detachSocket(socket);
-      socket.end();
-      cutAfterDrain(socket);
-    });
-    writeRefusal(res, error.code);
+    refuseOnOwnResponse(code, socket);
     return;
   }
-  if (!latest.req.complete) {
-    // A body that did not arrive in time (the server's requestTimeout), its answer not started: 408
-    // on its own response. Any other refusal inside a body: nothing of that request can be sent.
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !latest.headersSent) {
-      writeRefusal(latest, error.code);
-      cutAfterDrain(socket);
-    } else socket.destroy();
-    return;
+  if (!latest.req.complete && !latest.headersSent) {
+    // The refused bytes are inside the body of the last request (a bad chunk, or the body not here
+    // within requestTimeout: 408), whose answer has not started: the refusal is that answer. node:http
+    // writes it after the earlier answers of the connection, whole.
+    writeRefusal(latest, code);
+  } else {
+    // The refused bytes are a later request's, or the rest of a body whose answer was given without
+    // it. Anything written now would be read as one of the answers under way (or land inside one),
+    // and cutting the connection would lose them (a publication's 201), so they go out whole and then
+    // the connection closes, the refused request unanswered.
+    latest.shouldKeepAlive = false;
   }
-  // Every request of this connection so far has its body here and is being answered: the refused
-  // bytes are a later request's. Anything written now would be read as one of those answers (or land
-  // inside one), and cutting the connection would lose them (a publication's 201), so they go out
-  // whole and then the connection closes, the refused request unanswered.
-  latest.shouldKeepAlive = false;
+  // An answer that never ends (it waits for the rest of the body) does not hold the connection.
+  const cut = setTimeout(() => socket.destroy(), ANSWERS_MS);
+  cut.unref();
+  socket.once('close', () => clearTimeout(cut));
   latest.once('finish', () => {
+    clearTimeout(cut);
     socket.end();
     cutAfterDrain(socket);
   });
+}
+
+/** Nothing of ours is being answered on the connection: the refusal gets a response of its own. */
+function refuseOnOwnResponse(code: string | undefined, socket: Socket): void {
+  const res = new ServerResponse(new IncomingMessage(socket));
+  try {
+    res.assignSocket(socket);
+  } catch {
+    // Node is sending an answer of its own on it (400 to a request without Host, 417 to an unknown
+    // Expect), without a request event: that answer goes out, then the connection closes.
+    socket.end();
+    cutAfterDrain(socket);
+    return;
+  }
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+    cutAfterDrain(socket);
+  });
+  writeRefusal(res, code);
 }
 
 function cutAfterDrain(socket: Socket): void {

@@ -160,11 +160,13 @@ describe('attack on the gateway: smuggling and malformed requests, refused befor
       'POST /funcao HTTP/1.1\r\nHost: g\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n',
     ],
   ])(
-    'When a request has %s, then its connection is cut and no service sees it (a chunked body is read whole before it goes)',
+    'When a request has %s, then 400 requisicao_invalida as its one answer, the connection closed, and no service sees it (a chunked body is read whole before it goes)',
     async (_caso, texto) => {
       const antes = iniciados();
       const resposta = await bruto(gateway.url, [texto]);
-      expect(resposta).toBe('');
+      expect(resposta).toMatch(/^HTTP\/1\.1 400 /);
+      expect(resposta.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+      expect(JSON.parse(corpoDe(resposta)).codigo).toBe('requisicao_invalida');
       expect(iniciados()).toBe(antes);
       expect(gateway.upstreams.access.started).not.toContain('/auth/contrabando');
     },
