@@ -4,7 +4,7 @@ import type { Logger } from '@hub/log';
 import express, { type Express } from 'express';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { admissionChain } from './admission';
-import { answersUnderWay, drainAfterEarlyAnswer, handleClientErrors } from './client-error';
+import { drainAfterEarlyAnswer, handleClientErrors, lastAnswerOf } from './client-error';
 import { freeSocketPath, holdSocketPath } from './unix-socket';
 import { createFastPath, raiseFastPathFailure } from './fast-path';
 import { bodyGuard, urlGuard, verifyUtf8 } from './guard';
@@ -184,6 +184,8 @@ export const HEADERS_TIMEOUT_MS = 10_000;
  * accepted at 3,000 a second is under 1.4 s of wait.
  */
 export const LISTEN_BACKLOG = 4096;
+/** How long a closing server waits for the answers under way before it cuts every connection (below SHUTDOWN_TIMEOUT's 15 s). */
+const CLOSE_GRACE_MS = 10_000;
 
 export interface ListenOptions {
   /** REQUEST_TIMEOUT_MS unless given (tests); the headers get the lesser of it and HEADERS_TIMEOUT_MS. */
@@ -233,7 +235,6 @@ async function serve(
     server.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
-  const answering = new Set<ServerResponse>();
   const connections = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
@@ -242,9 +243,7 @@ async function serve(
   let closing = false;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing) res.shouldKeepAlive = false;
-    answering.add(res);
     res.once('close', () => {
-      answering.delete(res);
       if (res.writableFinished) drainAfterEarlyAnswer(req);
     });
   });
@@ -256,16 +255,22 @@ async function serve(
         server.close((error) => (error ? reject(error) : resolve()));
         closing = true;
         // A connection busy at close() would otherwise stay open for keepAliveTimeout after its answer
-        // (and close() resolve only then): answers still to be written say `Connection: close`, and the
-        // connection of an answer already under way is closed once it is sent.
-        for (const res of answering) {
-          if (!res.headersSent) res.shouldKeepAlive = false;
-          else res.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+        // (and close() resolve only then): the last answer of each connection still to be written
+        // says `Connection: close` (the ones queued before it still go out), and the connection of an
+        // answer already under way is closed once it is sent. A connection with nothing to answer goes
+        // at once (one that sent nothing yet, or half a head: once closing, Node no longer times them out).
+        for (const socket of connections) {
+          const last = lastAnswerOf(socket);
+          if (!last) socket.destroy();
+          else if (!last.headersSent) last.shouldKeepAlive = false;
+          else last.once('finish', () => setImmediate(() => server.closeIdleConnections()));
         }
         server.closeIdleConnections();
-        // Connections with nothing to answer that Node does not count idle (one that sent nothing
-        // yet, or half a head) go too: once closing, Node no longer times them out.
-        for (const socket of connections) if (!answersUnderWay(socket)) socket.destroy();
+        // What is still open after CLOSE_GRACE_MS (a body that never comes, a head trickled in after
+        // the last answer) is cut, so a stop ends within its SHUTDOWN_TIMEOUT.
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        cut.unref();
+        server.once('close', () => clearTimeout(cut));
       }),
   };
 }

@@ -205,6 +205,44 @@ describe('Requests the HTTP parser refuses', () => {
   });
 });
 
+describe('A closing server', () => {
+  it('When an answer is held and another request is queued behind it, then close() sends both answers', async () => {
+    const other = await listen(app, 0);
+    const inside = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const socket = connect(other.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+    });
+    socket.write(
+      'GET /espera HTTP/1.1\r\nHost: x\r\n\r\nPOST /eco HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{"a":"b"}',
+    );
+    await inside;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = other.close();
+    release();
+    await closed;
+    // Marking the first queued answer the connection's last dropped the one behind it (its handler had run).
+    expect(text).toContain('{"esperou":true}');
+    expect(text).toContain('{"a":"b"}');
+  });
+
+  it('When a request body never comes whole, then close() still ends (the connection is cut after the grace period)', async () => {
+    const other = await listen(app, 0);
+    const socket = connect(other.port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'POST /eco HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":"1',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await other.close();
+    expect(await closedSoon(socket)).toBe(true);
+  }, 20_000);
+});
+
 function closedSoon(socket: import('node:net').Socket): Promise<boolean> {
   return new Promise((resolve) => {
     if (socket.destroyed) return resolve(true);

@@ -58,9 +58,9 @@ function track(req: IncomingMessage, res: ServerResponse): void {
   res.once('close', done);
 }
 
-/** Whether node:http has answers of this connection still to send (a closing server waits for them). */
-export function answersUnderWay(socket: Socket): boolean {
-  return (answering.get(socket)?.length ?? 0) > 0;
+/** The last answer of this connection node:http has still to send, if any (a closing server waits for it). */
+export function lastAnswerOf(socket: Socket): ServerResponse | undefined {
+  return answering.get(socket)?.at(-1);
 }
 
 const answered = new WeakSet<Socket>();
