@@ -19,7 +19,8 @@ const comNomes = (ids: string) => `select ${COLUNAS_COM_NOMES}
     from (${ids}) p
     ${JUNCOES_DOS_NOMES}`;
 
-const COLUNAS_DO_EVENTO = {
+/** An event's columns as its lists and its detail read them (publication's detail adds `dados`). */
+export const COLUNAS_DO_EVENTO = {
   id: 'text',
   tipo_de_evento_id: 'text',
   tipo_de_evento_nome: 'text',

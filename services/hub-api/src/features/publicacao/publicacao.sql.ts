@@ -1,5 +1,6 @@
 import { prismaStatement, type Statement, statement } from '@hub/database';
 import type { LinhaDeEvento } from '../eventos/eventos.repository';
+import { COLUNAS_DO_EVENTO } from '../eventos/eventos.sql';
 import { colunas, literal } from './colunas';
 import type { Gravacao } from './gravacao';
 
@@ -255,17 +256,5 @@ export const EVENTO_DETALHADO = prismaStatement<LinhaDeEvento & { dados: string 
     join aplicativo a on a.id = e.aplicativo_publicador_id
     where e.id = $1::uuid`,
   parameters: ['uuid'],
-  columns: {
-    id: 'text',
-    tipo_de_evento_id: 'text',
-    tipo_de_evento_nome: 'text',
-    versao_do_esquema: 'int4',
-    aplicativo_publicador_id: 'text',
-    aplicativo_publicador_nome: 'text',
-    entidade_id: 'text',
-    ocorrido_em: 'timestamptz',
-    recebido_em: 'timestamptz',
-    publicado_pelo_email: 'text',
-    dados: 'text',
-  },
+  columns: { ...COLUNAS_DO_EVENTO, dados: 'text' },
 });
