@@ -105,8 +105,12 @@ export function retencaoJob(options: RetencaoOptions) {
       // the end of the statement; they then update rows the batch already holds.
       const naoFinais = [...SITUACOES_NAO_FINAIS];
       const [linha] = await runOnPrisma(db, RETENCAO_EVENTOS, [
-        ...[tipoId, limite, naoFinais, lote],
-        ...[depois?.recebidoEm ?? null, depois?.id ?? null],
+        tipoId,
+        limite,
+        naoFinais,
+        lote,
+        depois?.recebidoEm ?? null,
+        depois?.id ?? null,
       ]);
       if (!linha) return 0;
       outbox += linha.outbox;
@@ -146,8 +150,12 @@ export function retencaoJob(options: RetencaoOptions) {
       if (travadas.length === 0) return 0;
       const coluna = (c: keyof FatiaTravada) => travadas.map((r) => r[c]);
       await executeOnPrisma(tx, RETENCAO_DOBRAR_HORAS, [
-        ...[coluna('hora'), coluna('fatia'), coluna('eventos_guardados'), coluna('entregas_guardadas')],
-        ...[coluna('tentativas_guardadas'), coluna('tentativas_com_sucesso_guardadas')],
+        coluna('hora'),
+        coluna('fatia'),
+        coluna('eventos_guardados'),
+        coluna('entregas_guardadas'),
+        coluna('tentativas_guardadas'),
+        coluna('tentativas_com_sucesso_guardadas'),
       ]);
       return travadas.length;
     });

@@ -80,8 +80,13 @@ export function colaboradoresRepository(db: DbClient) {
      */
     async aplicarProjecao(message: ColaboradorSincronizado, email: string): Promise<boolean> {
       const applied = await executeOnPrisma(db, COLABORADOR_APLICAR, [
-        ...[message.termoauth_id, email, message.nome, message.funcao_id],
-        ...[message.ativo, message.removido, message.versao],
+        message.termoauth_id,
+        email,
+        message.nome,
+        message.funcao_id,
+        message.ativo,
+        message.removido,
+        message.versao,
       ]);
       return applied > 0;
     },

@@ -76,8 +76,14 @@ export function circuitoRepository(db: DbClient) {
       detalhe: string,
     ): Promise<Transicao | undefined> {
       const [linha] = await runOnPrisma(db, CIRCUITO_ABRIR, [
-        ...[origem, contagem.falhas, contagem.tentativas, abertoMs, abertoMaximoMs],
-        ...[new Date(contagem.desdeMs), uuidv7(), detalhe],
+        origem,
+        contagem.falhas,
+        contagem.tentativas,
+        abertoMs,
+        abertoMaximoMs,
+        new Date(contagem.desdeMs),
+        uuidv7(),
+        detalhe,
       ]);
       return linha;
     },
@@ -104,8 +110,13 @@ export function circuitoRepository(db: DbClient) {
       detalhe: string,
     ): Promise<Transicao | undefined> {
       const [linha] = await runOnPrisma(db, CIRCUITO_CONCLUIR_SONDA, [
-        ...[origem, token, sucesso, abertoMs, abertoMaximoMs],
-        ...[uuidv7(), detalhe],
+        origem,
+        token,
+        sucesso,
+        abertoMs,
+        abertoMaximoMs,
+        uuidv7(),
+        detalhe,
       ]);
       return linha;
     },

@@ -26,8 +26,14 @@ export function colaboradoresRepository(db: DbClient) {
      */
     async aplicar(mensagem: ColaboradorSincronizado, cliente: DbClient = db): Promise<boolean> {
       const changed = await executeOnPrisma(cliente, COLABORADOR_APLICAR, [
-        ...[mensagem.termoauth_id, mensagem.email, mensagem.nome, funcaoIdDe(mensagem.funcao_id)],
-        ...[mensagem.ativo, mensagem.removido, BigInt(mensagem.versao), anuncioDe(mensagem)],
+        mensagem.termoauth_id,
+        mensagem.email,
+        mensagem.nome,
+        funcaoIdDe(mensagem.funcao_id),
+        mensagem.ativo,
+        mensagem.removido,
+        BigInt(mensagem.versao),
+        anuncioDe(mensagem),
       ]);
       return changed > 0;
     },

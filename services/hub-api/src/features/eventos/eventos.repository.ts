@@ -43,8 +43,13 @@ export function valoresDaPagina({ pagina, tamanho }: PageRequest): unknown[] {
 /** EVENTO_FILTRO's values: each filter, null when unset, and the most rows. */
 export function valoresDoFiltro(f: FiltroDeEventos): unknown[] {
   return [
-    ...[f.id || null, f.tipo_de_evento_id || null, f.aplicativo_publicador_id || null, f.entidade_id ?? null],
-    ...[f.desde ?? null, f.ate ?? null, FILTRO_EVENTOS_MAX],
+    f.id || null,
+    f.tipo_de_evento_id || null,
+    f.aplicativo_publicador_id || null,
+    f.entidade_id ?? null,
+    f.desde ?? null,
+    f.ate ?? null,
+    FILTRO_EVENTOS_MAX,
   ];
 }
 

@@ -106,8 +106,18 @@ export function loteRepository(db: DbClient) {
       const recebidos = novas.map((n) => n.evento.recebidoEm.toISOString());
       const entidades = novas.map((n) => n.evento.entidadeId);
       return runOnPrisma(tx, REPRODUCAO_CRIAR_ENTREGAS, [
-        ...[ids, eventos, recebidos, entidades, a.entregaOrdenada, a.id],
-        ...[a.aplicativoAssinanteId, a.tipoDeEventoId, a.versaoDoEsquema, a.urlDeDestino, a.maximoDeTentativas, agora],
+        ids,
+        eventos,
+        recebidos,
+        entidades,
+        a.entregaOrdenada,
+        a.id,
+        a.aplicativoAssinanteId,
+        a.tipoDeEventoId,
+        a.versaoDoEsquema,
+        a.urlDeDestino,
+        a.maximoDeTentativas,
+        agora,
       ]);
     },
   };
