@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { importsOf } from './imports';
+import { WORKSPACE_ROOT, workspaceDirs, workspaceSources } from './workspace';
 
 /**
  * Services meet over HTTP and RabbitMQ only. In code that means: a service (its tests too) uses another
@@ -9,8 +10,6 @@ import { importsOf } from './imports';
  * out of production code: no file but a test, a test-support file or @hub/testing imports one (so no
  * main entry re-exports a `startXForTests`; tests take it from the `./testing` or `./test-support` export).
  */
-
-const ROOT = path.resolve(__dirname, '../../..');
 
 interface Workspace {
   /** directory relative to the root (services/x, packages/y) -> package.json */
@@ -115,22 +114,15 @@ function dependencyCycles(workspace: Workspace): string[] {
 }
 
 function readWorkspace(): Workspace {
-  const manifests: Workspace['manifests'] = new Map();
-  const files: Workspace['files'] = new Map();
-  for (const group of ['packages', 'services']) {
-    for (const entry of readdirSync(path.join(ROOT, group), { withFileTypes: true })) {
-      if (!entry.isDirectory()) continue;
-      const dir = `${group}/${entry.name}`;
-      manifests.set(dir, JSON.parse(readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')));
-      const src = path.join(ROOT, dir, 'src');
-      for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
-        // This file's own examples of forbidden imports are not imports.
-        if (path.join(src, file) === __filename) continue;
-        if (!file.endsWith('.ts') || file.split(path.sep).includes('generated')) continue;
-        files.set(`${dir}/src/${file.split(path.sep).join('/')}`, readFileSync(path.join(src, file), 'utf8'));
-      }
-    }
-  }
+  const manifests: Workspace['manifests'] = new Map(
+    workspaceDirs().map((dir) => [
+      dir,
+      JSON.parse(readFileSync(path.join(WORKSPACE_ROOT, dir, 'package.json'), 'utf8')),
+    ]),
+  );
+  const files = workspaceSources();
+  // This file's own examples of forbidden imports are not imports.
+  files.delete(path.relative(WORKSPACE_ROOT, __filename).split(path.sep).join('/'));
   return { manifests, files };
 }
 

@@ -1,13 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { workspaceSources } from './workspace';
 
 /**
  * Protocols stay on well-kept parts (docs/decisions/parser-refusals.md, docs/decisions/gateway-on-node-http-and-undici.md):
  * no running code of ours writes an HTTP/1.1 status line or CRLF framing, reads Node's private HTTP
  * fields or modules, or reaches into amqplib's private files. Tests may craft raw bytes; running code may not.
  */
-
-const ROOT = path.resolve(__dirname, '../../..');
 
 const RULES: { pattern: RegExp; problem: string }[] = [
   { pattern: /HTTP\/1\.[01] (\d|\$\{)/, problem: 'writes an HTTP/1.x status line' },
@@ -30,23 +27,9 @@ export function protocolViolations(files: Map<string, string>): string[] {
   return found;
 }
 
-/** The running code of every package and service but @hub/testing (test code as a whole), generated code aside. */
+/** The running code of every package and service but @hub/testing (test code as a whole). */
 function runningCode(): Map<string, string> {
-  const files = new Map<string, string>();
-  for (const group of ['packages', 'services']) {
-    for (const entry of readdirSync(path.join(ROOT, group), { withFileTypes: true })) {
-      if (!entry.isDirectory() || `${group}/${entry.name}` === 'packages/testing') continue;
-      const src = path.join(ROOT, group, entry.name, 'src');
-      for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
-        if (!file.endsWith('.ts') || file.split(path.sep).includes('generated')) continue;
-        files.set(
-          `${group}/${entry.name}/src/${file.split(path.sep).join('/')}`,
-          readFileSync(path.join(src, file), 'utf8'),
-        );
-      }
-    }
-  }
-  return files;
+  return new Map([...workspaceSources()].filter(([file]) => !file.startsWith('packages/testing/')));
 }
 
 describe('protocol code', () => {
