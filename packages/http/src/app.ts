@@ -265,7 +265,6 @@ async function serve(
           else if (!last.headersSent) last.shouldKeepAlive = false;
           else last.once('finish', () => setImmediate(() => server.closeIdleConnections()));
         }
-        server.closeIdleConnections();
         // What is still open after CLOSE_GRACE_MS (a body that never comes, a head trickled in after
         // the last answer) is cut, so a stop ends within its SHUTDOWN_TIMEOUT.
         const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
