@@ -201,6 +201,9 @@ test('Past limit_conn requests under way from one address, nginx answers 429 in 
         prontos.add(s);
       });
     }
+    // Every slow publication's head is sent before the probes start (on a loaded machine the TLS
+    // handshakes took most of the probes' window).
+    await waitFor(() => prontos.size === lentos.length, { timeoutMs: 20_000, what: 'every slow head sent' });
     const pedido = `GET /perfil-de-acesso/limite HTTP/1.1\r\nHost: ${HOST}\r\nConnection: close\r\n\r\n`;
     const recusa = await waitFor(
       async () => {
