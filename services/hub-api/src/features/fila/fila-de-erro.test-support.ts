@@ -195,6 +195,8 @@ export async function travasTomadas(db: Db): Promise<string[]> {
   const linhas = await db.$queryRaw<{ chave: number; modo: string }[]>`
     select objid::int as chave, mode as modo from pg_locks
      where locktype = 'advisory' and classid = ${TRAVAS.classe}::oid and objsubid = 2 and granted
+       -- this database's: pg_locks is the whole cluster's, and other test files take the same keys in theirs
+       and database = (select oid from pg_database where datname = current_database())
      order by objid, mode`;
   return linhas.map((l) => `${l.chave === TRAVAS.passe ? 'passe' : 'leitura'}:${l.modo}`);
 }
